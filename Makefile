@@ -1,0 +1,34 @@
+# The README's two commands: `make demo` and `make test`. Everything installs into .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install test test-fast demo bench clean
+
+install: $(STAMP)
+
+# torch first: 2.13.0 is a local CPU build on this machine class (any other torch is a multi-GB CUDA
+# download); then the project with every extra, editable so tests run against the checkout.
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e ".[rllib,dev]"
+	touch $(STAMP)
+
+test: install
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+
+test-fast: install
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m "not slow"
+
+demo: install
+	$(VENV)/bin/paddock-ma demo
+
+bench: install
+	$(VENV)/bin/paddock-ma bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
+	find . -name __pycache__ -prune -exec rm -rf {} +

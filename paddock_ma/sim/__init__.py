@@ -1,0 +1,1 @@
+"""The numba simulation core: pure @njit kernels over structure-of-arrays state, no Python objects."""

@@ -1,0 +1,114 @@
+"""Setting up races: the rules vector, car parameters, and the start grid for every world at once.
+
+This is the sim-level reset path that the environment layer, the tests and the benchmarks share:
+``new_race`` allocates a ``WorldState``, fills ``rules`` and ``car_params``, seeds each world's RNG from
+``SeedSequence(seed).spawn(W)`` and places every active car on its grid slot with ``rules.place_car``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import layout as L
+from .physics import neutral_car_params
+from .rng import world_keys
+from .rules import grid_slot, init_world, place_car
+from .state import WorldState
+
+# Rule name -> (index in the rules vector, default). Units: seconds, metres, m/s, or 0/1 switches.
+RULE_DEFAULTS = {
+    "physics_mode": (L.R_PHYSICS_MODE, float(L.PHYSICS_SIMULATOR)),
+    "total_laps": (L.R_TOTAL_LAPS, 10.0),
+    "standing_start": (L.R_STANDING_START, 1.0),
+    "tire_degradation": (L.R_TIRE_DEGRADATION, 1.0),
+    "pit_stops": (L.R_PIT_STOPS, 0.0),
+    "pit_speed_limit": (L.R_PIT_SPEED_LIMIT, 80.0 * L.KPH),
+    "pit_stop_seconds": (L.R_PIT_STOP_SECONDS, 2.8),
+    "pit_variability": (L.R_PIT_VARIABILITY, 0.0),
+    "pit_perfect": (L.R_PIT_PERFECT, 0.0),
+    "pit_max_concurrent": (L.R_PIT_MAX_CONCURRENT, 3.0),
+    "stalled_dnf": (L.R_STALLED_DNF, 0.0),
+    "stall_seconds": (L.R_STALL_SECONDS, 10.0),
+    "restitution": (L.R_RESTITUTION, 0.18),
+    "light_count": (L.R_LIGHT_COUNT, 5.0),
+    "light_interval": (L.R_LIGHT_INTERVAL, 0.72),
+    "lights_out_hold": (L.R_LIGHTS_OUT_HOLD, 0.78),
+    "tire_request_pct": (L.R_TIRE_REQUEST_PCT, 50.0),
+    "tire_commit_pct": (L.R_TIRE_COMMIT_PCT, 30.0),
+    "pit_issue_chance": (L.R_PIT_ISSUE_CHANCE, 0.12),
+    "pit_issue_max_delay": (L.R_PIT_ISSUE_MAX_DELAY, 4.0),
+    "pit_min_gap": (L.R_PIT_MIN_GAP, 20.0),
+}
+assert sorted(i for i, _ in RULE_DEFAULTS.values()) == list(range(L.NR)), "every rule needs a default"
+
+# Interaction flags of an ordinary racing car.
+NORMAL_FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
+                | L.FLAG_PIT_OCCUPIES)
+
+
+def rules_vector(**overrides) -> np.ndarray:
+    """float64[NR] rules with ``overrides`` (names of RULE_DEFAULTS) applied; unknown names raise."""
+    vec = np.zeros(L.NR, np.float64)
+    for name, (index, default) in RULE_DEFAULTS.items():
+        vec[index] = default
+    for name, value in overrides.items():
+        if name not in RULE_DEFAULTS:
+            raise KeyError(f"unknown rule {name!r}; known rules: {', '.join(sorted(RULE_DEFAULTS))}")
+        vec[RULE_DEFAULTS[name][0]] = float(value)
+    return vec
+
+
+@njit(cache=True)
+def place_cars(tr, cars_f, cars_i, worlds, slots, race_distance, offset, speed, heading_error):
+    """Place many cars through ``rules.place_car`` in one call (all arrays of length n)."""
+    for k in range(worlds.shape[0]):
+        place_car(tr, cars_f, cars_i, worlds[k], slots[k], race_distance[k], offset[k], speed[k],
+                  heading_error[k])
+
+
+def new_race(track, num_worlds: int, num_cars: int, seed: int, *, num_active: int | None = None,
+             controlled=(), flags: int = NORMAL_FLAGS, params: np.ndarray | None = None,
+             **rule_overrides) -> WorldState:
+    """A WorldState with ``num_active`` cars (default all slots) on the grid of every world.
+
+    controlled: slot indices driven by actions (FLAG_CONTROLLED, manual controls), the rest by the
+    built-in driver. flags: interaction flags for every car. params: float64[NP] or [C, NP] car
+    parameters (default neutral). Tyres start at 100% on compounds M, H, S by slot.
+    """
+    state = WorldState.allocate(num_worlds, num_cars, track)
+    n_active = num_cars if num_active is None else int(num_active)
+    state.rules[:] = rules_vector(**rule_overrides)
+    state.car_params[:] = neutral_car_params() if params is None else params
+    state.car_flags[:, :n_active] = flags
+    for c in controlled:
+        state.car_flags[:, c] |= L.FLAG_CONTROLLED
+    state.world_i[:, L.WI_RNG_KEY] = world_keys(seed, num_worlds)
+    state.world_i[:, L.WI_SEED] = int(seed)
+    for w in range(num_worlds):
+        init_world(state.world_f, state.world_i, state.rules, w)
+    reset_grid(state, np.arange(num_worlds), n_active)
+    return state
+
+
+def reset_grid(state: WorldState, worlds: np.ndarray, n_active: int) -> None:
+    """Put the first ``n_active`` slots of ``worlds`` on their grid slots (one numba call)."""
+    standing = state.rules[0, L.R_STANDING_START] > 0.5
+    slots = np.arange(n_active)
+    grid = np.array([grid_slot(int(i), standing) for i in slots], np.float64).reshape(-1, 2)
+    speed = np.zeros(n_active) if standing else np.maximum(70.0, 84.0 - 0.55 * slots) * L.KPH
+    ws = np.repeat(np.asarray(worlds, np.int64), n_active)
+    cs = np.tile(slots.astype(np.int64), len(worlds))
+    ci = state.cars_i
+    ci[ws, cs, L.I_ACTIVE] = 1
+    ci[ws, cs, L.I_COMPOUND] = np.tile(np.array([L.COMPOUND_M, L.COMPOUND_H, L.COMPOUND_S])[slots % 3],
+                                       len(worlds))
+    ci[ws, cs, L.I_PIT_TARGET] = ci[ws, cs, L.I_COMPOUND]
+    ci[ws, cs, L.I_USED_COMPOUNDS] = 1 << ci[ws, cs, L.I_COMPOUND]
+    ci[ws, cs, L.I_PIT_BOX] = cs // 2 % max(1, len(state.track.box_x))
+    ci[ws, cs, L.I_MANUAL] = (state.car_flags[ws, cs] & L.FLAG_CONTROLLED) != 0
+    state.cars_f[ws, cs, L.F_TIRE_ENERGY] = 100.0
+    place_cars(state.track, state.cars_f, state.cars_i, ws, cs, np.tile(grid[:, 0], len(worlds)),
+               np.tile(grid[:, 1], len(worlds)), np.tile(speed, len(worlds)), np.zeros(len(ws)))
+    if standing:
+        ci[ws, cs, L.I_GRID_LOCKED] = 1

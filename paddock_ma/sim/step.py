@@ -1,0 +1,190 @@
+"""step_worlds(): the transition order, written once, for every world in one call.
+
+One physics tick of one world (``DT`` = 1/60 s), in this order:
+
+1. race control: time, start lights, grid lock, red flag (``rules.race_control_tick``)
+2. controls and dynamics per car: a pit-route car is moved by its route; a held car (grid, red
+   flag, terminal) is frozen; otherwise controls come from the policy (``I_MANUAL``) or the built-in
+   driver, and the vehicle integrates one tick
+3. wheel surfaces, track position; barrier contact destroys the car
+4. car-car contacts among cars whose interaction flags both collide
+5. progress, laps, timing, pit entry, stalled retirement; then race order
+6. event counters accumulate in ``cars_i[..., I_CNT_*]`` along the way
+
+An env step is ``n_ticks`` (frame skip) ticks. Before the first tick the step's event counters are
+cleared and the actions are latched; after the last tick the per-driver episode bookkeeping runs
+(``episode_step``, termination on destruction or retirement, truncation at ``max_episode_steps``).
+
+Worlds are independent: ``step_worlds_parallel`` splits them over threads with ``prange`` and gives
+bit-identical results to ``step_worlds`` for any thread count (no reduction crosses worlds).
+"""
+
+import numpy as np
+from numba import njit, prange
+
+from .collisions import resolve_contacts
+from .driver_ai import ai_controls
+from .layout import (
+    DT, END_DESTROYED, END_MAX_STEPS, END_STALLED, F_BRAKE_CMD, F_HEADING, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
+    F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER, FLAG_CONTROLLED,
+    I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL, I_RETIRED,
+    I_TERMINATED, I_TRUNCATED, LAST_COUNTER, WI_ENV_STEP,
+)
+from .physics import hold_car, integrate_car
+from .rules import (
+    car_is_held, pit_route_active, pit_route_tick, race_control_tick, update_car_rules, update_ranks,
+)
+from .surfaces import classify_car
+
+
+@njit(cache=True)
+def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
+    """Clear world ``w``'s per-step counters and latch the actions of the cars in ``apply_actions``.
+
+    actions: float32[W, C, 3] normalised (steering [-1, 1], throttle [0, 1], brake [0, 1]), already
+    validated and clamped by the environment; apply_actions: int8[W, C], 1 = set these controls as the
+    car's manual controls, 0 = leave the car's control state as it is.
+    """
+    n_cars = cars_f.shape[1]
+    for c in range(n_cars):
+        for k in range(FIRST_COUNTER, LAST_COUNTER + 1):
+            cars_i[w, c, k] = 0
+        cars_f[w, c, F_STEP_PROGRESS] = 0.0
+        cars_f[w, c, F_STEP_LEGAL_PROGRESS] = 0.0
+        if apply_actions[w, c] != 0:
+            cars_f[w, c, F_STEER_CMD] = actions[w, c, 0]
+            cars_f[w, c, F_THROTTLE_CMD] = actions[w, c, 1]
+            cars_f[w, c, F_BRAKE_CMD] = actions[w, c, 2]
+            cars_i[w, c, I_MANUAL] = 1
+
+
+@njit(cache=True)
+def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress):
+    """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
+
+    old_progress: float64[C] scratch buffer for the progress before the tick.
+    """
+    n_cars = cars_f.shape[1]
+    race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, DT)
+
+    # 1-2. controls and vehicle dynamics
+    for c in range(n_cars):
+        if cars_i[w, c, I_ACTIVE] == 0:
+            continue
+        cars_f[w, c, F_PREV_X] = cars_f[w, c, F_X]
+        cars_f[w, c, F_PREV_Y] = cars_f[w, c, F_Y]
+        cars_f[w, c, F_PREV_HEADING] = cars_f[w, c, F_HEADING]
+        if pit_route_active(cars_i, w, c):
+            pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
+                           n_cars, DT)
+            continue
+        if car_is_held(cars_i, world_i, w, c):
+            hold_car(cars_f, w, c)
+            continue
+        if cars_i[w, c, I_MANUAL] != 0:
+            steer = cars_f[w, c, F_STEER_CMD]
+            throttle = cars_f[w, c, F_THROTTLE_CMD]
+            brake = cars_f[w, c, F_BRAKE_CMD]
+        else:
+            steer, throttle, brake = ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules,
+                                                 world_i, w, c, n_cars)
+        integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, DT)
+
+    # 3. surfaces and track position; the barrier destroys
+    for c in range(n_cars):
+        old_progress[c] = cars_f[w, c, F_PROGRESS]
+        if cars_i[w, c, I_ACTIVE] == 0:
+            continue
+        touches_barrier = classify_car(tr, cars_f, cars_i, w, c)
+        if touches_barrier and cars_i[w, c, I_DESTROYED] == 0:
+            cars_i[w, c, I_DESTROYED] = 1
+            cars_i[w, c, I_CNT_DESTROYED] = 1
+            hold_car(cars_f, w, c)
+
+    # 4. car-car contacts
+    resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, DT)
+
+    # 5. race rules, then order
+    for c in range(n_cars):
+        if cars_i[w, c, I_ACTIVE] == 0:
+            continue
+        update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
+                         old_progress[c], DT)
+    update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars)
+
+
+@njit(cache=True)
+def end_env_step(cars_i, car_flags, world_i, w, max_episode_steps):
+    """Per-driver episode bookkeeping of world ``w`` after the last tick of an env step.
+
+    Controlled cars whose episode was running count one more ``episode_step``; destruction or a
+    stalled retirement terminates the episode; reaching ``max_episode_steps`` (> 0) truncates it.
+    """
+    world_i[w, WI_ENV_STEP] += 1
+    for c in range(cars_i.shape[1]):
+        if cars_i[w, c, I_ACTIVE] == 0 or (car_flags[w, c] & FLAG_CONTROLLED) == 0:
+            continue
+        if cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_TRUNCATED] != 0:
+            continue
+        cars_i[w, c, I_EPISODE_STEP] += 1
+        if cars_i[w, c, I_DESTROYED] != 0:
+            cars_i[w, c, I_TERMINATED] = 1
+            cars_i[w, c, I_END_REASON] = END_DESTROYED
+        elif cars_i[w, c, I_RETIRED] != 0:
+            cars_i[w, c, I_TERMINATED] = 1
+            cars_i[w, c, I_END_REASON] = END_STALLED
+        elif max_episode_steps > 0 and cars_i[w, c, I_EPISODE_STEP] >= max_episode_steps:
+            cars_i[w, c, I_TRUNCATED] = 1
+            cars_i[w, c, I_END_REASON] = END_MAX_STEPS
+
+
+@njit(cache=True)
+def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
+               apply_actions, n_ticks, max_episode_steps, w):
+    """One env step of world ``w``: latch actions, ``n_ticks`` physics ticks, episode bookkeeping."""
+    old_progress = np.empty(cars_f.shape[1], np.float64)
+    begin_env_step(cars_f, cars_i, actions, apply_actions, w)
+    for _ in range(n_ticks):
+        tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress)
+    end_env_step(cars_i, car_flags, world_i, w, max_episode_steps)
+
+
+@njit(cache=True)
+def step_worlds(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
+                apply_actions, n_ticks, max_episode_steps):
+    """Advance every world by one env step of ``n_ticks`` ticks, serially.
+
+    tr: TrackArrays; cars_f float64[W, C, NF]; cars_i int32[W, C, NI]; world_f float64[W, NWF];
+    world_i int64[W, NWI]; car_params float64[W, C, NP]; car_flags int32[W, C]; rules float64[W, NR];
+    actions float32[W, C, 3]; apply_actions int8[W, C]; n_ticks >= 1 (frame skip);
+    max_episode_steps: per-driver step cap, 0 = none. Everything is updated in place.
+    """
+    for w in range(cars_f.shape[0]):
+        step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
+                   apply_actions, n_ticks, max_episode_steps, w)
+
+
+@njit(cache=True, parallel=True)
+def step_worlds_parallel(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
+                         apply_actions, n_ticks, max_episode_steps):
+    """``step_worlds`` with worlds split over numba threads; bit-identical to the serial kernel."""
+    for w in prange(cars_f.shape[0]):
+        step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
+                   apply_actions, n_ticks, max_episode_steps, w)
+
+
+def step_state(state, actions=None, apply_actions=None, n_ticks=1, max_episode_steps=0, parallel=False):
+    """Python convenience: step a ``WorldState`` once (one numba call).
+
+    With ``actions`` None no car's controls change (built-in drivers drive the non-manual cars).
+    """
+    w, c = state.num_worlds, state.num_cars
+    if actions is None:
+        actions = np.zeros((w, c, 3), np.float32)
+        apply_actions = np.zeros((w, c), np.int8)
+    elif apply_actions is None:
+        apply_actions = np.ones((w, c), np.int8)
+    kernel = step_worlds_parallel if parallel else step_worlds
+    kernel(state.track, state.cars_f, state.cars_i, state.world_f, state.world_i, state.car_params,
+           state.car_flags, state.rules, actions, apply_actions, int(n_ticks), int(max_episode_steps))
+
