@@ -11,10 +11,11 @@ import numpy as np
 from numba import njit
 
 from . import layout as L
-from .physics import neutral_car_params
-from .rng import world_keys
+from .physics import hold_car, neutral_car_params
+from .rng import rng_uniform, world_keys
 from .rules import grid_slot, init_world, place_car
 from .state import WorldState
+from .surfaces import classify_car
 
 # Rule name -> (index in the rules vector, default). Units: seconds, metres, m/s, or 0/1 switches.
 RULE_DEFAULTS = {
@@ -60,11 +61,12 @@ def rules_vector(**overrides) -> np.ndarray:
 
 
 @njit(cache=True)
-def place_cars(tr, cars_f, cars_i, worlds, slots, race_distance, offset, speed, heading_error):
-    """Place many cars through ``rules.place_car`` in one call (all arrays of length n)."""
+def place_cars(tr, cars_f, cars_i, world_f, worlds, slots, race_distance, offset, speed, heading_error):
+    """Place many cars through ``rules.place_car`` in one call (all arrays of length n); lap clocks
+    start at each world's current time."""
     for k in range(worlds.shape[0]):
         place_car(tr, cars_f, cars_i, worlds[k], slots[k], race_distance[k], offset[k], speed[k],
-                  heading_error[k])
+                  heading_error[k], world_f[worlds[k], L.WF_TIME])
 
 
 def new_race(track, num_worlds: int, num_cars: int, seed: int, *, num_active: int | None = None,
@@ -108,7 +110,36 @@ def reset_grid(state: WorldState, worlds: np.ndarray, n_active: int) -> None:
     ci[ws, cs, L.I_PIT_BOX] = cs // 2 % max(1, len(state.track.box_x))
     ci[ws, cs, L.I_MANUAL] = (state.car_flags[ws, cs] & L.FLAG_CONTROLLED) != 0
     state.cars_f[ws, cs, L.F_TIRE_ENERGY] = 100.0
-    place_cars(state.track, state.cars_f, state.cars_i, ws, cs, np.tile(grid[:, 0], len(worlds)),
+    place_cars(state.track, state.cars_f, state.cars_i, state.world_f, ws, cs, np.tile(grid[:, 0], len(worlds)),
                np.tile(grid[:, 1], len(worlds)), np.tile(speed, len(worlds)), np.zeros(len(ws)))
     if standing:
         ci[ws, cs, L.I_GRID_LOCKED] = 1
+
+
+@njit(cache=True)
+def reclassify_cars(tr, cars_f, cars_i, car_flags, worlds, slots):
+    """Classify freshly placed cars at once (surfaces, track position); a car placed touching the
+    barrier is destroyed on the spot and, when controlled, its episode terminates (``END_DESTROYED``)."""
+    for k in range(worlds.shape[0]):
+        w, c = worlds[k], slots[k]
+        if classify_car(tr, cars_f, cars_i, w, c):
+            cars_i[w, c, L.I_DESTROYED] = 1
+            cars_i[w, c, L.I_CNT_DESTROYED] = 1
+            hold_car(cars_f, w, c)
+            if car_flags[w, c] & L.FLAG_CONTROLLED:
+                cars_i[w, c, L.I_TERMINATED] = 1
+                cars_i[w, c, L.I_END_REASON] = L.END_DESTROYED
+
+
+@njit(cache=True)
+def random_track_placements(tr, world_i, worlds, margin, out_distance, out_offset):
+    """Draw a legal track position per entry of ``worlds`` from that world's RNG.
+
+    Distance uniform over the lap, offset uniform within ``half_width - margin`` of the centreline.
+    out_distance / out_offset: float64[n] written in place.
+    """
+    half = tr.half_width - margin
+    for k in range(worlds.shape[0]):
+        w = worlds[k]
+        out_distance[k] = rng_uniform(world_i, w) * tr.length
+        out_offset[k] = (2.0 * rng_uniform(world_i, w) - 1.0) * half

@@ -114,17 +114,24 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
 
 
 @njit(cache=True)
-def end_env_step(cars_i, car_flags, world_i, w, max_episode_steps):
+def episode_running(cars_i, car_flags, w, out):
+    """out int8[C]: 1 for active controlled cars of world ``w`` whose episode is running."""
+    for c in range(cars_i.shape[1]):
+        out[c] = (cars_i[w, c, I_ACTIVE] != 0 and (car_flags[w, c] & FLAG_CONTROLLED) != 0
+                  and cars_i[w, c, I_TERMINATED] == 0 and cars_i[w, c, I_TRUNCATED] == 0)
+
+
+@njit(cache=True)
+def end_env_step(cars_i, world_i, w, was_running, max_episode_steps):
     """Per-driver episode bookkeeping of world ``w`` after the last tick of an env step.
 
-    Controlled cars whose episode was running count one more ``episode_step``; destruction or a
-    stalled retirement terminates the episode; reaching ``max_episode_steps`` (> 0) truncates it.
+    Controlled cars whose episode was running when the step began (``was_running`` int8[C]) count one
+    more ``episode_step``; destruction or a stalled retirement terminates the episode; reaching
+    ``max_episode_steps`` (> 0) truncates it.
     """
     world_i[w, WI_ENV_STEP] += 1
     for c in range(cars_i.shape[1]):
-        if cars_i[w, c, I_ACTIVE] == 0 or (car_flags[w, c] & FLAG_CONTROLLED) == 0:
-            continue
-        if cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_TRUNCATED] != 0:
+        if was_running[c] == 0:
             continue
         cars_i[w, c, I_EPISODE_STEP] += 1
         if cars_i[w, c, I_DESTROYED] != 0:
@@ -143,10 +150,12 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
                apply_actions, n_ticks, max_episode_steps, w):
     """One env step of world ``w``: latch actions, ``n_ticks`` physics ticks, episode bookkeeping."""
     old_progress = np.empty(cars_f.shape[1], np.float64)
+    was_running = np.empty(cars_f.shape[1], np.int8)
+    episode_running(cars_i, car_flags, w, was_running)
     begin_env_step(cars_f, cars_i, actions, apply_actions, w)
     for _ in range(n_ticks):
         tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress)
-    end_env_step(cars_i, car_flags, world_i, w, max_episode_steps)
+    end_env_step(cars_i, world_i, w, was_running, max_episode_steps)
 
 
 @njit(cache=True)

@@ -1,0 +1,313 @@
+"""Built-in driver for cars no policy controls (PaddockJS spec section 5, in outline).
+
+One decision per car per tick, from the car's own state, its parameters and the cars around it:
+
+* **Speed.** A preview of the centreline ahead in short intervals (a fixed set of ``point_at``
+  calls): each interval's mean curvature (heading change / length) gives a corner speed
+  ``v = sqrt(a_lat / kappa)`` with the lateral grip budget ``a_lat = margin * (mu g + Cl v^2 / m)``;
+  an interval that starts ``d`` metres ahead caps the current speed at ``sqrt(v^2 + 2 a_b d)``
+  (a conservative braking deceleration ``a_b``). A proportional rule turns the speed error into
+  throttle or brake.
+* **Steering.** Pure pursuit toward a point on the car's lane (the centreline shifted by the lane
+  offset) one lookahead ahead; the lookahead grows with speed and shrinks in tight corners.
+* **Lane.** ``F_AI_LANE_OFFSET`` moves at a bounded rate toward a target: a small inside-of-corner
+  bias, or a passing lane beside a car ahead within ~30 m that is in the way. A car ahead in the
+  same lane also caps the speed (a speed-dependent following gap). Only cars that collide with this
+  car count as traffic: a phantom or batch-training car is invisible to the built-in driver.
+* **Rejoin.** Off the legal surfaces (``I_ON_TRACK == 0``) the driver aims back at the track edge
+  at a moderate, surface-dependent speed and keeps that mode (``I_AI_REJOIN`` ticks) until the car
+  is settled on the track again.
+* **Pit intent.** With pit stops on, an AI car asks for a stop (intent 1) below the request tyre
+  energy and commits (intent 2) below the commit energy.
+"""
+
+import math
+
+from numba import njit
+
+from .layout import (
+    DT, F_AI_LANE_OFFSET, F_HEADING, F_OFFSET, F_PROGRESS, F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y,
+    FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_ACTIVE, I_AI_REJOIN, I_COMPOUND, I_DESTROYED,
+    I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE,
+    P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE, P_TIRE_GRIP, PHYSICS_SIMULATOR,
+    PIT_COMPLETED, PIT_PENDING, R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
+    SURF_TRACK, WHEELBASE,
+)
+from .track import point_at
+from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
+
+KPH = 1.0 / 3.6
+
+# Preview: interval boundaries ahead of the car, m. Short near the car (tight corners must be seen
+# exactly), longer far away where only braking distance matters. 11 point_at calls per car-tick.
+PREVIEW_D = (0.0, 8.0, 18.0, 30.0, 45.0, 65.0, 90.0, 120.0, 160.0, 210.0, 270.0)
+N_PREVIEW = 11
+
+GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
+BRAKE_FRAC = 0.55        # fraction of the grip budget assumed for braking (conservative)
+BRAKE_FRAC_ARCADE = 0.7  # fraction of the arcade brake cap assumed for braking
+SIM_AERO_GRIP = 0.25     # simulator: lateral grip gained per unit of mu * Cl / m * v^2 (fit)
+MIN_TARGET = 55.0 * KPH  # m/s, never plan slower than this on track
+LOOK_MIN = 25.0          # m, pure-pursuit lookahead bounds
+LOOK_MAX = 110.0
+LOOK_BASE = 12.0         # m, lookahead = LOOK_BASE + LOOK_TIME * v, then shrunk in corners
+LOOK_TIME = 0.95         # s
+INSIDE_GAIN = 250.0      # m of inside bias per 1/m of curvature ahead (R = 100 m -> 2.5 m)
+INSIDE_MAX = 2.5         # m
+LANE_RATE = 4.0          # m/s, how fast the lane target moves sideways
+LANE_EDGE = 1.8          # m, lane targets stay this far inside the asphalt edge
+PASS_GAP = 3.4           # m, lateral offset of a passing lane from the car being passed
+TRAFFIC_AHEAD = 30.0     # m, cars ahead closer than this along the track are traffic
+SAME_LANE = 2.5          # m, lateral distance under which a car ahead is in the way
+SIDE_BY_SIDE = 6.0       # m, along-track distance under which a car is alongside
+FOLLOW_GAP0 = 7.0        # m, following gap = FOLLOW_GAP0 + FOLLOW_GAP_T * v
+FOLLOW_GAP_T = 0.25      # s
+FOLLOW_GAIN = 0.8        # 1/s, closing speed allowed per metre of gap beyond the following gap
+REJOIN_TICKS = 150       # ticks of rejoin mode after leaving the legal surfaces (PaddockJS)
+THROTTLE_GAIN = 0.45     # per m/s of speed error
+THROTTLE_FF = 0.35       # throttle at zero speed error (holds speed against drag)
+BRAKE_GAIN = 0.30        # per m/s of overspeed
+SLIP_FF = 0.8            # share of the measured slip-angle difference fed forward into steering
+
+
+@njit(cache=True)
+def _wrap(a):
+    return math.atan2(math.sin(a), math.cos(a))
+
+
+@njit(cache=True)
+def corner_speed(kappa, mu_g, aero_k):
+    """Highest speed (m/s) through curvature ``kappa`` (1/m, >= 0).
+
+    Solves v^2 kappa = mu_g + aero_k v^2 (grip plus downforce growing with v^2); mu_g in m/s^2,
+    aero_k in 1/m (downforce coefficient over mass, times the margin). Capped at MAX_SPEED.
+    """
+    den = kappa - aero_k
+    if den <= 1e-9:
+        return MAX_SPEED
+    v = math.sqrt(mu_g / den)
+    return min(v, MAX_SPEED)
+
+
+@njit(cache=True)
+def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
+    """Latch an AI car's pit intent from its tyre energy (request -> 1, commit -> 2)."""
+    if rules[w, R_PIT_STOPS] < 0.5 or (car_flags[w, c] & FLAG_CONTROLLED) != 0:
+        return
+    st = cars_i[w, c, I_PIT_STATUS]
+    if st != PIT_PENDING and st != PIT_COMPLETED:
+        return
+    e = cars_f[w, c, F_TIRE_ENERGY]
+    if e < rules[w, R_TIRE_COMMIT_PCT]:
+        cars_i[w, c, I_PIT_INTENT] = 2
+    elif e < rules[w, R_TIRE_REQUEST_PCT] and cars_i[w, c, I_PIT_INTENT] < 1:
+        cars_i[w, c, I_PIT_INTENT] = 1
+
+
+@njit(cache=True)
+def _traffic(cars_f, cars_i, car_flags, w, c, n_cars, s, off, lane, length):
+    """Scan the cars that collide with car c. Returns (lane target shift request, follow speed cap).
+
+    pass_lane: the lane to move to (nan = no car in the way); follow_v: speed cap from the nearest
+    car ahead in the current lane (MAX_SPEED = none); block_l / block_r: a car alongside on the left
+    / right within the passing distance (lane changes toward it are held).
+    """
+    my_flags = car_flags[w, c]
+    v = cars_f[w, c, F_SPEED]
+    follow_v = MAX_SPEED
+    best_ds = 1e9
+    pass_lane = math.nan
+    block_l = False
+    block_r = False
+    if (my_flags & FLAG_COLLIDES) == 0:
+        return pass_lane, follow_v, block_l, block_r
+    gap = FOLLOW_GAP0 + FOLLOW_GAP_T * max(v, 0.0)
+    for j in range(n_cars):
+        if j == c or cars_i[w, j, I_ACTIVE] == 0 or cars_i[w, j, I_DESTROYED] != 0:
+            continue
+        if (car_flags[w, j] & FLAG_COLLIDES) == 0:
+            continue
+        ds = cars_f[w, j, F_PROGRESS] - s
+        if ds > 0.5 * length:
+            ds -= length
+        elif ds < -0.5 * length:
+            ds += length
+        dl = cars_f[w, j, F_OFFSET] - off
+        if abs(ds) < SIDE_BY_SIDE:
+            if dl < 0.0 and dl > -PASS_GAP:
+                block_l = True
+            elif dl >= 0.0 and dl < PASS_GAP:
+                block_r = True
+        if ds <= 0.0 or ds > TRAFFIC_AHEAD:
+            continue
+        oj = cars_f[w, j, F_OFFSET]
+        # In the way: near our lane target or near our actual line.
+        if abs(oj - lane) < SAME_LANE or abs(dl) < SAME_LANE:
+            if ds < best_ds:
+                best_ds = ds
+                vj = cars_f[w, j, F_SPEED]
+                # Pass on the side with more room between that car and the asphalt edge.
+                if oj >= off:
+                    pass_lane = oj - PASS_GAP
+                else:
+                    pass_lane = oj + PASS_GAP
+                if abs(dl) < SAME_LANE:
+                    follow_v = max(vj + FOLLOW_GAIN * (ds - gap), 0.0)
+    return pass_lane, follow_v, block_l, block_r
+
+
+@njit(cache=True)
+def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c, n_cars):
+    """Controls of built-in car ``c`` in world ``w`` for this tick.
+
+    tr: TrackArrays; cars_f float64[W, C, NF]; cars_i int32[W, C, NI]; car_params float64[W, C, NP];
+    car_flags int32[W, C]; rules float64[W, NR]; world_i int64[W, NWI] (unused: the driver is
+    deterministic); n_cars: car slots in the world.
+
+    Returns (steer in [-1, 1] as a fraction of the maximum road-wheel angle, throttle in [0, 1],
+    brake in [0, 1]). Side effects: F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks
+    left), I_PIT_INTENT (tyre-driven pit requests).
+    """
+    update_pit_intent(cars_f, cars_i, car_flags, rules, w, c)
+    if cars_i[w, c, I_GRID_LOCKED] != 0:
+        return 0.0, 0.0, 1.0
+
+    x = cars_f[w, c, F_X]
+    y = cars_f[w, c, F_Y]
+    h = cars_f[w, c, F_HEADING]
+    v = max(cars_f[w, c, F_SPEED], 0.0)
+    s = cars_f[w, c, F_PROGRESS]
+    off = cars_f[w, c, F_OFFSET]
+    hw = tr.half_width
+
+    # Grip budget a_lat(v) = A + B v^2 (tyre friction + downforce) for this car and mode.
+    mass = car_params[w, c, P_MASS]
+    mu = car_params[w, c, P_TIRE_GRIP] * tyre_factor(cars_f[w, c, F_TIRE_ENERGY]) \
+        * COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])]
+    cl_m = car_params[w, c, P_DOWNFORCE_CL] / mass
+    sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
+    if sim:
+        # Dynamic bicycle (physics.py): downforce on the axles less tyre load sensitivity; fits the
+        # axle-limited budget of the neutral car within ~8 % for 0..80 m/s (23 -> 48 m/s^2).
+        aero_b = SIM_AERO_GRIP * mu * cl_m
+    else:
+        aero_b = cl_m               # arcade yaw cap: (mu g + Cl v^2 / m) per unit grip (spec 3.4)
+    pace = car_params[w, c, P_PACE]
+    aggr = car_params[w, c, P_AGGRESSION]
+    margin = GRIP_MARGIN * (1.0 + 0.5 * (pace - 1.0) + 0.04 * (aggr - 0.5))
+    mu_g = margin * mu * GRAVITY
+    aero_k = margin * aero_b
+    if sim:
+        brake_a = BRAKE_FRAC * mu * GRAVITY
+        brake_b = BRAKE_FRAC * aero_b
+    else:
+        # Arcade braking is capped at grip * (20 + 14 r) m/s^2 (spec 3.4): assume the low end.
+        brake_a = BRAKE_FRAC_ARCADE * min(car_params[w, c, P_BRAKE] / mass, 20.0)
+        brake_b = 0.0
+
+    # Preview: speed cap from the curvature ahead, and the curvature of the next ~60 m.
+    v_target = MAX_SPEED
+    _x0, _y0, h_prev, _k0 = point_at(tr, s)
+    h_track = h_prev
+    turn_near = 0.0
+    kappa_max_near = 0.0
+    for k in range(1, N_PREVIEW):
+        d0 = PREVIEW_D[k - 1]
+        d1 = PREVIEW_D[k]
+        _xk, _yk, hk, _kk = point_at(tr, s + d1)
+        dh = _wrap(hk - h_prev)
+        h_prev = hk
+        kappa = abs(dh) / (d1 - d0)
+        vc = corner_speed(kappa, mu_g, aero_k)
+        # Decelerating down to vc: the budget at vc is the smaller one (conservative).
+        v_allow = math.sqrt(vc * vc + 2.0 * (brake_a + brake_b * vc * vc) * d0)
+        if v_allow < v_target:
+            v_target = v_allow
+        if d1 <= 65.0:
+            turn_near += dh
+            if kappa > kappa_max_near:
+                kappa_max_near = kappa
+    v_target = max(v_target, MIN_TARGET)
+
+    # Rejoin mode: set while off the legal surfaces, counted down once back and settled.
+    rejoin = cars_i[w, c, I_AI_REJOIN]
+    on_track = cars_i[w, c, I_ON_TRACK] != 0
+    if not on_track:
+        rejoin = REJOIN_TICKS
+    elif rejoin > 0:
+        herr = abs(_wrap(h - h_track))
+        if abs(off) < hw - 1.0 and herr < 0.2:
+            rejoin = 0          # settled: back on the asphalt and pointing down the track
+        else:
+            rejoin -= 1
+    cars_i[w, c, I_AI_REJOIN] = rejoin
+
+    lane = cars_f[w, c, F_AI_LANE_OFFSET]
+    lane_lim = hw - LANE_EDGE
+    if rejoin > 0:
+        # Aim at the track on the side the car is on, a little inside the edge.
+        lane = min(max(off, -lane_lim), lane_lim) * 0.6
+        surf = cars_i[w, c, I_SURFACE]
+        if surf == SURF_TRACK:
+            v_rejoin = 88.0 * KPH
+        elif surf == SURF_KERB:
+            v_rejoin = 72.0 * KPH
+        elif surf == SURF_GRAVEL:
+            v_rejoin = 56.0 * KPH
+        elif surf == SURF_GRASS:
+            v_rejoin = 48.0 * KPH
+        else:
+            v_rejoin = 34.0 * KPH
+        v_target = min(v_target, v_rejoin)
+        look = LOOK_MIN + 0.3 * v
+    else:
+        # Lane target: inside-of-corner bias, or a passing lane around a car in the way.
+        target = min(max(turn_near / 65.0 * INSIDE_GAIN, -INSIDE_MAX), INSIDE_MAX)
+        pass_lane, follow_v, block_l, block_r = _traffic(cars_f, cars_i, car_flags, w, c, n_cars,
+                                                         s, off, lane, tr.length)
+        if not math.isnan(pass_lane):
+            target = pass_lane
+        target = min(max(target, -lane_lim), lane_lim)
+        step = LANE_RATE * DT
+        dlane = target - lane
+        if (dlane < 0.0 and block_l) or (dlane > 0.0 and block_r):
+            dlane = 0.0
+        lane += min(max(dlane, -step), step)
+        lane = min(max(lane, -lane_lim), lane_lim)
+        v_target = min(v_target, max(follow_v, MIN_TARGET * 0.5))
+        # Lookahead grows with speed, shrinks in tight corners (R = 50 m -> x0.6).
+        look = LOOK_BASE + LOOK_TIME * v
+        look *= 1.0 / (1.0 + 30.0 * kappa_max_near)
+    cars_f[w, c, F_AI_LANE_OFFSET] = lane
+    look = min(max(look, LOOK_MIN), LOOK_MAX)
+
+    # Pure pursuit toward the lane point one lookahead ahead.
+    tx, ty, th, _tk = point_at(tr, s + look)
+    tx += -math.sin(th) * lane
+    ty += math.cos(th) * lane
+    dx = tx - x
+    dy = ty - y
+    ch = math.cos(h)
+    sh = math.sin(h)
+    lx = dx * ch + dy * sh
+    ly = -dx * sh + dy * ch
+    dist2 = max(lx * lx + ly * ly, 1.0)
+    curv = 2.0 * ly / dist2
+    # Steady-state bicycle: delta = L kappa - (alpha_f - alpha_r). Feeding the last tick's slip
+    # difference forward cancels most of the simulator's understeer (0 in arcade mode).
+    slip = cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR]
+    steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
+    steer = min(max(steer, -1.0), 1.0)
+
+    # Speed control.
+    err = v_target - v
+    if err >= 0.0:
+        throttle = min(THROTTLE_FF + THROTTLE_GAIN * err, 1.0)
+        brake = 0.0
+    else:
+        brake = min(-BRAKE_GAIN * err, 1.0)
+        throttle = 0.0
+        if brake < 0.05:
+            throttle = max(THROTTLE_FF + THROTTLE_GAIN * err, 0.0)
+            brake = 0.0
+    return steer, throttle, brake

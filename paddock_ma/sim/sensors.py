@@ -1,0 +1,505 @@
+"""Sensors of the policy-controlled cars: rays per channel, nearby-car radar, track lookahead.
+
+One call, ``sense_worlds``, fills preallocated arrays for every car of every world whose
+``sense_mask`` is set (``sense_world`` does one world, for a parallel caller). Semantics follow
+PaddockJS 2.0.1 (spec section 6.6) in metres:
+
+* Rays start at the car centre, direction heading + angle (+ = right). Channels (bit, index):
+  road_edge (1, 0): first crossing of the white line, i.e. where "inside the asphalt" changes; pit
+  surfaces count as inside when the origin is on one; ``ray_kind`` 1 = exit (origin inside),
+  2 = entry (origin outside). kerb (2, 1): first point on a kerb, 0 when the origin is on one.
+  illegal_surface (4, 2): first point on gravel, grass or barrier, 0 when the origin is on one.
+  car (8, 3): nearest other car body hit (4.65 x 1.24 m box, distance max(0, tmin)).
+  A miss reads the ray's length with hit 0. There is no barrier channel.
+* Surface channels march the ray by sphere tracing: where the raster ``grid_edge`` bound is large the
+  raster surface code is used and the step is that bound; elsewhere the exact classification (the
+  track's ``locate`` + bands + pit surfaces, as ``surface_at``) gives the surface and, because the
+  distance to the centreline is 1-Lipschitz, an exact safe step to the nearest band edge that matters
+  for the channels still open. Steps never go below ``MIN_STEP``; a change is then bisected with
+  exact queries. Driver precision: MIN_STEP 0.25 m, result within 0.1 m past the true crossing
+  (the far end of the final bracket, as PaddockJS reports). Debug precision: 0.02 m / 0.01 m.
+  A feature crossed for less than MIN_STEP along the ray (a graze) can be missed.
+* Radar: the ``radar_k`` nearest other active radar-visible cars within ``radar_radius`` m.
+* Lookahead: curvature and wrapped heading delta of the centreline ahead of the car's progress.
+"""
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .layout import (
+    CAR_LENGTH, CAR_WIDTH, F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y,
+    FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, SURF_BARRIER, SURF_GRAVEL,
+    SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK,
+)
+from .track import band_code, edge_distances, pit_surface, point_at, wrap_angle
+from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH
+
+# Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
+CH_ROAD_EDGE = 1
+CH_KERB = 2
+CH_ILLEGAL = 4
+CH_CAR = 8
+CH_ALL = 15
+RAY_ROAD_EDGE = 0
+RAY_KERB = 1
+RAY_ILLEGAL = 2
+RAY_CAR = 3
+N_RAY_CHANNELS = 4
+CHANNEL_NAMES = ("roadEdge", "kerb", "illegalSurface", "car")
+KIND_MISS = 0
+KIND_EXIT = 1
+KIND_ENTRY = 2
+
+# Radar fields: last axis of ``radar``.
+RADAR_FORWARD = 0     # m, other centre ahead of the sensing car (its frame)
+RADAR_RIGHT = 1       # m, to the right
+RADAR_DISTANCE = 2    # m, Euclidean distance between centres (empty slot: the radius)
+RADAR_SPEED = 3       # m/s, other speed minus own speed (scalars)
+RADAR_HEADING = 4     # rad, other heading minus own, wrapped
+RADAR_AHEAD = 5       # 1 when forward > 0
+RADAR_SAME_LAP = 6    # 1 when both cars are on the same lap
+RADAR_VEL_FORWARD = 7  # m/s, relative world velocity on the own forward axis
+RADAR_VEL_RIGHT = 8    # m/s, on the own right axis
+RADAR_CLOSING = 9      # m/s, -(d/dt distance): positive when approaching
+N_RADAR_FIELDS = 10
+
+# Layouts (degrees, + = right). The PaddockJS default: 8 rays of 120 m.
+DEFAULT_ANGLES_DEG = (-135.0, -60.0, -20.0, 0.0, 20.0, 60.0, 135.0, 180.0)
+DEFAULT_RAY_LENGTH = 120.0
+FRONT_HEAVY_ANGLES_DEG = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0, 60.0,
+                          90.0, 135.0, 180.0)
+
+# Marching constants (m).
+MIN_STEP = 0.25          # driver precision: smallest march step
+TOLERANCE = 0.1          # driver precision: bisection bracket
+DEBUG_MIN_STEP = 0.02
+DEBUG_TOLERANCE = 0.01
+RASTER_TRUST = 0.5       # raster edge bound (m) above which the raster code is used without a query
+_HALF_L = 0.5 * CAR_LENGTH
+_HALF_W = 0.5 * CAR_WIDTH
+BODY_RADIUS = math.sqrt(_HALF_L * _HALF_L + _HALF_W * _HALF_W)   # ~2.41 m, broad phase
+_FAR = 1.0e30
+
+
+@njit(cache=True)
+def pit_bounds(tr):
+    """Box (x0, y0, x1, y1) m around every pit surface (path, lanes, boxes, garages) plus a margin;
+    outside it ``pit_surface`` is -1. Empty box when the track has no pit path."""
+    if tr.px.shape[0] == 0:
+        return _FAR, _FAR, -_FAR, -_FAR
+    x0 = min(tr.px.min(), tr.box_x.min()) if tr.box_x.shape[0] > 0 else tr.px.min()
+    x1 = max(tr.px.max(), tr.box_x.max()) if tr.box_x.shape[0] > 0 else tr.px.max()
+    y0 = min(tr.py.min(), tr.box_y.min()) if tr.box_y.shape[0] > 0 else tr.py.min()
+    y1 = max(tr.py.max(), tr.box_y.max()) if tr.box_y.shape[0] > 0 else tr.py.max()
+    m = 0.5 * tr.pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + 5.0
+    return x0 - m, y0 - m, x1 + m, y1 + m
+
+
+@njit(cache=True)
+def _exact(tr, x, y, pb, want_pit):
+    """Exact surface at (x, y) m -> (code, |offset| m), the same answer as ``surface_at(tr, x, y, -1)``
+    (the same segments are scanned with the same arithmetic as ``locate``'s raster path).
+
+    pb: ``pit_bounds`` box. want_pit: when False a pit surface reads as its main-track band (callers
+    whose channels treat pit surfaces like the band pass False and skip the pit test). Off the raster
+    or where the raster has no segment: barrier, with a conservative |offset| (raster margin, or grass
+    edge + 20 m minus a cell) so that steps computed from it stay safe.
+    """
+    ny, nx = tr.grid_seg.shape
+    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
+    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+    if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
+        return SURF_BARRIER, tr.grass_edge + 1.0
+    g = tr.grid_seg[gy, gx]
+    if g < 0:
+        return SURF_BARRIER, tr.grass_edge + 20.0 - 1.5 * tr.grid_cell
+    n = tr.cx.shape[0] - 1
+    cx = tr.cx
+    cy = tr.cy
+    best = np.inf
+    for k in range(g - _GRID_WINDOW, g + _GRID_WINDOW + 1):
+        i = k
+        if i < 0:
+            i += n
+        elif i >= n:
+            i -= n
+        ax = cx[i]
+        ay = cy[i]
+        dx = cx[i + 1] - ax
+        dy = cy[i + 1] - ay
+        qx = x - ax
+        qy = y - ay
+        t = (qx * dx + qy * dy) / (dx * dx + dy * dy)
+        if t < 0.0:
+            t = 0.0
+        elif t > 1.0:
+            t = 1.0
+        ex = qx - t * dx
+        ey = qy - t * dy
+        d2 = ex * ex + ey * ey
+        if d2 < best:
+            best = d2
+    a = math.sqrt(best)
+    code = band_code(tr, a)
+    if want_pit and a > tr.kerb_edge and pb[0] <= x <= pb[2] and pb[1] <= y <= pb[3]:
+        p = pit_surface(tr, x, y)
+        if p >= 0:
+            code = p
+    return code, a
+
+
+@njit(cache=True)
+def _raster(tr, x, y):
+    """(raster surface code, raster edge bound m) at (x, y); off the raster: (barrier, 0)."""
+    ny, nx = tr.grid_surf.shape
+    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
+    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+    if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
+        return SURF_BARRIER, 0.0
+    return tr.grid_surf[gy, gx], np.float64(tr.grid_edge[gy, gx])
+
+
+@njit(cache=True)
+def _inside(code, origin_pit):
+    """Road-edge predicate: on the asphalt (pit surfaces too when the origin is on one)."""
+    return code == SURF_TRACK or (origin_pit and code >= SURF_PIT_ENTRY)
+
+
+@njit(cache=True)
+def _illegal(code):
+    return SURF_GRAVEL <= code <= SURF_BARRIER
+
+
+@njit(cache=True)
+def _pred(ch, code, origin_pit):
+    if ch == RAY_ROAD_EDGE:
+        return _inside(code, origin_pit)
+    if ch == RAY_KERB:
+        return code == SURF_KERB
+    return _illegal(code)
+
+
+@njit(cache=True)
+def _safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit):
+    """Distance (m) the ray can advance from a point at |offset| a without changing any open
+    channel's predicate. Exact where only main-track bands matter (|offset| is 1-Lipschitz); 0 where
+    a pit surface may be involved (the caller falls back to the raster bound / MIN_STEP)."""
+    hw = tr.half_width
+    ke = tr.kerb_edge
+    gap = _FAR
+    if need_edge:
+        if origin_pit and a > ke:
+            return 0.0
+        gap = min(gap, abs(a - hw))
+        if origin_pit:
+            gap = min(gap, ke - a)
+    if need_kerb:
+        gap = min(gap, abs(a - hw), abs(a - ke))
+    if need_ill:
+        if a > ke:
+            return 0.0     # on a pit surface (else the channel would be resolved)
+        gap = min(gap, ke - a)
+    return gap
+
+
+@njit(cache=True)
+def _bisect(tr, pb, ox, oy, dx, dy, lo, hi, ch, p0, origin_pit, tol):
+    """First point past the predicate change in [lo, hi] (pred(lo) == p0 != pred(hi)), to ``tol``."""
+    want_pit = ch == RAY_ILLEGAL or (ch == RAY_ROAD_EDGE and origin_pit)
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        code, a = _exact(tr, ox + mid * dx, oy + mid * dy, pb, want_pit)
+        if _pred(ch, code, origin_pit) != p0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@njit(cache=True)
+def march_ray(tr, pb, ox, oy, angle, length, mask, debug, out_dist, out_hit):
+    """Surface channels of one ray from (ox, oy) m along ``angle`` (rad, world) for ``length`` m.
+
+    pb: ``pit_bounds(tr)``. mask: channel bitmask (only bits 1, 2, 4 are used here); debug: 1 = debug precision.
+    Writes out_dist[0:3] (float32 m; miss = length) and out_hit[0:3] (int8) for the requested
+    channels and returns the road-edge kind (0 miss, 1 exit, 2 entry).
+    """
+    min_step = DEBUG_MIN_STEP if debug else MIN_STEP
+    tol = DEBUG_TOLERANCE if debug else TOLERANCE
+    dx = math.cos(angle)
+    dy = math.sin(angle)
+    code0, a = _exact(tr, ox, oy, pb, True)
+    origin_pit = code0 >= SURF_PIT_ENTRY
+    need_edge = (mask & CH_ROAD_EDGE) != 0
+    need_kerb = (mask & CH_KERB) != 0
+    need_ill = (mask & CH_ILLEGAL) != 0
+    p_edge = _inside(code0, origin_pit)
+    kind = 0
+    for ch in range(3):
+        if (mask >> ch) & 1:
+            out_dist[ch] = length
+            out_hit[ch] = 0
+    if need_kerb and code0 == SURF_KERB:
+        out_dist[RAY_KERB] = 0.0
+        out_hit[RAY_KERB] = 1
+        need_kerb = False
+    if need_ill and _illegal(code0):
+        out_dist[RAY_ILLEGAL] = 0.0
+        out_hit[RAY_ILLEGAL] = 1
+        need_ill = False
+    # step from the origin: exact gap, at least the raster bound and MIN_STEP
+    rc, e = _raster(tr, ox, oy)
+    step = max(_safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit), e, min_step)
+    t = 0.0
+    while (need_edge or need_kerb or need_ill) and t < length:
+        tn = min(t + step, length)
+        x = ox + tn * dx
+        y = oy + tn * dy
+        code, e = _raster(tr, x, y)
+        exact = e < RASTER_TRUST
+        if exact:
+            code, a = _exact(tr, x, y, pb, need_ill or (need_edge and origin_pit))
+        if need_edge and _inside(code, origin_pit) != p_edge:
+            out_dist[RAY_ROAD_EDGE] = _bisect(tr, pb, ox, oy, dx, dy, t, tn, RAY_ROAD_EDGE, p_edge,
+                                              origin_pit, tol)
+            out_hit[RAY_ROAD_EDGE] = 1
+            kind = 1 if p_edge else 2
+            need_edge = False
+        if need_kerb and code == SURF_KERB:
+            out_dist[RAY_KERB] = _bisect(tr, pb, ox, oy, dx, dy, t, tn, RAY_KERB, False, origin_pit, tol)
+            out_hit[RAY_KERB] = 1
+            need_kerb = False
+        if need_ill and _illegal(code):
+            out_dist[RAY_ILLEGAL] = _bisect(tr, pb, ox, oy, dx, dy, t, tn, RAY_ILLEGAL, False, origin_pit,
+                                            tol)
+            out_hit[RAY_ILLEGAL] = 1
+            need_ill = False
+        t = tn
+        if exact:
+            step = max(_safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit), e, min_step)
+        else:
+            step = e
+    return kind
+
+
+@njit(cache=True)
+def _slab(ox, oy, dx, dy, length, tx, ty, tc, ts):
+    """Ray (origin m, unit direction) against a car body centred at (tx, ty) with heading cos/sin
+    (tc, ts): entry distance max(0, tmin) m, or -1 on a miss."""
+    rx = ox - tx
+    ry = oy - ty
+    # origin and direction in the target's frame (u forward, v right)
+    ou = rx * tc + ry * ts
+    ov = -rx * ts + ry * tc
+    du = dx * tc + dy * ts
+    dv = -dx * ts + dy * tc
+    tmin = -_FAR
+    tmax = _FAR
+    if abs(du) < 1e-12:
+        if abs(ou) > _HALF_L:
+            return -1.0
+    else:
+        t1 = (-_HALF_L - ou) / du
+        t2 = (_HALF_L - ou) / du
+        tmin = max(tmin, min(t1, t2))
+        tmax = min(tmax, max(t1, t2))
+    if abs(dv) < 1e-12:
+        if abs(ov) > _HALF_W:
+            return -1.0
+    else:
+        t1 = (-_HALF_W - ov) / dv
+        t2 = (_HALF_W - ov) / dv
+        tmin = max(tmin, min(t1, t2))
+        tmax = min(tmax, max(t1, t2))
+    if tmax < tmin or tmax < 0.0 or tmin > length:
+        return -1.0
+    return max(0.0, tmin)
+
+
+@njit(cache=True)
+def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
+                channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
+                ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w):
+    """Senses of every masked car of world ``w`` (arguments as ``sense_worlds``)."""
+    n_cars = cars_f.shape[1]
+    n_rays_max = ray_angle.shape[1]
+    kmax = min(radar_k, radar.shape[2])
+    pb = pit_bounds(tr)
+    cand = np.empty(n_cars, dtype=np.int64)      # ray targets near the sensing car
+    near_j = np.empty(kmax, dtype=np.int64)      # radar: slots sorted by distance
+    near_d = np.empty(kmax, dtype=np.float64)
+    for c in range(n_cars):
+        if sense_mask[w, c] == 0:
+            continue
+        ox = cars_f[w, c, F_X]
+        oy = cars_f[w, c, F_Y]
+        oh = cars_f[w, c, F_HEADING]
+        ospeed = cars_f[w, c, F_SPEED]
+        destroyed = cars_i[w, c, I_DESTROYED] != 0
+        mask = channel_mask[c]
+        nr = min(ray_count[c], n_rays_max)
+        # ---- rays
+        max_len = 0.0
+        for r in range(nr):
+            max_len = max(max_len, ray_length[c, r])
+        n_cand = 0
+        if (mask & CH_CAR) and not destroyed:
+            reach = max_len + BODY_RADIUS
+            for j in range(n_cars):
+                if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_RAY_VISIBLE) == 0:
+                    continue
+                ddx = cars_f[w, j, F_X] - ox
+                ddy = cars_f[w, j, F_Y] - oy
+                if ddx * ddx + ddy * ddy <= reach * reach:
+                    cand[n_cand] = j
+                    n_cand += 1
+        for r in range(n_rays_max):
+            if r >= nr:
+                for ch in range(N_RAY_CHANNELS):
+                    ray_dist[w, c, r, ch] = 0.0
+                    ray_hit[w, c, r, ch] = 0
+                ray_kind[w, c, r] = 0
+                ray_car[w, c, r] = -1
+                ray_rel_speed[w, c, r] = 0.0
+                continue
+            length = ray_length[c, r]
+            for ch in range(N_RAY_CHANNELS):
+                ray_dist[w, c, r, ch] = length
+                ray_hit[w, c, r, ch] = 0
+            ray_kind[w, c, r] = 0
+            ray_car[w, c, r] = -1
+            ray_rel_speed[w, c, r] = 0.0
+            if destroyed:
+                continue   # miss values, no march (PaddockJS: terminal placements read misses)
+            ang = oh + ray_angle[c, r]
+            if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
+                ray_kind[w, c, r] = march_ray(tr, pb, ox, oy, ang, length, mask, debug_precision,
+                                              ray_dist[w, c, r], ray_hit[w, c, r])
+            if n_cand > 0:
+                dx = math.cos(ang)
+                dy = math.sin(ang)
+                best = _FAR
+                best_j = -1
+                for q in range(n_cand):
+                    j = cand[q]
+                    tx = cars_f[w, j, F_X]
+                    ty = cars_f[w, j, F_Y]
+                    rx = tx - ox
+                    ry = ty - oy
+                    along = rx * dx + ry * dy
+                    if along < -BODY_RADIUS or along > length + BODY_RADIUS:
+                        continue
+                    perp = rx * dy - ry * dx
+                    if abs(perp) > BODY_RADIUS:
+                        continue
+                    th = cars_f[w, j, F_HEADING]
+                    d = _slab(ox, oy, dx, dy, length, tx, ty, math.cos(th), math.sin(th))
+                    if d >= 0.0 and d < best:
+                        best = d
+                        best_j = j
+                if best_j >= 0:
+                    ray_dist[w, c, r, RAY_CAR] = best
+                    ray_hit[w, c, r, RAY_CAR] = 1
+                    ray_car[w, c, r] = best_j
+                    ray_rel_speed[w, c, r] = cars_f[w, best_j, F_SPEED] - ospeed
+        # ---- radar
+        if kmax > 0:
+            n_near = 0
+            r2max = radar_radius * radar_radius
+            for j in range(n_cars):
+                if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_RADAR_VISIBLE) == 0:
+                    continue
+                ddx = cars_f[w, j, F_X] - ox
+                ddy = cars_f[w, j, F_Y] - oy
+                d2 = ddx * ddx + ddy * ddy
+                if d2 > r2max:
+                    continue
+                d = math.sqrt(d2)
+                if n_near == kmax and d >= near_d[kmax - 1]:
+                    continue
+                # insertion after every entry <= d: ties keep the lower slot first
+                p = min(n_near, kmax - 1)
+                while p > 0 and near_d[p - 1] > d:
+                    near_d[p] = near_d[p - 1]
+                    near_j[p] = near_j[p - 1]
+                    p -= 1
+                near_d[p] = d
+                near_j[p] = j
+                if n_near < kmax:
+                    n_near += 1
+            ch_ = math.cos(oh)
+            sh_ = math.sin(oh)
+            ovx = cars_f[w, c, F_VX]
+            ovy = cars_f[w, c, F_VY]
+            for s in range(radar.shape[2]):
+                f = radar[w, c, s]
+                for i in range(N_RADAR_FIELDS):
+                    f[i] = 0.0
+                if s >= n_near:
+                    f[RADAR_DISTANCE] = radar_radius
+                    radar_slot[w, c, s] = -1
+                    continue
+                j = near_j[s]
+                d = near_d[s]
+                ddx = cars_f[w, j, F_X] - ox
+                ddy = cars_f[w, j, F_Y] - oy
+                fwd = ddx * ch_ + ddy * sh_
+                rvx = cars_f[w, j, F_VX] - ovx
+                rvy = cars_f[w, j, F_VY] - ovy
+                f[RADAR_FORWARD] = fwd
+                f[RADAR_RIGHT] = -ddx * sh_ + ddy * ch_
+                f[RADAR_DISTANCE] = d
+                f[RADAR_SPEED] = cars_f[w, j, F_SPEED] - ospeed
+                f[RADAR_HEADING] = wrap_angle(cars_f[w, j, F_HEADING] - oh)
+                f[RADAR_AHEAD] = 1.0 if fwd > 0.0 else 0.0
+                f[RADAR_SAME_LAP] = 1.0 if cars_i[w, j, I_LAP] == cars_i[w, c, I_LAP] else 0.0
+                f[RADAR_VEL_FORWARD] = rvx * ch_ + rvy * sh_
+                f[RADAR_VEL_RIGHT] = -rvx * sh_ + rvy * ch_
+                f[RADAR_CLOSING] = -(ddx * rvx + ddy * rvy) / d if d > 0.0 else 0.0
+                radar_slot[w, c, s] = j
+        # ---- lookahead
+        nq = lookahead_d.shape[0]
+        if nq > 0:
+            prog = cars_f[w, c, F_PROGRESS]
+            x0, y0, h0, k0 = point_at(tr, prog)
+            for q in range(nq):
+                x1, y1, h1, k1 = point_at(tr, prog + lookahead_d[q])
+                look[w, c, q, 0] = k1
+                look[w, c, q, 1] = wrap_angle(h1 - h0)
+
+
+@njit(cache=True)
+def sense_worlds(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
+                 channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
+                 ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look):
+    """Rays, radar and lookahead of every car with ``sense_mask`` set, in every world.
+
+    tr: TrackArrays. cars_f float64[W, C, NF], cars_i int32[W, C, NI], car_flags int32[W, C]
+    (targets need FLAG_RAY_VISIBLE / FLAG_RADAR_VISIBLE), sense_mask int8[W, C] (1 = compute).
+    Ray layout per car slot: ray_angle float64[C, R] rad relative to the heading (+ right),
+    ray_length float64[C, R] m, ray_count int32[C] rays used, channel_mask int32[C] (CH_* bits).
+    debug_precision: int, 1 = debug precision (1 cm), 0 = driver precision (0.1 m).
+    radar_k: int slots filled (<= K), radar_radius: float64 m. lookahead_d float64[Q] m ahead.
+
+    Outputs (written for masked cars only; other cars' rows are left untouched):
+    ray_dist float32[W, C, R, 4] m per channel (road_edge, kerb, illegal_surface, car), miss = the
+    ray's length; ray_hit int8[W, C, R, 4]; ray_kind int8[W, C, R] (0 miss, 1 exit, 2 entry);
+    ray_car int32[W, C, R] slot of the car hit or -1; ray_rel_speed float32[W, C, R] m/s, hit car's
+    speed minus own. Unrequested channels read as misses; rays past ray_count[c] are zeros (car -1).
+    A destroyed car reads misses on every ray. radar float32[W, C, K, N_RADAR_FIELDS] (RADAR_*),
+    radar_slot int32[W, C, K] (-1 empty; empty fields are 0 except distance = radius).
+    look float32[W, C, Q, 2]: curvature (1/m) at progress + d, heading delta (rad, wrapped).
+    """
+    for w in range(cars_f.shape[0]):
+        sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
+                    channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
+                    ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w)
+
+
+@njit(cache=True)
+def boundary_distances(tr, cars_f, w, c):
+    """Distances (m) from car c's centre to the white line on its left and right, along the track
+    normal, from its offset ``F_OFFSET``: (left_m, right_m), negative beyond that line."""
+    return edge_distances(tr, cars_f[w, c, F_OFFSET])

@@ -1,0 +1,359 @@
+"""Track geometry arrays and the numba query kernels (import them through ``paddock_ma.sim.track``).
+
+A track is a ``TrackArrays`` namedtuple of numpy arrays and float scalars, immutable and shared by
+every world that races on it. The centreline is a closed polyline of N uniformly spaced samples
+(~2 m apart) stored with N+1 entries: sample N repeats sample 0 and ``cs[N]`` is the lap length.
+Segment ``i`` joins sample ``i`` to sample ``i + 1`` (``0 <= i < N``).
+
+Frame (PaddockJS's): x right, y down; heading h points along ``(cos h, sin h)``; the right normal is
+``(-sin h, cos h)``; a positive offset or curvature means "to the right" / "turning right".
+
+Cross-section, by absolute offset from the centreline: track <= half_width (7.5 m), kerb <=
+kerb_edge (9 m), gravel <= gravel_edge (21 m), grass <= grass_edge (41 m), barrier beyond. Pit
+surfaces override those bands wherever they apply, except on the track asphalt and kerb.
+
+Pit path layout (fixed so the kernels find the parts without extra fields): points
+``0..PIT_CONN_STEPS`` are the entry connector (point 0 on the track, point ``PIT_CONN_STEPS`` the
+fast-lane start), the fast lane runs straight to point ``M - 1 - PIT_CONN_STEPS`` and the last
+``PIT_CONN_STEPS + 1`` points are the exit connector, ending on the track. Beside the fast lane, on
+the side away from the track, lie the working lane and the service boxes (``box_x``, ``box_y`` are
+the service-box centres) with a garage behind each.
+"""
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .layout import (
+    SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT,
+    SURF_PIT_LANE, SURF_TRACK,
+)
+
+TrackArrays = namedtuple("TrackArrays", [
+    "cx", "cy", "cs", "ch", "cnx", "cny", "ccurv",
+    "length", "half_width", "kerb_edge", "gravel_edge", "grass_edge",
+    "sector_s",
+    "grid_x0", "grid_y0", "grid_cell", "grid_seg", "grid_surf", "grid_edge",
+    "px", "py", "ps", "ph",
+    "pit_length", "pit_width",
+    "pit_entry_s", "pit_exit_s",
+    "pit_lane_start", "pit_lane_end",
+    "pit_side",
+    "box_x", "box_y", "box_path_s",
+])
+
+# Pit geometry constants (metres), shared by the builder (pit_lane.py) and the kernels below.
+PIT_CONN_STEPS = 24        # Bezier steps of each connector (the path has PIT_CONN_STEPS + 1 points each)
+PIT_WORK_WIDTH = 8.0       # working lane width, beside the fast lane
+SERVICE_LENGTH = 11.0      # service box along the lane
+SERVICE_DEPTH = 5.0        # service box across, the outer part of the working lane
+GARAGE_LENGTH = 9.0        # garage behind each service box
+GARAGE_DEPTH = 4.5
+WORK_LANE_MARGIN = 12.0    # working lane extends this far before the first / after the last box
+
+HINT_WINDOW = 8            # segments searched either side of the hint
+
+# Performance note: a non-inlined call of a kernel that takes ``tr`` costs ~130 ns, because numba
+# increfs and decrefs every array of the namedtuple on the call. The small hot kernels are therefore
+# ``inline="always"`` (inlined into their numba callers: ~10 ns for point_at, tens of ns for locate);
+# pit_surface, large and rarely reached, is a normal call.
+_GRID_WINDOW = 4           # segments searched either side of the raster's nearest segment
+_GLOBAL = -1
+
+
+@njit(cache=True, inline="always")
+def wrap_angle(a):
+    """Wrap an angle (rad) to (-pi, pi]."""
+    if -math.pi < a <= math.pi:
+        return a
+    return a - 2.0 * math.pi * math.ceil((a - math.pi) / (2.0 * math.pi))
+
+
+@njit(cache=True, inline="always")
+def _scan(tr, x, y, lo, hi, best_d2, best_i, best_t):
+    """Exact projection of (x, y) on segments lo..hi (inclusive, wrapped); keeps the nearest."""
+    n = tr.cx.shape[0] - 1
+    cx = tr.cx
+    cy = tr.cy
+    for k in range(lo, hi + 1):
+        i = k % n
+        if i < 0:
+            i += n
+        ax = cx[i]
+        ay = cy[i]
+        dx = cx[i + 1] - ax
+        dy = cy[i + 1] - ay
+        qx = x - ax
+        qy = y - ay
+        ll = dx * dx + dy * dy
+        t = (qx * dx + qy * dy) / ll
+        if t < 0.0:
+            t = 0.0
+        elif t > 1.0:
+            t = 1.0
+        ex = qx - t * dx
+        ey = qy - t * dy
+        d2 = ex * ex + ey * ey
+        if d2 < best_d2:
+            best_d2 = d2
+            best_i = i
+            best_t = t
+    return best_d2, best_i, best_t
+
+
+@njit(cache=True, inline="always")
+def _finish(tr, x, y, i, t, d2):
+    """Build (seg, s, offset, heading, curvature) from the nearest segment i at parameter t."""
+    ax = tr.cx[i]
+    ay = tr.cy[i]
+    dx = tr.cx[i + 1] - ax
+    dy = tr.cy[i + 1] - ay
+    seg_len = tr.cs[i + 1] - tr.cs[i]
+    # sign from the side of the segment line; magnitude is the exact distance to the polyline
+    cross = dx * (y - ay) - dy * (x - ax)
+    dist = math.sqrt(d2)
+    offset = dist if cross >= 0.0 else -dist
+    s = tr.cs[i] + t * seg_len
+    if s >= tr.length:
+        s -= tr.length
+    h = wrap_angle(tr.ch[i] + t * wrap_angle(tr.ch[i + 1] - tr.ch[i]))
+    k = tr.ccurv[i] + t * (tr.ccurv[i + 1] - tr.ccurv[i])
+    return i, s, offset, h, k
+
+
+@njit(cache=True, inline="always")
+def locate(tr, x, y, hint):
+    """Project the point (x, y) (m) on the centreline.
+
+    tr: TrackArrays; x, y: float64 m; hint: int, a segment index near the answer (e.g. the car's
+    ``I_SEG_HINT``), or -1 for none. Searches +-HINT_WINDOW segments around the hint; when the best
+    lies on the window's edge or farther than half the kerb-to-gravel band (where another part of the
+    track could be nearer), it also searches around the raster's nearest segment, and scans every
+    segment when the point is off the raster.
+
+    Returns (seg int, s float64 m in [0, L), offset float64 m (+ right), heading float64 rad,
+    curvature float64 1/m (+ turning right)) of the nearest centreline point.
+    """
+    n = tr.cx.shape[0] - 1
+    best_d2 = np.inf
+    best_i = 0
+    best_t = 0.0
+    if 0 <= hint < n:
+        best_d2, best_i, best_t = _scan(tr, x, y, hint - HINT_WINDOW, hint + HINT_WINDOW,
+                                        best_d2, best_i, best_t)
+        rel = best_i - hint
+        if rel > n // 2:
+            rel -= n
+        elif rel < -n // 2:
+            rel += n
+        accept = 0.5 * tr.gravel_edge
+        if rel != HINT_WINDOW and rel != -HINT_WINDOW and best_d2 <= accept * accept:
+            return _finish(tr, x, y, best_i, best_t, best_d2)
+    ny, nx = tr.grid_seg.shape
+    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
+    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+    g = _GLOBAL
+    if 0 <= gx < nx and 0 <= gy < ny:
+        g = tr.grid_seg[gy, gx]
+    if g >= 0:
+        best_d2, best_i, best_t = _scan(tr, x, y, g - _GRID_WINDOW, g + _GRID_WINDOW,
+                                        best_d2, best_i, best_t)
+    else:
+        best_d2, best_i, best_t = _scan(tr, x, y, 0, n - 1, best_d2, best_i, best_t)
+    return _finish(tr, x, y, best_i, best_t, best_d2)
+
+
+@njit(cache=True, inline="always")
+def point_at(tr, s):
+    """Centreline point at lap distance s (m, wrapped into [0, L)).
+
+    Returns (x m, y m, heading rad, curvature 1/m), linearly interpolated between samples.
+    """
+    L = tr.length
+    s = s - math.floor(s / L) * L
+    n = tr.cx.shape[0] - 1
+    i = int(s / L * n)  # samples are uniformly spaced, so this is within one of the answer
+    if i > n - 1:
+        i = n - 1
+    while i > 0 and tr.cs[i] > s:
+        i -= 1
+    while i < n - 1 and tr.cs[i + 1] < s:
+        i += 1
+    t = (s - tr.cs[i]) / (tr.cs[i + 1] - tr.cs[i])
+    x = tr.cx[i] + t * (tr.cx[i + 1] - tr.cx[i])
+    y = tr.cy[i] + t * (tr.cy[i + 1] - tr.cy[i])
+    h = wrap_angle(tr.ch[i] + t * wrap_angle(tr.ch[i + 1] - tr.ch[i]))
+    k = tr.ccurv[i] + t * (tr.ccurv[i + 1] - tr.ccurv[i])
+    return x, y, h, k
+
+
+@njit(cache=True, inline="always")
+def pit_point_at(tr, path_s):
+    """Point of the pit path at path distance path_s (m, clamped to [0, pit_length]).
+
+    Returns (x m, y m, heading rad).
+    """
+    m = tr.px.shape[0]
+    if path_s <= 0.0:
+        return tr.px[0], tr.py[0], tr.ph[0]
+    if path_s >= tr.ps[m - 1]:
+        return tr.px[m - 1], tr.py[m - 1], tr.ph[m - 1]
+    i = np.searchsorted(tr.ps, path_s) - 1
+    if i < 0:
+        i = 0
+    if i > m - 2:
+        i = m - 2
+    t = (path_s - tr.ps[i]) / (tr.ps[i + 1] - tr.ps[i])
+    x = tr.px[i] + t * (tr.px[i + 1] - tr.px[i])
+    y = tr.py[i] + t * (tr.py[i + 1] - tr.py[i])
+    h = wrap_angle(tr.ph[i] + t * wrap_angle(tr.ph[i + 1] - tr.ph[i]))
+    return x, y, h
+
+
+@njit(cache=True, inline="always")
+def band_code(tr, abs_offset):
+    """Main-track band (SURF_TRACK..SURF_BARRIER) of an absolute offset (m) from the centreline."""
+    if abs_offset <= tr.half_width:
+        return SURF_TRACK
+    if abs_offset <= tr.kerb_edge:
+        return SURF_KERB
+    if abs_offset <= tr.gravel_edge:
+        return SURF_GRAVEL
+    if abs_offset <= tr.grass_edge:
+        return SURF_GRASS
+    return SURF_BARRIER
+
+
+@njit(cache=True, inline="always")
+def _polyline_d2(px, py, lo, hi, x, y):
+    """Squared distance (m^2) from (x, y) to the polyline of points lo..hi."""
+    best = np.inf
+    for i in range(lo, hi):
+        ax = px[i]
+        ay = py[i]
+        dx = px[i + 1] - ax
+        dy = py[i + 1] - ay
+        qx = x - ax
+        qy = y - ay
+        ll = dx * dx + dy * dy
+        t = 0.0
+        if ll > 0.0:
+            t = (qx * dx + qy * dy) / ll
+            t = min(1.0, max(0.0, t))
+        ex = qx - t * dx
+        ey = qy - t * dy
+        d2 = ex * ex + ey * ey
+        if d2 < best:
+            best = d2
+    return best
+
+
+@njit(cache=True)
+def pit_surface(tr, x, y):
+    """Pit surface code at (x, y) (m), or -1 when the point is on no pit surface.
+
+    Uses the fast-lane frame: u along the lane from its start (m), v across it, positive away from
+    the track. Boxes win over lanes, lanes over connectors.
+    """
+    m = tr.px.shape[0]
+    i0 = PIT_CONN_STEPS
+    i1 = m - 1 - PIT_CONN_STEPS
+    sx = tr.px[i0]
+    sy = tr.py[i0]
+    dx = tr.px[i1] - sx
+    dy = tr.py[i1] - sy
+    lane_len = math.sqrt(dx * dx + dy * dy)
+    dx /= lane_len
+    dy /= lane_len
+    # outward normal: right normal (-dy, dx) times pit_side points away from the track
+    nx = -dy * tr.pit_side
+    ny = dx * tr.pit_side
+    qx = x - sx
+    qy = y - sy
+    u = qx * dx + qy * dy
+    v = qx * nx + qy * ny
+    hw = 0.5 * tr.pit_width
+    # quick reject with the path's end points and the garages' outer edge
+    u_a = (tr.px[0] - sx) * dx + (tr.py[0] - sy) * dy
+    u_b = (tr.px[m - 1] - sx) * dx + (tr.py[m - 1] - sy) * dy
+    v_a = (tr.px[0] - sx) * nx + (tr.py[0] - sy) * ny
+    v_b = (tr.px[m - 1] - sx) * nx + (tr.py[m - 1] - sy) * ny
+    if u < min(u_a, 0.0) - hw - 2.0 or u > max(u_b, lane_len) + hw + 2.0:
+        return -1
+    if v < min(v_a, v_b) - hw - 2.0 or v > hw + PIT_WORK_WIDTH + GARAGE_DEPTH:
+        return -1
+    nb = tr.box_x.shape[0]
+    v_work = hw + PIT_WORK_WIDTH
+    if v > v_work - SERVICE_DEPTH:
+        for k in range(nb):
+            uk = (tr.box_x[k] - sx) * dx + (tr.box_y[k] - sy) * dy
+            if v <= v_work:
+                if abs(u - uk) <= 0.5 * SERVICE_LENGTH:
+                    return SURF_PIT_BOX
+            elif abs(u - uk) <= 0.5 * GARAGE_LENGTH:
+                return SURF_PIT_BOX
+    if 0.0 <= u <= lane_len:
+        if -hw <= v <= hw:
+            return SURF_PIT_LANE
+        if hw < v <= v_work and nb > 0:
+            u_first = (tr.box_x[0] - sx) * dx + (tr.box_y[0] - sy) * dy
+            u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
+            if u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN <= u <= u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN:
+                return SURF_PIT_LANE
+    d_in = _polyline_d2(tr.px, tr.py, 0, i0, x, y)
+    d_out = _polyline_d2(tr.px, tr.py, i1, m - 1, x, y)
+    if min(d_in, d_out) <= hw * hw:
+        return SURF_PIT_ENTRY if d_in <= d_out else SURF_PIT_EXIT
+    return -1
+
+
+@njit(cache=True, inline="always")
+def surface_at(tr, x, y, hint):
+    """Exact surface at (x, y) (m): the main-track band of the nearest centreline point, overridden by
+    a pit surface beyond the kerb (|offset| > kerb_edge).
+
+    hint: int segment hint as for ``locate``. Returns (surface code int, offset float64 m, seg int).
+    """
+    seg, s, offset, h, k = locate(tr, x, y, hint)
+    a = abs(offset)
+    code = band_code(tr, a)
+    if a > tr.kerb_edge:
+        p = pit_surface(tr, x, y)
+        if p >= 0:
+            code = p
+    return code, offset, seg
+
+
+@njit(cache=True, inline="always")
+def surface_fast(tr, x, y):
+    """Surface code at (x, y) (m) read from the raster (exact at cell centres; may differ within one
+    cell of a boundary). Off the raster: barrier."""
+    ny, nx = tr.grid_surf.shape
+    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
+    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+    if 0 <= gx < nx and 0 <= gy < ny:
+        return np.int64(tr.grid_surf[gy, gx])
+    return np.int64(SURF_BARRIER)
+
+
+@njit(cache=True, inline="always")
+def edge_distance_at(tr, x, y):
+    """Lower bound (m) of the distance from (x, y) to the nearest surface boundary (raster, 0 near
+    one; off the raster 0)."""
+    ny, nx = tr.grid_edge.shape
+    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
+    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+    if 0 <= gx < nx and 0 <= gy < ny:
+        return np.float64(tr.grid_edge[gy, gx])
+    return 0.0
+
+
+@njit(cache=True, inline="always")
+def edge_distances(tr, offset):
+    """Distances (m) from a lateral offset (m, + right) to the white lines: (left_m, right_m).
+
+    Negative when the point is beyond that line.
+    """
+    return tr.half_width + offset, tr.half_width - offset
