@@ -192,3 +192,107 @@ def decode_vector(vector: np.ndarray, schema: list[dict]) -> dict:
 
 def angle_deg(rad: float) -> float:
     return math.degrees(rad)
+
+
+def object_view(env, w: int, k: int) -> dict:
+    """The real-unit observation object of controlled driver ``k`` in world ``w`` of a BatchEnv.
+
+    Built from the same arrays as the vector (state, sensor outputs), so decoding the vector by schema
+    names gives the same values scaled.
+    """
+    st = env.state
+    slot = int(env.slots[k])
+    f = st.cars_f[w, slot]
+    i = st.cars_i[w, slot]
+    s: DriverSenses = env.senses[env.controlled[k]]
+    simulator = st.rules[w, L.R_PHYSICS_MODE] == L.PHYSICS_SIMULATOR
+    classified = int(((st.cars_i[w, :, L.I_ACTIVE] != 0) & ((st.car_flags[w] & L.FLAG_CLASSIFIED) != 0)).sum())
+    status = int(i[L.I_PIT_STATUS])
+    self_obj = {
+        "id": env.controlled[k],
+        "speed_kph": float(f[L.F_SPEED] * 3.6),
+        "speed_meters_per_second": float(f[L.F_SPEED]),
+        "velocity_x": float(f[L.F_VX]) if simulator else None,
+        "velocity_y": float(f[L.F_VY]) if simulator else None,
+        "heading_radians": float(f[L.F_HEADING]),
+        "steering_angle_radians": float(f[L.F_STEER_ANGLE]),
+        "yaw_rate_radians_per_second": float(f[L.F_YAW_RATE]),
+        "throttle": float(f[L.F_APPLIED_THROTTLE]),
+        "brake": float(f[L.F_APPLIED_BRAKE]),
+        "applied_controls": {"steering": float(f[L.F_APPLIED_STEER]), "throttle": float(f[L.F_APPLIED_THROTTLE]),
+                             "brake": float(f[L.F_APPLIED_BRAKE])},
+        "lap": int(i[L.I_LAP]),
+        "completed_laps": int(i[L.I_COMPLETED_LAPS]),
+        "lap_progress_meters": float(f[L.F_PROGRESS]),
+        "race_distance_meters": float(f[L.F_RACE_DISTANCE]),
+        "track_offset_meters": float(f[L.F_OFFSET]),
+        "track_heading_error_radians": float(f[L.F_HEADING_ERROR]),
+        "on_track": bool(i[L.I_ON_TRACK]),
+        "surface": L.SURFACE_NAMES[int(i[L.I_SURFACE])],
+        "in_pit_lane": bool(i[L.I_IN_PIT_LANE]),
+        "tire_energy": float(f[L.F_TIRE_ENERGY]),
+        "tire": L.COMPOUND_NAMES[int(i[L.I_COMPOUND])],
+        "pit_intent": int(i[L.I_PIT_INTENT]),
+        "pit_target_compound": L.COMPOUND_NAMES[int(i[L.I_PIT_TARGET])],
+        "pit_stop_status": L.PIT_STATUS_NAMES[status],
+        "pit_stop_service_remaining_seconds": float(f[L.F_PIT_SERVICE_LEFT]),
+        "pit_stops_completed": int(i[L.I_PIT_STOPS]),
+        "destroyed": bool(i[L.I_DESTROYED]),
+        "instability": L.INSTABILITY_NAMES[int(i[L.I_INSTABILITY])],
+    }
+    if s.physical:
+        from ..sim.sensors import boundary_distances
+        left, right = boundary_distances(env.track, st.cars_f, w, slot)
+        self_obj["left_boundary_meters"] = float(left)
+        self_obj["right_boundary_meters"] = float(right)
+        self_obj["contact_patches"] = {
+            name: {"surface": L.SURFACE_NAMES[int(i[L.I_WHEEL_SURFACE_FL + n])],
+                   "surface_code": int(i[L.I_WHEEL_SURFACE_FL + n]),
+                   "signed_offset_meters": float(f[L.F_WHEEL_OFFSET_FL + n]),
+                   "cross_track_error_meters": float(abs(f[L.F_WHEEL_OFFSET_FL + n]))}
+            for n, name in enumerate(WHEEL_NAMES)}
+    rank = int(i[L.I_RANK])
+    race = {"position": rank or None, "total_cars": classified,
+            "position_normalized": (rank - 1) / (classified - 1) if classified > 1 and rank > 0 else 0.0,
+            "race_mode": L.RACE_MODE_NAMES[int(st.world_i[w, L.WI_RACE_MODE])],
+            "red_flag": bool(st.world_i[w, L.WI_RED_FLAG]), "pit_lane_open": bool(st.world_i[w, L.WI_PIT_LANE_OPEN]),
+            "total_laps": int(st.rules[w, L.R_TOTAL_LAPS])}
+    track = {"length_meters": float(env.track.length), "width_meters": float(2 * env.track.half_width),
+             "curvature": float(f[L.F_CURVATURE]),
+             "lookahead": [{"distance_meters": d, "curvature": float(env.look[w, slot, q, 0]),
+                            "heading_delta_radians": float(env.look[w, slot, q, 1])}
+                           for q, d in enumerate(s.lookahead)]}
+    rays = []
+    for r, (rid, ang, length) in enumerate(zip(s.ray_ids, s.ray_angles_deg, s.ray_lengths)):
+        ray = {"id": rid, "angle_degrees": ang, "length_meters": length}
+        dist, hit = env.ray_dist[w, slot, r], env.ray_hit[w, slot, r]
+        if "road_edge" in s.channels:
+            kind = int(env.ray_kind[w, slot, r])
+            ray["track"] = {"hit": bool(hit[0]), "distance_meters": float(dist[0]),
+                            "kind": (None, "exit", "entry")[kind]}
+        if "kerb" in s.channels:
+            ray["kerb"] = {"hit": bool(hit[1]), "distance_meters": float(dist[1])}
+        if "illegal_surface" in s.channels:
+            ray["illegal_surface"] = {"hit": bool(hit[2]), "distance_meters": float(dist[2])}
+        if "car" in s.channels:
+            other = int(env.ray_car[w, slot, r])
+            ray["car"] = {"hit": bool(hit[3]), "distance_meters": float(dist[3]),
+                          "driver_id": env.driver_ids[other] if other >= 0 else None,
+                          "relative_speed_kph": float(env.ray_rel_speed[w, slot, r] * 3.6)}
+        rays.append(ray)
+    nearby = []
+    for n in range(s.radar_k):
+        other = int(env.radar_slot[w, slot, n])
+        if other < 0:
+            continue
+        fld = env.radar[w, slot, n]
+        car = {"id": env.driver_ids[other], "relative_forward_meters": float(fld[0]),
+               "relative_right_meters": float(fld[1]), "relative_distance_meters": float(fld[2]),
+               "relative_speed_kph": float(fld[3] * 3.6), "relative_heading_radians": float(fld[4]),
+               "ahead": bool(fld[5]), "same_lap": bool(fld[6])}
+        if s.rich_radar:
+            car.update({"relative_velocity_forward_meters_per_second": float(fld[7]),
+                        "relative_velocity_right_meters_per_second": float(fld[8]),
+                        "closing_speed_meters_per_second": float(fld[9])})
+        nearby.append(car)
+    return {"self": self_obj, "race": race, "track": track, "rays": rays, "nearby_cars": nearby}

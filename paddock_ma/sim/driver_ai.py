@@ -26,10 +26,10 @@ import math
 from numba import njit
 
 from .layout import (
-    DT, F_AI_LANE_OFFSET, F_HEADING, F_OFFSET, F_PROGRESS, F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y,
+    DT, F_AI_LANE_OFFSET, F_HEADING, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y,
     FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_ACTIVE, I_AI_REJOIN, I_COMPOUND, I_DESTROYED,
     I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE,
-    P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE, P_TIRE_GRIP, PHYSICS_SIMULATOR,
+    P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE, P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR,
     PIT_COMPLETED, PIT_PENDING, R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
     SURF_TRACK, WHEELBASE,
 )
@@ -51,11 +51,12 @@ MIN_TARGET = 55.0 * KPH  # m/s, never plan slower than this on track
 LOOK_MIN = 25.0          # m, pure-pursuit lookahead bounds
 LOOK_MAX = 110.0
 LOOK_BASE = 12.0         # m, lookahead = LOOK_BASE + LOOK_TIME * v, then shrunk in corners
-LOOK_TIME = 0.95         # s
+LOOK_TIME = 0.75         # s
 INSIDE_GAIN = 250.0      # m of inside bias per 1/m of curvature ahead (R = 100 m -> 2.5 m)
 INSIDE_MAX = 2.5         # m
 LANE_RATE = 4.0          # m/s, how fast the lane target moves sideways
-LANE_EDGE = 1.8          # m, lane targets stay this far inside the asphalt edge
+LANE_CORNER = 60.0       # m, lane-change slow-down per 1/m of curvature ahead (R = 60 m -> half)
+LANE_EDGE = 2.5          # m, lane targets stay this far inside the asphalt edge
 PASS_GAP = 3.4           # m, lateral offset of a passing lane from the car being passed
 TRAFFIC_AHEAD = 30.0     # m, cars ahead closer than this along the track are traffic
 SAME_LANE = 2.5          # m, lateral distance under which a car ahead is in the way
@@ -66,8 +67,14 @@ FOLLOW_GAIN = 0.8        # 1/s, closing speed allowed per metre of gap beyond th
 REJOIN_TICKS = 150       # ticks of rejoin mode after leaving the legal surfaces (PaddockJS)
 THROTTLE_GAIN = 0.45     # per m/s of speed error
 THROTTLE_FF = 0.35       # throttle at zero speed error (holds speed against drag)
-BRAKE_GAIN = 0.30        # per m/s of overspeed
+BRAKE_GAIN = 6.0         # m/s^2 of deceleration demand per m/s of overspeed
+BRAKE_DEADBAND = 0.8     # m/s of overspeed handled by lifting off
+BRAKE_USE = 0.85         # share of the grip budget a brake demand may use
+BRAKE_FLOOR = 0.25       # share of the grip budget always available to the brakes
 SLIP_FF = 0.8            # share of the measured slip-angle difference fed forward into steering
+SLIP_MAX = 0.12          # rad, bound of that feed-forward (a sliding car gets no extra lock)
+TRACTION_USE = 0.85      # share of the rear axle's spare grip the throttle may use (simulator)
+POWER_SPEED = 13.0       # m/s, drive force is P_POWER below this speed, power-limited above (physics)
 
 
 @njit(cache=True)
@@ -268,7 +275,7 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
         if not math.isnan(pass_lane):
             target = pass_lane
         target = min(max(target, -lane_lim), lane_lim)
-        step = LANE_RATE * DT
+        step = LANE_RATE * DT / (1.0 + LANE_CORNER * kappa_max_near)   # slower in corners
         dlane = target - lane
         if (dlane < 0.0 and block_l) or (dlane > 0.0 and block_r):
             dlane = 0.0
@@ -292,22 +299,38 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
     lx = dx * ch + dy * sh
     ly = -dx * sh + dy * ch
     dist2 = max(lx * lx + ly * ly, 1.0)
-    curv = 2.0 * ly / dist2
-    # Steady-state bicycle: delta = L kappa - (alpha_f - alpha_r). Feeding the last tick's slip
-    # difference forward cancels most of the simulator's understeer (0 in arcade mode).
-    slip = cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR]
-    steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
-    steer = min(max(steer, -1.0), 1.0)
-
-    # Speed control.
-    err = v_target - v
-    if err >= 0.0:
-        throttle = min(THROTTLE_FF + THROTTLE_GAIN * err, 1.0)
-        brake = 0.0
+    if lx < 0.3 * math.sqrt(dist2):
+        # Target far to the side or behind (spun car): full lock toward it.
+        steer = 1.0 if ly >= 0.0 else -1.0
     else:
-        brake = min(-BRAKE_GAIN * err, 1.0)
-        throttle = 0.0
-        if brake < 0.05:
-            throttle = max(THROTTLE_FF + THROTTLE_GAIN * err, 0.0)
-            brake = 0.0
-    return steer, throttle, brake
+        curv = 2.0 * ly / dist2
+        # Steady-state bicycle: delta = L kappa - (alpha_f - alpha_r). Feeding the last tick's slip
+        # difference forward cancels most of the simulator's understeer (0 in arcade mode).
+        slip = min(max(cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR], -SLIP_MAX), SLIP_MAX)
+        steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
+        steer = min(max(steer, -1.0), 1.0)
+
+    # Speed control: throttle from the speed error; brake as a deceleration demand capped below
+    # the tyres' limit so the car can still steer while braking (no ABS in the simulator).
+    err = v_target - v
+    if err > -BRAKE_DEADBAND:
+        throttle = min(max(THROTTLE_FF + THROTTLE_GAIN * err, 0.0), 1.0)
+        if sim:
+            # Traction limit of the driven rear axle: it carries about half the grip budget and half
+            # the lateral force; keep the drive force inside what is left of its friction circle.
+            f_rear = 0.5 * mass * (mu * GRAVITY + aero_b * v * v)
+            f_lat = 0.5 * mass * abs(cars_f[w, c, F_LAT_ACC])
+            f_free = math.sqrt(max(f_rear * f_rear - f_lat * f_lat, 0.0))
+            drive = car_params[w, c, P_POWER] * min(1.0, POWER_SPEED / max(v, 1.0))
+            throttle = min(throttle, TRACTION_USE * f_free / max(drive, 1.0))
+        return steer, throttle, 0.0
+    # Friction circle: what the lateral acceleration leaves of the grip budget.
+    budget = mu * GRAVITY + aero_b * v * v
+    a_lat = abs(cars_f[w, c, F_LAT_ACC])
+    a_cap = BRAKE_USE * math.sqrt(max(budget * budget - a_lat * a_lat, 0.0))
+    a_cap = max(a_cap, BRAKE_FLOOR * budget)
+    if rejoin > 0:
+        a_cap *= 0.5
+    a_dec = min(BRAKE_GAIN * (-err), a_cap)
+    brake = min(a_dec * mass / max(car_params[w, c, P_BRAKE], 1.0), 1.0)
+    return steer, 0.0, brake

@@ -76,7 +76,6 @@ MIN_STEP = 0.25          # driver precision: smallest march step
 TOLERANCE = 0.1          # driver precision: bisection bracket
 DEBUG_MIN_STEP = 0.02
 DEBUG_TOLERANCE = 0.01
-RASTER_TRUST = 0.5       # raster edge bound (m) above which the raster code is used without a query
 _HALF_L = 0.5 * CAR_LENGTH
 _HALF_W = 0.5 * CAR_WIDTH
 BODY_RADIUS = math.sqrt(_HALF_L * _HALF_L + _HALF_W * _HALF_W)   # ~2.41 m, broad phase
@@ -84,81 +83,142 @@ _FAR = 1.0e30
 
 
 @njit(cache=True)
-def pit_bounds(tr):
-    """Box (x0, y0, x1, y1) m around every pit surface (path, lanes, boxes, garages) plus a margin;
-    outside it ``pit_surface`` is -1. Empty box when the track has no pit path."""
+def sensor_geometry(tr):
+    """Per-track constants of the ray march -> float64[5]: the box (x0, y0, x1, y1) m around every pit
+    surface (path, lanes, boxes, garages, plus a margin; outside it ``pit_surface`` is -1) and the
+    trust radius (m) within which the nearest centreline segment is followed by local descent
+    instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: closer
+    to a segment than that, no other part of a valid track can be nearer)."""
+    geo = np.empty(5, dtype=np.float64)
     if tr.px.shape[0] == 0:
-        return _FAR, _FAR, -_FAR, -_FAR
-    x0 = min(tr.px.min(), tr.box_x.min()) if tr.box_x.shape[0] > 0 else tr.px.min()
-    x1 = max(tr.px.max(), tr.box_x.max()) if tr.box_x.shape[0] > 0 else tr.px.max()
-    y0 = min(tr.py.min(), tr.box_y.min()) if tr.box_y.shape[0] > 0 else tr.py.min()
-    y1 = max(tr.py.max(), tr.box_y.max()) if tr.box_y.shape[0] > 0 else tr.py.max()
-    m = 0.5 * tr.pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + 5.0
-    return x0 - m, y0 - m, x1 + m, y1 + m
+        geo[0] = _FAR
+        geo[1] = _FAR
+        geo[2] = -_FAR
+        geo[3] = -_FAR
+    else:
+        xs = np.concatenate((tr.px, tr.box_x))
+        ys = np.concatenate((tr.py, tr.box_y))
+        m = 0.5 * tr.pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + 5.0
+        geo[0] = xs.min() - m
+        geo[1] = ys.min() - m
+        geo[2] = xs.max() + m
+        geo[3] = ys.max() + m
+    kmax = np.abs(tr.ccurv).max()
+    trust = 1.0 / kmax if kmax > 0.0 else _FAR
+    geo[4] = min(max(trust, tr.kerb_edge + 2.0), tr.grass_edge)
+    return geo
 
 
 @njit(cache=True)
-def _exact(tr, x, y, pb, want_pit):
-    """Exact surface at (x, y) m -> (code, |offset| m), the same answer as ``surface_at(tr, x, y, -1)``
-    (the same segments are scanned with the same arithmetic as ``locate``'s raster path).
+def _seg_d2(cx, cy, i, x, y):
+    """Squared distance (m^2) from (x, y) to centreline segment i (``locate``'s arithmetic)."""
+    ax = cx[i]
+    ay = cy[i]
+    dx = cx[i + 1] - ax
+    dy = cy[i + 1] - ay
+    qx = x - ax
+    qy = y - ay
+    ll = dx * dx + dy * dy
+    t = (qx * dx + qy * dy) / ll
+    if t < 0.0:
+        t = 0.0
+    elif t > 1.0:
+        t = 1.0
+    ex = qx - t * dx
+    ey = qy - t * dy
+    return ex * ex + ey * ey
 
-    pb: ``pit_bounds`` box. want_pit: when False a pit surface reads as its main-track band (callers
-    whose channels treat pit surfaces like the band pass False and skip the pit test). Off the raster
-    or where the raster has no segment: barrier, with a conservative |offset| (raster margin, or grass
-    edge + 20 m minus a cell) so that steps computed from it stay safe.
+
+@njit(cache=True)
+def _nearest(tr, geo, x, y, seg):
+    """|offset| (m) of (x, y) and its nearest segment, -> (a, seg).
+
+    Local descent over segment distances from ``seg`` (the previous sample's), exact where the
+    answer is within the trust radius; otherwise (or for seg < 0) the raster's nearest segment +- the
+    window ``locate`` uses, so the answer equals ``locate(tr, x, y, -1)``. Off the raster or where
+    the raster has no segment: a conservative |offset| (raster margin, or grass edge + 20 m minus a
+    cell; the point is barrier) and seg -1.
     """
+    cx = tr.cx
+    cy = tr.cy
+    n = cx.shape[0] - 1
+    if seg >= 0:
+        d = _seg_d2(cx, cy, seg, x, y)
+        moved = False
+        while True:
+            j = seg + 1 if seg + 1 < n else 0
+            dj = _seg_d2(cx, cy, j, x, y)
+            if dj < d:
+                seg = j
+                d = dj
+                moved = True
+            else:
+                break
+        if not moved:
+            while True:
+                j = seg - 1 if seg > 0 else n - 1
+                dj = _seg_d2(cx, cy, j, x, y)
+                if dj < d:
+                    seg = j
+                    d = dj
+                else:
+                    break
+        a = math.sqrt(d)
+        if a <= geo[4]:
+            return a, seg
     ny, nx = tr.grid_seg.shape
     gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
     gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
     if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
-        return SURF_BARRIER, tr.grass_edge + 1.0
+        return tr.grass_edge + 1.0, -1
     g = tr.grid_seg[gy, gx]
     if g < 0:
-        return SURF_BARRIER, tr.grass_edge + 20.0 - 1.5 * tr.grid_cell
-    n = tr.cx.shape[0] - 1
-    cx = tr.cx
-    cy = tr.cy
+        return tr.grass_edge + 20.0 - 1.5 * tr.grid_cell, -1
     best = np.inf
+    bi = g
     for k in range(g - _GRID_WINDOW, g + _GRID_WINDOW + 1):
         i = k
         if i < 0:
             i += n
         elif i >= n:
             i -= n
-        ax = cx[i]
-        ay = cy[i]
-        dx = cx[i + 1] - ax
-        dy = cy[i + 1] - ay
-        qx = x - ax
-        qy = y - ay
-        t = (qx * dx + qy * dy) / (dx * dx + dy * dy)
-        if t < 0.0:
-            t = 0.0
-        elif t > 1.0:
-            t = 1.0
-        ex = qx - t * dx
-        ey = qy - t * dy
-        d2 = ex * ex + ey * ey
-        if d2 < best:
-            best = d2
-    a = math.sqrt(best)
-    code = band_code(tr, a)
-    if want_pit and a > tr.kerb_edge and pb[0] <= x <= pb[2] and pb[1] <= y <= pb[3]:
-        p = pit_surface(tr, x, y)
-        if p >= 0:
-            code = p
-    return code, a
+        d = _seg_d2(cx, cy, i, x, y)
+        if d < best:
+            best = d
+            bi = i
+    return math.sqrt(best), bi
 
 
 @njit(cache=True)
-def _raster(tr, x, y):
-    """(raster surface code, raster edge bound m) at (x, y); off the raster: (barrier, 0)."""
-    ny, nx = tr.grid_surf.shape
+def _code(tr, geo, x, y, a, seg, want_pit):
+    """Surface code at (x, y) of |offset| a: the band, or the pit surface over it when ``want_pit``
+    (callers whose open channels treat pit surfaces like the band underneath skip the pit test)."""
+    if seg < 0:
+        return SURF_BARRIER
+    code = band_code(tr, a)
+    if want_pit and a > tr.kerb_edge and geo[0] <= x <= geo[2] and geo[1] <= y <= geo[3]:
+        p = pit_surface(tr, x, y)
+        if p >= 0:
+            code = p
+    return code
+
+
+@njit(cache=True)
+def classify(tr, geo, x, y, seg):
+    """Exact surface at (x, y) m, as ``surface_at(tr, x, y, -1)`` -> (code, |offset| m, seg)."""
+    a, seg = _nearest(tr, geo, x, y, seg)
+    return _code(tr, geo, x, y, a, seg, True), a, seg
+
+
+@njit(cache=True)
+def _raster_edge(tr, x, y):
+    """Raster lower bound (m) of the distance to any surface boundary; 0 off the raster."""
+    ny, nx = tr.grid_edge.shape
     gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
     gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
     if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
-        return SURF_BARRIER, 0.0
-    return tr.grid_surf[gy, gx], np.float64(tr.grid_edge[gy, gx])
+        return 0.0
+    return np.float64(tr.grid_edge[gy, gx])
 
 
 @njit(cache=True)
@@ -185,7 +245,7 @@ def _pred(ch, code, origin_pit):
 def _safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit):
     """Distance (m) the ray can advance from a point at |offset| a without changing any open
     channel's predicate. Exact where only main-track bands matter (|offset| is 1-Lipschitz); 0 where
-    a pit surface may be involved (the caller falls back to the raster bound / MIN_STEP)."""
+    a pit surface may be involved (the caller falls back to the raster bound)."""
     hw = tr.half_width
     ke = tr.kerb_edge
     gap = _FAR
@@ -205,32 +265,36 @@ def _safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit):
 
 
 @njit(cache=True)
-def _bisect(tr, pb, ox, oy, dx, dy, lo, hi, ch, p0, origin_pit, tol):
-    """First point past the predicate change in [lo, hi] (pred(lo) == p0 != pred(hi)), to ``tol``."""
+def _bisect(tr, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_pit, tol):
+    """First point past the predicate change in [lo, hi] (pred(lo) == p0 != pred(hi)), to ``tol``.
+    seg: nearest segment at lo (descent start)."""
     want_pit = ch == RAY_ILLEGAL or (ch == RAY_ROAD_EDGE and origin_pit)
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
-        code, a = _exact(tr, ox + mid * dx, oy + mid * dy, pb, want_pit)
-        if _pred(ch, code, origin_pit) != p0:
+        x = ox + mid * dx
+        y = oy + mid * dy
+        a, sg = _nearest(tr, geo, x, y, seg)
+        if _pred(ch, _code(tr, geo, x, y, a, sg, want_pit), origin_pit) != p0:
             hi = mid
         else:
             lo = mid
+            seg = sg
     return hi
 
 
 @njit(cache=True)
-def march_ray(tr, pb, ox, oy, angle, length, mask, debug, out_dist, out_hit):
+def march_ray(tr, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug, out_dist, out_hit):
     """Surface channels of one ray from (ox, oy) m along ``angle`` (rad, world) for ``length`` m.
 
-    pb: ``pit_bounds(tr)``. mask: channel bitmask (only bits 1, 2, 4 are used here); debug: 1 = debug precision.
-    Writes out_dist[0:3] (float32 m; miss = length) and out_hit[0:3] (int8) for the requested
-    channels and returns the road-edge kind (0 miss, 1 exit, 2 entry).
+    geo: ``sensor_geometry(tr)``; (code0, a0, seg0): ``classify`` of the origin. mask: channel
+    bitmask (bits 1, 2, 4 are used here); debug: 1 = debug precision. Writes out_dist[0:3] (float32
+    m; miss = length) and out_hit[0:3] (int8) for the requested channels and returns the road-edge
+    kind (0 miss, 1 exit, 2 entry).
     """
     min_step = DEBUG_MIN_STEP if debug else MIN_STEP
     tol = DEBUG_TOLERANCE if debug else TOLERANCE
     dx = math.cos(angle)
     dy = math.sin(angle)
-    code0, a = _exact(tr, ox, oy, pb, True)
     origin_pit = code0 >= SURF_PIT_ENTRY
     need_edge = (mask & CH_ROAD_EDGE) != 0
     need_kerb = (mask & CH_KERB) != 0
@@ -249,38 +313,39 @@ def march_ray(tr, pb, ox, oy, angle, length, mask, debug, out_dist, out_hit):
         out_dist[RAY_ILLEGAL] = 0.0
         out_hit[RAY_ILLEGAL] = 1
         need_ill = False
-    # step from the origin: exact gap, at least the raster bound and MIN_STEP
-    rc, e = _raster(tr, ox, oy)
-    step = max(_safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit), e, min_step)
+    a = a0
+    seg = seg0
+    x = ox
+    y = oy
     t = 0.0
     while (need_edge or need_kerb or need_ill) and t < length:
-        tn = min(t + step, length)
+        # safe step from the current sample: exact band gap, or the raster bound near pit surfaces
+        gap = _safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit)
+        if gap <= 0.0:
+            gap = _raster_edge(tr, x, y)
+        tn = min(t + max(gap, min_step), length)
         x = ox + tn * dx
         y = oy + tn * dy
-        code, e = _raster(tr, x, y)
-        exact = e < RASTER_TRUST
-        if exact:
-            code, a = _exact(tr, x, y, pb, need_ill or (need_edge and origin_pit))
+        a, sn = _nearest(tr, geo, x, y, seg)
+        code = _code(tr, geo, x, y, a, sn, need_ill or (need_edge and origin_pit))
         if need_edge and _inside(code, origin_pit) != p_edge:
-            out_dist[RAY_ROAD_EDGE] = _bisect(tr, pb, ox, oy, dx, dy, t, tn, RAY_ROAD_EDGE, p_edge,
-                                              origin_pit, tol)
+            out_dist[RAY_ROAD_EDGE] = _bisect(tr, geo, ox, oy, dx, dy, t, tn, seg, RAY_ROAD_EDGE,
+                                              p_edge, origin_pit, tol)
             out_hit[RAY_ROAD_EDGE] = 1
-            kind = 1 if p_edge else 2
+            kind = KIND_EXIT if p_edge else KIND_ENTRY
             need_edge = False
         if need_kerb and code == SURF_KERB:
-            out_dist[RAY_KERB] = _bisect(tr, pb, ox, oy, dx, dy, t, tn, RAY_KERB, False, origin_pit, tol)
+            out_dist[RAY_KERB] = _bisect(tr, geo, ox, oy, dx, dy, t, tn, seg, RAY_KERB, False,
+                                         origin_pit, tol)
             out_hit[RAY_KERB] = 1
             need_kerb = False
         if need_ill and _illegal(code):
-            out_dist[RAY_ILLEGAL] = _bisect(tr, pb, ox, oy, dx, dy, t, tn, RAY_ILLEGAL, False, origin_pit,
-                                            tol)
+            out_dist[RAY_ILLEGAL] = _bisect(tr, geo, ox, oy, dx, dy, t, tn, seg, RAY_ILLEGAL, False,
+                                            origin_pit, tol)
             out_hit[RAY_ILLEGAL] = 1
             need_ill = False
         t = tn
-        if exact:
-            step = max(_safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit), e, min_step)
-        else:
-            step = e
+        seg = sn
     return kind
 
 
@@ -326,7 +391,7 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
     n_cars = cars_f.shape[1]
     n_rays_max = ray_angle.shape[1]
     kmax = min(radar_k, radar.shape[2])
-    pb = pit_bounds(tr)
+    geo = sensor_geometry(tr)
     cand = np.empty(n_cars, dtype=np.int64)      # ray targets near the sensing car
     near_j = np.empty(kmax, dtype=np.int64)      # radar: slots sorted by distance
     near_d = np.empty(kmax, dtype=np.float64)
@@ -340,6 +405,11 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
         destroyed = cars_i[w, c, I_DESTROYED] != 0
         mask = channel_mask[c]
         nr = min(ray_count[c], n_rays_max)
+        code0 = 0
+        a0 = 0.0
+        seg0 = -1
+        if (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) and not destroyed and nr > 0:
+            code0, a0, seg0 = classify(tr, geo, ox, oy, -1)
         # ---- rays
         max_len = 0.0
         for r in range(nr):
@@ -375,7 +445,8 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
                 continue   # miss values, no march (PaddockJS: terminal placements read misses)
             ang = oh + ray_angle[c, r]
             if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-                ray_kind[w, c, r] = march_ray(tr, pb, ox, oy, ang, length, mask, debug_precision,
+                ray_kind[w, c, r] = march_ray(tr, geo, ox, oy, code0, a0, seg0, ang, length, mask,
+                                              debug_precision,
                                               ray_dist[w, c, r], ray_hit[w, c, r])
             if n_cand > 0:
                 dx = math.cos(ang)

@@ -59,7 +59,8 @@ def fnv1a64(*arrays: np.ndarray) -> int:
     """FNV-1a-64 of the canonical (C-ordered, little-endian) bytes of ``arrays``, in order."""
     h = _FNV_OFFSET
     for a in arrays:
-        h = fnv1a64_update(h, _canonical_bytes(a))
+        # np.uint64 on every call: a Python int below 2**63 would otherwise be typed int64 by numba.
+        h = np.uint64(fnv1a64_update(np.uint64(h), _canonical_bytes(a)))
     return int(h)
 
 
@@ -227,7 +228,8 @@ def _layout_sizes() -> dict:
 def _payload_checksum(payload: dict) -> int:
     h = _FNV_OFFSET
     for name in sorted(payload):
-        h = fnv1a64_update(h, np.frombuffer(name.encode() + b"=" + str(payload[name]).encode(), np.uint8))
+        h = np.uint64(fnv1a64_update(np.uint64(h), np.frombuffer(name.encode() + b"=" + str(payload[name]).encode(),
+                                                                  np.uint8)))
     return int(h)
 
 

@@ -1,13 +1,14 @@
 """Query index of a track: a raster over the track's bounding box (cell ~1 m).
 
 * ``grid_seg[ny, nx]`` int32: the centreline segment nearest to each cell centre (exact, by
-  projection), or -1 when every segment is farther than ``reach`` metres.
+  projection), or -1 when every segment is farther than its reach (grass_edge + 10 m; around the start
+  straight, far enough to cover the pit area).
 * ``grid_surf[ny, nx]`` int8: the exact surface code (``surface_at``) at each cell centre.
 * ``grid_edge[ny, nx]`` float32: a lower bound (m) of the distance from ANY point of the cell to the
   nearest surface boundary, for sphere tracing: the Euclidean distance between cell centres to the
-  nearest cell whose surface differs from a 4-neighbour's, minus 1.75 cells (half a cell for where
-  the boundary lies between centres, ~0.71 cell for the query point's place in its cell, and slack for
-  the distance transform), clamped at 0.
+  nearest cell whose surface differs from a 4-neighbour's (a chamfer transform, scaled down to a lower
+  bound of the Euclidean one), minus 1.75 cells (half a cell for where the boundary lies between
+  centres, ~0.71 cell for the query point's place in its cell, and slack), clamped at 0.
 
 Build time is dominated by the nearest-segment stamping (every segment visits the cells within
 ``reach``) and runs in well under a second for a 6 km track.
@@ -19,17 +20,20 @@ import numpy as np
 from numba import njit
 
 from .layout import SURF_BARRIER
-from .track_core import TrackArrays, surface_at
+from .track_core import TrackArrays, _seg_d2, band_code, pit_surface
 
 
 @njit(cache=True)
-def _stamp_nearest(cx, cy, x0, y0, cell, nx, ny, reach):
-    """Nearest segment per cell centre within ``reach`` m. cx, cy: float64[N+1]. -> int32[ny, nx]."""
+def _stamp_nearest(cx, cy, x0, y0, cell, nx, ny, reach_seg):
+    """Nearest segment per cell centre within ``reach_seg[i]`` m of segment i (float64[N]).
+
+    cx, cy: float64[N+1] m. Returns int32[ny, nx], -1 where no segment reaches."""
     n = cx.shape[0] - 1
     seg = np.full((ny, nx), -1, dtype=np.int32)
     best = np.full((ny, nx), np.inf, dtype=np.float64)
-    r2 = reach * reach
     for i in range(n):
+        reach = reach_seg[i]
+        r2 = reach * reach
         ax = cx[i]
         ay = cy[i]
         dx = cx[i + 1] - ax
@@ -54,7 +58,34 @@ def _stamp_nearest(cx, cy, x0, y0, cell, nx, ny, reach):
                 if d2 <= r2 and d2 < best[gy, gx]:
                     best[gy, gx] = d2
                     seg[gy, gx] = i
-    return seg
+    return seg, best
+
+
+@njit(cache=True)
+def _fix_far_cells(tr, best, small_reach):
+    """Cells stamped only by a long-reach segment (farther than ``small_reach`` m from it) may have an
+    unstamped nearer segment: on a pit surface, find their nearest segment over all segments;
+    elsewhere they are farther than small_reach from every segment, so clear them to -1."""
+    ny, nx = tr.grid_seg.shape
+    n = tr.cx.shape[0] - 1
+    r2 = small_reach * small_reach
+    for gy in range(ny):
+        y = tr.grid_y0 + (gy + 0.5) * tr.grid_cell
+        for gx in range(nx):
+            if tr.grid_seg[gy, gx] < 0 or best[gy, gx] <= r2:
+                continue
+            x = tr.grid_x0 + (gx + 0.5) * tr.grid_cell
+            if pit_surface(tr, x, y) < 0:
+                tr.grid_seg[gy, gx] = -1
+                continue
+            bd = np.inf
+            bi = -1
+            for i in range(n):
+                d2, t = _seg_d2(tr, i, x, y)
+                if d2 < bd:
+                    bd = d2
+                    bi = i
+            tr.grid_seg[gy, gx] = bi
 
 
 @njit(cache=True)
@@ -68,70 +99,64 @@ def _classify_cells(tr, nx, ny):
             if g < 0:
                 continue
             x = tr.grid_x0 + (gx + 0.5) * tr.grid_cell
-            code, off, sg = surface_at(tr, x, y, g)
+            # g is the exact nearest segment of this cell centre, so the exact distance is one test
+            d2, t = _seg_d2(tr, g, x, y)
+            a = math.sqrt(d2)
+            code = band_code(tr, a)
+            if a > tr.kerb_edge:
+                p = pit_surface(tr, x, y)
+                if p >= 0:
+                    code = p
             out[gy, gx] = code
     return out
 
 
 @njit(cache=True)
 def _edge_field(surf, cell):
-    """Distance transform to boundary cells (8-neighbour vector propagation) -> float32[ny, nx]."""
+    """Lower bound of the distance (m) to the nearest boundary cell -> float32[ny, nx].
+
+    Boundary cells: cells whose surface differs from a 4-neighbour's. Two-pass chamfer transform with
+    weights 1 and sqrt(2), which overestimates the Euclidean distance by at most 8.24%, so the result
+    is divided by 1.0824; then 1.75 cells are taken off (see the module docstring)."""
     ny, nx = surf.shape
-    big = 1 << 20
-    vx = np.full((ny, nx), big, dtype=np.int32)
-    vy = np.full((ny, nx), big, dtype=np.int32)
+    d = np.full((ny, nx), np.float32(1e9), dtype=np.float32)
     for y in range(ny):
         for x in range(nx):
             c = surf[y, x]
-            b = False
-            if x > 0 and surf[y, x - 1] != c:
-                b = True
-            elif x < nx - 1 and surf[y, x + 1] != c:
-                b = True
-            elif y > 0 and surf[y - 1, x] != c:
-                b = True
-            elif y < ny - 1 and surf[y + 1, x] != c:
-                b = True
-            if b:
-                vx[y, x] = 0
-                vy[y, x] = 0
-    # forward pass (top to bottom), then backward pass (bottom to top)
+            if ((x > 0 and surf[y, x - 1] != c) or (x < nx - 1 and surf[y, x + 1] != c)
+                    or (y > 0 and surf[y - 1, x] != c) or (y < ny - 1 and surf[y + 1, x] != c)):
+                d[y, x] = 0.0
+    r2 = np.float32(math.sqrt(2.0))
+    one = np.float32(1.0)
     for y in range(ny):
         for x in range(nx):
-            _relax(vx, vy, x, y, -1, 0, nx, ny)
-            _relax(vx, vy, x, y, 0, -1, nx, ny)
-            _relax(vx, vy, x, y, -1, -1, nx, ny)
-            _relax(vx, vy, x, y, 1, -1, nx, ny)
-        for x in range(nx - 1, -1, -1):
-            _relax(vx, vy, x, y, 1, 0, nx, ny)
+            v = d[y, x]
+            if x > 0:
+                v = min(v, d[y, x - 1] + one)
+            if y > 0:
+                v = min(v, d[y - 1, x] + one)
+                if x > 0:
+                    v = min(v, d[y - 1, x - 1] + r2)
+                if x < nx - 1:
+                    v = min(v, d[y - 1, x + 1] + r2)
+            d[y, x] = v
     for y in range(ny - 1, -1, -1):
         for x in range(nx - 1, -1, -1):
-            _relax(vx, vy, x, y, 1, 0, nx, ny)
-            _relax(vx, vy, x, y, 0, 1, nx, ny)
-            _relax(vx, vy, x, y, 1, 1, nx, ny)
-            _relax(vx, vy, x, y, -1, 1, nx, ny)
-        for x in range(nx):
-            _relax(vx, vy, x, y, -1, 0, nx, ny)
+            v = d[y, x]
+            if x < nx - 1:
+                v = min(v, d[y, x + 1] + one)
+            if y < ny - 1:
+                v = min(v, d[y + 1, x] + one)
+                if x < nx - 1:
+                    v = min(v, d[y + 1, x + 1] + r2)
+                if x > 0:
+                    v = min(v, d[y + 1, x - 1] + r2)
+            d[y, x] = v
     out = np.empty((ny, nx), dtype=np.float32)
     for y in range(ny):
         for x in range(nx):
-            d = math.sqrt(float(vx[y, x]) ** 2 + float(vy[y, x]) ** 2) * cell - 1.75 * cell
-            out[y, x] = max(0.0, d)
+            out[y, x] = max(0.0, d[y, x] * cell / 1.0824 - 1.75 * cell)
     return out
-
-
-@njit(cache=True)
-def _relax(vx, vy, x, y, ox, oy, nx, ny):
-    """Take the neighbour (x+ox, y+oy)'s nearest boundary vector when it gives a closer one."""
-    xx = x + ox
-    yy = y + oy
-    if xx < 0 or yy < 0 or xx >= nx or yy >= ny:
-        return
-    cx = vx[yy, xx] + ox
-    cy = vy[yy, xx] + oy
-    if cx * cx + cy * cy < vx[y, x] * vx[y, x] + vy[y, x] * vy[y, x]:
-        vx[y, x] = cx
-        vy[y, x] = cy
 
 
 def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackArrays:
@@ -153,12 +178,20 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
         py = np.concatenate([fields["py"], fields["box_y"]])
         d = np.hypot(px[:, None] - fields["cx"][None, :], py[:, None] - fields["cy"][None, :]).min(axis=1)
         pit_far = float(d.max())
-    reach = max(fields["grass_edge"] + 20.0, pit_far + 25.0)
-    seg = _stamp_nearest(fields["cx"], fields["cy"], float(x0), float(y0), float(cell), nx, ny, float(reach))
+    # the barrier band is stamped 10 m deep everywhere; around the start straight (pit entry to pit
+    # exit, +-100 m) deep enough to cover the whole pit area
+    cs = fields["cs"][:-1]
+    # the pit entry lies before the line (late in the lap) and the exit after it (early in the lap)
+    near_pit = (cs >= fields["pit_entry_s"] - 100.0) | (cs <= fields["pit_exit_s"] + 100.0)
+    small = fields["grass_edge"] + 10.0
+    reach = np.where(near_pit, max(small, pit_far + 25.0), small)
+    seg, best = _stamp_nearest(fields["cx"], fields["cy"], float(x0), float(y0), float(cell), nx, ny,
+                         reach.astype(np.float64))
     tmp = dict(fields)
     tmp.update(grid_x0=float(x0), grid_y0=float(y0), grid_cell=float(cell), grid_seg=seg,
                grid_surf=np.zeros((1, 1), np.int8), grid_edge=np.zeros((1, 1), np.float32))
     tr = TrackArrays(**tmp)
+    _fix_far_cells(tr, best, small)
     surf = _classify_cells(tr, nx, ny)
     edge = _edge_field(surf, float(cell))
     return tr._replace(grid_surf=surf, grid_edge=edge)

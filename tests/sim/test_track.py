@@ -225,7 +225,7 @@ def test_locate_with_good_hint_is_fast_and_consistent():
     _follow(tr, n, 1.4, 3.0)
     per = (time.perf_counter() - t0) / n * 1e9
     print(f"locate+point_at with hint: {per:.0f} ns per call")
-    assert per < 400   # measured ~60-90 ns on this 2-core machine; generous for shared CI load
+    assert per < 400   # measured 60-200 ns (point_at + locate) on this shared 2-core machine under load
 
 
 def test_point_at_and_edge_distances():
@@ -370,7 +370,9 @@ def test_pit_lane_geometry(name):
     for k, s_expect in ((0, tr.pit_entry_s), (-1, tr.pit_exit_s)):
         seg, s, off, h, c = locate(tr, tr.px[k], tr.py[k], -1)
         assert abs(off) <= tr.half_width
-        assert abs(math.remainder(s - s_expect, Lp)) < 1e-6
+        # the end point is the centreline point at s_expect moved 2 m along the interpolated normal;
+        # where the track curves, the segment's normal differs slightly: 2 m x ~1e-3 rad
+        assert abs(math.remainder(s - s_expect, Lp)) < 0.01
     assert tr.ps[0] == 0 and tr.ps[-1] == pytest.approx(tr.pit_length)
     assert np.all(np.diff(tr.ps) > 0) and np.diff(tr.ps).max() < 10.0
     assert 0 < tr.pit_lane_start < tr.pit_lane_end < tr.pit_length

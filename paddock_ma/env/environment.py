@@ -1,0 +1,300 @@
+"""PaddockEnv: one world with PaddockJS 2.0.1's dict API, over a one-world BatchEnv.
+
+``reset``, ``step``, ``reset_drivers``, ``get_action_spec``, ``get_observation_spec``,
+``get_observation``, ``get_state`` and ``close`` return plain dicts (numpy float32 vectors inside
+observations; the protocol turns them into lists). A step result is::
+
+    {"observation": {driver: {"object"?, "vector"?, "schema"?, "events"}},
+     "reward": None | {driver: float}, "terminated", "truncated", "done",
+     "events": [...], "metrics": {driver: {...}}, "state": None | {...},
+     "info": {"step", "elapsed_seconds", "seed", "track", "controlled_drivers", "action_errors",
+              "drivers": {driver: {terminated, truncated, end_reason, episode_id, episode_step}}}}
+
+``done`` is true when every reported controlled driver is terminal; ``terminated`` when every one of
+them terminated, ``truncated`` when they are all done and at least one was truncated.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..sim import layout as L
+from .actions import action_spec, validate_actions
+from .batch_env import COMPOUND_INDEX, BatchEnv
+from .config import EnvConfig
+from .episodes import episode_dict, metrics_dict
+from .errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
+from .observations import object_view
+from .scenarios import parse_placements
+from .state_view import full_state, minimal_state
+
+STATE_OUTPUTS = ("full", "minimal", "none")
+
+
+class RewardCallbackError(PaddockError):
+    """The user's reward callback raised; ``driver_id`` names the driver it was computing."""
+
+    def __init__(self, driver_id: str, exc: BaseException):
+        super().__init__(INTERNAL_ERROR, f"reward callback failed for driver {driver_id!r}: "
+                         f"{type(exc).__name__}: {exc}", "reward")
+        self.driver_id = driver_id
+
+
+class PaddockEnv:
+    """One race world with the PaddockJS environment contract (see the module docstring)."""
+
+    def __init__(self, config: EnvConfig | dict | None = None, **batch_options):
+        self._batch_options = batch_options
+        self._build(config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config))
+        self._last = None
+
+    def _build(self, config: EnvConfig):
+        self.config = config
+        self.batch = BatchEnv(config, 1, copy_obs=False, **self._batch_options)
+        self.controlled = self.batch.controlled
+        self._prev_state = None
+        self._prev_actions = None
+
+    # -- specs --------------------------------------------------------------------------------
+    def get_action_spec(self) -> dict:
+        return action_spec(self.controlled, self.batch.compounds)
+
+    def get_observation_spec(self) -> dict:
+        return self.batch.get_observation_spec()
+
+    # -- reset --------------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> dict:
+        """Rebuild the world. ``options``: config keys merged over the current config (validated)."""
+        if options:
+            if not isinstance(options, dict):
+                raise PaddockError(INVALID_REQUEST, f"options: expected an object, got {type(options).__name__}",
+                                   "options")
+            merged = _deep_merge(self.config.to_dict(), options)
+            config = EnvConfig.from_dict(merged)
+            object.__setattr__(config, "reward", options.get("reward", self.config.reward))
+            self._build(config)
+        self.batch.reset(seed)
+        self._last = self._build_result(scope=None, reward=None, action_errors=[], state_output=None)
+        return self._last
+
+    # -- step ---------------------------------------------------------------------------------
+    def step(self, actions: dict) -> dict:
+        """Validate ``{driver: action}`` (nothing is stepped on an error), step ``frame_skip`` ticks."""
+        self._require_reset()
+        batch = self.batch
+        running = batch.running_mask()[0]
+        in_stop = np.isin(batch.state.cars_i[0, batch.slots, L.I_PIT_STATUS],
+                          (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING))
+        slot_of = {d: k for k, d in enumerate(self.controlled)}
+        validated = validate_actions(
+            actions, controlled=slot_of, running=running, num_slots=len(self.controlled),
+            compounds=batch.compounds, pit_stops_enabled=self.config.rules.modules.pit_stops.enabled,
+            in_active_stop=in_stop, policy=self.config.action_policy, all_drivers=self.config_driver_ids)
+        compounds = np.array([-1 if c < 0 else batch.compounds.index(L.COMPOUND_NAMES[c])
+                              for c in validated.pit_compound], np.int32)
+        self._prev_state = self._last
+        batch.step(validated.controls[None], pit_intent=validated.pit_intent[None],
+                   pit_compound=compounds[None], release=validated.release[None].astype(bool))
+        result = self._build_result(scope=None, reward=None, action_errors=validated.errors, state_output=None)
+        if self.config.reward is not None:
+            result["reward"] = self._rewards(result, actions)
+        self._prev_actions = actions
+        self._last = result
+        return result
+
+    @property
+    def config_driver_ids(self):
+        return tuple(d.id for d in self.config.drivers)
+
+    def _rewards(self, result, actions) -> dict:
+        rewards = {}
+        for driver in result["metrics"]:
+            context = {"driver_id": driver, "metrics": result["metrics"][driver],
+                       "episode": result["info"]["drivers"][driver],
+                       "observation": result["observation"].get(driver), "action": actions.get(driver),
+                       "events": [e for e in result["events"] if driver in e.get("driver_ids", ())],
+                       "previous": self._prev_state, "state": result["state"]}
+            try:
+                value = self.config.reward(context)
+            except Exception as exc:
+                raise RewardCallbackError(driver, exc) from exc
+            rewards[driver] = 0.0 if value is None else float(value)
+        return rewards
+
+    # -- reset_drivers ------------------------------------------------------------------------
+    def reset_drivers(self, placements: dict, observation_scope: str | None = None,
+                      state_output: str | None = None) -> dict:
+        """Start a new episode for some drivers inside the running world (see BatchEnv.reset_drivers).
+
+        placements: ``{driver: {distance_meters, offset_meters?, speed_kph?, heading_error_radians?}}``
+        (``None``/``{}`` = the driver's scenario placement). observation_scope ``"reset"`` limits
+        observation, metrics and info.controlled_drivers to the reset drivers.
+        """
+        self._require_reset()
+        scope = observation_scope or self.config.result.reset_drivers_observation_scope
+        if scope not in ("all", "reset"):
+            raise PaddockError(INVALID_REQUEST, f"observation_scope: got {scope!r}; expected 'all' or 'reset'",
+                               "observation_scope")
+        if state_output is not None and state_output not in STATE_OUTPUTS:
+            raise PaddockError(INVALID_REQUEST, f"state_output: got {state_output!r}; expected one of "
+                               f"{STATE_OUTPUTS}", "state_output")
+        parsed = parse_placements(placements, {d: k for k, d in enumerate(self.controlled)})
+        batch = self.batch
+        mask = np.zeros((1, len(self.controlled)), bool)
+        resolved = []
+        for k, driver in enumerate(self.controlled):
+            if driver in parsed:
+                mask[0, k] = True
+                p = parsed[driver]
+                resolved.append(p if p is not None else batch._scenario[driver])
+        batch.reset_drivers(mask, resolved)
+        reset_ids = [d for d in self.controlled if d in parsed]
+        result = self._build_result(scope=reset_ids if scope == "reset" else None, reward=None, action_errors=[],
+                                    state_output=state_output)
+        if self._last is not None:
+            merged_obs = dict(self._last["observation"])
+            merged_obs.update(result["observation"])
+            self._last = dict(self._last, observation=merged_obs)
+        return result
+
+    # -- reads --------------------------------------------------------------------------------
+    def get_observation(self) -> dict:
+        self._require_reset()
+        return self._last["observation"]
+
+    def get_state(self, output: str = "full") -> dict | None:
+        self._require_reset()
+        if output not in STATE_OUTPUTS:
+            raise PaddockError(INVALID_REQUEST, f"output: got {output!r}; expected one of {STATE_OUTPUTS}", "output")
+        return self._state(output)
+
+    def snapshot(self) -> dict:
+        return self.batch.snapshot()
+
+    def restore(self, doc: dict) -> dict:
+        self.batch.restore(doc)
+        self._last = self._build_result(scope=None, reward=None, action_errors=[], state_output=None)
+        return self._last
+
+    def checksum(self) -> int:
+        self._require_reset()
+        return int(self.batch.checksums()[0])
+
+    def close(self) -> None:
+        self.batch.close()
+        self._last = None
+
+    # -- result building ----------------------------------------------------------------------
+    def _require_reset(self):
+        if self.batch.state is None:
+            raise PaddockError(NOT_RESET, "the environment has not been reset: call reset() first")
+
+    def _state(self, output):
+        if output == "none":
+            return None
+        return full_state(self.batch, 0) if output == "full" else minimal_state(self.batch, 0)
+
+    def _build_result(self, scope, reward, action_errors, state_output) -> dict:
+        batch = self.batch
+        cfg = self.config
+        ids = list(scope) if scope is not None else list(self.controlled)
+        ks = [self.controlled.index(d) for d in ids]
+        ci = batch.state.cars_i[0]
+        events, per_driver_events = _events(batch)
+        obs_cfg = cfg.observation
+        observation = {}
+        for d, k in zip(ids, ks):
+            o = {}
+            if obs_cfg.output in ("full", "object"):
+                o["object"] = object_view(batch, 0, k)
+            if obs_cfg.output in ("full", "vector"):
+                o["vector"] = batch._obs[0, k, :batch.obs_sizes[k]].copy()
+                if obs_cfg.include_schema:
+                    o["schema"] = batch.schemas[d]
+            o["events"] = per_driver_events.get(d, [])
+            observation[d] = o
+        metrics = {d: metrics_dict(batch._metrics[0, k]) for d, k in zip(ids, ks)}
+        sub = ci[batch.slots]
+        drivers_info = {}
+        for k, d in enumerate(self.controlled):
+            drivers_info[d] = {"terminated": bool(sub[k, L.I_TERMINATED]), "truncated": bool(sub[k, L.I_TRUNCATED]),
+                               "end_reason": L.END_REASON_NAMES[int(sub[k, L.I_END_REASON])],
+                               "episode_id": int(sub[k, L.I_EPISODE_ID]),
+                               "episode_step": int(sub[k, L.I_EPISODE_STEP])}
+        term = [drivers_info[d]["terminated"] for d in ids]
+        trunc = [drivers_info[d]["truncated"] for d in ids]
+        done = all(a or b for a, b in zip(term, trunc))
+        terminated = done and all(term)
+        output = state_output or cfg.result.state_output
+        return {
+            "observation": observation,
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": done and not terminated,
+            "done": done,
+            "events": events,
+            "metrics": metrics,
+            "state": self._state(output),
+            "info": {
+                "step": int(batch.state.world_i[0, L.WI_ENV_STEP]),
+                "elapsed_seconds": float(batch.state.world_f[0, L.WF_TIME]),
+                "seed": batch.seed, "track": cfg.track, "controlled_drivers": ids,
+                "action_errors": action_errors, "drivers": drivers_info,
+                "end_reason": _common_reason([drivers_info[d]["end_reason"] for d in ids]) if done else None,
+            },
+        }
+
+
+def _common_reason(reasons):
+    reasons = [r for r in reasons if r]
+    return reasons[0] if reasons and all(r == reasons[0] for r in reasons) else ("mixed" if reasons else None)
+
+
+def _events(batch):
+    """Events of the latest step from the event counters: (global list, {driver: list})."""
+    st = batch.state
+    ci = st.cars_i[0]
+    t = float(st.world_f[0, L.WF_TIME])
+    ids = batch.driver_ids
+    events, per = [], {}
+
+    def emit(event, drivers):
+        event["at"] = t
+        event["driver_ids"] = list(drivers)
+        events.append(event)
+        for d in drivers:
+            per.setdefault(d, []).append(event)
+
+    for c, d in enumerate(ids):
+        row = ci[c]
+        if row[L.I_CNT_CONTACTS] > 0:
+            other = int(row[L.I_LAST_CONTACT_WITH])
+            other_id = ids[other] if other >= 0 else None
+            if other_id is None or c < other:  # one event per contact pair, counted for both drivers
+                emit({"type": "collision", "primary_driver_id": d, "other_driver_id": other_id,
+                      "count": int(row[L.I_CNT_CONTACTS])}, [d] + ([other_id] if other_id else []))
+        if row[L.I_CNT_DESTROYED] > 0:
+            emit({"type": "destroyed"}, [d])
+        if row[L.I_CNT_LAPS] > 0:
+            emit({"type": "lap-completed", "lap_time_seconds": float(st.cars_f[0, c, L.F_LAST_LAP_TIME]),
+                  "completed_laps": int(row[L.I_COMPLETED_LAPS])}, [d])
+        for counter, name in ((L.I_CNT_PIT_ENTRY, "pit-entry"), (L.I_CNT_PIT_STOP_DONE, "pit-stop-complete"),
+                              (L.I_CNT_PIT_EXIT, "pit-exit")):
+            if row[counter] > 0:
+                emit({"type": name}, [d])
+    return events, per
+
+
+def _deep_merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        if key == "reward":
+            continue
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+__all__ = ["PaddockEnv", "RewardCallbackError", "COMPOUND_INDEX"]
