@@ -3,6 +3,28 @@
 Layers (see DESIGN.md): ``paddock_ma.sim`` (numba kernels over structure-of-arrays state),
 ``paddock_ma.env`` (the PaddockJS 2.0.1 environment contract), ``paddock_ma.adapters`` (PettingZoo and
 RLlib), ``paddock_ma.protocol`` (the JSON worker protocol) and ``paddock_ma.distributed`` (Ray shards).
+
+The top-level names import lazily so ``import paddock_ma`` stays cheap (no numba compile).
 """
 
 __version__ = "0.1.0"
+
+_EXPORTS = {
+    "PaddockEnv": ("paddock_ma.env.environment", "PaddockEnv"),
+    "BatchEnv": ("paddock_ma.env.batch_env", "BatchEnv"),
+    "EnvConfig": ("paddock_ma.env.config", "EnvConfig"),
+    "PaddockError": ("paddock_ma.env.errors", "PaddockError"),
+    "make": ("paddock_ma.catalog", "make"),
+    "list_envs": ("paddock_ma.catalog", "list_envs"),
+    "parallel_env": ("paddock_ma.adapters.pettingzoo_env", "parallel_env"),
+}
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        import importlib
+
+        module, attr = _EXPORTS[name]
+        return getattr(importlib.import_module(module), attr)
+    raise AttributeError(f"module 'paddock_ma' has no attribute {name!r}")

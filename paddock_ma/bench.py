@@ -48,6 +48,84 @@ def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_
     }
 
 
+ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics, physical-driver profile, "
+                "driver-front-heavy rays (14) with all four channels, radar (6), frame skip 4, vector output, "
+                "state_output none, auto-reset at a random track position; constant action (steer 0, throttle 0.6)")
+
+
+def env_bench_config(num_cars: int = 20) -> dict:
+    """The issue's environment workload as an EnvConfig dict."""
+    ids = [f"car-{i:02d}" for i in range(num_cars)]
+    return {
+        "drivers": num_cars, "controlled_drivers": ids, "track": "grand-prix", "frame_skip": 4,
+        "physics_mode": "simulator", "total_laps": 1000,
+        "rules": {"standing_start": False},
+        "participant_interactions": {"default_profile": "batch-training"},
+        "observation": {"profile": "physical-driver", "output": "vector", "include_schema": False},
+        "sensors": {"rays": {"layout": "driver-front-heavy",
+                             "channels": ["road_edge", "kerb", "illegal_surface", "car"]}},
+        "result": {"state_output": "none"},
+    }
+
+
+def _timed(fn, seconds: float) -> tuple[int, float]:
+    calls, start = 0, time.perf_counter()
+    while True:
+        fn()
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return calls, elapsed
+
+
+def bench_batch_env(num_worlds: int, seconds: float = 3.0) -> dict:
+    """BatchEnv car-steps/s on ENV_WORKLOAD, with the split between core, sensors+vectors and Python."""
+    from .env.batch_env import BatchEnv
+
+    env = BatchEnv(env_bench_config(), num_worlds, auto_reset=True, reset_placement="random")
+    env.reset(seed=1)
+    k = len(env.controlled)
+    actions = np.zeros((num_worlds, k, 3), np.float32)
+    actions[..., 1] = 0.6
+    env.step(actions)
+    calls, elapsed = _timed(lambda: env.step(actions), seconds)
+    st = env.state
+    core = lambda: env._kernel(env.track, st.cars_f, st.cars_i, st.world_f, st.world_i, st.car_params,  # noqa: E731
+                               st.car_flags, st.rules, env._actions, env._apply, env.config.frame_skip, 0)
+    sense_mask = env._controlled_sense_mask()
+    senses = lambda: env._sense_and_observe(env._all_worlds, sense_mask)  # noqa: E731
+    c_calls, c_elapsed = _timed(core, seconds / 2)
+    s_calls, s_elapsed = _timed(senses, seconds / 2)
+    per_step = elapsed / calls
+    core_ms, sense_ms = 1e3 * c_elapsed / c_calls, 1e3 * s_elapsed / s_calls
+    return {"worlds": num_worlds, "cars_per_world": k, "steps": calls, "seconds": round(elapsed, 3),
+            "car_steps_per_s": round(calls * num_worlds * k / elapsed),
+            "ms_per_step": round(1e3 * per_step, 3), "core_ms": round(core_ms, 3), "sensors_obs_ms": round(sense_ms, 3),
+            "python_ms": round(max(0.0, 1e3 * per_step - core_ms - sense_ms), 3)}
+
+
+def bench_paddock_env(seconds: float = 3.0) -> dict:
+    """PaddockEnv (one world, dict API) car-steps/s on ENV_WORKLOAD without auto-reset: a crashed
+    car is reset through reset_drivers by the loop, as a user's loop would."""
+    from .env.environment import PaddockEnv
+
+    env = PaddockEnv(env_bench_config())
+    env.reset(seed=1)
+    actions = {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0} for d in env.controlled}
+
+    def one_step():
+        result = env.step(actions)
+        ended = [d for d, info in result["info"]["drivers"].items() if info["terminated"] or info["truncated"]]
+        if ended:
+            env.reset_drivers({d: None for d in ended}, observation_scope="reset", state_output="none")
+
+    one_step()
+    calls, elapsed = _timed(one_step, seconds)
+    k = len(env.controlled)
+    return {"worlds": 1, "cars_per_world": k, "steps": calls, "seconds": round(elapsed, 3),
+            "car_steps_per_s": round(calls * k / elapsed), "ms_per_step": round(1e3 * elapsed / calls, 3)}
+
+
 _COMPILE_SNIPPET = """
 import time
 t0 = time.perf_counter()
@@ -78,10 +156,13 @@ def bench_start(cache_dir: str | None = None) -> dict:
         return out
 
 
-def run(worlds=(1, 64, 1024), seconds: float = 3.0, with_start: bool = True) -> dict:
-    """The core benchmark suite; returns a JSON-able report."""
+def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start: bool = True) -> dict:
+    """The benchmark suite; returns a JSON-able report."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    report = {"workload": CORE_WORKLOAD, "core": [bench_core(w, seconds=seconds) for w in worlds]}
+    report = {"workload": CORE_WORKLOAD, "core": [bench_core(w, seconds=seconds) for w in worlds],
+              "env_workload": ENV_WORKLOAD,
+              "batch_env": [bench_batch_env(w, seconds=seconds) for w in env_worlds],
+              "paddock_env": bench_paddock_env(seconds=seconds)}
     if with_start:
         report["start"] = bench_start()
     return report
@@ -95,6 +176,14 @@ def format_report(report: dict) -> str:
     for row in report["core"]:
         lines.append(f"| {row['worlds']} | {row['cars_per_world']} | {row['car_ticks_per_s']:,} | "
                      f"{row['memory_per_world_bytes'] / 1024:.1f} KiB |")
+    lines += ["", f"Environment workload: {report['env_workload']}.", "",
+              "| API | worlds | car-steps/s (1 core) | ms/step | core ms | sensors+vectors ms | Python ms |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for row in report["batch_env"]:
+        lines.append(f"| BatchEnv | {row['worlds']} | {row['car_steps_per_s']:,} | {row['ms_per_step']} | "
+                     f"{row['core_ms']} | {row['sensors_obs_ms']} | {row['python_ms']} |")
+    row = report["paddock_env"]
+    lines.append(f"| PaddockEnv (dict) | 1 | {row['car_steps_per_s']:,} | {row['ms_per_step']} | | | |")
     if "start" in report:
         lines += ["", "| start | process (s) | import (s) | build + first step (s) |", "|---|---:|---:|---:|"]
         for label, row in report["start"].items():

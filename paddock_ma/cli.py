@@ -2,6 +2,7 @@
 
 * ``paddock-ma demo``   a short rollout: built-in drivers race on every shipped track; prints a table.
 * ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output.
+* ``paddock-ma envs``   the environment catalogue (versioned env ids).
 * ``paddock-ma tracks`` the shipped tracks with their lap lengths.
 """
 
@@ -54,7 +55,8 @@ def _cmd_bench(args) -> int:
     from . import bench
 
     worlds = tuple(int(w) for w in args.worlds.split(","))
-    report = bench.run(worlds=worlds, seconds=args.seconds, with_start=not args.no_start)
+    env_worlds = tuple(int(w) for w in args.env_worlds.split(","))
+    report = bench.run(worlds=worlds, env_worlds=env_worlds, seconds=args.seconds, with_start=not args.no_start)
     print(bench.main_json(report) if args.json else bench.format_report(report))
     return 0
 
@@ -65,6 +67,14 @@ def _cmd_tracks(args) -> int:
     for name in list_tracks():
         track = load_track(name)
         print(f"{name:12s} {track.length:8.1f} m")
+    return 0
+
+
+def _cmd_envs(args) -> int:
+    from .catalog import list_envs
+
+    for env in list_envs():
+        print(f"{env['id']:28s} {env['description']}")
     return 0
 
 
@@ -81,10 +91,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser("bench", help="measure the core's throughput, start-up and memory")
     bench.add_argument("--worlds", default="1,64,1024", help="comma-separated world counts")
+    bench.add_argument("--env-worlds", default="64", help="comma-separated world counts for BatchEnv")
     bench.add_argument("--seconds", type=float, default=3.0, help="timed seconds per workload")
     bench.add_argument("--no-start", action="store_true", help="skip the compile/start-up measurement")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_cmd_bench)
+
+    envs = sub.add_parser("envs", help="list the environment catalogue (versioned env ids)")
+    envs.set_defaults(func=_cmd_envs)
 
     tracks = sub.add_parser("tracks", help="list the shipped tracks")
     tracks.set_defaults(func=_cmd_tracks)

@@ -26,10 +26,10 @@ from ..sim import layout as L
 from ..sim.observe import fill_vectors
 from ..sim.physics import car_params_from_ratings
 from ..sim.race import (
-    place_cars, random_track_placements, reclassify_cars, rules_vector,
+    place_cars, random_track_placements, rank_worlds, reclassify_cars, rules_vector,
 )
 from ..sim.rng import world_keys
-from ..sim.rules import init_world
+from ..sim.rules import init_world, update_ranks
 from ..sim.sensors import N_RADAR_FIELDS, sense_worlds
 from ..sim.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
@@ -219,6 +219,8 @@ class BatchEnv:
                                cfg.scenario.preset, self.track, cfg, self.driver_ids))
                            and d not in {t.driver_id for t in cfg.scenario.traffic}]
             ci[:, grid_placed, L.I_GRID_LOCKED] = 1
+        for wi in range(w):  # race order of the start, so the reset observation has positions
+            update_ranks(state.cars_f, state.cars_i, state.car_flags, state.world_i, wi, c)
         self.state = state
         self._actions[:] = 0
         self._sense_and_observe(self._all_worlds, ((self._flags & L.FLAG_CONTROLLED) != 0)[None, :]
@@ -237,6 +239,7 @@ class BatchEnv:
         head = np.array([p[3] for p in placements], np.float64)
         place_cars(self.track, state.cars_f, state.cars_i, state.world_f, worlds, slots, dist, off, speed, head)
         reclassify_cars(self.track, state.cars_f, state.cars_i, state.car_flags, worlds, slots)
+        rank_worlds(state.cars_f, state.cars_i, state.car_flags, state.world_i, np.unique(worlds))
 
     # -- step ----------------------------------------------------------------------------------
     def _require_reset(self):

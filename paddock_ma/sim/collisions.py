@@ -232,12 +232,17 @@ def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
         for i in range(n_cars - 1):
             if not _takes_part(cars_i, car_flags, w, i):
                 continue
+            xi = cars_f[w, i, F_X]
+            yi = cars_f[w, i, F_Y]
             for j in range(i + 1, n_cars):
-                if not _takes_part(cars_i, car_flags, w, j):
+                # Broad phase first (two loads), eligibility only for the rare near pairs.
+                dx = cars_f[w, j, F_X] - xi
+                if dx * dx >= BROAD_DIST2:
                     continue
-                dx = cars_f[w, j, F_X] - cars_f[w, i, F_X]
-                dy = cars_f[w, j, F_Y] - cars_f[w, i, F_Y]
+                dy = cars_f[w, j, F_Y] - yi
                 if dx * dx + dy * dy >= BROAD_DIST2:
+                    continue
+                if not _takes_part(cars_i, car_flags, w, j):
                     continue
                 if _pit_fixed(cars_i, w, i) and _pit_fixed(cars_i, w, j):
                     continue
@@ -262,6 +267,8 @@ def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
                     cars_f[w, i, F_CONTACT_COOLDOWN] = TOUCHED if cdi <= 0.0 else COOLDOWN
                     cars_f[w, j, F_CONTACT_COOLDOWN] = TOUCHED if cdj <= 0.0 else COOLDOWN
                 _respond(cars_f, cars_i, rules, w, i, j, depth, ax, ay, sim)
+                xi = cars_f[w, i, F_X]
+                yi = cars_f[w, i, F_Y]
         if touched == 0:
             break
     for c in range(n_cars):

@@ -2,8 +2,8 @@
 
 One decision per car per tick, from the car's own state, its parameters and the cars around it:
 
-* **Speed.** A preview of the centreline ahead in short intervals (a fixed set of ``point_at``
-  calls): each interval's mean curvature (heading change / length) gives a corner speed
+* **Speed.** A preview of the centreline ahead in short intervals (a fixed set of centreline
+  look-ups): each interval's mean curvature (heading change / length) gives a corner speed
   ``v = sqrt(a_lat / kappa)`` with the lateral grip budget ``a_lat = margin * (mu g + Cl v^2 / m)``;
   an interval that starts ``d`` metres ahead caps the current speed at ``sqrt(v^2 + 2 a_b d)``
   (a conservative braking deceleration ``a_b``). A proportional rule turns the speed error into
@@ -23,24 +23,25 @@ One decision per car per tick, from the car's own state, its parameters and the 
 
 import math
 
+import numpy as np
 from numba import njit
 
 from .layout import (
-    DT, F_AI_LANE_OFFSET, F_HEADING, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y,
-    FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_ACTIVE, I_AI_REJOIN, I_COMPOUND, I_DESTROYED,
-    I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE,
-    P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE, P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR,
-    PIT_COMPLETED, PIT_PENDING, R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
+    DT, F_AI_LANE_OFFSET, F_HEADING, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT, F_SLIP_REAR,
+    F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_ACTIVE,
+    I_AI_REJOIN, I_COMPOUND, I_DESTROYED, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
+    I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE,
+    P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, R_PHYSICS_MODE,
+    R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
     SURF_TRACK, WHEELBASE,
 )
-from .track import point_at
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 KPH = 1.0 / 3.6
 
 # Preview: interval boundaries ahead of the car, m. Short near the car (tight corners must be seen
-# exactly), longer far away where only braking distance matters. 11 point_at calls per car-tick.
-PREVIEW_D = (0.0, 8.0, 18.0, 30.0, 45.0, 65.0, 90.0, 120.0, 160.0, 210.0, 270.0)
+# exactly), longer far away where only braking distance matters. 12 centreline look-ups per car-tick.
+PREVIEW_D = np.array([0.0, 8.0, 18.0, 30.0, 45.0, 65.0, 90.0, 120.0, 160.0, 210.0, 270.0])
 N_PREVIEW = 11
 
 GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
@@ -79,7 +80,33 @@ POWER_SPEED = 13.0       # m/s, drive force is P_POWER below this speed, power-l
 
 @njit(cache=True)
 def _wrap(a):
-    return math.atan2(math.sin(a), math.cos(a))
+    """Wrap an angle difference (rad, |a| < 3 pi: differences of wrapped headings) to [-pi, pi]."""
+    if a > math.pi:
+        a -= 2.0 * math.pi
+    elif a < -math.pi:
+        a += 2.0 * math.pi
+    return a
+
+
+@njit(cache=True)
+def _centre_at(cx, cy, cs, ch, length, s):
+    """Centreline (x, y, heading) at lap distance s (m, wrapped); the arrays of TrackArrays.
+
+    Same interpolation as ``track.point_at`` but on bare arrays: passing the whole track tuple to a
+    non-inlined call copies its ~30 fields each time, which dominated the driver's cost.
+    """
+    s = s - math.floor(s / length) * length
+    n = cx.shape[0] - 1
+    i = int(s / length * n)     # uniform samples: within one of the answer
+    if i > n - 1:
+        i = n - 1
+    while i > 0 and cs[i] > s:
+        i -= 1
+    while i < n - 1 and cs[i + 1] < s:
+        i += 1
+    t = (s - cs[i]) / (cs[i + 1] - cs[i])
+    dh = _wrap(ch[i + 1] - ch[i])
+    return cx[i] + t * (cx[i + 1] - cx[i]), cy[i] + t * (cy[i + 1] - cy[i]), _wrap(ch[i] + t * dh)
 
 
 @njit(cache=True)
@@ -113,11 +140,13 @@ def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
 
 @njit(cache=True)
 def _traffic(cars_f, cars_i, car_flags, w, c, n_cars, s, off, lane, length):
-    """Scan the cars that collide with car c. Returns (lane target shift request, follow speed cap).
+    """Scan the cars that collide with car c (both carry FLAG_COLLIDES).
 
-    pass_lane: the lane to move to (nan = no car in the way); follow_v: speed cap from the nearest
-    car ahead in the current lane (MAX_SPEED = none); block_l / block_r: a car alongside on the left
-    / right within the passing distance (lane changes toward it are held).
+    s, off: car c's progress and offset (m); lane: its current lane target (m); length: lap (m).
+    Returns (pass_lane, follow_v, block_l, block_r): pass_lane, the lane (m) beside the nearest car in
+    the way within TRAFFIC_AHEAD (nan = none); follow_v, a speed cap (m/s) from that car when it is
+    in our actual line (MAX_SPEED = none); block_l / block_r, a car alongside on the left / right
+    closer than PASS_GAP (lane moves toward it are held).
     """
     my_flags = car_flags[w, c]
     v = cars_f[w, c, F_SPEED]
@@ -189,16 +218,21 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
 
     # Grip budget a_lat(v) = A + B v^2 (tyre friction + downforce) for this car and mode.
     mass = car_params[w, c, P_MASS]
-    mu = car_params[w, c, P_TIRE_GRIP] * tyre_factor(cars_f[w, c, F_TIRE_ENERGY]) \
-        * COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])]
+    tf = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+    tf_cg = tf * COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])]
     cl_m = car_params[w, c, P_DOWNFORCE_CL] / mass
     sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
     if sim:
-        # Dynamic bicycle (physics.py): downforce on the axles less tyre load sensitivity; fits the
-        # axle-limited budget of the neutral car within ~8 % for 0..80 m/s (23 -> 48 m/s^2).
+        # Dynamic bicycle (physics.py): tyre friction times the compound and wear factors, with
+        # downforce on the axles less tyre load sensitivity; fits the axle-limited budget of the
+        # neutral car within ~8 % for 0..80 m/s (23 -> 48 m/s^2).
+        mu = car_params[w, c, P_TIRE_GRIP] * tf_cg
         aero_b = SIM_AERO_GRIP * mu * cl_m
     else:
-        aero_b = cl_m               # arcade yaw cap: (mu g + Cl v^2 / m) per unit grip (spec 3.4)
+        # Arcade yaw cap (spec 3.4): (grip tf g + Cl v^2 / m) * surface * tf * compound; the wear
+        # factor tf enters twice, so worn tyres lose grip fast.
+        mu = car_params[w, c, P_TIRE_GRIP] * tf * tf_cg
+        aero_b = cl_m * tf_cg
     pace = car_params[w, c, P_PACE]
     aggr = car_params[w, c, P_AGGRESSION]
     margin = GRIP_MARGIN * (1.0 + 0.5 * (pace - 1.0) + 0.04 * (aggr - 0.5))
@@ -209,19 +243,24 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
         brake_b = BRAKE_FRAC * aero_b
     else:
         # Arcade braking is capped at grip * (20 + 14 r) m/s^2 (spec 3.4): assume the low end.
-        brake_a = BRAKE_FRAC_ARCADE * min(car_params[w, c, P_BRAKE] / mass, 20.0)
+        brake_a = BRAKE_FRAC_ARCADE * min(car_params[w, c, P_BRAKE] / mass, 20.0 * tf_cg)
         brake_b = 0.0
 
     # Preview: speed cap from the curvature ahead, and the curvature of the next ~60 m.
     v_target = MAX_SPEED
-    _x0, _y0, h_prev, _k0 = point_at(tr, s)
+    cx = tr.cx
+    cy = tr.cy
+    cs = tr.cs
+    ch = tr.ch
+    length = tr.length
+    _x0, _y0, h_prev = _centre_at(cx, cy, cs, ch, length, s)
     h_track = h_prev
     turn_near = 0.0
     kappa_max_near = 0.0
     for k in range(1, N_PREVIEW):
         d0 = PREVIEW_D[k - 1]
         d1 = PREVIEW_D[k]
-        _xk, _yk, hk, _kk = point_at(tr, s + d1)
+        _xk, _yk, hk = _centre_at(cx, cy, cs, ch, length, s + d1)
         dh = _wrap(hk - h_prev)
         h_prev = hk
         kappa = abs(dh) / (d1 - d0)
@@ -289,25 +328,30 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
     look = min(max(look, LOOK_MIN), LOOK_MAX)
 
     # Pure pursuit toward the lane point one lookahead ahead.
-    tx, ty, th, _tk = point_at(tr, s + look)
+    tx, ty, th = _centre_at(cx, cy, cs, ch, length, s + look)
     tx += -math.sin(th) * lane
     ty += math.cos(th) * lane
     dx = tx - x
     dy = ty - y
-    ch = math.cos(h)
-    sh = math.sin(h)
-    lx = dx * ch + dy * sh
-    ly = -dx * sh + dy * ch
+    cos_h = math.cos(h)
+    sin_h = math.sin(h)
+    lx = dx * cos_h + dy * sin_h
+    ly = -dx * sin_h + dy * cos_h
     dist2 = max(lx * lx + ly * ly, 1.0)
     if lx < 0.3 * math.sqrt(dist2):
         # Target far to the side or behind (spun car): full lock toward it.
         steer = 1.0 if ly >= 0.0 else -1.0
     else:
         curv = 2.0 * ly / dist2
-        # Steady-state bicycle: delta = L kappa - (alpha_f - alpha_r). Feeding the last tick's slip
-        # difference forward cancels most of the simulator's understeer (0 in arcade mode).
-        slip = min(max(cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR], -SLIP_MAX), SLIP_MAX)
-        steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
+        # Simulator, steady-state bicycle: delta = L kappa - (alpha_f - alpha_r); feeding the last
+        # tick's slip difference forward cancels most of the understeer.
+        if sim:
+            slip = min(max(cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR], -SLIP_MAX),
+                       SLIP_MAX)
+            steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
+        else:
+            # Arcade yaw rate is v / L tan(delta) * tf: worn tyres need proportionally more lock.
+            steer = math.atan(WHEELBASE * curv / tf) / MAX_STEER_ANGLE
         steer = min(max(steer, -1.0), 1.0)
 
     # Speed control: throttle from the speed error; brake as a deceleration demand capped below

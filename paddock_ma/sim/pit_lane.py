@@ -55,8 +55,11 @@ def _centre_at(cx, cy, cs, ch, s):
 
 
 def _bezier(p0, p1, p2, p3, steps):
+    """Points float64[steps+1, 2] and tangent headings float64[steps+1] (rad) of a cubic Bezier."""
     t = np.linspace(0.0, 1.0, steps + 1)[:, None]
-    return ((1 - t) ** 3) * p0 + 3 * ((1 - t) ** 2) * t * p1 + 3 * (1 - t) * t * t * p2 + (t ** 3) * p3
+    pts = ((1 - t) ** 3) * p0 + 3 * ((1 - t) ** 2) * t * p1 + 3 * (1 - t) * t * t * p2 + (t ** 3) * p3
+    der = 3 * ((1 - t) ** 2) * (p1 - p0) + 6 * (1 - t) * t * (p2 - p1) + 3 * t * t * (p3 - p2)
+    return pts, np.arctan2(der[:, 1], der[:, 0])
 
 
 def _min_dist_to_centreline(cx, cy, qx, qy):
@@ -90,17 +93,19 @@ def _layout(cx, cy, cs, ch, side, lane_offset, kerb_edge):
     e_dir = np.array([math.cos(eh), math.sin(eh)])
     e_n = np.array([-math.sin(eh), math.cos(eh)]) * side
     entry0 = np.array([ex, ey]) + PIT_CONN_INSET * e_n
-    entry = _bezier(entry0, entry0 + handle * e_dir, lane_a - handle * d, lane_a, PIT_CONN_STEPS)
+    entry, entry_h = _bezier(entry0, entry0 + handle * e_dir, lane_a - handle * d, lane_a, PIT_CONN_STEPS)
 
     xx, xy, xh = _centre_at(cx, cy, cs, ch, u_end + PIT_CONN_LENGTH)
     x_dir = np.array([math.cos(xh), math.sin(xh)])
     x_n = np.array([-math.sin(xh), math.cos(xh)]) * side
     exit1 = np.array([xx, xy]) + PIT_CONN_INSET * x_n
-    exit_ = _bezier(lane_b, lane_b + handle * d, exit1 - handle * x_dir, exit1, PIT_CONN_STEPS)
+    exit_, exit_h = _bezier(lane_b, lane_b + handle * d, exit1 - handle * x_dir, exit1, PIT_CONN_STEPS)
 
     n_mid = max(1, int(round((u_end - u_start) / LANE_POINT_STEP)))
     mids = lane_a[None, :] + np.linspace(0.0, 1.0, n_mid + 1)[1:-1, None] * (lane_b - lane_a)[None, :]
     path = np.concatenate([entry, mids, exit_], axis=0)
+    heading = np.concatenate([entry_h, np.full(len(mids), math.atan2(d[1], d[0])), exit_h])
+    heading[PIT_CONN_STEPS] = heading[len(path) - 1 - PIT_CONN_STEPS] = math.atan2(d[1], d[0])
 
     hw = 0.5 * PIT_WIDTH
     v_box = hw + PIT_WORK_WIDTH - 0.5 * SERVICE_DEPTH
@@ -116,7 +121,7 @@ def _layout(cx, cy, cs, ch, side, lane_offset, kerb_edge):
     pts.append(entry[k_lo:k_hi])
     pts.append(exit_[0:PIT_CONN_STEPS - k_lo + 1])
     pts = np.concatenate(pts, axis=0)
-    return dict(path=path, boxes=boxes, box_u=box_u, entry_s=(u_start - PIT_CONN_LENGTH) % L,
+    return dict(path=path, heading=heading, boxes=boxes, box_u=box_u, entry_s=(u_start - PIT_CONN_LENGTH) % L,
                 exit_s=(u_end + PIT_CONN_LENGTH) % L, probe=pts, lane_offset=lane_offset)
 
 
@@ -145,8 +150,7 @@ def build_pit(cx, cy, cs, ch, ccurv, kerb_edge):
     path = lay["path"]
     seg = np.hypot(np.diff(path[:, 0]), np.diff(path[:, 1]))
     ps = np.concatenate([[0.0], np.cumsum(seg)])
-    tang = np.gradient(path, axis=0)
-    ph = np.arctan2(tang[:, 1], tang[:, 0])
+    ph = lay["heading"]
     lane_start = float(ps[PIT_CONN_STEPS])
     lane_end = float(ps[len(ps) - 1 - PIT_CONN_STEPS])
     return dict(

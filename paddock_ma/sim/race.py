@@ -13,7 +13,7 @@ from numba import njit
 from . import layout as L
 from .physics import hold_car, neutral_car_params
 from .rng import rng_uniform, world_keys
-from .rules import grid_slot, init_world, place_car
+from .rules import grid_slot, init_world, place_car, update_ranks
 from .state import WorldState
 from .surfaces import classify_car
 
@@ -143,3 +143,10 @@ def random_track_placements(tr, world_i, worlds, margin, out_distance, out_offse
         w = worlds[k]
         out_distance[k] = rng_uniform(world_i, w) * tr.length
         out_offset[k] = (2.0 * rng_uniform(world_i, w) - 1.0) * half
+
+
+@njit(cache=True)
+def rank_worlds(cars_f, cars_i, car_flags, world_i, worlds):
+    """Recompute race order in ``worlds`` (int64[n]) after placements, so results at reset carry ranks."""
+    for k in range(worlds.shape[0]):
+        update_ranks(cars_f, cars_i, car_flags, world_i, worlds[k], cars_f.shape[1])

@@ -30,10 +30,10 @@ from numba import njit
 
 from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y,
-    FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, SURF_BARRIER, SURF_GRAVEL,
+    FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, SURF_BARRIER, SURF_GRASS, SURF_GRAVEL,
     SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK,
 )
-from .track import band_code, edge_distances, pit_surface, point_at, wrap_angle
+from .track import edge_distances, pit_surface, point_at, wrap_angle
 from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH
 
 # Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
@@ -80,32 +80,50 @@ _HALF_L = 0.5 * CAR_LENGTH
 _HALF_W = 0.5 * CAR_WIDTH
 BODY_RADIUS = math.sqrt(_HALF_L * _HALF_L + _HALF_W * _HALF_W)   # ~2.41 m, broad phase
 _FAR = 1.0e30
+_DERIV_WINDOW = 24       # segments either side scanned for the local curvature bound
+
+
+# sensor_geometry() slots
+_G_PX0, _G_PY0, _G_PX1, _G_PY1 = 0, 1, 2, 3
+_G_TRUST = 4
+_G_HW, _G_KE, _G_GRAVEL, _G_GRASS = 5, 6, 7, 8
+_G_X0, _G_Y0, _G_CELL = 9, 10, 11
+N_GEO = 12
 
 
 @njit(cache=True)
 def sensor_geometry(tr):
-    """Per-track constants of the ray march -> float64[5]: the box (x0, y0, x1, y1) m around every pit
-    surface (path, lanes, boxes, garages, plus a margin; outside it ``pit_surface`` is -1) and the
-    trust radius (m) within which the nearest centreline segment is followed by local descent
-    instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: closer
-    to a segment than that, no other part of a valid track can be nearer)."""
-    geo = np.empty(5, dtype=np.float64)
+    """Per-track constants of the ray march -> float64[N_GEO]: the box (x0, y0, x1, y1) m around
+    every pit surface (path, lanes, boxes, garages, plus a margin; outside it ``pit_surface`` is -1);
+    the trust radius (m) within which the nearest centreline segment is followed by local descent
+    instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
+    close to a segment, no other part of a valid track is nearer); the band edges and the raster
+    origin and cell. The hot helpers take these and single arrays, never the TrackArrays tuple
+    (passing the tuple to a non-inlined call costs ~85 ns here)."""
+    geo = np.empty(N_GEO, dtype=np.float64)
     if tr.px.shape[0] == 0:
-        geo[0] = _FAR
-        geo[1] = _FAR
-        geo[2] = -_FAR
-        geo[3] = -_FAR
+        geo[_G_PX0] = _FAR
+        geo[_G_PY0] = _FAR
+        geo[_G_PX1] = -_FAR
+        geo[_G_PY1] = -_FAR
     else:
         xs = np.concatenate((tr.px, tr.box_x))
         ys = np.concatenate((tr.py, tr.box_y))
         m = 0.5 * tr.pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + 5.0
-        geo[0] = xs.min() - m
-        geo[1] = ys.min() - m
-        geo[2] = xs.max() + m
-        geo[3] = ys.max() + m
+        geo[_G_PX0] = xs.min() - m
+        geo[_G_PY0] = ys.min() - m
+        geo[_G_PX1] = xs.max() + m
+        geo[_G_PY1] = ys.max() + m
     kmax = np.abs(tr.ccurv).max()
     trust = 1.0 / kmax if kmax > 0.0 else _FAR
-    geo[4] = min(max(trust, tr.kerb_edge + 2.0), tr.grass_edge)
+    geo[_G_TRUST] = min(max(trust, tr.kerb_edge + 2.0), tr.grass_edge)
+    geo[_G_HW] = tr.half_width
+    geo[_G_KE] = tr.kerb_edge
+    geo[_G_GRAVEL] = tr.gravel_edge
+    geo[_G_GRASS] = tr.grass_edge
+    geo[_G_X0] = tr.grid_x0
+    geo[_G_Y0] = tr.grid_y0
+    geo[_G_CELL] = tr.grid_cell
     return geo
 
 
@@ -130,17 +148,15 @@ def _seg_d2(cx, cy, i, x, y):
 
 
 @njit(cache=True)
-def _nearest(tr, geo, x, y, seg):
-    """|offset| (m) of (x, y) and its nearest segment, -> (a, seg).
+def _nearest(cx, cy, gseg, geo, x, y, seg):
+    """|offset| (m) of (x, y) and its nearest centreline segment -> (a, seg).
 
-    Local descent over segment distances from ``seg`` (the previous sample's), exact where the
-    answer is within the trust radius; otherwise (or for seg < 0) the raster's nearest segment +- the
-    window ``locate`` uses, so the answer equals ``locate(tr, x, y, -1)``. Off the raster or where
-    the raster has no segment: a conservative |offset| (raster margin, or grass edge + 20 m minus a
-    cell; the point is barrier) and seg -1.
+    Local descent over segment distances from ``seg`` (the previous sample's), trusted within the
+    trust radius; otherwise (or for seg < 0) the raster's nearest segment +- the window ``locate``
+    uses, so the answer equals ``locate(tr, x, y, -1)``. Off the raster or where the raster has no
+    segment: a conservative |offset| (raster margin, or grass edge + 20 m minus a cell; the point is
+    barrier) and seg -1.
     """
-    cx = tr.cx
-    cy = tr.cy
     n = cx.shape[0] - 1
     if seg >= 0:
         d = _seg_d2(cx, cy, seg, x, y)
@@ -164,16 +180,17 @@ def _nearest(tr, geo, x, y, seg):
                 else:
                     break
         a = math.sqrt(d)
-        if a <= geo[4]:
+        if a <= geo[_G_TRUST]:
             return a, seg
-    ny, nx = tr.grid_seg.shape
-    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
-    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+    ny, nx = gseg.shape
+    cell = geo[_G_CELL]
+    gx = int(math.floor((x - geo[_G_X0]) / cell))
+    gy = int(math.floor((y - geo[_G_Y0]) / cell))
     if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
-        return tr.grass_edge + 1.0, -1
-    g = tr.grid_seg[gy, gx]
+        return geo[_G_GRASS] + 1.0, -1
+    g = gseg[gy, gx]
     if g < 0:
-        return tr.grass_edge + 20.0 - 1.5 * tr.grid_cell, -1
+        return geo[_G_GRASS] + 20.0 - 1.5 * cell, -1
     best = np.inf
     bi = g
     for k in range(g - _GRID_WINDOW, g + _GRID_WINDOW + 1):
@@ -190,13 +207,29 @@ def _nearest(tr, geo, x, y, seg):
 
 
 @njit(cache=True)
+def _band(geo, a):
+    """Main-track band of |offset| a (m), as the track's ``band_code``."""
+    if a <= geo[_G_HW]:
+        return SURF_TRACK
+    if a <= geo[_G_KE]:
+        return SURF_KERB
+    if a <= geo[_G_GRAVEL]:
+        return SURF_GRAVEL
+    if a <= geo[_G_GRASS]:
+        return SURF_GRASS
+    return SURF_BARRIER
+
+
+@njit(cache=True, inline="always")
 def _code(tr, geo, x, y, a, seg, want_pit):
     """Surface code at (x, y) of |offset| a: the band, or the pit surface over it when ``want_pit``
-    (callers whose open channels treat pit surfaces like the band underneath skip the pit test)."""
+    (callers whose open channels treat pit surfaces like the band underneath skip the pit test).
+    Inlined: it takes the track tuple."""
     if seg < 0:
         return SURF_BARRIER
-    code = band_code(tr, a)
-    if want_pit and a > tr.kerb_edge and geo[0] <= x <= geo[2] and geo[1] <= y <= geo[3]:
+    code = _band(geo, a)
+    if (want_pit and a > geo[_G_KE] and geo[_G_PX0] <= x <= geo[_G_PX1]
+            and geo[_G_PY0] <= y <= geo[_G_PY1]):
         p = pit_surface(tr, x, y)
         if p >= 0:
             code = p
@@ -205,20 +238,21 @@ def _code(tr, geo, x, y, a, seg, want_pit):
 
 @njit(cache=True)
 def classify(tr, geo, x, y, seg):
-    """Exact surface at (x, y) m, as ``surface_at(tr, x, y, -1)`` -> (code, |offset| m, seg)."""
-    a, seg = _nearest(tr, geo, x, y, seg)
+    """Exact surface at (x, y) m, as ``surface_at(tr, x, y, -1)`` -> (code, |offset| m, seg).
+    geo: ``sensor_geometry(tr)``; seg: a nearby segment to descend from, or -1."""
+    a, seg = _nearest(tr.cx, tr.cy, tr.grid_seg, geo, x, y, seg)
     return _code(tr, geo, x, y, a, seg, True), a, seg
 
 
 @njit(cache=True)
-def _raster_edge(tr, x, y):
+def _raster_edge(gedge, geo, x, y):
     """Raster lower bound (m) of the distance to any surface boundary; 0 off the raster."""
-    ny, nx = tr.grid_edge.shape
-    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
-    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+    ny, nx = gedge.shape
+    gx = int(math.floor((x - geo[_G_X0]) / geo[_G_CELL]))
+    gy = int(math.floor((y - geo[_G_Y0]) / geo[_G_CELL]))
     if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
         return 0.0
-    return np.float64(tr.grid_edge[gy, gx])
+    return np.float64(gedge[gy, gx])
 
 
 @njit(cache=True)
@@ -242,12 +276,12 @@ def _pred(ch, code, origin_pit):
 
 
 @njit(cache=True)
-def _safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit):
+def _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit):
     """Distance (m) the ray can advance from a point at |offset| a without changing any open
     channel's predicate. Exact where only main-track bands matter (|offset| is 1-Lipschitz); 0 where
     a pit surface may be involved (the caller falls back to the raster bound)."""
-    hw = tr.half_width
-    ke = tr.kerb_edge
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
     gap = _FAR
     if need_edge:
         if origin_pit and a > ke:
@@ -265,15 +299,86 @@ def _safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit):
 
 
 @njit(cache=True)
+def _solve_step(g, r, acc):
+    """Smallest t >= 0 with r t + acc t^2 / 2 = g (g > 0): how far the ray can go before an offset
+    that starts g from an edge, approaching at rate r (m/m) with |rate change| <= acc t, gets there."""
+    q = r * r + 2.0 * acc * g
+    den = r + math.sqrt(q)
+    if den <= 0.0:
+        return _FAR
+    return 2.0 * g / den
+
+
+@njit(cache=True)
+def _deriv_step(cx, cy, ccurv, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, need_ill):
+    """Safe step (m) from the signed offset's rate along the ray, or 0 when it does not apply.
+
+    With o the signed offset of the sample (nearest segment ``seg``) and v0 = d . n its rate along
+    the ray (d the ray direction, n the segment's right normal), the rate changes by at most the
+    turning of the centreline between the two projections: |o'(t) - v0| <= k (t / (1 - k a_max) + l),
+    k the largest turning rate (1.5 x |ccurv|, polyline slack) within +-_DERIV_WINDOW segments, l a
+    segment length, a_max the outermost edge. The step is the first t at which o could reach any
+    open channel's edge (+-half_width, +-kerb_edge), capped so the projection stays in the window.
+    Applies only strictly inside the outermost open edge (so |o| <= kerb_edge over the step, where
+    no other part of a valid track is near).
+    """
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
+    e_out = ke if (need_kerb or need_ill) else hw
+    if a >= e_out:
+        return 0.0
+    n = cx.shape[0] - 1
+    ax = cx[seg]
+    ay = cy[seg]
+    ex = cx[seg + 1] - ax
+    ey = cy[seg + 1] - ay
+    seg_len = math.sqrt(ex * ex + ey * ey)
+    cross = ex * (y - ay) - ey * (x - ax)
+    o = a if cross >= 0.0 else -a
+    v0 = (-dx * ey + dy * ex) / seg_len
+    km = 0.0
+    for k in range(seg - _DERIV_WINDOW, seg + _DERIV_WINDOW + 1):
+        j = k
+        if j < 0:
+            j += n
+        elif j >= n:
+            j -= n
+        km = max(km, abs(ccurv[j]))
+    km = 1.5 * km + 1e-9
+    if km * e_out >= 0.5:
+        return 0.0
+    acc = km / (1.0 - km * e_out)
+    slack = km * seg_len
+    # nearest edge above and below o among the open channels' edges
+    up = e_out
+    dn = -e_out
+    if need_edge or need_kerb:
+        if o < -hw:
+            up = -hw
+        elif o < hw:
+            up = hw
+            dn = -hw
+        else:
+            dn = hw
+    t_up = _solve_step(up - o, v0 + slack, acc)
+    t_dn = _solve_step(o - dn, -v0 + slack, acc)
+    cap = (_DERIV_WINDOW - 2) * seg_len * (1.0 - km * e_out)
+    return min(t_up, t_dn, cap)
+
+
+@njit(cache=True, inline="always")
 def _bisect(tr, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_pit, tol):
     """First point past the predicate change in [lo, hi] (pred(lo) == p0 != pred(hi)), to ``tol``.
-    seg: nearest segment at lo (descent start)."""
+    seg: nearest segment at lo (descent start). Inlined: it takes the track tuple."""
     want_pit = ch == RAY_ILLEGAL or (ch == RAY_ROAD_EDGE and origin_pit)
+    cx = tr.cx
+    cy = tr.cy
+    gseg = tr.grid_seg
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
         x = ox + mid * dx
         y = oy + mid * dy
-        a, sg = _nearest(tr, geo, x, y, seg)
+        a, sg = _nearest(cx, cy, gseg, geo, x, y, seg)
         if _pred(ch, _code(tr, geo, x, y, a, sg, want_pit), origin_pit) != p0:
             hi = mid
         else:
@@ -293,6 +398,11 @@ def march_ray(tr, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug, out_
     """
     min_step = DEBUG_MIN_STEP if debug else MIN_STEP
     tol = DEBUG_TOLERANCE if debug else TOLERANCE
+    cx = tr.cx
+    cy = tr.cy
+    ccurv = tr.ccurv
+    gseg = tr.grid_seg
+    gedge = tr.grid_edge
     dx = math.cos(angle)
     dy = math.sin(angle)
     origin_pit = code0 >= SURF_PIT_ENTRY
@@ -320,13 +430,16 @@ def march_ray(tr, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug, out_
     t = 0.0
     while (need_edge or need_kerb or need_ill) and t < length:
         # safe step from the current sample: exact band gap, or the raster bound near pit surfaces
-        gap = _safe_gap(tr, a, need_edge, need_kerb, need_ill, origin_pit)
+        gap = _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit)
         if gap <= 0.0:
-            gap = _raster_edge(tr, x, y)
+            gap = _raster_edge(gedge, geo, x, y)
+        elif seg >= 0 and not (origin_pit and need_edge):
+            gap = max(gap, _deriv_step(cx, cy, ccurv, geo, seg, x, y, dx, dy, a, need_edge, need_kerb,
+                                       need_ill))
         tn = min(t + max(gap, min_step), length)
         x = ox + tn * dx
         y = oy + tn * dy
-        a, sn = _nearest(tr, geo, x, y, seg)
+        a, sn = _nearest(cx, cy, gseg, geo, x, y, seg)
         code = _code(tr, geo, x, y, a, sn, need_ill or (need_edge and origin_pit))
         if need_edge and _inside(code, origin_pit) != p_edge:
             out_dist[RAY_ROAD_EDGE] = _bisect(tr, geo, ox, oy, dx, dy, t, tn, seg, RAY_ROAD_EDGE,

@@ -22,7 +22,7 @@ from .layout import (
     SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
     WHEEL_X, WHEEL_Y,
 )
-from .track_core import band_code, locate, pit_surface, wrap_angle
+from .track_core import band_code, locate, pit_surface_call, wrap_angle
 
 # "Worst surface" priority by code (track 0 < pit-entry/exit 1 < pit-lane 2 < pit-box 3 < kerb 4 <
 # grass 5 < gravel 6 < barrier 7), and the surface physics table, indexed by SURF_* code.
@@ -59,18 +59,6 @@ def is_pit_surface(code):
 
 
 @njit(cache=True, inline="always")
-def _point_code(tr, off, x, y):
-    """Surface of a point whose signed offset is ``off`` (m): band, or a pit surface beyond the kerb."""
-    a = abs(off)
-    code = band_code(tr, a)
-    if a > tr.kerb_edge:
-        p = pit_surface(tr, x, y)
-        if p >= 0:
-            code = p
-    return code
-
-
-@njit(cache=True, inline="always")
 def patch_surface(tr, wx, wy, fx, fy, hint):
     """Worst surface under a contact patch centred at (wx, wy) m with forward unit vector (fx, fy).
 
@@ -87,14 +75,20 @@ def patch_surface(tr, wx, wy, fx, fy, hint):
     b = hw * (rx * nx + ry * ny)   # offset change to its right edge
     worst = -1
     worst_p = -1
-    for sl in (-1.0, 1.0):
-        for sw in (-1.0, 1.0):
-            o = off + sl * a + sw * b
-            code = _point_code(tr, o, wx + sl * hl * fx + sw * hw * rx, wy + sl * hl * fy + sw * hw * ry)
-            p = surface_priority(code)
-            if p > worst_p:
-                worst_p = p
-                worst = code
+    for q in range(4):
+        sl = 1.0 if q < 2 else -1.0
+        sw = 1.0 if q % 2 == 0 else -1.0
+        o = off + sl * a + sw * b
+        ao = abs(o)
+        code = band_code(tr, ao)
+        if ao > tr.kerb_edge:   # pit surfaces override beyond the kerb only: skip the test inside
+            pc = pit_surface_call(tr, wx + sl * hl * fx + sw * hw * rx, wy + sl * hl * fy + sw * hw * ry)
+            if pc >= 0:
+                code = pc
+        p = surface_priority(code)
+        if p > worst_p:
+            worst_p = p
+            worst = code
     return worst, off, seg
 
 
@@ -163,11 +157,12 @@ def classify_car(tr, cars_f, cars_i, w, c):
     reach = abs(off) + abs(a) + abs(b)
     if reach <= tr.grass_edge - 0.5:
         return False
-    for sl in (-1.0, 1.0):
-        for sw in (-1.0, 1.0):
-            qx = x + sl * 0.5 * CAR_LENGTH * fx + sw * 0.5 * CAR_WIDTH * rx
-            qy = y + sl * 0.5 * CAR_LENGTH * fy + sw * 0.5 * CAR_WIDTH * ry
-            qseg, qs, qoff, qh, qk = locate(tr, qx, qy, seg)
-            if abs(qoff) > tr.grass_edge:
-                return True
+    for q in range(4):
+        sl = 1.0 if q < 2 else -1.0
+        sw = 1.0 if q % 2 == 0 else -1.0
+        qx = x + sl * 0.5 * CAR_LENGTH * fx + sw * 0.5 * CAR_WIDTH * rx
+        qy = y + sl * 0.5 * CAR_LENGTH * fy + sw * 0.5 * CAR_WIDTH * ry
+        qseg, qs, qoff, qh, qk = locate(tr, qx, qy, seg)
+        if abs(qoff) > tr.grass_edge:
+            return True
     return False

@@ -200,7 +200,6 @@ def procedural_centreline(seed: int):
     straightest over +-500 m, then the start is straightened over 500 m each side. The first candidate
     (attempt 0, 1, ...) that passes ``validate_centreline`` and the pit placement wins.
     """
-    from .pit_lane import PitPlacementError  # noqa: F401  (kept for the error type's import path)
     grass_edge = HALF_WIDTH + KERB_WIDTH + GRAVEL_WIDTH + GRASS_WIDTH
     for attempt in range(200):
         rng = np.random.default_rng([int(seed) & 0xFFFFFFFFFFFF, attempt])

@@ -107,12 +107,13 @@ def _scan(tr, x, y, lo, hi, best_d2, best_i, best_t):
 
 
 @njit(cache=True, inline="always")
-def _seg_d2(tr, i, x, y):
-    """Squared distance (m^2) from (x, y) to segment i (0 <= i < N) and the projection parameter t."""
-    ax = tr.cx[i]
-    ay = tr.cy[i]
-    dx = tr.cx[i + 1] - ax
-    dy = tr.cy[i + 1] - ay
+def _seg_d2a(cx, cy, i, x, y):
+    """Squared distance (m^2) from (x, y) to segment i of the polyline (cx, cy), and the projection
+    parameter t in [0, 1]."""
+    ax = cx[i]
+    ay = cy[i]
+    dx = cx[i + 1] - ax
+    dy = cy[i + 1] - ay
     qx = x - ax
     qy = y - ay
     t = (qx * dx + qy * dy) / (dx * dx + dy * dy)
@@ -126,36 +127,40 @@ def _seg_d2(tr, i, x, y):
 
 
 @njit(cache=True, inline="always")
-def _walk(tr, x, y, hint, n):
-    """Descend from segment ``hint`` along the polyline while the distance decreases, at most
-    HINT_WINDOW steps. Returns (d2, seg, t, steps); steps == HINT_WINDOW means the walk was cut."""
-    d0, t0 = _seg_d2(tr, hint, x, y)
+def _seg_d2(tr, i, x, y):
+    """``_seg_d2a`` on the track's centreline."""
+    return _seg_d2a(tr.cx, tr.cy, i, x, y)
+
+
+@njit(cache=True, inline="always")
+def _walk(cx, cy, x, y, hint, n):
+    """Descend from segment ``hint`` along the polyline (cx, cy) of n segments while the distance
+    decreases, at most HINT_WINDOW steps. Returns (d2, seg, t, steps); steps == HINT_WINDOW means the
+    walk was cut. Arrays are passed, not the namedtuple: tuple attribute reads inside the loop cost
+    reference counting."""
+    d0, t0 = _seg_d2a(cx, cy, hint, x, y)
     j = hint + 1 if hint + 1 < n else 0
-    d1, t1 = _seg_d2(tr, j, x, y)
+    d1, t1 = _seg_d2a(cx, cy, j, x, y)
     step = 1
     if not d1 < d0:
         j = hint - 1 if hint > 0 else n - 1
-        d1, t1 = _seg_d2(tr, j, x, y)
+        d1, t1 = _seg_d2a(cx, cy, j, x, y)
         step = -1
-        if not d1 < d0:
-            return d0, hint, t0, 0
-    cur = j
-    dc = d1
-    tc = t1
-    steps = 1
-    while steps < HINT_WINDOW:
+    cur = hint
+    dc = d0
+    tc = t0
+    steps = 0
+    while d1 < dc and steps < HINT_WINDOW:
+        cur = j
+        dc = d1
+        tc = t1
+        steps += 1
         j = cur + step
         if j == n:
             j = 0
         elif j < 0:
             j = n - 1
-        dn, tn = _seg_d2(tr, j, x, y)
-        if not dn < dc:
-            break
-        cur = j
-        dc = dn
-        tc = tn
-        steps += 1
+        d1, t1 = _seg_d2a(cx, cy, j, x, y)
     return dc, cur, tc, steps
 
 
@@ -184,14 +189,13 @@ def locate(tr, x, y, hint):
     """Project the point (x, y) (m) on the centreline.
 
     tr: TrackArrays; x, y: float64 m; hint: int, a segment index near the answer (e.g. the car's
-    ``I_SEG_HINT``), or -1 for none. Searches +-HINT_WINDOW segments around the hint; when the best
-    lies on the window's edge or farther than half the kerb-to-gravel band (where another part of the
-    track could be nearer), it also searches around the raster's nearest segment, and scans every
-    segment when the point is off the raster.
-
-    With a hint, the search walks from the hint segment downhill (the distance to consecutive
-    segments is unimodal near the centreline, radius >= 20 m): ~3 segment tests for a car that moved
-    less than a segment since its last query.
+    ``I_SEG_HINT``), or -1 for none. From the hint the search walks downhill along the polyline (the
+    distance to consecutive segments is unimodal near the centreline, radius >= 20 m), at most
+    HINT_WINDOW segments: ~3 segment tests for a car that moved less than a segment since its last
+    query. When the walk is cut or ends farther than half the gravel edge (10.5 m, where another part
+    of the track could be nearer), it also searches +-4 segments around the raster cell's nearest
+    segment (``grid_seg``), and scans every segment when the point is off the raster or far from
+    the track (no cell segment).
 
     Returns (seg int, s float64 m in [0, L), offset float64 m (+ right), heading float64 rad,
     curvature float64 1/m (+ turning right)) of the nearest centreline point.
@@ -201,7 +205,7 @@ def locate(tr, x, y, hint):
     best_i = 0
     best_t = 0.0
     if 0 <= hint < n:
-        best_d2, best_i, best_t, steps = _walk(tr, x, y, hint, n)
+        best_d2, best_i, best_t, steps = _walk(tr.cx, tr.cy, x, y, hint, n)
         accept = 0.5 * tr.gravel_edge
         if steps < HINT_WINDOW and best_d2 <= accept * accept:
             return _finish(tr, x, y, best_i, best_t, best_d2)
@@ -363,6 +367,13 @@ def pit_surface(tr, x, y):
     return -1
 
 
+@njit(cache=True)
+def pit_surface_call(tr, x, y):
+    """``pit_surface`` as an ordinary (not inlined) call, for hot kernels that reach it rarely: keeps
+    its large body out of their code."""
+    return pit_surface(tr, x, y)
+
+
 @njit(cache=True, inline="always")
 def surface_at(tr, x, y, hint):
     """Exact surface at (x, y) (m): the main-track band of the nearest centreline point, overridden by
@@ -374,7 +385,7 @@ def surface_at(tr, x, y, hint):
     a = abs(offset)
     code = band_code(tr, a)
     if a > tr.kerb_edge:
-        p = pit_surface(tr, x, y)
+        p = pit_surface_call(tr, x, y)
         if p >= 0:
             code = p
     return code, offset, seg

@@ -1,0 +1,255 @@
+"""Per-car lives over a BatchEnv: the bookkeeping shared by the PettingZoo and RLlib adapters.
+
+A multi-agent API never lets an agent id come back once it is done inside one episode, but a training
+world wants a crashed car back on track at once. So each *life* of a controlled car is its own agent,
+``id_format.format(w=world, driver=driver, life=life)``, and every id of ``max_lives`` lives per car is
+declared up front. Per step (one ``BatchEnv.step`` for every world):
+
+* a car whose episode ends (terminated or truncated by the sim) reports its final observation, reward,
+  flags and info under its current id, which then leaves the live set for good;
+* with ``auto_reset`` and lives left, the car is reset at once through ``BatchEnv.reset_drivers`` with
+  ``reset_placement`` and its next life appears in the observations returned by the same ``step`` call
+  (the observation the policy acts on next) and nothing else; with no lives left the car retires;
+* a world is over when no car of it is alive, or when its step count reaches ``max_world_steps`` (every
+  live agent of it is truncated then); the env episode is over when every world is over. A world that
+  is over keeps stepping inside the batch (its cars are terminal or ignored) until the next ``reset``.
+
+Without ``auto_reset`` a car has exactly one life per episode, so only the ``@0`` ids are declared.
+Nothing here loops over cars in Python except to build the per-agent dicts the APIs need.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..env.episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, METRIC_NAMES, episode_dict, metrics_dict
+from ..env.errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, ConfigError, PaddockError
+from ..env.episodes import EpisodeArrays
+from ..env.scenarios import PLACEMENT_POLICIES
+
+ACTION_LOW = np.array([-1.0, 0.0, 0.0], np.float64)
+ACTION_HIGH = np.array([1.0, 1.0, 1.0], np.float64)
+
+
+# -- example rewards (vectorised: metrics float32[W, K, M] -> float32[W, K]) -------------------------
+def legal_progress_reward(metrics: np.ndarray) -> np.ndarray:
+    """Metres of race distance gained this step with every wheel on a legal surface."""
+    return metrics[..., M_LEGAL_PROGRESS].astype(np.float32)
+
+
+def progress_crash_reward(metrics: np.ndarray, crash_penalty: float = 50.0, off_track_penalty: float = 0.1):
+    """Legal progress (m) minus ``crash_penalty`` when the car hit the barrier and a small off-track cost."""
+    return (metrics[..., M_LEGAL_PROGRESS] - crash_penalty * metrics[..., M_DESTROYED]
+            - off_track_penalty * metrics[..., M_OFF_TRACK]).astype(np.float32)
+
+
+# Example rewards by name. They are examples for getting started, not the project's canonical reward:
+# write your own from the neutral metrics (``paddock_ma.env.episodes.METRIC_NAMES``).
+EXAMPLE_REWARDS = {"legal_progress": legal_progress_reward, "progress_crash": progress_crash_reward}
+
+
+def check_options(max_lives, reset_placement, max_world_steps):
+    if isinstance(max_lives, bool) or not isinstance(max_lives, (int, np.integer)) or max_lives < 1:
+        raise ConfigError("max_lives", f"got {max_lives!r}; expected an integer >= 1")
+    if reset_placement not in PLACEMENT_POLICIES:
+        raise ConfigError("reset_placement", f"got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
+    if max_world_steps is not None and (isinstance(max_world_steps, bool)
+                                        or not isinstance(max_world_steps, (int, np.integer))
+                                        or max_world_steps < 1):
+        raise ConfigError("max_world_steps", f"got {max_world_steps!r}; expected None or an integer >= 1")
+
+
+class Lives:
+    """Agent bookkeeping of W worlds x K controlled cars x ``max_lives`` lives over one BatchEnv."""
+
+    def __init__(self, batch, id_format: str, *, max_lives: int = 8, auto_reset: bool = False,
+                 reset_placement: str = "grid", max_world_steps: int | None = None):
+        check_options(max_lives, reset_placement, max_world_steps)
+        self.batch = batch
+        self.auto_reset = bool(auto_reset)
+        self.max_lives = int(max_lives) if auto_reset else 1
+        self.reset_placement = reset_placement
+        self.max_world_steps = max_world_steps
+        w, k = batch.num_worlds, len(batch.controlled)
+        self.shape = (w, k)
+        # ids[w][k][life] and the reverse index agent -> (w, k, life)
+        self.ids = [[[id_format.format(w=wi, driver=d, life=life) for life in range(self.max_lives)]
+                     for d in batch.controlled] for wi in range(w)]
+        self.possible_agents = [self.ids[wi][ki][life] for wi in range(w) for ki in range(k)
+                                for life in range(self.max_lives)]
+        self.index = {a: (wi, ki, life) for wi in range(w) for ki in range(k)
+                      for life, a in enumerate(self.ids[wi][ki])}
+        if len(self.index) != len(self.possible_agents):
+            raise ConfigError("id_format", f"{id_format!r} does not give unique agent ids")
+        self.obs_sizes = [int(n) for n in batch.obs_sizes]
+        self.alive = np.zeros(self.shape, bool)
+        self.life = np.zeros(self.shape, np.int32)
+        self.world_over = np.ones(w, bool)
+        self.world_steps = np.zeros(w, np.int64)
+        self.life_progress = np.zeros(self.shape, np.float64)   # legal progress (m) of the current life
+        self.life_steps = np.zeros(self.shape, np.int64)         # steps of the current life
+        self.ended = np.zeros(self.shape, bool)
+        self.retired = np.zeros(self.shape, bool)
+        self.agents: list[str] = []
+
+    # -- helpers --------------------------------------------------------------------------------
+    def agent_of(self, w: int, k: int) -> str:
+        return self.ids[w][k][int(self.life[w, k])]
+
+    def _live_list(self):
+        wi, ki = np.nonzero(self.alive)
+        return [self.ids[a][b][self.life[a, b]] for a, b in zip(wi.tolist(), ki.tolist())]
+
+    def _obs(self, obs, w, k):
+        return obs[w, k, :self.obs_sizes[k]]
+
+    @property
+    def all_over(self) -> bool:
+        return bool(self.world_over.all())
+
+    # -- reset ----------------------------------------------------------------------------------
+    def reset(self, seed=None):
+        """Reset every world. Returns (result, list of (w, k)) of the agents that start."""
+        result = self.batch.reset(seed)
+        self.life[:] = result.life
+        self.alive[:] = ~result.done
+        self.world_steps[:] = 0
+        self.world_over[:] = ~self.alive.any(axis=1)
+        self.life_progress[:] = 0.0
+        self.life_steps[:] = 0
+        self.ended[:] = False
+        self.retired[:] = False
+        self.agents = self._live_list()
+        return result
+
+    # -- actions ----------------------------------------------------------------------------------
+    def actions_to_arrays(self, actions, split=None):
+        """Validate a ``{agent: action}`` dict; returns float32[W, K, 3] (and pit arrays via ``split``).
+
+        Every live agent needs an action; unknown ids, ids that are not alive and actions outside the
+        space raise PaddockError naming the agent; nothing is stepped then. ``split(agent, value)``
+        returns ``(vehicle_action, pit_intent, pit_compound)`` for Dict action spaces.
+        """
+        if self.world_over.all() and not self.agents:
+            raise PaddockError(EPISODE_ENDED, "the episode is over (no live agents): call reset()")
+        if not isinstance(actions, dict):
+            raise PaddockError(INVALID_ACTION, f"actions: got {type(actions).__name__}; expected a dict "
+                               "mapping live agent ids to actions", "actions")
+        out = np.zeros(self.shape + (3,), np.float32)
+        intents = compounds = None
+        if split is not None:
+            intents = np.full(self.shape, -1, np.int64)
+            compounds = np.full(self.shape, -1, np.int64)
+        rows = []
+        for agent, value in actions.items():
+            where = self.index.get(agent) if isinstance(agent, str) else None
+            if where is None:
+                raise PaddockError(UNKNOWN_DRIVER, f"actions.{agent}: {agent!r} is not an agent of this "
+                                   "environment (ids are '{driver}@{life}', see possible_agents)",
+                                   f"actions.{agent}")
+            w, k, life = where
+            if not self.alive[w, k] or self.life[w, k] != life:
+                state = "has finished" if life < self.life[w, k] or not self.alive[w, k] else "is not born yet"
+                raise PaddockError(EPISODE_ENDED, f"actions.{agent}: agent {agent!r} is not alive ({state}); "
+                                   "send actions only for the agents in `agents`", f"actions.{agent}")
+            if split is not None:
+                value, intent, compound = split(agent, value)
+                intents[w, k] = intent
+                compounds[w, k] = compound
+            try:
+                vec = np.asarray(value, np.float64)
+            except (TypeError, ValueError):
+                vec = None
+            if vec is None or vec.shape != (3,) or not np.isfinite(vec).all() \
+                    or (vec < ACTION_LOW).any() or (vec > ACTION_HIGH).any():
+                raise PaddockError(INVALID_ACTION, f"actions.{agent}: got {value!r}; expected 3 finite numbers "
+                                   "[steering in -1..1, throttle in 0..1, brake in 0..1] (the action space)",
+                                   f"actions.{agent}")
+            rows.append((w, k))
+            out[w, k] = vec
+        if len(rows) != int(self.alive.sum()):
+            given = np.zeros(self.shape, bool)
+            if rows:
+                given[tuple(np.array(rows).T)] = True
+            w, k = (int(i) for i in np.argwhere(self.alive & ~given)[0])
+            agent = self.agent_of(w, k)
+            raise PaddockError(INVALID_ACTION, f"actions.{agent}: missing action for live agent {agent!r}",
+                               f"actions.{agent}")
+        return out, intents, compounds
+
+    # -- step -------------------------------------------------------------------------------------
+    def step(self, acts, intents=None, compounds=None):
+        """One BatchEnv step of every world plus the lives logic.
+
+        Returns ``(result, ended, newborn, reset_result)``: ``result`` the step's BatchResult (final
+        observations of ended agents); ``ended`` bool[W, K] agents whose life ended this step (their
+        flags: ``term``/``trunc`` bool[W, K] stored on self); ``newborn`` bool[W, K] cars reset into
+        their next life, whose observations are in ``reset_result.obs``.
+        """
+        alive_before = self.alive.copy()
+        ended_ids = {}
+        result = self.batch.step(acts, intents, compounds)
+        active = ~self.world_over
+        self.world_steps[active] += 1
+        done = result.done & alive_before
+        self.life_progress += np.where(alive_before, result.metrics[..., M_LEGAL_PROGRESS], 0.0)
+        self.life_steps += alive_before
+        cap = np.zeros_like(active)
+        if self.max_world_steps is not None:
+            cap = active & (self.world_steps >= self.max_world_steps)
+        cap_trunc = alive_before & ~done & cap[:, None]
+        ended = done | cap_trunc
+        self.term = result.terminated & done
+        self.trunc = (result.truncated & done) | cap_trunc
+        wi, ki = np.nonzero(ended)
+        for a, b in zip(wi.tolist(), ki.tolist()):
+            ended_ids[(a, b)] = self.ids[a][b][self.life[a, b]]
+        self.ended_ids = ended_ids
+        self.alive &= ~ended
+        self.ended = ended
+        # per-life totals of the ended lives, read by info_for before the counters restart
+        self.ended_progress = self.life_progress.copy()
+        self.ended_steps = self.life_steps.copy()
+        self.life_progress[ended] = 0.0
+        self.life_steps[ended] = 0
+        newborn = np.zeros_like(ended)
+        reset_result = None
+        if self.auto_reset:
+            newborn = done & ~cap[:, None] & (result.life < self.max_lives - 1)
+            if newborn.any():
+                reset_result = self.batch.reset_drivers(newborn, self.reset_placement)
+                self.life[newborn] = reset_result.life[newborn]
+                # a placement that touches the barrier gives a terminal newborn: it still appears (obs
+                # only) and reports its termination on the next step.
+                self.alive |= newborn
+        self.retired = done & ~newborn
+        self.world_over |= active & (cap | ~self.alive.any(axis=1))
+        self.agents = self._live_list()
+        return result, ended, newborn, reset_result
+
+    def episode_info(self, result, w, k) -> dict:
+        ep = EpisodeArrays(result.terminated, result.truncated, result.end_reason, result.episode_id,
+                           result.episode_step, result.life)
+        return episode_dict(ep, w, k)
+
+
+def info_for(lives: Lives, result, w: int, k: int, *, newborn: bool = False) -> dict:
+    """The per-agent info: driver, life, world step, the driver's episode state and the step's metrics."""
+    info = {"driver": lives.batch.controlled[k], "life": int(result.life[w, k]),
+            "world_step": int(lives.world_steps[w]), "episode": lives.episode_info(result, w, k)}
+    if newborn:
+        info["newborn"] = True
+    else:
+        info["metrics"] = metrics_dict(result.metrics[w, k])
+        if lives.ended[w, k]:
+            # totals of the life that ended this step, for per-life statistics (e.g. an RLlib callback)
+            info["life_summary"] = {"legal_progress_meters": float(lives.ended_progress[w, k]),
+                                    "steps": int(lives.ended_steps[w, k]),
+                                    "crashed": info["episode"]["end_reason"] == "destroyed",
+                                    "end_reason": info["episode"]["end_reason"] or "world-step-cap",
+                                    "retired": bool(lives.retired[w, k])}
+    return info
+
+
+__all__ = ["Lives", "EXAMPLE_REWARDS", "legal_progress_reward", "progress_crash_reward", "info_for",
+           "METRIC_NAMES"]

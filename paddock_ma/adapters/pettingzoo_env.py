@@ -1,0 +1,197 @@
+"""PettingZoo ParallelEnv over one paddock_ma world, with per-car lives.
+
+``parallel_env(config_or_env_id, **options)`` builds a ``PaddockParallelEnv``. Agents are the lives of
+the controlled drivers, ``"{driver}@{life}"`` (see ``paddock_ma.adapters.lives``):
+
+* ``auto_reset=False`` (default): one life per car, ``possible_agents`` = ``[d@0 ...]``; a car whose
+  episode ends leaves ``agents`` and stays terminal; the world episode ends (``agents`` empty) when no
+  car is left or at ``max_world_steps`` (every live agent truncated then).
+* ``auto_reset=True``: ``max_lives`` lives per car are declared up front. A car whose life ends is reset
+  at once (``reset_placement``: grid, random or scenario) and its next id appears in the observations
+  returned by the same ``step`` call, with reward 0.0, terminated/truncated False and an info marked
+  ``newborn`` (PettingZoo's ``parallel_api_test`` requires all five dicts to cover every live agent;
+  the RLlib adapter sends a newborn's observation only). A car that used all its lives retires.
+
+Spaces are built once per env instance and agent. Observation: ``Box(-inf, inf, (D_driver,), float32)``
+(the vector mixes normalised ratios with unbounded physical quantities, so no finite bound is claimed).
+Action: ``Box([-1, 0, 0], [1, 1, 1], float32)`` (steering, throttle, brake), or with ``pit_actions=True``
+``Dict(vehicle=Box, pit_intent=Discrete(3), pit_compound=Discrete(len(compounds)))``.
+
+Rewards: ``reward_fn(metrics: dict, episode: dict) -> float`` per agent; the default, legal progress in
+metres this step, is an example for getting started, not a canonical reward.
+
+Options that are not adapter options are config overrides (deep-merged into the catalogue config or
+the given config), e.g. ``parallel_env("paddock/oval-batch-v0", episode={"max_steps": 200})``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import ParallelEnv
+
+from ..env.batch_env import BatchEnv
+from ..env.config import EnvConfig
+from ..env.errors import INVALID_ACTION, ConfigError, PaddockError
+from .lives import Lives, info_for
+
+ADAPTER_OPTIONS = ("max_lives", "auto_reset", "reset_placement", "max_world_steps", "reward_fn", "pit_actions",
+                   "render_mode", "render_rays", "render_size")
+
+
+def default_reward(metrics: dict, episode: dict) -> float:
+    """Example reward: metres of legal progress this step (not a canonical reward)."""
+    return float(metrics["legal_progress_delta_meters"])
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def resolve_config(config_or_env_id, overrides: dict) -> EnvConfig:
+    """An EnvConfig from a catalogue id, an EnvConfig or a config dict, with ``overrides`` merged."""
+    if isinstance(config_or_env_id, str):
+        from ..catalog import env_config
+        return env_config(config_or_env_id, **overrides)
+    if isinstance(config_or_env_id, EnvConfig):
+        if not overrides:
+            return config_or_env_id
+        reward = config_or_env_id.reward
+        cfg = EnvConfig.from_dict(_merge(config_or_env_id.to_dict(), overrides))
+        object.__setattr__(cfg, "reward", reward)
+        return cfg
+    if isinstance(config_or_env_id, dict) or config_or_env_id is None:
+        return EnvConfig.from_dict(_merge(config_or_env_id or {}, overrides))
+    raise ConfigError("config", f"got {type(config_or_env_id).__name__}; expected an env id, EnvConfig or dict")
+
+
+def parallel_env(config_or_env_id="paddock/oval-batch-v0", **options) -> "PaddockParallelEnv":
+    """A PaddockParallelEnv; adapter options (``ADAPTER_OPTIONS``) plus config overrides."""
+    adapter = {k: options.pop(k) for k in ADAPTER_OPTIONS if k in options}
+    return PaddockParallelEnv(resolve_config(config_or_env_id, options), **adapter)
+
+
+class PaddockParallelEnv(ParallelEnv):
+    """One paddock_ma world as a PettingZoo ParallelEnv whose agents are car lives (module docstring)."""
+
+    metadata = {"name": "paddock_ma_v0", "render_modes": ["rgb_array"], "is_parallelizable": True}
+
+    def __init__(self, config: EnvConfig, *, max_lives: int = 8, auto_reset: bool = False,
+                 reset_placement: str = "grid", max_world_steps: int | None = None, reward_fn=None,
+                 pit_actions: bool = False, render_mode: str | None = None, render_rays: bool = False,
+                 render_size: int = 640):
+        if render_mode not in (None, "rgb_array"):
+            raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
+        if reward_fn is not None and not callable(reward_fn):
+            raise ConfigError("reward_fn", f"got {reward_fn!r}; expected callable(metrics, episode) -> float")
+        self.batch = BatchEnv(config, 1)
+        if pit_actions and not self.batch.config.rules.modules.pit_stops.enabled:
+            raise ConfigError("pit_actions", "pit actions need rules.modules.pit_stops.enabled = true")
+        self.lives = Lives(self.batch, "{driver}@{life}", max_lives=max_lives, auto_reset=auto_reset,
+                           reset_placement=reset_placement, max_world_steps=max_world_steps)
+        self.reward_fn = reward_fn or default_reward
+        self.pit_actions = bool(pit_actions)
+        self.render_mode = render_mode
+        self.render_rays = render_rays
+        self.render_size = render_size
+        self.possible_agents = list(self.lives.possible_agents)
+        self.agents = []
+        self._obs_spaces = {}
+        self._act_spaces = {}
+        n_compounds = len(self.batch.compounds)
+        for agent, (_, k, _) in self.lives.index.items():
+            self._obs_spaces[agent] = spaces.Box(-np.inf, np.inf, (self.lives.obs_sizes[k],), np.float32)
+            vehicle = spaces.Box(np.array([-1, 0, 0], np.float32), np.array([1, 1, 1], np.float32), dtype=np.float32)
+            if self.pit_actions:
+                self._act_spaces[agent] = spaces.Dict({"vehicle": vehicle, "pit_intent": spaces.Discrete(3),
+                                                       "pit_compound": spaces.Discrete(n_compounds)})
+            else:
+                self._act_spaces[agent] = vehicle
+        self._result = None
+
+    # -- spaces -----------------------------------------------------------------------------------
+    def observation_space(self, agent):
+        return self._obs_spaces[agent]
+
+    def action_space(self, agent):
+        return self._act_spaces[agent]
+
+    @property
+    def config(self) -> EnvConfig:
+        return self.batch.config
+
+    # -- API --------------------------------------------------------------------------------------
+    def reset(self, seed=None, options=None):
+        result = self.lives.reset(seed)
+        self._result = result
+        self.agents = list(self.lives.agents)
+        obs, infos = {}, {}
+        for agent in self.agents:
+            _, k, _ = self.lives.index[agent]
+            obs[agent] = result.obs[0, k, :self.lives.obs_sizes[k]]
+            infos[agent] = info_for(self.lives, result, 0, k, newborn=False)
+            infos[agent].pop("metrics", None)
+        return obs, infos
+
+    def _split(self, agent, value):
+        if not isinstance(value, dict) or set(value) != {"vehicle", "pit_intent", "pit_compound"}:
+            raise PaddockError(INVALID_ACTION, f"actions.{agent}: got {value!r}; expected a dict with vehicle, "
+                               "pit_intent and pit_compound (pit_actions=True)", f"actions.{agent}")
+        intent, compound = value["pit_intent"], value["pit_compound"]
+        for name, v, n in (("pit_intent", intent, 3), ("pit_compound", compound, len(self.batch.compounds))):
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < n:
+                raise PaddockError(INVALID_ACTION, f"actions.{agent}.{name}: got {v!r}; expected an integer "
+                                   f"0..{n - 1}", f"actions.{agent}.{name}")
+        return value["vehicle"], int(intent), int(compound)
+
+    def step(self, actions):
+        lives = self.lives
+        acts, intents, compounds = lives.actions_to_arrays(actions, self._split if self.pit_actions else None)
+        result, ended, newborn, reborn = lives.step(acts, intents, compounds)
+        self._result = result if reborn is None else reborn
+        obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
+        sizes = lives.obs_sizes
+        for (w, k), agent in lives.ended_ids.items():
+            obs[agent] = result.obs[0, k, :sizes[k]]
+            info = info_for(lives, result, 0, k)
+            rewards[agent] = float(self.reward_fn(info["metrics"], info["episode"]))
+            terms[agent] = bool(lives.term[0, k])
+            truncs[agent] = bool(lives.trunc[0, k])
+            infos[agent] = info
+        for agent in lives.agents:
+            if agent in obs:
+                continue
+            _, k, _ = lives.index[agent]
+            if newborn[0, k]:
+                obs[agent] = reborn.obs[0, k, :sizes[k]]
+                rewards[agent], terms[agent], truncs[agent] = 0.0, False, False
+                infos[agent] = info_for(lives, reborn, 0, k, newborn=True)
+                continue
+            obs[agent] = result.obs[0, k, :sizes[k]]
+            info = info_for(lives, result, 0, k)
+            rewards[agent] = float(self.reward_fn(info["metrics"], info["episode"]))
+            terms[agent] = False
+            truncs[agent] = False
+            infos[agent] = info
+        self.agents = list(lives.agents)
+        return obs, rewards, terms, truncs, infos
+
+    def state(self) -> np.ndarray:
+        """uint64[1]: the world's state checksum (a cheap global state fingerprint)."""
+        return self.batch.checksums()
+
+    def render(self):
+        if self.render_mode is None:
+            import warnings
+            warnings.warn("render() called without render_mode='rgb_array'")
+            return None
+        from .render import render_world
+        if self.batch.state is None:
+            raise PaddockError("not_reset", "render() before reset()")
+        return render_world(self.batch, 0, size=self.render_size, rays=self.render_rays)
+
+    def close(self):
+        pass

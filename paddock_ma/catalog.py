@@ -1,0 +1,67 @@
+"""The environment catalogue: versioned environment ids defined as data in ``envs/manifests/*.json``.
+
+A manifest is ``{"id": "paddock/<name>-v<N>", "description", "version_history", "config"}``; ``config``
+is an ``EnvConfig`` dict. ``make(env_id, **overrides)`` builds a PaddockEnv (or, with ``num_worlds``, a
+BatchEnv) from it, with ``overrides`` deep-merged over the manifest's config.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from .env.config import EnvConfig
+from .env.errors import ConfigError, suggest
+
+MANIFEST_DIR = Path(__file__).resolve().parent.parent / "envs" / "manifests"
+
+
+@lru_cache(maxsize=None)
+def _manifests() -> dict:
+    out = {}
+    for path in sorted(MANIFEST_DIR.glob("*.json")):
+        doc = json.loads(path.read_text())
+        for key in ("id", "description", "config"):
+            if key not in doc:
+                raise ConfigError(f"{path.name}.{key}", "missing in the environment manifest")
+        out[doc["id"]] = doc
+    return out
+
+
+def list_envs() -> list[dict]:
+    """``[{id, description}]`` of every catalogued environment, sorted by id."""
+    return [{"id": i, "description": m["description"]} for i, m in sorted(_manifests().items())]
+
+
+def env_config(env_id: str, **overrides) -> EnvConfig:
+    """The EnvConfig of ``env_id`` with ``overrides`` (config keys) deep-merged over it."""
+    manifests = _manifests()
+    if env_id not in manifests:
+        raise ConfigError("env_id", f"unknown environment {env_id!r}{suggest(env_id, manifests)}; "
+                          f"known: {', '.join(sorted(manifests))}")
+    reward = overrides.pop("reward", None)
+    config = EnvConfig.from_dict(_merge(manifests[env_id]["config"], overrides))
+    if reward is not None:
+        object.__setattr__(config, "reward", reward)
+    return config
+
+
+def _merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def make(env_id: str, num_worlds: int | None = None, **overrides):
+    """A PaddockEnv for ``env_id`` (or a BatchEnv of ``num_worlds`` worlds), config keys overridable."""
+    from .env.batch_env import BatchEnv
+    from .env.environment import PaddockEnv
+
+    batch_keys = {k: overrides.pop(k) for k in ("auto_reset", "reset_placement", "parallel", "reward_fn")
+                  if k in overrides}
+    config = env_config(env_id, **overrides)
+    if num_worlds is None:
+        return PaddockEnv(config)
+    return BatchEnv(config, num_worlds, **batch_keys)

@@ -1,0 +1,92 @@
+"""EnvConfig.from_dict validation, round trip, and the catalogue's make()."""
+
+import pytest
+
+from paddock_ma.catalog import env_config, list_envs, make
+from paddock_ma.env.batch_env import BatchEnv
+from paddock_ma.env.config import EnvConfig
+from paddock_ma.env.environment import PaddockEnv
+from paddock_ma.env.errors import INVALID_CONFIG, ConfigError, PaddockError
+
+
+def _err(d) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        EnvConfig.from_dict(d)
+    assert info.value.code == INVALID_CONFIG
+    return info.value
+
+
+def test_unknown_key_names_path_and_suggests():
+    e = _err({"frame_skp": 2})
+    assert e.field == "frame_skp"
+    assert str(e).startswith("frame_skp: unknown key (did you mean 'frame_skip'?); known keys: drivers, ")
+    e = _err({"sensors": {"rays": {"chanels": ["kerb"]}}})
+    assert e.field == "sensors.rays.chanels"
+    assert str(e) == ("sensors.rays.chanels: unknown key (did you mean 'channels'?); known keys: enabled, "
+                      "layout, channels, precision, length_meters, rays")
+
+
+def test_wrong_type_names_key_value_and_expected_type():
+    assert str(_err({"frame_skip": "2"})) == "frame_skip: got '2'; expected an integer"
+    assert str(_err({"observation": {"include_schema": 1}})) == \
+        "observation.include_schema: got 1; expected true or false"
+    assert str(_err({"sensors": {"rays": {"length_meters": float("nan")}}})) == \
+        "sensors.rays.length_meters: got nan; expected a finite number"
+    assert str(_err({"rules": "fast"})) == "rules: got 'fast'; expected an object"
+
+
+def test_bad_value_names_key_value_and_allowed():
+    assert str(_err({"frame_skip": 0})) == "frame_skip: got 0; expected an integer >= 1"
+    assert str(_err({"episode": {"max_steps": 0}})) == "episode.max_steps: got 0; expected >= 1"
+    assert str(_err({"physics_mode": "arcad"})) == \
+        "physics_mode: got 'arcad'; expected one of 'arcade', 'simulator' (did you mean 'arcade'?)"
+    e = _err({"sensors": {"rays": {"channels": ["kerbs"]}}})
+    assert e.field == "sensors.rays.channels[0]"
+    assert "got 'kerbs'; expected one of 'road_edge', 'kerb', 'illegal_surface', 'car' (did you mean 'kerb'?)" \
+        in str(e)
+    e = _err({"drivers": 3, "controlled_drivers": ["car-09"]})
+    assert str(e) == ("controlled_drivers[0]: got 'car-09', which is not a driver id (did you mean 'car-02'?); "
+                      "drivers: car-00, car-01, car-02")
+    e = _err({"scenario": {"preset": "corner"}})
+    assert e.field == "scenario.preset" and "'cornering'" in str(e) and "got 'corner'" in str(e)
+
+
+def test_round_trip_to_dict_from_dict():
+    c = EnvConfig.from_dict({
+        "drivers": 3, "controlled_drivers": ["car-00", "car-02"], "frame_skip": 3, "physics_mode": "arcade",
+        "sensors": {"rays": {"rays": [{"id": "f", "angle_degrees": 0, "length_meters": 50}],
+                             "channels": ["kerb", "car"]}},
+        "sensors_by_driver": {"car-02": {"nearby_cars": {"max_cars": 2}}},
+        "scenario": {"placements": {"car-01": {"distance_meters": 5, "offset_meters": 1.5}},
+                     "traffic": [{"driver_id": "car-02", "relative_to": "car-01", "delta_distance_meters": 20}]},
+        "participant_interactions": {"drivers": {"car-01": {"profile": "phantom-race"}}},
+        "rules": {"modules": {"tire_degradation": {"enabled": False}}},
+    })
+    d = c.to_dict()
+    again = EnvConfig.from_dict(d)
+    assert again == c
+    assert again.to_dict() == d
+    assert d["sensors"]["rays"]["rays"] == [{"id": "f", "angle_degrees": 0.0, "length_meters": 50.0}]
+    assert d["sensors_by_driver"]["car-02"]["nearby_cars"]["max_cars"] == 2
+
+
+def test_make_with_overrides_and_unknown_id():
+    ids = [e["id"] for e in list_envs()]
+    assert "paddock/oval-batch-v0" in ids
+    c = env_config("paddock/oval-batch-v0", drivers=3, controlled_drivers=["car-01"], episode={"max_steps": 7})
+    assert c.track == "oval" and c.frame_skip == 4          # from the manifest
+    assert len(c.drivers) == 3 and c.controlled_drivers == ("car-01",)
+    assert c.episode.max_steps == 7
+    assert c.participant_interactions.default_profile == "batch-training"  # deep merge keeps siblings
+    env = make("paddock/oval-batch-v0", drivers=2, controlled_drivers=["car-00"], seed=1)
+    assert isinstance(env, PaddockEnv) and env.config.frame_skip == 4
+    batch = make("paddock/oval-batch-v0", num_worlds=2, drivers=2, controlled_drivers=["car-00"])
+    assert isinstance(batch, BatchEnv) and batch.num_worlds == 2
+    with pytest.raises(PaddockError) as info:
+        make("paddock/ovl-batch-v0")
+    assert info.value.code == INVALID_CONFIG and info.value.field == "env_id"
+    assert str(info.value).startswith("env_id: unknown environment 'paddock/ovl-batch-v0' "
+                                      "(did you mean 'paddock/oval-batch-v0'?); known: ")
+    with pytest.raises(ConfigError) as info:
+        make("paddock/oval-batch-v0", frame_skip=0)
+    assert info.value.field == "frame_skip"

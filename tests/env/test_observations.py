@@ -1,0 +1,383 @@
+"""Observations: object (real units) and float32 vector with schema, profiles, output modes, specs,
+sensor configuration, and the sense contract (vector <-> object <-> brute-force oracle)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from env_helpers import act, all_act, make_env, slot
+from paddock_ma.sim import layout as L
+from sense_oracle import (
+    check_surface_channel, oracle_lookahead, oracle_radar, oracle_rays, oracle_self,
+)
+
+SENSE_PLACEMENTS = {
+    # in the first curve near the right white line, heading out of the track
+    "car-00": {"distance_meters": 600, "offset_meters": 5.0, "speed_kph": 90, "heading_error_radians": 0.1},
+    # on the left side just before the pit entry (2185 m, pit lane on the left)
+    "car-01": {"distance_meters": 2205, "offset_meters": -8.3, "speed_kph": 80, "heading_error_radians": -0.15},
+    # targets for car-00's car rays and radar
+    "car-02": {"distance_meters": 612, "offset_meters": 6.0, "speed_kph": 70},
+    "car-03": {"distance_meters": 585, "offset_meters": -4.0, "speed_kph": 100},
+    # in the gravel, controlled: origin on an illegal surface
+    "car-04": {"distance_meters": 1300, "offset_meters": 15.0, "speed_kph": 40, "heading_error_radians": 0.5},
+    "car-05": {"distance_meters": 1290, "offset_meters": 3.0, "speed_kph": 60},
+}
+CONTROLLED = ["car-00", "car-01", "car-04"]
+
+
+def sense_env(profile, output="full", **extra):
+    cfg = dict(drivers=6, controlled_drivers=CONTROLLED, scenario={"placements": SENSE_PLACEMENTS},
+               observation={"profile": profile, "output": output})
+    if profile == "physical-driver":
+        cfg["observation"]["lookahead_meters"] = [10.0, 60.0, 150.0]
+        cfg["sensors"] = {"rays": {"layout": "driver-front-heavy"}, "nearby_cars": {"max_cars": 3,
+                                                                                    "radius_meters": 60.0}}
+    cfg.update(extra)
+    return make_env(**cfg)
+
+
+def clamp(x, lo, hi):
+    return min(max(x, lo), hi)
+
+
+def expected_vector(obj, spec_obj, track_length):
+    """{schema name: value} computed from the observation object with the documented scales."""
+    s, race, track = obj["self"], obj["race"], obj["track"]
+    e = {
+        "self.speedKph": s["speed_kph"] / 400, "self.speedMetersPerSecond": s["speed_meters_per_second"] / 120,
+        "self.steeringAngleRadians": s["steering_angle_radians"] / math.pi,
+        "self.throttle": s["throttle"], "self.brake": s["brake"],
+        "self.lapProgressRatio": clamp(s["lap_progress_meters"] / track_length, 0, 1),
+        "self.trackOffsetMeters": s["track_offset_meters"],
+        "self.trackHeadingErrorRadians": s["track_heading_error_radians"] / math.pi,
+        "self.onTrack": float(s["on_track"]), "self.inPitLane": float(s["in_pit_lane"]),
+        "self.tireEnergy": s["tire_energy"] / 100, "self.pitIntent": s["pit_intent"] / 2,
+        "self.pitStopActive": float(s["pit_stop_status"] not in ("pending", "completed")),
+        "race.positionNormalized": race["position_normalized"],
+        "race.raceModeGreen": float(race["race_mode"] == "green"),
+        "race.raceModeSafetyCar": float(race["race_mode"] == "safety-car"),
+        "race.redFlag": float(race["red_flag"]), "race.pitLaneOpen": float(race["pit_lane_open"]),
+        "track.curvature": track["curvature"],
+    }
+    if spec_obj["physical_driver"]:
+        e["self.yawRateRadiansPerSecond"] = s["yaw_rate_radians_per_second"] / math.pi
+        e["self.leftBoundaryMeters"] = s["left_boundary_meters"] / 20
+        e["self.rightBoundaryMeters"] = s["right_boundary_meters"] / 20
+        for wheel, p in s["contact_patches"].items():
+            e[f"self.contactPatches.{wheel}.surfaceCode"] = p["surface_code"] / (L.N_SURFACES - 1)
+            e[f"self.contactPatches.{wheel}.signedOffsetMeters"] = p["signed_offset_meters"]
+            e[f"self.contactPatches.{wheel}.crossTrackErrorMeters"] = p["cross_track_error_meters"]
+    for i, q in enumerate(track["lookahead"]):
+        e[f"track.lookahead[{i}].curvature"] = q["curvature"]
+        e[f"track.lookahead[{i}].headingDeltaRadians"] = q["heading_delta_radians"] / math.pi
+    for i, r in enumerate(obj["rays"]):
+        n = r["length_meters"]
+        if "track" in r:
+            e[f"rays[{i}].track.distanceRatio"] = clamp(r["track"]["distance_meters"] / n, 0, 1)
+            e[f"rays[{i}].track.hit"] = float(r["track"]["hit"])
+            e[f"rays[{i}].track.kindExit"] = float(r["track"]["kind"] == "exit")
+            e[f"rays[{i}].track.kindEntry"] = float(r["track"]["kind"] == "entry")
+        if "kerb" in r:
+            e[f"rays[{i}].kerb.distanceRatio"] = clamp(r["kerb"]["distance_meters"] / n, 0, 1)
+            e[f"rays[{i}].kerb.hit"] = float(r["kerb"]["hit"])
+        if "illegal_surface" in r:
+            e[f"rays[{i}].illegalSurface.distanceRatio"] = clamp(r["illegal_surface"]["distance_meters"] / n, 0, 1)
+            e[f"rays[{i}].illegalSurface.hit"] = float(r["illegal_surface"]["hit"])
+        if "car" in r:
+            e[f"rays[{i}].car.distanceRatio"] = clamp(r["car"]["distance_meters"] / n, 0, 1)
+            e[f"rays[{i}].car.hit"] = float(r["car"]["hit"])
+            e[f"rays[{i}].car.relativeSpeedKph"] = r["car"]["relative_speed_kph"] / 200
+    near = spec_obj["nearby_cars"]
+    radius = near["radius_meters"]
+    for i in range(near["max_cars"]):
+        p = f"nearbyCars[{i}]"
+        if i < len(obj["nearby_cars"]):
+            c = obj["nearby_cars"][i]
+            e.update({f"{p}.present": 1.0,
+                      f"{p}.relativeForwardRatio": clamp(c["relative_forward_meters"] / radius, -1, 1),
+                      f"{p}.relativeRightRatio": clamp(c["relative_right_meters"] / radius, -1, 1),
+                      f"{p}.relativeDistanceRatio": clamp(c["relative_distance_meters"] / radius, 0, 1),
+                      f"{p}.relativeSpeedKph": c["relative_speed_kph"] / 200,
+                      f"{p}.relativeHeadingRadians": c["relative_heading_radians"] / math.pi,
+                      f"{p}.ahead": float(c["ahead"]), f"{p}.sameLap": float(c["same_lap"])})
+            if near["rich"]:
+                e[f"{p}.relativeVelocityForwardMetersPerSecond"] = c["relative_velocity_forward_meters_per_second"] / 50
+                e[f"{p}.relativeVelocityRightMetersPerSecond"] = c["relative_velocity_right_meters_per_second"] / 50
+                e[f"{p}.closingSpeedMetersPerSecond"] = c["closing_speed_meters_per_second"] / 50
+        else:
+            e.update({f"{p}.present": 0.0, f"{p}.relativeForwardRatio": 0.0, f"{p}.relativeRightRatio": 0.0,
+                      f"{p}.relativeDistanceRatio": 1.0, f"{p}.relativeSpeedKph": 0.0,
+                      f"{p}.relativeHeadingRadians": 0.0, f"{p}.ahead": 0.0, f"{p}.sameLap": 0.0})
+            if near["rich"]:
+                for name in ("relativeVelocityForwardMetersPerSecond", "relativeVelocityRightMetersPerSecond",
+                             "closingSpeedMetersPerSecond"):
+                    e[f"{p}.{name}"] = 0.0
+    return e
+
+
+def assert_vector_matches_object(env, driver, o):
+    spec = env.get_observation_spec()
+    spec_d = spec["per_driver"].get(driver, spec)
+    schema = o["schema"]
+    assert schema == spec_d["vector"]["schema"]
+    assert o["vector"].dtype == np.float32 and o["vector"].shape == (spec_d["vector"]["size"],)
+    want = expected_vector(o["object"], spec_d["object"], env.batch.track.length)
+    names = [e["name"] for e in schema]
+    assert len(set(names)) == len(names)
+    assert set(names) == set(want), (set(names) ^ set(want))
+    for i, name in enumerate(names):
+        assert float(o["vector"][i]) == pytest.approx(np.float32(want[name]), rel=2e-6, abs=2e-6), name
+
+
+def assert_object_matches_oracle(env, driver, obj, tol):
+    b = env.batch
+    st = b.state
+    tr = b.track
+    c = slot(env, driver)
+    cf, ci, flags = st.cars_f, st.cars_i, st.car_flags
+    s = obj["self"]
+    # self, against the state and locate
+    assert s["speed_kph"] == pytest.approx(cf[0, c, L.F_SPEED] * 3.6)
+    assert s["heading_radians"] == cf[0, c, L.F_HEADING]
+    o = oracle_self(tr, cf, 0, c)
+    assert s["track_offset_meters"] == pytest.approx(o["offset"], abs=1e-6)
+    assert s["lap_progress_meters"] == pytest.approx(o["progress"], abs=1e-6)
+    assert s["track_heading_error_radians"] == pytest.approx(o["heading_error"], abs=1e-9)
+    assert obj["track"]["curvature"] == pytest.approx(o["curvature"], abs=1e-9)
+    legal = {L.SURF_TRACK, L.SURF_KERB, L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT, L.SURF_PIT_BOX}
+    if "contact_patches" in s:
+        assert s["left_boundary_meters"] == pytest.approx(o["left"], abs=1e-6)
+        assert s["right_boundary_meters"] == pytest.approx(o["right"], abs=1e-6)
+        for (corners, woff), (wheel, p) in zip(o["patches"], s["contact_patches"].items()):
+            assert p["surface_code"] in corners, (driver, wheel, corners, p)
+            assert p["surface"] == L.SURFACE_NAMES[p["surface_code"]]
+            assert p["signed_offset_meters"] == pytest.approx(woff, abs=1e-6)
+            assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=1e-6)
+        codes = [p["surface_code"] for p in s["contact_patches"].values()]
+        assert s["on_track"] == all(code in legal for code in codes)
+    # lookahead
+    look = oracle_lookahead(tr, cf[0, c, L.F_PROGRESS], [q["distance_meters"] for q in obj["track"]["lookahead"]])
+    for q, (k, dh) in zip(obj["track"]["lookahead"], look):
+        assert q["curvature"] == pytest.approx(k, abs=1e-7)
+        assert q["heading_delta_radians"] == pytest.approx(dh, abs=1e-6)
+    # rays
+    destroyed = bool(ci[0, c, L.I_DESTROYED])
+    for n, (ray, orc) in enumerate(zip(obj["rays"], oracle_rays(tr, cf, ci, flags, 0, c, obj["rays"]))):
+        what = f"{driver} ray {n} ({ray['angle_degrees']} deg)"
+        length = ray["length_meters"]
+        if destroyed:
+            for ch in ("track", "kerb", "illegal_surface", "car"):
+                if ch in ray:
+                    assert not ray[ch]["hit"] and ray[ch]["distance_meters"] == length
+            continue
+        if "track" in ray:
+            check_surface_channel(ray["track"]["hit"], ray["track"]["distance_meters"], orc["road_edge"], length,
+                                  tol, what + " road edge")
+            if ray["track"]["hit"]:
+                assert ray["track"]["kind"] == ("exit" if orc["exit"] else "entry"), what
+            else:
+                assert ray["track"]["kind"] is None
+        if "kerb" in ray:
+            check_surface_channel(ray["kerb"]["hit"], ray["kerb"]["distance_meters"], orc["kerb"], length, tol,
+                                  what + " kerb")
+        if "illegal_surface" in ray:
+            check_surface_channel(ray["illegal_surface"]["hit"], ray["illegal_surface"]["distance_meters"],
+                                  orc["illegal"], length, tol, what + " illegal")
+        if "car" in ray:
+            t, j = orc["car"]
+            if j is None:
+                assert ray["car"] == {"hit": False, "distance_meters": length, "driver_id": None,
+                                      "relative_speed_kph": 0.0}, what
+            else:
+                assert ray["car"]["hit"] and ray["car"]["driver_id"] == b.driver_ids[j], what
+                assert t - 0.0101 <= ray["car"]["distance_meters"] <= t + 1e-6, (what, t, ray["car"])
+                assert ray["car"]["relative_speed_kph"] == pytest.approx(
+                    (cf[0, j, L.F_SPEED] - cf[0, c, L.F_SPEED]) * 3.6, abs=1e-3)
+    # radar
+    spec = env.get_observation_spec()
+    near = spec["per_driver"].get(driver, spec)["object"]["nearby_cars"]
+    want = oracle_radar(cf, ci, flags, 0, c, near["max_cars"], near["radius_meters"])
+    assert [n["id"] for n in obj["nearby_cars"]] == [b.driver_ids[j] for j, _ in want]
+    for got, (j, fields) in zip(obj["nearby_cars"], want):
+        for key, value in fields.items():
+            if key in got:
+                assert got[key] == pytest.approx(value, abs=1e-4), (driver, key)
+        assert ("closing_speed_meters_per_second" in got) == near["rich"]
+
+
+@pytest.mark.parametrize("profile", ["default", "physical-driver"])
+def test_sense_contract(profile):
+    env = sense_env(profile)
+    compact = sense_env(profile, output="vector", result={"state_output": "none"})
+    results = [(env.reset(), compact.reset())]
+    for _ in range(3):
+        actions = {"car-00": act(0.2, 0.8, 0.0), "car-01": act(-0.1, 0.5, 0.0), "car-04": act(0.3, 0.3, 0.0)}
+        results.append((env.step(actions), compact.step(actions)))
+    for r, rc in (results[0], results[-1]):
+        for d in CONTROLLED:
+            o = r["observation"][d]
+            assert_vector_matches_object(env, d, o)
+            # vector-only output equals the full output's vector for the same state
+            assert set(rc["observation"][d]) == {"vector", "schema", "events"}
+            assert rc["observation"][d]["vector"].tobytes() == o["vector"].tobytes()
+        assert rc["state"] is None
+    # the object against brute force, on the final state (cars moving)
+    r = results[-1][0]
+    for d in CONTROLLED:
+        assert_object_matches_oracle(env, d, r["observation"][d]["object"], tol=0.1 + 0.011)
+    # the placements exercise what they should
+    objs = {d: r["observation"][d]["object"] for d in CONTROLLED}
+    assert any(ray["car"]["hit"] for ray in objs["car-00"]["rays"])
+    assert len(objs["car-00"]["nearby_cars"]) >= 2
+    assert not objs["car-04"]["self"]["on_track"]
+    if profile == "physical-driver":
+        assert objs["car-04"]["rays"][0]["illegal_surface"] == {"hit": True, "distance_meters": 0.0}
+        assert any(ray["track"]["kind"] == "entry" for ray in objs["car-04"]["rays"])
+        assert any(ray["kerb"]["hit"] for ray in objs["car-00"]["rays"])
+
+
+def test_sense_contract_debug_precision():
+    env = sense_env("physical-driver", sensors={"rays": {"layout": "driver-front-heavy", "precision": "debug"},
+                                                "nearby_cars": {"max_cars": 3, "radius_meters": 60.0}})
+    r = env.reset()
+    for d in CONTROLLED:
+        assert_vector_matches_object(env, d, r["observation"][d])
+        assert_object_matches_oracle(env, d, r["observation"][d]["object"], tol=0.01 + 0.011)
+
+
+def test_object_real_units_and_default_vector_layout():
+    env = make_env()
+    r = env.reset()
+    o = r["observation"]["car-00"]
+    # PaddockJS default vector: 19 + 2*4 lookahead + 7*8 rays + 8*6 radar = 131 (spec 6.7)
+    assert o["vector"].shape == (131,) and o["vector"].dtype == np.float32
+    assert [e["name"] for e in o["schema"][:3]] == ["self.speedKph", "self.speedMetersPerSecond",
+                                                   "self.steeringAngleRadians"]
+    assert o["schema"][6] == {"name": "self.trackOffsetMeters", "unit": "m", "scale": "fixed:meters"}
+    obj = o["object"]
+    assert set(obj) == {"self", "race", "track", "rays", "nearby_cars"}
+    assert [q["distance_meters"] for q in obj["track"]["lookahead"]] == [20.0, 50.0, 100.0, 150.0]
+    assert [ray["angle_degrees"] for ray in obj["rays"]] == [-135.0, -60.0, -20.0, 0.0, 20.0, 60.0, 135.0, 180.0]
+    assert all(ray["length_meters"] == 120.0 and set(ray) == {"id", "angle_degrees", "length_meters", "track", "car"}
+               for ray in obj["rays"])
+    assert "contact_patches" not in obj["self"] and "left_boundary_meters" not in obj["self"]
+    # rolling grid: 84 km/h, offset -3.2 m (slot 0)
+    assert obj["self"]["speed_kph"] == pytest.approx(84.0)
+    assert obj["self"]["track_offset_meters"] == pytest.approx(-3.2, abs=1e-6)
+    assert obj["track"]["length_meters"] == pytest.approx(2448.5547, abs=1e-3)
+    assert obj["race"]["total_cars"] == 4 and obj["race"]["position"] == 1
+    assert_vector_matches_object(env, "car-00", o)
+
+
+def test_physical_driver_profile():
+    env = make_env(observation={"profile": "physical-driver"})
+    r = env.reset()
+    o = r["observation"]["car-00"]
+    obj = o["object"]
+    assert obj["track"]["lookahead"] == []      # no lookahead unless lookahead_meters is given
+    assert set(obj["self"]["contact_patches"]) == {"frontLeft", "frontRight", "rearLeft", "rearRight"}
+    assert {"left_boundary_meters", "right_boundary_meters", "yaw_rate_radians_per_second"} <= set(obj["self"])
+    # surface-aware rays by default, no barrier channel
+    assert set(obj["rays"][0]) == {"id", "angle_degrees", "length_meters", "track", "kerb", "illegal_surface", "car"}
+    names = [e["name"] for e in o["schema"]]
+    assert not any("barrier" in n.lower() for n in names)
+    assert not any(n.startswith("track.lookahead") for n in names)
+    # 19 + 15 physical + 8 rays * 11 + 6 radar * 11
+    assert len(names) == 19 + 15 + 8 * 11 + 6 * 11
+    assert obj["self"]["left_boundary_meters"] == pytest.approx(7.5 - 3.2, abs=1e-6)
+    assert_vector_matches_object(env, "car-00", o)
+    env2 = make_env(observation={"profile": "physical-driver", "lookahead_meters": [30.0]})
+    assert [q["distance_meters"] for q in env2.reset()["observation"]["car-00"]["object"]["track"]["lookahead"]] == [30.0]
+
+
+def test_invalid_lookahead_falls_back_to_default():
+    env = make_env(observation={"lookahead_meters": [20.0, -5.0]})
+    r = env.reset()
+    assert [q["distance_meters"] for q in r["observation"]["car-00"]["object"]["track"]["lookahead"]] == \
+        [20.0, 50.0, 100.0, 150.0]
+
+
+@pytest.mark.parametrize("output,include_schema,keys", [
+    ("full", True, {"object", "vector", "schema", "events"}),
+    ("full", False, {"object", "vector", "events"}),
+    ("vector", True, {"vector", "schema", "events"}),
+    ("vector", False, {"vector", "events"}),
+    ("object", True, {"object", "events"}),
+])
+def test_output_modes(output, include_schema, keys):
+    env = make_env(observation={"output": output, "include_schema": include_schema})
+    r = env.reset()
+    assert set(r["observation"]["car-00"]) == keys
+    r = env.step(all_act(env))
+    assert set(r["observation"]["car-01"]) == keys
+    spec = env.get_observation_spec()
+    assert spec["output"] == output and spec["vector"]["size"] == 131
+
+
+def test_observation_spec_per_driver():
+    env = make_env(drivers=4, controlled_drivers=["car-00", "car-01", "car-02"],
+                   sensors_by_driver={"car-01": {"rays": {"rays": [{"id": "front", "angle_degrees": 0,
+                                                                    "length_meters": 200}]},
+                                                 "nearby_cars": {"max_cars": 2}}})
+    spec = env.get_observation_spec()
+    assert spec["version"] == 2 and spec["controlled_drivers"] == ["car-00", "car-01", "car-02"]
+    assert spec["vector"]["size"] == 131
+    assert list(spec["per_driver"]) == ["car-01"]
+    sch = spec["per_driver"]["car-01"]["vector"]["schema"]
+    assert len(sch) == 19 + 8 + 7 * 1 + 8 * 2 == spec["per_driver"]["car-01"]["vector"]["size"]
+    assert spec["per_driver"]["car-01"]["object"]["rays"]["rays"] == [
+        {"id": "front", "angle_degrees": 0.0, "length_meters": 200.0}]
+    r = env.reset()
+    assert r["observation"]["car-01"]["vector"].shape == (len(sch),)
+    assert r["observation"]["car-01"]["schema"] == sch
+    assert r["observation"]["car-00"]["vector"].shape == (131,)
+    assert r["observation"]["car-01"]["object"]["rays"][0]["length_meters"] == 200.0
+    for d in ("car-00", "car-01", "car-02"):
+        assert_vector_matches_object(env, d, r["observation"][d])
+
+
+def test_ray_layouts_explicit_rays_and_channels():
+    env = make_env(sensors={"rays": {"layout": "driver-front-heavy"}})
+    rays = env.reset()["observation"]["car-00"]["object"]["rays"]
+    assert [r["angle_degrees"] for r in rays] == [-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0,
+                                                   60.0, 90.0, 135.0, 180.0]
+    env = make_env(sensors={"rays": {"channels": ["kerb", "illegal_surface"],
+                                     "rays": [{"id": "front", "angle_degrees": 0, "length_meters": 260},
+                                              {"id": "right", "angle_degrees": 90, "length_meters": 80}]}})
+    r = env.reset()
+    o = r["observation"]["car-00"]
+    assert [(x["id"], x["angle_degrees"], x["length_meters"]) for x in o["object"]["rays"]] == \
+        [("front", 0.0, 260.0), ("right", 90.0, 80.0)]
+    assert all(set(x) == {"id", "angle_degrees", "length_meters", "kerb", "illegal_surface"} for x in o["object"]["rays"])
+    ray_names = [e["name"] for e in o["schema"] if e["name"].startswith("rays")]
+    assert ray_names == ["rays[0].kerb.distanceRatio", "rays[0].kerb.hit", "rays[0].illegalSurface.distanceRatio",
+                         "rays[0].illegalSurface.hit", "rays[1].kerb.distanceRatio", "rays[1].kerb.hit",
+                         "rays[1].illegalSurface.distanceRatio", "rays[1].illegalSurface.hit"]
+    # car-00 sits at offset -3.2 on the rolling grid: 90 deg right crosses the right kerb at 7.5 + 3.2 = 10.7 m
+    right = o["object"]["rays"][1]
+    assert right["kerb"]["hit"] and 10.7 <= right["kerb"]["distance_meters"] <= 10.7 + 0.11
+    assert right["illegal_surface"]["hit"] and 12.2 <= right["illegal_surface"]["distance_meters"] <= 12.2 + 0.11
+    assert_vector_matches_object(env, "car-00", o)
+    env = make_env(sensors={"rays": {"enabled": False}, "nearby_cars": {"enabled": False}})
+    o = env.reset()["observation"]["car-00"]
+    assert o["object"]["rays"] == [] and o["object"]["nearby_cars"] == [] and o["vector"].shape == (19 + 8,)
+
+
+def test_radar_k_and_radius():
+    # rolling grid: 35 m between slots, so with radius 40 m car-00 sees only car-01 (35.1 m) ...
+    env = make_env(drivers=4, sensors={"nearby_cars": {"max_cars": 2, "radius_meters": 40.0}})
+    r = env.reset()
+    near = r["observation"]["car-00"]["object"]["nearby_cars"]
+    assert [n["id"] for n in near] == ["car-01"]
+    assert near[0]["relative_distance_meters"] == pytest.approx(math.hypot(35.0, 6.4), abs=0.05)
+    assert near[0]["ahead"] is False and near[0]["relative_forward_meters"] < 0
+    # ... and car-01 sees car-00 and car-02 but only k = 2 of them
+    near = r["observation"]["car-01"]["object"]["nearby_cars"]
+    assert sorted(n["id"] for n in near) == ["car-00", "car-02"]
+    env = make_env(drivers=4, sensors={"nearby_cars": {"max_cars": 1, "radius_meters": 200.0}})
+    r = env.reset()
+    assert [n["id"] for n in r["observation"]["car-01"]["object"]["nearby_cars"]] in (["car-00"], ["car-02"])
+    assert len([e for e in r["observation"]["car-01"]["schema"] if e["name"].startswith("nearbyCars")]) == 8
+    assert_vector_matches_object(env, "car-01", r["observation"]["car-01"])

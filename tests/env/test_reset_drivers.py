@@ -1,0 +1,139 @@
+"""reset_drivers: an episode boundary for some drivers inside the running world."""
+
+import numpy as np
+import pytest
+
+from env_helpers import act, all_act, car_bytes, make_env, slot
+from paddock_ma.env.errors import INVALID_CONFIG, INVALID_REQUEST, UNKNOWN_DRIVER, PaddockError
+from paddock_ma.sim import layout as L
+
+
+def _world_bytes(env):
+    st = env.batch.state
+    return st.world_f.tobytes() + st.world_i.tobytes()
+
+
+def test_new_episode_controls_cleared_rest_untouched():
+    env = make_env(drivers=4, rules={"modules": {"pit_stops": {"enabled": True}}})
+    env.reset()
+    for _ in range(4):
+        r = env.step({"car-00": act(0.3, 0.9, 0.0, pit_intent=1), "car-01": act(-0.2, 0.7, 0.1)})
+    assert r["observation"]["car-00"]["object"]["self"]["pit_intent"] == 1
+    c0 = slot(env, "car-00")
+    others = [c for c in range(4) if c != c0]
+    before = {c: car_bytes(env, c) for c in others}
+    world = _world_bytes(env)
+    flags = env.batch.state.car_flags.tobytes()
+    r = env.reset_drivers({"car-00": {"distance_meters": 1200, "offset_meters": 3, "speed_kph": 80,
+                                      "heading_error_radians": 0.2}})
+    assert {c: car_bytes(env, c) for c in others} == before          # every other car untouched
+    assert _world_bytes(env) == world                                  # world clock, step, RNG untouched
+    assert env.batch.state.car_flags.tobytes() == flags
+    info = r["info"]
+    assert info["step"] == 4 and info["elapsed_seconds"] == pytest.approx(4 / 60)
+    assert info["drivers"]["car-00"] == {"terminated": False, "truncated": False, "end_reason": None,
+                                         "episode_id": 1, "episode_step": 0}
+    assert info["drivers"]["car-01"]["episode_id"] == 0 and info["drivers"]["car-01"]["episode_step"] == 4
+    s = r["observation"]["car-00"]["object"]["self"]
+    assert s["pit_intent"] == 0
+    assert s["applied_controls"] == {"steering": 0.0, "throttle": 0.0, "brake": 0.0}
+    cf = env.batch.state.cars_f[0, c0]
+    assert (cf[L.F_STEER_CMD], cf[L.F_THROTTLE_CMD], cf[L.F_BRAKE_CMD]) == (0.0, 0.0, 0.0)
+    # placed as asked: absolute race distance, offset, speed, heading error
+    assert s["race_distance_meters"] == pytest.approx(1200.0)
+    assert s["track_offset_meters"] == pytest.approx(3.0, abs=1e-6)
+    assert s["speed_kph"] == pytest.approx(80.0)
+    assert s["track_heading_error_radians"] == pytest.approx(0.2, abs=1e-9)
+    assert r["reward"] is None
+    # the next step continues the global step and the driver's own episode from 0
+    r = env.step(all_act(env))
+    assert r["info"]["step"] == 5 and r["info"]["drivers"]["car-00"]["episode_step"] == 1
+
+
+def test_placement_inside_barrier_is_terminal_with_miss_rays():
+    env = make_env(observation={"profile": "physical-driver"})
+    env.reset()
+    env.step(all_act(env))
+    r = env.reset_drivers({"car-01": {"distance_meters": 500, "offset_meters": 45, "speed_kph": 100}})
+    d = r["info"]["drivers"]
+    assert d["car-01"]["terminated"] and d["car-01"]["end_reason"] == "destroyed" and d["car-01"]["episode_id"] == 1
+    assert d["car-00"] == {"terminated": False, "truncated": False, "end_reason": None, "episode_id": 0,
+                           "episode_step": 1}
+    assert r["metrics"]["car-01"]["destroyed"] is True
+    o = r["observation"]["car-01"]
+    assert o["object"]["self"]["destroyed"] and o["object"]["self"]["speed_kph"] == 0.0
+    for ray in o["object"]["rays"]:
+        for ch in ("track", "kerb", "illegal_surface", "car"):
+            assert ray[ch]["hit"] is False and ray[ch]["distance_meters"] == ray["length_meters"]
+    v = dict(zip([e["name"] for e in o["schema"]], o["vector"].tolist()))
+    ratios = [val for name, val in v.items() if name.startswith("rays[") and name.endswith("distanceRatio")]
+    hits = [val for name, val in v.items() if name.startswith("rays[") and name.endswith(".hit")]
+    assert len(ratios) == 8 * 4 and all(x == 1.0 for x in ratios) and all(x == 0.0 for x in hits)
+    assert r["done"] is False            # car-00 still runs
+    # stepping without car-01 is fine; an action for it is an episode_ended error
+    r = env.step({"car-00": act()})
+    assert r["info"]["drivers"]["car-01"]["episode_step"] == 0
+    with pytest.raises(PaddockError) as info:
+        env.step({"car-00": act(), "car-01": act()})
+    assert info.value.code == "episode_ended"
+    # a recovery start inside the legal band (gravel at 15 m) is a normal start
+    r = env.reset_drivers({"car-01": {"distance_meters": 500, "offset_meters": 15, "speed_kph": 60}})
+    assert r["info"]["drivers"]["car-01"]["terminated"] is False and r["info"]["drivers"]["car-01"]["episode_id"] == 2
+    assert r["observation"]["car-01"]["object"]["self"]["surface"] == "gravel"
+
+
+def test_observation_scope_reset():
+    env = make_env(drivers=4, controlled_drivers=["car-00", "car-01", "car-02"])
+    env.reset()
+    env.step(all_act(env))
+    r = env.reset_drivers({"car-02": {"distance_meters": 300}}, observation_scope="reset", state_output="none")
+    assert list(r["observation"]) == ["car-02"] and list(r["metrics"]) == ["car-02"]
+    assert r["info"]["controlled_drivers"] == ["car-02"]
+    assert list(r["info"]["drivers"]) == ["car-00", "car-01", "car-02"]
+    assert r["state"] is None
+    assert r["done"] is False
+    # scope from the config
+    env = make_env(drivers=4, controlled_drivers=["car-00", "car-01", "car-02"],
+                   result={"reset_drivers_observation_scope": "reset"})
+    env.reset()
+    r = env.reset_drivers({"car-00": None, "car-01": {"distance_meters": 40}})
+    assert list(r["observation"]) == ["car-00", "car-01"] and r["info"]["controlled_drivers"] == ["car-00", "car-01"]
+    assert r["state"] is not None
+    # the merged latest observation still covers every driver
+    assert list(env.get_observation()) == ["car-00", "car-01", "car-02"]
+    r = env.reset_drivers({"car-00": None}, observation_scope="all")
+    assert list(r["observation"]) == ["car-00", "car-01", "car-02"]
+
+
+def test_reset_driver_terminal_does_not_end_others_and_done_when_all_terminal():
+    env = make_env()
+    env.reset()
+    r = env.reset_drivers({"car-00": {"distance_meters": 500, "offset_meters": -45}}, observation_scope="reset")
+    assert r["info"]["drivers"]["car-00"]["terminated"]
+    assert r["done"] is True                       # every *reported* driver is terminal
+    assert r["info"]["drivers"]["car-01"]["terminated"] is False
+    r = env.reset_drivers({"car-00": {"distance_meters": 500, "offset_meters": -45}})
+    assert r["done"] is False                      # car-01 is reported and running
+
+
+def test_reset_drivers_errors():
+    env = make_env()
+    with pytest.raises(PaddockError) as info:
+        env.reset_drivers({"car-00": None})
+    assert info.value.code == "not_reset"
+    env.reset()
+    before = env.checksum()
+    with pytest.raises(PaddockError) as info:
+        env.reset_drivers({"car-02": None})
+    assert info.value.code == UNKNOWN_DRIVER and info.value.field == "placements.car-02"
+    assert info.value.message.startswith("placements.car-02: 'car-02' is not a controlled driver")
+    with pytest.raises(PaddockError) as info:
+        env.reset_drivers({"car-00": {"distance": 5}})
+    assert info.value.code == INVALID_CONFIG and info.value.field == "placements.car-00.distance"
+    with pytest.raises(PaddockError) as info:
+        env.reset_drivers({})
+    assert info.value.code == INVALID_REQUEST
+    with pytest.raises(PaddockError) as info:
+        env.reset_drivers({"car-00": None}, observation_scope="some")
+    assert info.value.code == INVALID_REQUEST and info.value.field == "observation_scope"
+    assert env.checksum() == before

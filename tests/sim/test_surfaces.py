@@ -1,0 +1,136 @@
+"""Wheel surfaces and barrier contact with hand-placed cars on the oval."""
+
+import math
+
+import numpy as np
+import pytest
+
+from paddock_ma.sim import layout as L
+from paddock_ma.sim.surfaces import SURFACE_PRIORITY, classify_car, surface_priority
+from paddock_ma.sim.track import oval_track, point_at
+
+WHEELS = [L.I_WHEEL_SURFACE_FL, L.I_WHEEL_SURFACE_FR, L.I_WHEEL_SURFACE_RL, L.I_WHEEL_SURFACE_RR]
+OFFSETS = [L.F_WHEEL_OFFSET_FL, L.F_WHEEL_OFFSET_FR, L.F_WHEEL_OFFSET_RL, L.F_WHEEL_OFFSET_RR]
+T, K, GV, GS, B = L.SURF_TRACK, L.SURF_KERB, L.SURF_GRAVEL, L.SURF_GRASS, L.SURF_BARRIER
+
+
+@pytest.fixture(scope="module")
+def tr():
+    return oval_track()
+
+
+def place(tr, s, offset, yaw=0.0, hint=-1):
+    """One car at lap distance s (m), lateral offset (m, + right), heading = track heading + yaw."""
+    cf = np.zeros((1, 2, L.NF))
+    ci = np.zeros((1, 2, L.NI), np.int32)
+    x, y, h, k = point_at(tr, s)
+    cf[0, 0, L.F_X] = x - math.sin(h) * offset
+    cf[0, 0, L.F_Y] = y + math.cos(h) * offset
+    cf[0, 0, L.F_HEADING] = h + yaw
+    ci[0, 0, L.I_SEG_HINT] = hint
+    barrier = classify_car(tr, cf, ci, 0, 0)
+    return barrier, cf[0, 0], ci[0, 0]
+
+
+def wheels(ci):
+    return [int(ci[w]) for w in WHEELS]
+
+
+def test_centred_car_is_all_track_and_position_is_written(tr):
+    barrier, f, i = place(tr, 1000.0, 0.0, yaw=0.3, hint=0)   # a far-off hint still finds the car
+    assert not barrier
+    assert wheels(i) == [T, T, T, T] and i[L.I_SURFACE] == T
+    assert i[L.I_ON_TRACK] == 1 and i[L.I_IN_PIT_LANE] == 0
+    assert f[L.F_PROGRESS] == pytest.approx(1000.0, abs=1e-6)
+    assert f[L.F_OFFSET] == pytest.approx(0.0, abs=1e-6)
+    assert f[L.F_HEADING_ERROR] == pytest.approx(0.3, abs=1e-6)
+    seg = i[L.I_SEG_HINT]                                        # the segment holding s = 1000 m
+    assert tr.cs[seg] <= 1000.0 <= tr.cs[seg + 1]
+    # a yawed car's wheels sit at the rotated patch positions: lateral offsets -+0.76 cos(0.3) -+ 1.8 sin(0.3)
+    fl = -0.76 * math.cos(0.3) + 1.8 * math.sin(0.3)
+    assert f[L.F_WHEEL_OFFSET_FL] == pytest.approx(fl, abs=0.02)
+
+
+def test_kerb_wheels_at_8m(tr):
+    # right wheels at 8.76 m (kerb: 7.5-9 m), left at 7.24 m whose patch reaches 7.24 + 0.19 < 7.5
+    barrier, f, i = place(tr, 1000.0, 8.0)
+    assert wheels(i) == [T, K, T, K]
+    assert i[L.I_SURFACE] == K and i[L.I_ON_TRACK] == 1 and not barrier
+    assert [f[o] for o in OFFSETS] == pytest.approx([7.24, 8.76, 7.24, 8.76], abs=1e-6)
+    barrier, f, i = place(tr, 1000.0, -8.0)
+    assert wheels(i) == [K, T, K, T]
+
+
+def test_patch_extent_decides(tr):
+    # patch centre at 7.4 m (track) but its outer edge at 7.59 m: worst = kerb (analytic extent)
+    barrier, f, i = place(tr, 1000.0, 7.4 - 0.76)
+    assert wheels(i) == [T, K, T, K]
+    # gravel/grass boundary at 21 m: a patch straddling it is gravel (priority 6 > grass 5)
+    barrier, f, i = place(tr, 1000.0, 21.0 - 0.76)
+    assert wheels(i) == [GV, GV, GV, GV]
+    barrier, f, i = place(tr, 1000.0, 21.3 - 0.76)
+    assert wheels(i) == [GV, GS, GV, GS] and i[L.I_SURFACE] == GV
+
+
+def test_gravel_at_15m(tr):
+    barrier, f, i = place(tr, 1000.0, 15.0)
+    assert wheels(i) == [GV] * 4 and i[L.I_ON_TRACK] == 0 and not barrier
+
+
+def test_barrier_contact_by_body_corner(tr):
+    # body half-width 0.62 m: corner at 41.2 m is beyond the 41 m barrier face
+    barrier, f, i = place(tr, 1000.0, 41.2 - 0.62)
+    assert barrier
+    assert wheels(i) == [GS, B, GS, B]
+    barrier, f, i = place(tr, 1000.0, 40.3 - 0.62)         # corner at 40.3 m: not yet
+    assert not barrier
+    barrier, f, i = place(tr, 1000.0, -(41.2 - 0.62))      # the same on the left
+    assert barrier
+    # a car across the track: its nose (half-length 2.325 m) reaches the wall first
+    barrier, f, i = place(tr, 1000.0, 39.0, yaw=math.pi / 2)
+    assert barrier
+    barrier, f, i = place(tr, 1000.0, 38.5, yaw=math.pi / 2)
+    assert not barrier
+    # in a corner too (right-hand semicircle, outside = left): corner exactly located
+    s_mid = 375 + 0.5 * 150 * math.pi
+    assert place(tr, s_mid, -(41.2 - 0.62))[0]
+    assert not place(tr, s_mid, -(40.8 - 0.62))[0]
+
+
+def test_pit_surfaces(tr):
+    side = tr.pit_side
+    # fast lane, 31 m on the pit side at the finish line
+    barrier, f, i = place(tr, 20.0, side * 31.0)
+    assert wheels(i) == [L.SURF_PIT_LANE] * 4
+    assert i[L.I_ON_TRACK] == 1 and i[L.I_IN_PIT_LANE] == 1 and not barrier
+    # parked in a service box (42.5 m from the centreline, beyond the barrier line): pit-box, no barrier
+    x, y = tr.box_x[3], tr.box_y[3]
+    cf = np.zeros((1, 1, L.NF)); ci = np.zeros((1, 1, L.NI), np.int32)
+    cf[0, 0, L.F_X], cf[0, 0, L.F_Y], cf[0, 0, L.F_HEADING] = x, y, tr.ch[0]
+    ci[0, 0, L.I_SEG_HINT] = -1
+    barrier = classify_car(tr, cf, ci, 0, 0)
+    assert wheels(ci[0, 0]) == [L.SURF_PIT_BOX] * 4 and not barrier
+    assert abs(cf[0, 0, L.F_OFFSET]) > tr.grass_edge
+    assert ci[0, 0, L.I_IN_PIT_LANE] == 1 and ci[0, 0, L.I_SURFACE] == L.SURF_PIT_BOX
+    # the same offset on the other side is the barrier
+    assert place(tr, 20.0, -side * 42.5)[0]
+    # on the entry connector (its middle point)
+    k = 12
+    cf[0, 0, L.F_X], cf[0, 0, L.F_Y], cf[0, 0, L.F_HEADING] = tr.px[k], tr.py[k], tr.ph[k]
+    classify_car(tr, cf, ci, 0, 0)
+    assert wheels(ci[0, 0]) == [L.SURF_PIT_ENTRY] * 4
+    k = len(tr.px) - 13
+    cf[0, 0, L.F_X], cf[0, 0, L.F_Y], cf[0, 0, L.F_HEADING] = tr.px[k], tr.py[k], tr.ph[k]
+    classify_car(tr, cf, ci, 0, 0)
+    assert wheels(ci[0, 0]) == [L.SURF_PIT_EXIT] * 4
+    # on the kerb next to the pit entry the main track wins (|offset| <= 9 m)
+    barrier, f, i = place(tr, tr.pit_entry_s + 5.0, side * 8.0)
+    assert i[L.I_SURFACE] == K
+
+
+def test_priority_table():
+    codes = range(L.N_SURFACES)
+    assert [surface_priority(c) for c in codes] == list(SURFACE_PRIORITY)
+    order = sorted(codes, key=lambda c: SURFACE_PRIORITY[c])
+    names = [L.SURFACE_NAMES[c] for c in order]
+    assert names[0] == "track" and names[-3:] == ["grass", "gravel", "barrier"]

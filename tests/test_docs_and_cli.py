@@ -1,0 +1,41 @@
+"""The README's example runs, and the command line's subcommands work end to end."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_readme_starts_with_the_two_commands_and_its_example_runs():
+    text = (ROOT / "README.md").read_text()
+    head = "\n".join(text.splitlines()[:40])
+    assert "make demo" in head and "make test" in head
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    assert len(code.strip().splitlines()) <= 16
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    speeds = [float(x) for x in re.findall(r"[-\d.]+", out.stdout.splitlines()[0])]
+    assert len(speeds) == 4 and all(s > 100 for s in speeds)   # full throttle for 10 s: well past 100 km/h
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "paddock_ma.cli", *args], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+
+
+def test_cli_lists_tracks_and_envs():
+    tracks = run_cli("tracks")
+    assert tracks.returncode == 0
+    names = [line.split()[0] for line in tracks.stdout.splitlines()]
+    assert {"oval", "grand-prix", "technical"} <= set(names)
+    envs = run_cli("envs")
+    assert envs.returncode == 0 and "paddock/gp-batch-v0" in envs.stdout
+
+
+def test_cli_demo_runs_a_short_race():
+    out = run_cli("demo", "--worlds", "2", "--cars", "6", "--seconds", "5")
+    assert out.returncode == 0, out.stderr
+    for name in ("oval", "grand-prix", "technical"):
+        assert name in out.stdout
