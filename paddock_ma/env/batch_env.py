@@ -157,6 +157,10 @@ class BatchEnv:
         self.radar_radius = radii.pop() if radii else 150.0
         self.lookahead = np.array(senses[0].lookahead, np.float64)
         self.debug_precision = int(any(s.precision == "debug" for s in senses))
+        # per-slot precision: drivers with driver precision must never read debug-refined rays
+        self.slot_debug = np.zeros(c, np.int8)
+        self.slot_debug[self.slots] = [s.precision == "debug" for s in senses]
+        self.mixed_precision = len({s.precision for s in senses}) > 1
         for s, slot in zip(senses, self.slots):
             n = len(s.ray_ids)
             self.ray_angle[slot, :n] = np.radians(s.ray_angles_deg)
@@ -371,10 +375,12 @@ class BatchEnv:
         cf[worlds, slots, L.F_TIRE_ENERGY] = 100.0
         self._actions[worlds, slots] = 0.0
         self._place(state, worlds, slots, placements)
-        sense = np.zeros_like(self._sense_mask)
-        sense[worlds, slots] = 1
+        # every controlled car of an affected world senses again: the placed cars moved, so the other
+        # drivers' rays and radar must see them where they are now
         world_mask = np.zeros(self.num_worlds, np.int8)
         world_mask[worlds] = 1
+        sense = np.zeros_like(self._sense_mask)
+        sense[np.ix_(np.nonzero(world_mask)[0], self.slots)] = 1
         self._sense_and_observe(world_mask, sense)
         compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
         return self._result(None, mask, None)
@@ -412,10 +418,17 @@ class BatchEnv:
     # -- observation and results ---------------------------------------------------------------
     def _sense_and_observe(self, world_mask, sense_mask):
         state = self.state
-        sense_worlds(self.track, state.cars_f, state.cars_i, state.car_flags, sense_mask, self.ray_angle,
-                     self.ray_length, self.ray_count, self.channel_mask, self.debug_precision, self.radar_k,
-                     self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind, self.ray_car,
-                     self.ray_rel_speed, self.radar, self.radar_slot, self.look)
+        sense_mask = np.asarray(sense_mask, np.int8)
+        if self.mixed_precision:  # one pass per precision (the kernel takes one precision per call)
+            passes = (((sense_mask * (1 - self.slot_debug)).astype(np.int8), 0),
+                      ((sense_mask * self.slot_debug).astype(np.int8), 1))
+        else:
+            passes = ((sense_mask, self.debug_precision),)
+        for mask, debug in passes:
+            sense_worlds(self.track, state.cars_f, state.cars_i, state.car_flags, mask, self.ray_angle,
+                         self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
+                         self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
+                         self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
         fill_vectors(self.track, state.cars_f, state.cars_i, state.car_flags, state.world_i,
                      self.slots.astype(np.int32), self.k_physical, self.k_look, self.k_radar, self.k_rich,
                      self.k_radius, self.ray_count, self.channel_mask, self.ray_length, self.ray_dist, self.ray_hit,

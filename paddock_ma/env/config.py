@@ -103,7 +103,9 @@ def _from_dict(cls, data: dict, path: str):
         missing = [f.name for f in dataclasses.fields(cls)
                    if f.name not in kwargs and f.default is dataclasses.MISSING
                    and f.default_factory is dataclasses.MISSING]
-        where = f"{path}.{missing[0]}" if path and missing else (missing[0] if missing else path)
+        if not missing:
+            raise  # not a missing field: a bug, not a config error
+        where = f"{path}.{missing[0]}" if path else missing[0]
         raise ConfigError(where or cls.__name__, f"is required ({exc})") from None
 
 
@@ -234,14 +236,15 @@ class RaySpec(_Config):
 class RaysConfig(_Config):
     enabled: bool = True
     layout: Literal["default", "driver-front-heavy"] = "default"
-    channels: tuple[Literal["road_edge", "kerb", "illegal_surface", "car"], ...] = ("road_edge", "car")
+    # None = the profile's default: road_edge + car, or all four with the physical-driver profile
+    channels: Optional[tuple[Literal["road_edge", "kerb", "illegal_surface", "car"], ...]] = None
     precision: Literal["driver", "debug"] = "driver"
     length_meters: float = 120.0
     rays: Optional[tuple[RaySpec, ...]] = None
 
     def __post_init__(self):
-        _require(len(set(self.channels)) == len(self.channels), "sensors.rays.channels",
-                 f"got {list(self.channels)!r}; list each channel once")
+        _require(self.channels is None or len(set(self.channels)) == len(self.channels), "sensors.rays.channels",
+                 f"got {list(self.channels or ())!r}; list each channel once")
         _require(0 < self.length_meters <= 500, "sensors.rays.length_meters",
                  f"got {self.length_meters!r}; expected 0 < length <= 500 m")
 

@@ -270,7 +270,9 @@ def _events(batch):
         if row[L.I_CNT_CONTACTS] > 0:
             other = int(row[L.I_LAST_CONTACT_WITH])
             other_id = ids[other] if other >= 0 else None
-            if other_id is None or c < other:  # one event per contact pair, counted for both drivers
+            # one event per contact pair, counted for both drivers: emitted from the lower slot, or from
+            # this one when the other car's latest contact in the step was with a third car
+            if other_id is None or c < other or ci[other, L.I_LAST_CONTACT_WITH] != c:
                 emit({"type": "collision", "primary_driver_id": d, "other_driver_id": other_id,
                       "count": int(row[L.I_CNT_CONTACTS])}, [d] + ([other_id] if other_id else []))
         if row[L.I_CNT_DESTROYED] > 0:

@@ -48,8 +48,9 @@ class DriverSenses:
         return sum(CHANNEL_BITS[c] for c in self.channels)
 
 
-def resolve_senses(config: EnvConfig, driver_id: str) -> DriverSenses:
-    """The senses of ``driver_id``: its ``sensors_by_driver`` entry or the global sensors, plus profile."""
+def resolve_senses(config: EnvConfig, driver_id: str | None) -> DriverSenses:
+    """The senses of ``driver_id``: its ``sensors_by_driver`` entry or the global sensors (also for
+    ``None``), plus profile."""
     sensors: SensorsConfig = config.sensors_by_driver.get(driver_id, config.sensors)
     physical = config.observation.profile == "physical-driver"
     look = config.observation.lookahead_meters
@@ -72,8 +73,8 @@ def resolve_senses(config: EnvConfig, driver_id: str) -> DriverSenses:
             ids = tuple(f"ray-{i}" for i in range(len(angles)))
             lengths = (rays.length_meters,) * len(angles)
         channels = rays.channels
-        if physical and channels == RaysConfig().channels:
-            channels = CHANNEL_ORDER  # the physical-driver profile's surface-aware rays
+        if channels is None:  # not given: physical-driver senses use the surface-aware channels
+            channels = CHANNEL_ORDER if physical else ("road_edge", "car")
         channels = tuple(c for c in CHANNEL_ORDER if c in channels)
     near = sensors.nearby_cars
     return DriverSenses(physical=physical, lookahead=lookahead, ray_ids=ids, ray_angles_deg=angles,
@@ -153,7 +154,7 @@ def vector_schema(s: DriverSenses) -> list[dict]:
 
 def observation_spec(config: EnvConfig, senses: dict) -> dict:
     """The observation spec (version 2): the global schema plus ``per_driver`` schemas when they differ."""
-    first = senses[config.controlled_drivers[0]]
+    first = resolve_senses(config, None)  # the global sensors (no sensors_by_driver entry)
     schema = vector_schema(first)
     spec = {
         "version": OBSERVATION_SPEC_VERSION,

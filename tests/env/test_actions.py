@@ -188,3 +188,16 @@ def test_action_spec():
     assert per["steering"] == {"min": -1.0, "max": 1.0, "unit": "normalized", "required": True}
     assert per["pit_intent"]["values"] == [0, 1, 2]
     assert per["pit_compound"]["values"] == ["M", "H"]
+
+
+def test_steering_is_an_absolute_rate_limited_target():
+    env = make_env(frame_skip=2)
+    env.reset()
+    # max angle 0.56 rad, rate 2.35 rad/s: one 2-tick step moves the wheel 2 * 2.35 / 60 = 0.0783 rad
+    r = env.step({"car-00": act(0.5, 0.3, 0.0), "car-01": act()})
+    assert r["observation"]["car-00"]["object"]["self"]["steering_angle_radians"] == pytest.approx(2 * 2.35 / 60)
+    for _ in range(5):
+        r = env.step({"car-00": act(0.5, 0.3, 0.0), "car-01": act()})
+    assert r["observation"]["car-00"]["object"]["self"]["steering_angle_radians"] == pytest.approx(0.5 * 0.56)
+    r = env.step({"car-00": act(0.5, 0.3, 0.0), "car-01": act()})     # absolute: holding 0.5 stays there
+    assert r["observation"]["car-00"]["object"]["self"]["steering_angle_radians"] == pytest.approx(0.28)

@@ -90,3 +90,15 @@ def test_make_with_overrides_and_unknown_id():
     with pytest.raises(ConfigError) as info:
         make("paddock/oval-batch-v0", frame_skip=0)
     assert info.value.field == "frame_skip"
+
+
+def test_unknown_track_and_driver_count():
+    with pytest.raises(ConfigError) as info:
+        PaddockEnv({"drivers": 2, "track": "ovall"})
+    assert info.value.field == "track" and str(info.value).startswith("track: got 'ovall'")
+    assert str(_err({"drivers": 65})) == "drivers: got 65; expected 1..64 drivers"
+    assert str(_err({"drivers": 2, "reward": 3})) == "reward: got 3; expected a callable reward(context) or None"
+    e = _err({"drivers": [{"id": "a"}, {"id": "a"}], "controlled_drivers": ["a"]})
+    assert str(e) == "drivers: duplicate driver ids ['a']; ids must be unique"
+    e = _err({"drivers": [{"id": "a", "ratings": {"grip": 120}}], "controlled_drivers": ["a"]})
+    assert str(e) == "drivers.a.ratings.grip: got 120.0; ratings are 0..100 with 50 neutral"

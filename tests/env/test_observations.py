@@ -23,12 +23,16 @@ SENSE_PLACEMENTS = {
     # in the gravel, controlled: origin on an illegal surface
     "car-04": {"distance_meters": 1300, "offset_meters": 15.0, "speed_kph": 40, "heading_error_radians": 0.5},
     "car-05": {"distance_meters": 1290, "offset_meters": 3.0, "speed_kph": 60},
+    # on the pit lane (offset -31 m from s = 2295 m to 86 m on the oval): pit surfaces count as inside
+    "car-06": {"distance_meters": 2350, "offset_meters": -31.0, "speed_kph": 60},
+    # on the pit-entry connector
+    "car-07": {"distance_meters": 2250, "offset_meters": -20.0, "speed_kph": 70, "heading_error_radians": -0.3},
 }
-CONTROLLED = ["car-00", "car-01", "car-04"]
+CONTROLLED = ["car-00", "car-01", "car-04", "car-06", "car-07"]
 
 
 def sense_env(profile, output="full", **extra):
-    cfg = dict(drivers=6, controlled_drivers=CONTROLLED, scenario={"placements": SENSE_PLACEMENTS},
+    cfg = dict(drivers=8, controlled_drivers=CONTROLLED, scenario={"placements": SENSE_PLACEMENTS},
                observation={"profile": profile, "output": output})
     if profile == "physical-driver":
         cfg["observation"]["lookahead_meters"] = [10.0, 60.0, 150.0]
@@ -213,7 +217,8 @@ def test_sense_contract(profile):
     compact = sense_env(profile, output="vector", result={"state_output": "none"})
     results = [(env.reset(), compact.reset())]
     for _ in range(3):
-        actions = {"car-00": act(0.2, 0.8, 0.0), "car-01": act(-0.1, 0.5, 0.0), "car-04": act(0.3, 0.3, 0.0)}
+        actions = {"car-00": act(0.2, 0.8, 0.0), "car-01": act(-0.1, 0.5, 0.0), "car-04": act(0.3, 0.3, 0.0),
+                   "car-06": act(0.0, 0.3, 0.0), "car-07": act(0.1, 0.3, 0.0)}
         results.append((env.step(actions), compact.step(actions)))
     for r, rc in (results[0], results[-1]):
         for d in CONTROLLED:
@@ -232,6 +237,8 @@ def test_sense_contract(profile):
     assert any(ray["car"]["hit"] for ray in objs["car-00"]["rays"])
     assert len(objs["car-00"]["nearby_cars"]) >= 2
     assert not objs["car-04"]["self"]["on_track"]
+    assert objs["car-06"]["self"]["surface"] == "pit-lane" and objs["car-06"]["self"]["on_track"]
+    assert objs["car-07"]["self"]["surface"] == "pit-entry" and objs["car-07"]["self"]["in_pit_lane"]
     if profile == "physical-driver":
         assert objs["car-04"]["rays"][0]["illegal_surface"] == {"hit": True, "distance_meters": 0.0}
         assert any(ray["track"]["kind"] == "entry" for ray in objs["car-04"]["rays"])
@@ -378,6 +385,46 @@ def test_radar_k_and_radius():
     assert sorted(n["id"] for n in near) == ["car-00", "car-02"]
     env = make_env(drivers=4, sensors={"nearby_cars": {"max_cars": 1, "radius_meters": 200.0}})
     r = env.reset()
-    assert [n["id"] for n in r["observation"]["car-01"]["object"]["nearby_cars"]] in (["car-00"], ["car-02"])
+    # car-00 and car-02 are both 35.6 m from car-01 (straight, mirrored offsets): the tie goes to race order
+    assert [n["id"] for n in r["observation"]["car-01"]["object"]["nearby_cars"]] == ["car-00"]
     assert len([e for e in r["observation"]["car-01"]["schema"] if e["name"].startswith("nearbyCars")]) == 8
     assert_vector_matches_object(env, "car-01", r["observation"]["car-01"])
+
+
+def test_physical_driver_explicit_channels_are_honoured():
+    env = make_env(observation={"profile": "physical-driver"}, sensors={"rays": {"channels": ["road_edge", "car"]}})
+    o = env.reset()["observation"]["car-00"]
+    assert set(o["object"]["rays"][0]) == {"id", "angle_degrees", "length_meters", "track", "car"}
+    assert not any(".kerb." in e["name"] or "illegalSurface" in e["name"] for e in o["schema"])
+    assert env.get_observation_spec()["object"]["rays"]["channels"] == ["road_edge", "car"]
+    env = make_env(sensors={"rays": {"channels": ["car"]}})
+    o = env.reset()["observation"]["car-00"]
+    assert [e["name"] for e in o["schema"] if e["name"].startswith("rays[0]")] == \
+        ["rays[0].car.distanceRatio", "rays[0].car.hit", "rays[0].car.relativeSpeedKph"]
+
+
+def test_precision_is_per_driver():
+    """A debug-precision driver must not change another driver's driver-precision rays."""
+    pl = {"car-00": {"distance_meters": 600, "offset_meters": 5.0, "heading_error_radians": 0.1, "speed_kph": 80},
+          "car-01": {"distance_meters": 630, "offset_meters": -4.0, "heading_error_radians": -0.2, "speed_kph": 80}}
+    mixed = make_env(scenario={"placements": pl}, sensors_by_driver={"car-01": {"rays": {"precision": "debug"}}})
+    plain = make_env(scenario={"placements": pl})
+    debug = make_env(scenario={"placements": pl}, sensors={"rays": {"precision": "debug"}})
+    rm, rp, rd = mixed.reset(), plain.reset(), debug.reset()
+    assert rm["observation"]["car-00"]["vector"].tobytes() == rp["observation"]["car-00"]["vector"].tobytes()
+    assert rm["observation"]["car-01"]["vector"].tobytes() == rd["observation"]["car-01"]["vector"].tobytes()
+    assert rp["observation"]["car-01"]["vector"].tobytes() != rd["observation"]["car-01"]["vector"].tobytes()
+    assert mixed.get_observation_spec()["per_driver"]["car-01"]["object"]["rays"]["precision"] == "debug"
+    assert_object_matches_oracle(mixed, "car-01", rm["observation"]["car-01"]["object"], tol=0.01 + 0.011)
+    assert_object_matches_oracle(mixed, "car-00", rm["observation"]["car-00"]["object"], tol=0.1 + 0.011)
+
+
+def test_spec_top_level_schema_is_the_global_one():
+    env = make_env(sensors_by_driver={"car-00": {"nearby_cars": {"max_cars": 1}}})
+    spec = env.get_observation_spec()
+    assert spec["vector"]["size"] == 131                       # the global sensors' schema
+    assert list(spec["per_driver"]) == ["car-00"]
+    assert spec["per_driver"]["car-00"]["vector"]["size"] == 131 - 5 * 8
+    r = env.reset()
+    for d in ("car-00", "car-01"):
+        assert_vector_matches_object(env, d, r["observation"][d])

@@ -133,8 +133,9 @@ def _destroy_car00(**extra):
     raise AssertionError("car-00 never reached the barrier")
 
 
-def test_destroyed_end_reason_metrics_and_events():
-    env, r = _destroy_car00()
+@pytest.mark.parametrize("mode", ["simulator", "arcade"])
+def test_destroyed_end_reason_metrics_and_events(mode):
+    env, r = _destroy_car00(physics_mode=mode)
     assert r["info"]["drivers"]["car-00"]["end_reason"] == "destroyed"
     assert r["metrics"]["car-00"]["destroyed"] is True and r["metrics"]["car-00"]["spin_or_backwards"] is True
     assert r["observation"]["car-00"]["object"]["self"]["destroyed"] is True
@@ -291,3 +292,94 @@ def test_calls_before_reset_are_errors():
     with pytest.raises(PaddockError) as info:
         env.step(all_act(env))
     assert info.value.code == "not_reset"
+
+
+def test_contact_events_with_three_cars_in_one_step():
+    """A car touching two others in one step: one collision event per contact pair, so every involved
+    driver's events include its contact (event building from the step's contact counters)."""
+    from paddock_ma.env.environment import _events
+    env = make_env(drivers=3, controlled_drivers=["car-00", "car-01", "car-02"])
+    env.reset()
+    ci = env.batch.state.cars_i[0]
+    ci[0, L.I_CNT_CONTACTS], ci[0, L.I_LAST_CONTACT_WITH] = 2, 2   # car-00 hit car-01, then car-02
+    ci[1, L.I_CNT_CONTACTS], ci[1, L.I_LAST_CONTACT_WITH] = 1, 0
+    ci[2, L.I_CNT_CONTACTS], ci[2, L.I_LAST_CONTACT_WITH] = 1, 0
+    events, per = _events(env.batch)
+    pairs = sorted(tuple(sorted(e["driver_ids"])) for e in events if e["type"] == "collision")
+    assert pairs == [("car-00", "car-01"), ("car-00", "car-02")]
+    assert {d: len(v) for d, v in per.items()} == {"car-00": 2, "car-01": 1, "car-02": 1}
+
+
+@pytest.mark.parametrize("end_on_finish", [True, False])
+def test_race_finish_terminates(end_on_finish):
+    length = 2448.5547135243096
+    env = make_env(drivers=2, total_laps=1, frame_skip=4, episode={"end_on_race_finish": end_on_finish},
+                   scenario={"placements": {"car-00": {"distance_meters": length - 15, "speed_kph": 100},
+                                            "car-01": {"distance_meters": length - 30, "offset_meters": 3,
+                                                       "speed_kph": 100}}})
+    env.reset()
+    laps = 0
+    for _ in range(30):
+        r = env.step(all_act(env, throttle=1.0))
+        for e in r["events"]:
+            if e["type"] == "lap-completed":
+                laps += 1
+                d = e["driver_ids"][0]
+                assert r["metrics"][d]["lap_completed"] is True
+                assert r["metrics"][d]["lap_time_seconds"] == pytest.approx(e["lap_time_seconds"])
+                assert 0 < e["lap_time_seconds"] < 3.0    # placed 15-30 m before the line at 100 km/h
+        if r["state"]["snapshot"]["race_finished"]:
+            break
+    assert laps == 2 and r["state"]["snapshot"]["race_finished"]
+    if end_on_finish:
+        assert r["done"] and r["terminated"] and not r["truncated"]
+        assert {d["end_reason"] for d in r["info"]["drivers"].values()} == {"race-finish"}
+        assert r["info"]["end_reason"] == "race-finish"
+    else:
+        assert not r["done"] and r["info"]["drivers"]["car-00"]["end_reason"] is None
+
+
+def test_held_and_terminal_cars_have_zero_velocity():
+    env = make_env(rules={"standing_start": True})
+    env.reset()
+    r = env.step(all_act(env, throttle=1.0))
+    s = r["observation"]["car-00"]["object"]["self"]
+    assert (s["speed_kph"], s["velocity_x"], s["velocity_y"]) == (0.0, 0.0, 0.0)
+    env, r = _destroy_car00()
+    s = r["observation"]["car-00"]["object"]["self"]
+    assert (s["speed_kph"], s["velocity_x"], s["velocity_y"]) == (0.0, 0.0, 0.0)
+
+
+def test_reset_options_merge_and_validate():
+    env = make_env()
+    env.reset()
+    r = env.reset(options={"frame_skip": 2, "controlled_drivers": ["car-02"]})
+    assert list(r["observation"]) == ["car-02"] and env.config.frame_skip == 2
+    assert env.config.track == "oval"                 # the rest of the config is kept
+    r = env.step({"car-02": act()})
+    assert r["info"]["elapsed_seconds"] == pytest.approx(2 / 60)
+    with pytest.raises(PaddockError) as info:
+        env.reset(options={"frame_skipp": 2})
+    assert info.value.field == "frame_skipp"
+
+
+def test_surface_and_heading_metrics():
+    env = make_env(scenario={"placements": {
+        "car-00": {"distance_meters": 100, "offset_meters": 8.0, "speed_kph": 60},     # wheels on the kerb
+        "car-01": {"distance_meters": 300, "offset_meters": 14.0, "speed_kph": 60}}})  # all four in gravel
+    env.reset()
+    r = env.step(all_act(env, throttle=0.5))
+    m0, m1 = r["metrics"]["car-00"], r["metrics"]["car-01"]
+    assert (m0["kerb"], m0["off_track"], m0["severe_cut"]) == (True, False, False)
+    assert m0["legal_progress_delta_meters"] == pytest.approx(m0["progress_delta_meters"]) and m0["progress_delta_meters"] > 0
+    assert (m1["kerb"], m1["off_track"], m1["severe_cut"]) == (False, True, True)
+    assert m1["legal_progress_delta_meters"] == 0.0 and m1["progress_delta_meters"] > 0.2   # 60 km/h: 0.28 m/tick
+    assert m0["under_30_kph"] is False
+    env = make_env(scenario={"placements": {
+        "car-00": {"distance_meters": 100, "speed_kph": 60, "heading_error_radians": 3.0},  # driving backwards
+        "car-01": {"distance_meters": 300, "speed_kph": 10}}})
+    env.reset()
+    r = env.step(all_act(env, throttle=0.5))
+    assert r["metrics"]["car-00"]["spin_or_backwards"] is True
+    assert r["metrics"]["car-00"]["progress_delta_meters"] < 0
+    assert r["metrics"]["car-01"]["spin_or_backwards"] is False and r["metrics"]["car-01"]["under_30_kph"] is True

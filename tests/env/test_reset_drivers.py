@@ -137,3 +137,19 @@ def test_reset_drivers_errors():
         env.reset_drivers({"car-00": None}, observation_scope="some")
     assert info.value.code == INVALID_REQUEST and info.value.field == "observation_scope"
     assert env.checksum() == before
+
+
+def test_other_drivers_sense_the_placed_car():
+    """Scope 'all': every reported observation is built from the state after the placement."""
+    env = make_env(scenario={"placements": {"car-00": {"distance_meters": 100, "speed_kph": 50},
+                                            "car-01": {"distance_meters": 400, "speed_kph": 50}}})
+    env.reset()
+    r = env.reset_drivers({"car-01": {"distance_meters": 115, "offset_meters": 0, "speed_kph": 50}})
+    o = r["observation"]["car-00"]["object"]
+    front = next(x for x in o["rays"] if x["angle_degrees"] == 0.0)
+    assert front["car"]["hit"] and front["car"]["driver_id"] == "car-01"
+    assert front["car"]["distance_meters"] == pytest.approx(15.0 - 4.65 / 2, abs=0.05)
+    assert [n["id"] for n in o["nearby_cars"]][0] == "car-01"
+    # and the vector agrees with the object
+    v = dict(zip([e["name"] for e in r["observation"]["car-00"]["schema"]], r["observation"]["car-00"]["vector"]))
+    assert v["rays[3].car.hit"] == 1.0 and v["nearbyCars[0].present"] == 1.0

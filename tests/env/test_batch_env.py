@@ -1,0 +1,207 @@
+"""BatchEnv: the arrays engine under PaddockEnv: same semantics, W worlds per call, auto-reset,
+rejection of bad action arrays."""
+
+import numpy as np
+import pytest
+
+from env_helpers import act, config, make_env
+from paddock_ma.env.batch_env import BatchEnv
+from paddock_ma.env.episodes import METRIC_NAMES, M_PROGRESS
+from paddock_ma.env.errors import INVALID_ACTION, PaddockError
+from paddock_ma.env.scenarios import grid_placements
+from paddock_ma.sim import layout as L
+
+ACTIONS = [np.array([[0.1, 0.8, 0.0], [-0.2, 0.6, 0.0]], np.float32),
+           np.array([[0.0, 1.0, 0.0], [0.3, 0.2, 0.4]], np.float32),
+           np.array([[2.0, 1.5, -1.0], [-0.5, 0.0, 1.0]], np.float32)]
+
+
+def test_same_semantics_as_dict_env():
+    env = make_env()
+    batch = BatchEnv(config(), 1)
+    r = env.reset()
+    b = batch.reset()
+    assert b.obs.shape == (1, 2, 131) and b.obs.dtype == np.float32
+    assert b.metrics.shape == (1, 2, len(METRIC_NAMES))
+    for k, d in enumerate(env.controlled):
+        assert b.obs[0, k].tobytes() == r["observation"][d]["vector"].tobytes()
+    for a in ACTIONS:
+        r = env.step({d: act(*map(float, a[k])) for k, d in enumerate(env.controlled)})
+        b = batch.step(a[None])
+        assert batch.checksums()[0] == env.checksum()
+        for k, d in enumerate(env.controlled):
+            assert b.obs[0, k].tobytes() == r["observation"][d]["vector"].tobytes()
+            m = r["metrics"][d]
+            assert b.metrics[0, k, M_PROGRESS] == pytest.approx(m["progress_delta_meters"])
+            info = r["info"]["drivers"][d]
+            assert (bool(b.terminated[0, k]), bool(b.truncated[0, k]), int(b.episode_id[0, k]),
+                    int(b.episode_step[0, k])) == (info["terminated"], info["truncated"], info["episode_id"],
+                                                   info["episode_step"])
+        assert b.world_step.tolist() == [r["info"]["step"]]
+    assert b.reward is None
+    # the clamped controls are what was applied
+    c0 = batch.slots[0]
+    cf = batch.state.cars_f[0, c0]
+    assert (cf[L.F_APPLIED_STEER], cf[L.F_APPLIED_THROTTLE], cf[L.F_APPLIED_BRAKE]) == (1.0, 1.0, 0.0)
+
+
+def test_w_worlds_in_one_call():
+    single = BatchEnv(config(), 1)
+    many = BatchEnv(config(), 3)
+    single.reset()
+    b = many.reset()
+    assert b.obs.shape == (3, 2, 131) and b.terminated.shape == (3, 2)
+    for n, a in enumerate(ACTIONS):
+        acts = np.stack([a, a * 0.5, np.zeros_like(a)])
+        b = many.step(acts)
+        s = single.step(a[None])
+        assert b.world_step.tolist() == [n + 1] * 3
+        # world 0 of the batch is the same world as the single-world env (same seed, same world key)
+        assert b.obs[0].tobytes() == s.obs[0].tobytes()
+    assert not np.array_equal(b.obs[0], b.obs[2])          # different actions -> different worlds
+    assert many.checksums()[0] == single.checksums()[0]
+    t = many.state.world_f[:, L.WF_TIME]
+    assert t.tolist() == pytest.approx([3 / 60] * 3)
+
+
+@pytest.mark.parametrize("policy", ["grid", "random", "scenario"])
+def test_auto_reset_placement_policies(policy):
+    cfg = config(episode={"max_steps": 3}, scenario={"placements": {"car-01": {"distance_meters": 700.0,
+                                                                              "offset_meters": 2.0,
+                                                                              "speed_kph": 60.0}}})
+    batch = BatchEnv(cfg, 2, auto_reset=True, reset_placement=policy)
+    batch.reset()
+    a = np.tile(ACTIONS[0][None], (2, 1, 1))
+    for _ in range(2):
+        b = batch.step(a)
+        assert not b.reset_mask.any() and b.final_obs is None
+    b = batch.step(a)
+    assert b.reset_mask.all()
+    assert b.final_obs is not None and not np.array_equal(b.final_obs, b.obs)
+    # same-step auto-reset: the flags and episode arrays report the episode that ended, obs is the new one
+    assert b.truncated.all() and (b.end_reason == L.END_MAX_STEPS).all()
+    assert (b.episode_id == 0).all() and (b.episode_step == 3).all()
+    ci = batch.state.cars_i[:, batch.slots]
+    assert (ci[..., L.I_EPISODE_ID] == 1).all() and (ci[..., L.I_EPISODE_STEP] == 0).all()
+    assert (ci[..., L.I_TRUNCATED] == 0).all()                   # the new episode is running
+    assert b.metrics.shape == (2, 2, len(METRIC_NAMES))
+    cf = batch.state.cars_f
+    for w in range(2):
+        for k, d in enumerate(batch.controlled):
+            c = batch.slots[k]
+            dist, off = cf[w, c, L.F_RACE_DISTANCE], cf[w, c, L.F_OFFSET]
+            if policy == "grid":
+                want = grid_placements(batch.driver_ids, False)[d]
+                assert (dist, off) == pytest.approx(want[:2]) and cf[w, c, L.F_SPEED] == pytest.approx(want[2])
+            elif policy == "scenario":
+                want = batch._scenario[d]
+                assert (dist, off) == pytest.approx(want[:2], abs=1e-3)   # curve: chord vs projection ~3e-5 m
+            else:
+                assert 0.0 <= dist < batch.track.length and abs(off) <= 7.5 - 1.5
+                assert batch.state.cars_i[w, c, L.I_ON_TRACK] == 1
+    if policy == "random":       # each world draws from its own generator
+        c = batch.slots[0]
+        assert cf[0, c, L.F_RACE_DISTANCE] != cf[1, c, L.F_RACE_DISTANCE]
+    b = batch.step(a)
+    assert (b.episode_step == 1).all() and (b.episode_id == 1).all() and not b.done.any()
+
+
+def test_bad_action_arrays_rejected_nothing_stepped():
+    batch = BatchEnv(config(), 3)
+    batch.reset()
+    before = batch.checksums().copy()
+    a = np.zeros((3, 2, 3), np.float32)
+    a[1, 1, 2] = np.nan
+    with pytest.raises(PaddockError) as info:
+        batch.step(a)
+    assert info.value.code == INVALID_ACTION and info.value.field == "actions[1].car-01.brake"
+    assert info.value.message.startswith("actions[1].car-01.brake: got ")
+    a[1, 1, 2] = 0.0
+    a[2, 0, 0] = np.inf
+    with pytest.raises(PaddockError) as info:
+        batch.step(a)
+    assert info.value.field == "actions[2].car-00.steering"
+    with pytest.raises(PaddockError) as info:
+        batch.step(np.zeros((3, 3, 3), np.float32))
+    assert info.value.message == "actions: shape (3, 3, 3), expected (3, 2, 3) (worlds, car slots, [steering, throttle, brake])"
+    with pytest.raises(PaddockError) as info:
+        batch.step(np.zeros((3, 2, 3), np.float32), pit_intent=np.array([[0, 0], [0, 5], [0, 0]]))
+    assert info.value.field == "pit_intent[1].car-01"
+    with pytest.raises(PaddockError) as info:
+        batch.step(np.zeros((3, 2, 3), np.float32), pit_intent=np.array([[0, 0], [0, 1], [0, 0]]))
+    assert "pit stops are disabled" in info.value.message
+    assert (batch.checksums() == before).all()
+    assert (batch.state.world_i[:, L.WI_ENV_STEP] == 0).all()
+    b = batch.step(np.zeros((3, 2, 3), np.float32))
+    assert b.world_step.tolist() == [1, 1, 1]
+
+
+def test_ended_driver_values_are_ignored_and_reward_fn():
+    calls = []
+
+    def reward_fn(result, env):
+        calls.append(result.world_step.copy())
+        return result.metrics[..., M_PROGRESS] * 10.0
+
+    batch = BatchEnv(config(episode={"max_steps": 1}), 2, reward_fn=reward_fn)
+    b = batch.reset()
+    assert b.reward is None and calls == []
+    b = batch.step(np.zeros((2, 2, 3), np.float32))
+    assert b.reward.shape == (2, 2) and b.reward.dtype == np.float32
+    assert b.reward == pytest.approx(b.metrics[..., M_PROGRESS] * 10.0)
+    assert b.truncated.all() and (b.end_reason == L.END_MAX_STEPS).all()
+    # every driver ended: NaN in their slots is ignored, nothing of theirs moves
+    b = batch.step(np.full((2, 2, 3), np.nan, np.float32))
+    assert (b.episode_step == 1).all()
+    mask = np.array([[True, False], [False, False]])
+    r = batch.reset_drivers(mask, "grid")
+    assert r.reset_mask.tolist() == mask.tolist()
+    assert r.episode_id.tolist() == [[1, 0], [0, 0]] and r.truncated.tolist() == [[False, True], [True, True]]
+
+
+def test_reset_drivers_with_placement_arrays():
+    batch = BatchEnv(config(), 2)
+    batch.reset()
+    batch.step(np.tile(ACTIONS[0][None], (2, 1, 1)))
+    speed_before = batch.state.cars_f[1, batch.slots[1], L.F_SPEED]
+    others = batch.state.cars_f[0, batch.slots[1]].tobytes()
+    mask = np.array([[True, False], [False, True]])
+    r = batch.reset_drivers(mask, {"distance_meters": np.array([[500.0, 0.0], [0.0, 900.0]]),
+                                   "offset_meters": np.array([[1.0, 0.0], [0.0, -2.0]]),
+                                   "speed_kph": np.array([[72.0, 0.0], [0.0, np.nan]]),
+                                   "heading_error_radians": np.array([[0.1, 0.0], [0.0, 0.0]])})
+    cf = batch.state.cars_f
+    c0, c1 = batch.slots
+    assert cf[0, c0, L.F_RACE_DISTANCE] == pytest.approx(500.0) and cf[0, c0, L.F_OFFSET] == pytest.approx(1.0, abs=1e-3)
+    assert cf[0, c0, L.F_SPEED] == pytest.approx(20.0)                  # 72 km/h
+    assert cf[0, c0, L.F_HEADING_ERROR] == pytest.approx(0.1, abs=1e-3)   # in a curve: sampled heading ~6e-5
+    assert cf[1, c1, L.F_RACE_DISTANCE] == pytest.approx(900.0)
+    assert cf[1, c1, L.F_SPEED] == pytest.approx(speed_before)          # NaN speed keeps the current one
+    assert cf[0, c1].tobytes() == others                               # unmasked car untouched
+    assert r.episode_id.tolist() == [[1, 0], [0, 1]] and r.episode_step.tolist() == [[0, 1], [1, 0]]
+    with pytest.raises(PaddockError) as info:
+        batch.reset_drivers(np.ones((3, 2), bool))
+    assert info.value.field == "mask"
+
+
+def test_object_view_and_vector_agree_in_every_world():
+    from paddock_ma.env.observations import object_view
+    from test_observations import expected_vector
+    batch = BatchEnv(config(observation={"profile": "physical-driver"}), 3)
+    batch.reset()
+    acts = np.stack([ACTIONS[0], ACTIONS[1], np.zeros((2, 3), np.float32)])
+    for _ in range(3):
+        b = batch.step(acts)
+    spec = batch.get_observation_spec()
+    names = [e["name"] for e in spec["vector"]["schema"]]
+    for w in range(3):
+        for k in range(2):
+            obj = object_view(batch, w, k)
+            want = expected_vector(obj, spec["object"], batch.track.length)
+            got = dict(zip(names, b.obs[w, k].tolist()))
+            assert set(got) == set(want)
+            for name in names:
+                assert got[name] == pytest.approx(np.float32(want[name]), rel=2e-6, abs=2e-6), (w, k, name)
+            assert obj["self"]["speed_kph"] == pytest.approx(batch.state.cars_f[w, batch.slots[k], L.F_SPEED] * 3.6)
+    assert object_view(batch, 0, 0)["self"]["applied_controls"]["steering"] == pytest.approx(0.1, abs=1e-6)
+    assert object_view(batch, 1, 0)["self"]["applied_controls"]["throttle"] == pytest.approx(1.0)
