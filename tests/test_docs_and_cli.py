@@ -39,3 +39,11 @@ def test_cli_demo_runs_a_short_race():
     assert out.returncode == 0, out.stderr
     for name in ("oval", "grand-prix", "technical"):
         assert name in out.stdout
+
+
+def test_core_race_example_finishes_a_race():
+    out = subprocess.run([sys.executable, str(ROOT / "examples" / "core_race.py"), "--track", "oval", "--cars", "4"],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "finished=True" in out.stdout
+    assert out.stdout.count(" P") == 4

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..env.episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, METRIC_NAMES, episode_dict, metrics_dict
+from ..env.episodes import (
+    M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, METRIC_NAMES, EpisodeArrays, episode_dict, metrics_dict,
+)
 from ..env.errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, ConfigError, PaddockError
-from ..env.episodes import EpisodeArrays
 from ..env.scenarios import PLACEMENT_POLICIES
+from ..sim.layout import END_DESTROYED, END_REASON_NAMES
 
 ACTION_LOW = np.array([-1.0, 0.0, 0.0], np.float64)
 ACTION_HIGH = np.array([1.0, 1.0, 1.0], np.float64)
@@ -140,37 +142,52 @@ class Lives:
         if split is not None:
             intents = np.full(self.shape, -1, np.int64)
             compounds = np.full(self.shape, -1, np.int64)
-        rows = []
-        for agent, value in actions.items():
-            where = self.index.get(agent) if isinstance(agent, str) else None
-            if where is None:
-                raise PaddockError(UNKNOWN_DRIVER, f"actions.{agent}: {agent!r} is not an agent of this "
-                                   "environment (ids are '{driver}@{life}', see possible_agents)",
-                                   f"actions.{agent}")
-            w, k, life = where
-            if not self.alive[w, k] or self.life[w, k] != life:
-                state = "has finished" if life < self.life[w, k] or not self.alive[w, k] else "is not born yet"
-                raise PaddockError(EPISODE_ENDED, f"actions.{agent}: agent {agent!r} is not alive ({state}); "
-                                   "send actions only for the agents in `agents`", f"actions.{agent}")
-            if split is not None:
-                value, intent, compound = split(agent, value)
-                intents[w, k] = intent
-                compounds[w, k] = compound
-            try:
-                vec = np.asarray(value, np.float64)
-            except (TypeError, ValueError):
-                vec = None
-            if vec is None or vec.shape != (3,) or not np.isfinite(vec).all() \
-                    or (vec < ACTION_LOW).any() or (vec > ACTION_HIGH).any():
-                raise PaddockError(INVALID_ACTION, f"actions.{agent}: got {value!r}; expected 3 finite numbers "
-                                   "[steering in -1..1, throttle in 0..1, brake in 0..1] (the action space)",
-                                   f"actions.{agent}")
-            rows.append((w, k))
-            out[w, k] = vec
-        if len(rows) != int(self.alive.sum()):
+        keys = list(actions)
+        where = [self.index.get(a) if isinstance(a, str) else None for a in keys]
+        if None in where:
+            agent = keys[where.index(None)]
+            raise PaddockError(UNKNOWN_DRIVER, f"actions.{agent}: {agent!r} is not an agent of this "
+                               "environment (ids are '{driver}@{life}', see possible_agents)", f"actions.{agent}")
+        if not keys:
+            wi = ki = li = np.zeros(0, np.int64)
+        else:
+            wi, ki, li = (np.array(c, np.int64) for c in zip(*where))
+        not_alive = ~self.alive[wi, ki] | (self.life[wi, ki] != li)
+        if not_alive.any():
+            i = int(np.argmax(not_alive))
+            agent, (w, k, life) = keys[i], where[i]
+            state = "has finished" if life < self.life[w, k] or not self.alive[w, k] else "is not born yet"
+            raise PaddockError(EPISODE_ENDED, f"actions.{agent}: agent {agent!r} is not alive ({state}); "
+                               "send actions only for the agents in `agents`", f"actions.{agent}")
+        values = list(actions.values())
+        if split is not None:
+            parts = [split(a, v) for a, v in zip(keys, values)]
+            values = [p[0] for p in parts]
+            intents[wi, ki] = [p[1] for p in parts]
+            compounds[wi, ki] = [p[2] for p in parts]
+        try:
+            vec = np.asarray(values, np.float64).reshape(len(keys), -1)
+            ok = (vec.shape[1] == 3) if keys else True
+        except (TypeError, ValueError):
+            vec, ok = None, False
+        if ok:
+            bad = ~np.isfinite(vec).all(axis=1) | (vec < ACTION_LOW).any(axis=1) | (vec > ACTION_HIGH).any(axis=1)
+        if not ok or bad.any():
+            for i, (agent, value) in enumerate(zip(keys, values)):   # slow path: name the first bad agent
+                try:
+                    one = np.asarray(value, np.float64)
+                except (TypeError, ValueError):
+                    one = None
+                if one is None or one.shape != (3,) or not np.isfinite(one).all() \
+                        or (one < ACTION_LOW).any() or (one > ACTION_HIGH).any():
+                    raise PaddockError(INVALID_ACTION, f"actions.{agent}: got {value!r}; expected 3 finite numbers "
+                                       "[steering in -1..1, throttle in 0..1, brake in 0..1] (the action space)",
+                                       f"actions.{agent}")
+        if keys:
+            out[wi, ki] = vec
+        if len(keys) != int(self.alive.sum()):
             given = np.zeros(self.shape, bool)
-            if rows:
-                given[tuple(np.array(rows).T)] = True
+            given[wi, ki] = True
             w, k = (int(i) for i in np.argwhere(self.alive & ~given)[0])
             agent = self.agent_of(w, k)
             raise PaddockError(INVALID_ACTION, f"actions.{agent}: missing action for live agent {agent!r}",
@@ -233,8 +250,25 @@ class Lives:
         return episode_dict(ep, w, k)
 
 
-def info_for(lives: Lives, result, w: int, k: int, *, newborn: bool = False) -> dict:
-    """The per-agent info: driver, life, world step, the driver's episode state and the step's metrics."""
+def life_summary(lives: Lives, result, w: int, k: int) -> dict:
+    """Totals of the life of car (w, k) that ended this step, for per-life statistics."""
+    reason = int(result.end_reason[w, k])   # 0 (none) when the world step cap ended a running car
+    return {"legal_progress_meters": float(lives.ended_progress[w, k]), "steps": int(lives.ended_steps[w, k]),
+            "crashed": reason == END_DESTROYED, "end_reason": END_REASON_NAMES[reason] or "world-step-cap",
+            "retired": bool(lives.retired[w, k])}
+
+
+def info_for(lives: Lives, result, w: int, k: int, *, newborn: bool = False, full: bool = True) -> dict:
+    """The per-agent info.
+
+    full: driver, life, world step, the driver's episode state and the step's metrics, plus
+    ``newborn: True`` on a life's first appearance and ``life_summary`` on its last step. Otherwise
+    (cheap, for RLlib) only ``newborn``/``life`` on the first appearance and ``life_summary`` at the end.
+    """
+    if not full:
+        if newborn:
+            return {"newborn": True, "life": int(result.life[w, k])}
+        return {"life_summary": life_summary(lives, result, w, k)} if lives.ended[w, k] else {}
     info = {"driver": lives.batch.controlled[k], "life": int(result.life[w, k]),
             "world_step": int(lives.world_steps[w]), "episode": lives.episode_info(result, w, k)}
     if newborn:
@@ -242,12 +276,7 @@ def info_for(lives: Lives, result, w: int, k: int, *, newborn: bool = False) -> 
     else:
         info["metrics"] = metrics_dict(result.metrics[w, k])
         if lives.ended[w, k]:
-            # totals of the life that ended this step, for per-life statistics (e.g. an RLlib callback)
-            info["life_summary"] = {"legal_progress_meters": float(lives.ended_progress[w, k]),
-                                    "steps": int(lives.ended_steps[w, k]),
-                                    "crashed": info["episode"]["end_reason"] == "destroyed",
-                                    "end_reason": info["episode"]["end_reason"] or "world-step-cap",
-                                    "retired": bool(lives.retired[w, k])}
+            info["life_summary"] = life_summary(lives, result, w, k)
     return info
 
 
