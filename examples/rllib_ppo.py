@@ -25,18 +25,20 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import functools  # noqa: E402
+
 import numpy as np  # noqa: E402
 
 from paddock_ma.env.episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK  # noqa: E402
 
 ENV_ID = "paddock/oval-batch-v0"   # 8 batch-training cars per world (no car-car contact)
-CRASH_PENALTY = 20.0               # once, on the step a car hits the barrier
+CRASH_PENALTY = 200.0              # once, on the step a car hits the barrier (PaddockJS guide's example)
 OFF_TRACK_PENALTY = 0.05           # per step with a wheel off the legal surface
 
 
-def user_reward(metrics, result):
+def user_reward(metrics, result, crash_penalty=CRASH_PENALTY):
     """The user's reward, vectorised over worlds x cars: metres of legal progress minus penalties."""
-    return (metrics[..., M_LEGAL_PROGRESS] - CRASH_PENALTY * metrics[..., M_DESTROYED]
+    return (metrics[..., M_LEGAL_PROGRESS] - crash_penalty * metrics[..., M_DESTROYED]
             - OFF_TRACK_PENALTY * metrics[..., M_OFF_TRACK])
 
 
@@ -71,7 +73,8 @@ def build_config(args):
     name = register()
     env_config = {"env_id": ENV_ID, "num_worlds": args.num_worlds, "auto_reset": True,
                   "reset_placement": "random", "max_lives": args.max_lives,
-                  "max_world_steps": args.max_world_steps, "reward": user_reward, "seed": args.seed,
+                  "max_world_steps": args.max_world_steps, "seed": args.seed,
+                  "reward": functools.partial(user_reward, crash_penalty=args.crash_penalty),
                   "overrides": {"episode": {"max_steps": args.life_steps}}}
     if args.few_rays:
         env_config["overrides"]["sensors"] = {"rays": {"rays": [
@@ -206,6 +209,7 @@ def parse_args(argv=None):
     p.add_argument("--out", default=None, help="JSON file of per-iteration metrics")
     p.add_argument("--plot", default=None, help="PNG learning curve")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--crash-penalty", type=float, default=CRASH_PENALTY, help="reward on the step a car crashes")
     p.add_argument("--max-lives", type=int, default=8)
     p.add_argument("--life-steps", type=int, default=400, help="episode.max_steps of one life")
     p.add_argument("--max-world-steps", type=int, default=1000)

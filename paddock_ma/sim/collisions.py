@@ -138,7 +138,7 @@ def _velocity(cars_f, w, c, sim):
 
 @njit(cache=True)
 def _set_velocity(cars_f, w, c, vx, vy, sim):
-    """Store a world velocity; F_SPEED stays the body-forward component (arcade: >= 0, on heading)."""
+    """Store a world velocity; F_SPEED = its body-forward part (arcade: >= 0, along the heading)."""
     h = cars_f[w, c, F_HEADING]
     ch = np.cos(h)
     sh = np.sin(h)

@@ -2,14 +2,20 @@
 
 One decision per car per tick, from the car's own state, its parameters and the cars around it:
 
-* **Speed.** A preview of the centreline ahead in short intervals (a fixed set of centreline
-  look-ups): each interval's mean curvature (heading change / length) gives a corner speed
-  ``v = sqrt(a_lat / kappa)`` with the lateral grip budget ``a_lat = margin * (mu g + Cl v^2 / m)``;
-  an interval that starts ``d`` metres ahead caps the current speed at ``sqrt(v^2 + 2 a_b d)``
-  (a conservative braking deceleration ``a_b``). A proportional rule turns the speed error into
-  throttle or brake.
+* **Speed.** A preview of the centreline ahead in short intervals (the track's precomputed
+  ``ai_preview`` table, interpolated between the two samples around the car): each interval's mean
+  curvature (heading change / length) gives a corner speed from
+  ``v^2 kappa = margin * (A + B v^2)``, the lateral grip budget of this car in this physics mode
+  (tyre friction with wear and compound factors, plus downforce); an interval that starts ``d``
+  metres ahead caps the current speed at ``sqrt(v^2 + 2 a_b d)`` (a conservative deceleration
+  ``a_b``). Throttle is proportional to the speed error, limited in simulator mode to what the
+  driven rear axle has left after the lateral load (no power-oversteer spins); braking is a
+  deceleration demand inside the friction circle (the simulator has no ABS).
 * **Steering.** Pure pursuit toward a point on the car's lane (the centreline shifted by the lane
-  offset) one lookahead ahead; the lookahead grows with speed and shrinks in tight corners.
+  offset) one lookahead ahead (12 m + 0.75 s of travel, shrunk in tight corners, 25..110 m). The
+  simulator's understeer is fed forward from the measured slip angles (steady-state bicycle:
+  delta = L kappa - (alpha_f - alpha_r)); arcade yaw scales with the tyre factor, so the lock is
+  divided by it. A target behind or far to the side (a spun car) gets full lock toward it.
 * **Lane.** ``F_AI_LANE_OFFSET`` moves at a bounded rate toward a target: a small inside-of-corner
   bias, or a passing lane beside a car ahead within ~30 m that is in the way. A car ahead in the
   same lane also caps the speed (a speed-dependent following gap). Only cars that collide with this
@@ -27,29 +33,27 @@ import numpy as np
 from numba import njit
 
 from .layout import (
-    DT, F_AI_LANE_OFFSET, F_HEADING, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT, F_SLIP_REAR,
-    F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_ACTIVE,
-    I_AI_REJOIN, I_COMPOUND, I_DESTROYED, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
-    I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE,
-    P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, R_PHYSICS_MODE,
-    R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
-    SURF_TRACK, WHEELBASE,
+    CAR_WIDTH, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT,
+    F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
+    I_ACTIVE, I_AI_REJOIN, I_COMPOUND, I_DESTROYED, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT,
+    I_PIT_STATUS, I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL,
+    P_MASS, P_PACE, P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING,
+    R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL,
+    SURF_KERB, SURF_TRACK, WHEELBASE,
 )
+from .track_core import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN  # noqa: F401
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 KPH = 1.0 / 3.6
 
-# Preview: interval boundaries ahead of the car, m. Short near the car (tight corners must be seen
-# exactly), longer far away where only braking distance matters. 12 centreline look-ups per car-tick.
-PREVIEW_D = np.array([0.0, 8.0, 18.0, 30.0, 45.0, 65.0, 90.0, 120.0, 160.0, 210.0, 270.0])
-N_PREVIEW = 11
+# Preview interval boundaries (m ahead) and the per-track table: see track_core.PREVIEW_D.
 
 GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
 BRAKE_FRAC = 0.55        # fraction of the grip budget assumed for braking (conservative)
 BRAKE_FRAC_ARCADE = 0.7  # fraction of the arcade brake cap assumed for braking
 SIM_AERO_GRIP = 0.25     # simulator: lateral grip gained per unit of mu * Cl / m * v^2 (fit)
 MIN_TARGET = 55.0 * KPH  # m/s, never plan slower than this on track
-LOOK_MIN = 25.0          # m, pure-pursuit lookahead bounds
+LOOK_MIN = 10.0          # m, pure-pursuit lookahead bounds
 LOOK_MAX = 110.0
 LOOK_BASE = 12.0         # m, lookahead = LOOK_BASE + LOOK_TIME * v, then shrunk in corners
 LOOK_TIME = 0.75         # s
@@ -59,12 +63,15 @@ LANE_RATE = 4.0          # m/s, how fast the lane target moves sideways
 LANE_CORNER = 60.0       # m, lane-change slow-down per 1/m of curvature ahead (R = 60 m -> half)
 LANE_EDGE = 2.5          # m, lane targets stay this far inside the asphalt edge
 PASS_GAP = 3.4           # m, lateral offset of a passing lane from the car being passed
-TRAFFIC_AHEAD = 30.0     # m, cars ahead closer than this along the track are traffic
+TRAFFIC_AHEAD = 30.0     # m, cars ahead closer than this (plus closing distance) are traffic
 SAME_LANE = 2.5          # m, lateral distance under which a car ahead is in the way
+FOLLOW_LANE = 1.8        # m, ... and under which we must slow for it (bodies are 1.24 m wide)
 SIDE_BY_SIDE = 6.0       # m, along-track distance under which a car is alongside
 FOLLOW_GAP0 = 7.0        # m, following gap = FOLLOW_GAP0 + FOLLOW_GAP_T * v
 FOLLOW_GAP_T = 0.25      # s
-FOLLOW_GAIN = 0.8        # 1/s, closing speed allowed per metre of gap beyond the following gap
+FOLLOW_DECEL = 10.0      # m/s^2, deceleration planned when closing on a car in our line
+CREEP_GAP = 5.2          # m, closer than this behind a car in our line: stop rather than creep
+CREEP_SPEED = 4.0        # m/s, slowest following speed otherwise (lets a car pull out and pass)
 REJOIN_TICKS = 150       # ticks of rejoin mode after leaving the legal surfaces (PaddockJS)
 THROTTLE_GAIN = 0.45     # per m/s of speed error
 THROTTLE_FF = 0.35       # throttle at zero speed error (holds speed against drag)
@@ -75,10 +82,10 @@ BRAKE_FLOOR = 0.25       # share of the grip budget always available to the brak
 SLIP_FF = 0.8            # share of the measured slip-angle difference fed forward into steering
 SLIP_MAX = 0.12          # rad, bound of that feed-forward (a sliding car gets no extra lock)
 TRACTION_USE = 0.85      # share of the rear axle's spare grip the throttle may use (simulator)
-POWER_SPEED = 13.0       # m/s, drive force is P_POWER below this speed, power-limited above (physics)
+POWER_SPEED = 13.0       # m/s, drive force = P_POWER below this speed, power-limited above
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _wrap(a):
     """Wrap an angle difference (rad, |a| < 3 pi: differences of wrapped headings) to [-pi, pi]."""
     if a > math.pi:
@@ -88,12 +95,12 @@ def _wrap(a):
     return a
 
 
-@njit(cache=True)
-def _centre_at(cx, cy, cs, ch, length, s):
-    """Centreline (x, y, heading) at lap distance s (m, wrapped); the arrays of TrackArrays.
+@njit(cache=True, inline="always")
+def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
+    """Point (x, y) m at lap distance s (m, wrapped) shifted ``lane`` m along the right normal.
 
-    Same interpolation as ``track.point_at`` but on bare arrays: passing the whole track tuple to a
-    non-inlined call copies its ~30 fields each time, which dominated the driver's cost.
+    Bare arrays of TrackArrays (a non-inlined call with the whole tuple costs reference counting of
+    its ~30 arrays); the normal is interpolated from the samples' (cnx, cny), no sin/cos.
     """
     s = s - math.floor(s / length) * length
     n = cx.shape[0] - 1
@@ -105,11 +112,12 @@ def _centre_at(cx, cy, cs, ch, length, s):
     while i < n - 1 and cs[i + 1] < s:
         i += 1
     t = (s - cs[i]) / (cs[i + 1] - cs[i])
-    dh = _wrap(ch[i + 1] - ch[i])
-    return cx[i] + t * (cx[i + 1] - cx[i]), cy[i] + t * (cy[i + 1] - cy[i]), _wrap(ch[i] + t * dh)
+    nx = cnx[i] + t * (cnx[i + 1] - cnx[i])
+    ny = cny[i] + t * (cny[i + 1] - cny[i])
+    return cx[i] + t * (cx[i + 1] - cx[i]) + nx * lane, cy[i] + t * (cy[i + 1] - cy[i]) + ny * lane
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def corner_speed(kappa, mu_g, aero_k):
     """Highest speed (m/s) through curvature ``kappa`` (1/m, >= 0).
 
@@ -123,7 +131,7 @@ def corner_speed(kappa, mu_g, aero_k):
     return min(v, MAX_SPEED)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
     """Latch an AI car's pit intent from its tyre energy (request -> 1, commit -> 2)."""
     if rules[w, R_PIT_STOPS] < 0.5 or (car_flags[w, c] & FLAG_CONTROLLED) != 0:
@@ -138,72 +146,94 @@ def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
         cars_i[w, c, I_PIT_INTENT] = 1
 
 
-@njit(cache=True)
-def _traffic(cars_f, cars_i, car_flags, w, c, n_cars, s, off, lane, length):
-    """Scan the cars that collide with car c (both carry FLAG_COLLIDES).
+@njit(cache=True, inline="always")
+def gather_traffic(cars_f, cars_i, car_flags, w, n_cars, idx, prog, offs, spd):
+    """Compact copy of the cars of world ``w`` the built-in driver treats as traffic (active, not
+    destroyed, FLAG_COLLIDES): slot idx int64[C], progress / offset (m), speed (m/s) float64[C].
+    Returns their count. Built once per world and tick instead of once per car."""
+    m = 0
+    for j in range(n_cars):
+        if cars_i[w, j, I_ACTIVE] == 0 or cars_i[w, j, I_DESTROYED] != 0:
+            continue
+        if (car_flags[w, j] & FLAG_COLLIDES) == 0:
+            continue
+        idx[m] = j
+        prog[m] = cars_f[w, j, F_PROGRESS]
+        offs[m] = cars_f[w, j, F_OFFSET]
+        spd[m] = cars_f[w, j, F_SPEED]
+        m += 1
+    return m
 
-    s, off: car c's progress and offset (m); lane: its current lane target (m); length: lap (m).
-    Returns (pass_lane, follow_v, block_l, block_r): pass_lane, the lane (m) beside the nearest car in
-    the way within TRAFFIC_AHEAD (nan = none); follow_v, a speed cap (m/s) from that car when it is
-    in our actual line (MAX_SPEED = none); block_l / block_r, a car alongside on the left / right
-    closer than PASS_GAP (lane moves toward it are held).
+
+@njit(cache=True)
+def _traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
+    """Scan the traffic (``gather_traffic``: m cars) for car c, when it collides itself.
+
+    v, s, off: car c's speed (m/s), progress and offset (m); lane: its current lane target (m);
+    length: lap (m). Returns (pass_lane, follow_v, block_l, block_r): pass_lane, the lane (m) beside
+    the nearest car in the way within the traffic range (nan = none); follow_v, a speed cap (m/s)
+    from that car when it is in our actual line (MAX_SPEED = none); block_l / block_r, a car
+    alongside on the left / right closer than PASS_GAP (lane moves toward it are held).
     """
-    my_flags = car_flags[w, c]
-    v = cars_f[w, c, F_SPEED]
     follow_v = MAX_SPEED
     best_ds = 1e9
     pass_lane = math.nan
     block_l = False
     block_r = False
-    if (my_flags & FLAG_COLLIDES) == 0:
+    if not collides:
         return pass_lane, follow_v, block_l, block_r
     gap = FOLLOW_GAP0 + FOLLOW_GAP_T * max(v, 0.0)
-    for j in range(n_cars):
-        if j == c or cars_i[w, j, I_ACTIVE] == 0 or cars_i[w, j, I_DESTROYED] != 0:
+    half = 0.5 * length
+    for q in range(m):
+        if idx[q] == c:
             continue
-        if (car_flags[w, j] & FLAG_COLLIDES) == 0:
-            continue
-        ds = cars_f[w, j, F_PROGRESS] - s
-        if ds > 0.5 * length:
+        ds = prog[q] - s
+        if ds > half:
             ds -= length
-        elif ds < -0.5 * length:
+        elif ds < -half:
             ds += length
-        dl = cars_f[w, j, F_OFFSET] - off
+        oj = offs[q]
+        dl = oj - off
         if abs(ds) < SIDE_BY_SIDE:
             if dl < 0.0 and dl > -PASS_GAP:
                 block_l = True
             elif dl >= 0.0 and dl < PASS_GAP:
                 block_r = True
-        if ds <= 0.0 or ds > TRAFFIC_AHEAD:
+        if ds <= 0.0:
             continue
-        oj = cars_f[w, j, F_OFFSET]
-        # In the way: near our lane target or near our actual line.
-        if abs(oj - lane) < SAME_LANE or abs(dl) < SAME_LANE:
+        vj = max(spd[q], 0.0)
+        # Look further ahead the faster we close on the car: the distance to shed the closing
+        # speed at FOLLOW_DECEL, plus a second of it for the lane change.
+        closing = max(v - vj, 0.0)
+        if ds > TRAFFIC_AHEAD + closing + closing * closing / (2.0 * FOLLOW_DECEL):
+            continue
+        # In the way: near our actual line, or near our lane target (within the passing gap, so
+        # a car being passed keeps us in the passing lane until it is behind).
+        if abs(oj - lane) < PASS_GAP + 0.1 or abs(dl) < SAME_LANE:
             if ds < best_ds:
                 best_ds = ds
-                vj = cars_f[w, j, F_SPEED]
                 # Pass on the side with more room between that car and the asphalt edge.
                 if oj >= off:
                     pass_lane = oj - PASS_GAP
                 else:
                     pass_lane = oj + PASS_GAP
-                if abs(dl) < SAME_LANE:
-                    follow_v = max(vj + FOLLOW_GAIN * (ds - gap), 0.0)
+                if abs(dl) < FOLLOW_LANE:
+                    # Speed from which we can still stop at the following gap decelerating at
+                    # FOLLOW_DECEL; keep creeping (to steer round a stopped car) unless about to
+                    # touch it.
+                    room = max(ds - gap, 0.0)
+                    follow_v = math.sqrt(vj * vj + 2.0 * FOLLOW_DECEL * room)
+                    if ds > CREEP_GAP or abs(dl) > CAR_WIDTH:
+                        follow_v = max(follow_v, CREEP_SPEED)
     return pass_lane, follow_v, block_l, block_r
 
 
-@njit(cache=True)
-def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c, n_cars):
-    """Controls of built-in car ``c`` in world ``w`` for this tick.
-
-    tr: TrackArrays; cars_f float64[W, C, NF]; cars_i int32[W, C, NI]; car_params float64[W, C, NP];
-    car_flags int32[W, C]; rules float64[W, NR]; world_i int64[W, NWI] (unused: the driver is
-    deterministic); n_cars: car slots in the world.
-
-    Returns (steer in [-1, 1] as a fraction of the maximum road-wheel angle, throttle in [0, 1],
-    brake in [0, 1]). Side effects: F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks
-    left), I_PIT_INTENT (tyre-driven pit requests).
-    """
+@njit(cache=True, inline="always")
+def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, car_flags, rules,
+            w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h):
+    """ai_controls on bare track arrays (inlined into ``ai_controls`` and ``ai_world``): traffic
+    from ``gather_traffic`` (tidx..tspd, tm cars), tf the tyre factor of the car's F_TIRE_ENERGY,
+    cos_h / sin_h of its F_HEADING."""
     update_pit_intent(cars_f, cars_i, car_flags, rules, w, c)
     if cars_i[w, c, I_GRID_LOCKED] != 0:
         return 0.0, 0.0, 1.0
@@ -214,11 +244,9 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
     v = max(cars_f[w, c, F_SPEED], 0.0)
     s = cars_f[w, c, F_PROGRESS]
     off = cars_f[w, c, F_OFFSET]
-    hw = tr.half_width
 
     # Grip budget a_lat(v) = A + B v^2 (tyre friction + downforce) for this car and mode.
     mass = car_params[w, c, P_MASS]
-    tf = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
     tf_cg = tf * COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])]
     cl_m = car_params[w, c, P_DOWNFORCE_CL] / mass
     sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
@@ -246,33 +274,37 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
         brake_a = BRAKE_FRAC_ARCADE * min(car_params[w, c, P_BRAKE] / mass, 20.0 * tf_cg)
         brake_b = 0.0
 
-    # Preview: speed cap from the curvature ahead, and the curvature of the next ~60 m.
-    v_target = MAX_SPEED
-    cx = tr.cx
-    cy = tr.cy
-    cs = tr.cs
-    ch = tr.ch
-    length = tr.length
-    _x0, _y0, h_prev = _centre_at(cx, cy, cs, ch, length, s)
-    h_track = h_prev
-    turn_near = 0.0
-    kappa_max_near = 0.0
+    # Preview: speed cap from the curvature ahead (the track's table, interpolated between the
+    # samples around s), and the heading change / largest curvature of the next PREVIEW_NEAR m.
+    n = cx.shape[0] - 1
+    sw = s - math.floor(s / length) * length
+    i = int(sw / length * n)
+    if i > n - 1:
+        i = n - 1
+    while i > 0 and cs[i] > sw:
+        i -= 1
+    while i < n - 1 and cs[i + 1] < sw:
+        i += 1
+    t = (sw - cs[i]) / (cs[i + 1] - cs[i])
+    # Squared speeds, one square root at the end (sqrt is monotonic: same minimum).
+    max2 = MAX_SPEED * MAX_SPEED
+    v2_target = max2
     for k in range(1, N_PREVIEW):
-        d0 = PREVIEW_D[k - 1]
-        d1 = PREVIEW_D[k]
-        _xk, _yk, hk = _centre_at(cx, cy, cs, ch, length, s + d1)
-        dh = _wrap(hk - h_prev)
-        h_prev = hk
-        kappa = abs(dh) / (d1 - d0)
-        vc = corner_speed(kappa, mu_g, aero_k)
+        if 2.0 * brake_a * PREVIEW_D[k - 1] >= v2_target:
+            break   # this interval and the farther ones allow at least that much: no new cap
+        kappa = prev[i, k - 1] + t * (prev[i + 1, k - 1] - prev[i, k - 1])
+        # corner_speed squared: v^2 kappa = mu_g + aero_k v^2
+        den = kappa - aero_k
+        vc2 = max2
+        if den > 1e-9:
+            vc2 = min(mu_g / den, max2)
         # Decelerating down to vc: the budget at vc is the smaller one (conservative).
-        v_allow = math.sqrt(vc * vc + 2.0 * (brake_a + brake_b * vc * vc) * d0)
-        if v_allow < v_target:
-            v_target = v_allow
-        if d1 <= 65.0:
-            turn_near += dh
-            if kappa > kappa_max_near:
-                kappa_max_near = kappa
+        v2_allow = vc2 + 2.0 * (brake_a + brake_b * vc2) * PREVIEW_D[k - 1]
+        if v2_allow < v2_target:
+            v2_target = v2_allow
+    v_target = math.sqrt(v2_target)
+    turn_near = prev[i, PREVIEW_TURN] + t * (prev[i + 1, PREVIEW_TURN] - prev[i, PREVIEW_TURN])
+    kappa_max_near = prev[i, PREVIEW_KMAX] + t * (prev[i + 1, PREVIEW_KMAX] - prev[i, PREVIEW_KMAX])
     v_target = max(v_target, MIN_TARGET)
 
     # Rejoin mode: set while off the legal surfaces, counted down once back and settled.
@@ -281,7 +313,8 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
     if not on_track:
         rejoin = REJOIN_TICKS
     elif rejoin > 0:
-        herr = abs(_wrap(h - h_track))
+        # heading error to the track at the car's projection (surfaces.py, same pose)
+        herr = abs(cars_f[w, c, F_HEADING_ERROR])
         if abs(off) < hw - 1.0 and herr < 0.2:
             rejoin = 0          # settled: back on the asphalt and pointing down the track
         else:
@@ -308,9 +341,10 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
         look = LOOK_MIN + 0.3 * v
     else:
         # Lane target: inside-of-corner bias, or a passing lane around a car in the way.
-        target = min(max(turn_near / 65.0 * INSIDE_GAIN, -INSIDE_MAX), INSIDE_MAX)
-        pass_lane, follow_v, block_l, block_r = _traffic(cars_f, cars_i, car_flags, w, c, n_cars,
-                                                         s, off, lane, tr.length)
+        target = min(max(turn_near / PREVIEW_NEAR * INSIDE_GAIN, -INSIDE_MAX), INSIDE_MAX)
+        pass_lane, follow_v, block_l, block_r = _traffic(
+            tidx, tprog, toffs, tspd, tm, c, (car_flags[w, c] & FLAG_COLLIDES) != 0,
+            cars_f[w, c, F_SPEED], s, off, lane, length)
         if not math.isnan(pass_lane):
             target = pass_lane
         target = min(max(target, -lane_lim), lane_lim)
@@ -320,7 +354,7 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
             dlane = 0.0
         lane += min(max(dlane, -step), step)
         lane = min(max(lane, -lane_lim), lane_lim)
-        v_target = min(v_target, max(follow_v, MIN_TARGET * 0.5))
+        v_target = min(v_target, follow_v)
         # Lookahead grows with speed, shrinks in tight corners (R = 50 m -> x0.6).
         look = LOOK_BASE + LOOK_TIME * v
         look *= 1.0 / (1.0 + 30.0 * kappa_max_near)
@@ -328,13 +362,9 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
     look = min(max(look, LOOK_MIN), LOOK_MAX)
 
     # Pure pursuit toward the lane point one lookahead ahead.
-    tx, ty, th = _centre_at(cx, cy, cs, ch, length, s + look)
-    tx += -math.sin(th) * lane
-    ty += math.cos(th) * lane
+    tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
     dx = tx - x
     dy = ty - y
-    cos_h = math.cos(h)
-    sin_h = math.sin(h)
     lx = dx * cos_h + dy * sin_h
     ly = -dx * sin_h + dy * cos_h
     dist2 = max(lx * lx + ly * ly, 1.0)
@@ -378,3 +408,58 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
     a_dec = min(BRAKE_GAIN * (-err), a_cap)
     brake = min(a_dec * mass / max(car_params[w, c, P_BRAKE], 1.0), 1.0)
     return steer, 0.0, brake
+
+
+@njit(cache=True)
+def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c, n_cars):
+    """Controls of built-in car ``c`` in world ``w`` for this tick.
+
+    tr: TrackArrays; cars_f float64[W, C, NF]; cars_i int32[W, C, NI]; car_params float64[W, C, NP];
+    car_flags int32[W, C]; rules float64[W, NR]; world_i int64[W, NWI] (unused: the driver is
+    deterministic); n_cars: car slots in the world.
+
+    Returns (steer in [-1, 1] as a fraction of the maximum road-wheel angle, throttle in [0, 1],
+    brake in [0, 1]). Side effects: F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks
+    left), I_PIT_INTENT (tyre-driven pit requests). Reads the car's track position (F_PROGRESS,
+    F_OFFSET, F_HEADING_ERROR) as written by ``surfaces.classify_car``.
+    """
+    tidx = np.empty(n_cars, np.int64)
+    tprog = np.empty(n_cars, np.float64)
+    toffs = np.empty(n_cars, np.float64)
+    tspd = np.empty(n_cars, np.float64)
+    tm = gather_traffic(cars_f, cars_i, car_flags, w, n_cars, tidx, tprog, toffs, tspd)
+    h = cars_f[w, c, F_HEADING]
+    return _ai_one(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.ai_preview, tr.length, tr.half_width,
+                   cars_f, cars_i, car_params, car_flags, rules, w, c, tidx, tprog, toffs, tspd, tm,
+                   tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
+
+
+@njit(cache=True)
+def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre, tidx,
+             tbuf):
+    """``ai_controls`` for every car of world ``w`` whose ``mode[c]`` (int8[C]) is 2 (built-in
+    driver), written to ``controls`` float64[C, 3] (steer, throttle, brake). pre float64[C, 4]:
+    (heading, its cos, its sin, tyre factor) of each such car, computed by the step. Scratch:
+    tidx int64[C], tbuf float64[3, C] (the gathered traffic). One call per world: the track
+    arrays are unpacked, and the traffic gathered, once, not per car."""
+    cx = tr.cx
+    cy = tr.cy
+    cs = tr.cs
+    cnx = tr.cnx
+    cny = tr.cny
+    prev = tr.ai_preview
+    length = tr.length
+    hw = tr.half_width
+    tprog = tbuf[0]
+    toffs = tbuf[1]
+    tspd = tbuf[2]
+    tm = gather_traffic(cars_f, cars_i, car_flags, w, n_cars, tidx, tprog, toffs, tspd)
+    for c in range(n_cars):
+        if mode[c] != 2:
+            continue
+        st, th, br = _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params,
+                             car_flags, rules, w, c, tidx, tprog, toffs, tspd, tm, pre[c, 3],
+                             pre[c, 1], pre[c, 2])
+        controls[c, 0] = st
+        controls[c, 1] = th
+        controls[c, 2] = br

@@ -65,7 +65,7 @@ from .tyres import COMPOUND_GRIP, COMPOUND_WEAR, compound_index, tyre_factor, ty
 
 __all__ = [
     "SURFACE_GRIP", "SURFACE_DRAG", "SURFACE_ROLLING", "SURFACE_PRIORITY", "COMPOUND_GRIP",
-    "COMPOUND_WEAR", "integrate_car", "hold_car", "tyre_factor", "neutral_car_params",
+    "COMPOUND_WEAR", "integrate_car", "integrate_car_pre", "hold_car", "tyre_factor", "neutral_car_params",
     "car_params_from_ratings",
 ]
 
@@ -121,6 +121,7 @@ V_SLIP_FLOOR = 3.0           # m/s, rolling-speed floor of the slip-angle defini
                              # the car slides sideways or crawls (no atan2 step at zero rolling speed)
 INSTAB_MIN_SPEED = 8.0       # m/s, no instability label below this speed
 SPIN_SLIP = 0.25             # rad, |rear slip| or |body slip| above this = spin risk
+TAN_SPIN_SLIP = math.tan(SPIN_SLIP)
 
 
 @njit(cache=True)
@@ -204,7 +205,8 @@ def _axle_force(fx, fy, k, fmax, up, vp):
 
 @njit(cache=True)
 def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt):
-    """PaddockJS 1.0.0 vehicle model (spec §3.4 steps 2-6) in SI. Returns the lateral acceleration."""
+    """PaddockJS 1.0.0 vehicle model (spec §3.4 steps 2-6) in SI. Returns (lateral acceleration
+    m/s^2, new heading rad, its cos, its sin)."""
     mass = car_params[w, c, P_MASS]
     v = max(cars_f[w, c, F_SPEED], 0.0)
     fl = _surf(cars_i[w, c, I_WHEEL_SURFACE_FL])
@@ -257,19 +259,18 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     cars_f[w, c, F_SLIP_FRONT] = 0.0
     cars_f[w, c, F_SLIP_REAR] = 0.0
     cars_i[w, c, I_INSTABILITY] = INSTAB_NONE
-    return lat
+    return lat, h, ch, sh
 
 
 @njit(cache=True)
-def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt):
-    """Dynamic bicycle model (module docstring). Returns the lateral acceleration m/s^2."""
+def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh):
+    """Dynamic bicycle model (module docstring). ch, sh: cos and sin of the current heading.
+    Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin)."""
     mass = car_params[w, c, P_MASS]
     iz = mass * YAW_RADIUS * YAW_RADIUS
     a = CG_TO_FRONT
     b = CG_TO_REAR
     h = cars_f[w, c, F_HEADING]
-    ch = math.cos(h)
-    sh = math.sin(h)
     vx = cars_f[w, c, F_VX]
     vy = cars_f[w, c, F_VY]
     yaw = cars_f[w, c, F_YAW_RATE]
@@ -417,17 +418,17 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     # Instability label from this tick's slips.
     label = INSTAB_NONE
     if spd > INSTAB_MIN_SPEED:
-        beta = math.atan2(v_dyn, abs(u_new))
+        # |body slip| = |atan2(v, |u|)| > SPIN_SLIP, without the atan2
         sat_f = abs(alpha_f) / ALPHA_PEAK_FRONT
         sat_r = abs(alpha_r) / ALPHA_PEAK_REAR
-        if abs(alpha_r) > SPIN_SLIP or abs(beta) > SPIN_SLIP or u_new < 0.0:
+        if abs(alpha_r) > SPIN_SLIP or abs(v_dyn) > TAN_SPIN_SLIP * abs(u_new) or u_new < 0.0:
             label = INSTAB_SPIN_RISK
         elif sat_r > 1.0 and sat_r > sat_f:
             label = INSTAB_OVERSTEER
         elif sat_f > 1.0 and sat_f >= sat_r:
             label = INSTAB_UNDERSTEER
     cars_i[w, c, I_INSTABILITY] = label
-    return lat
+    return lat, h_new, ch2, sh2
 
 
 @njit(cache=True)
@@ -442,6 +443,19 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
     Writes pose, speed, velocity, yaw rate, steering angle, accelerations, slips, instability label,
     the applied inputs and (degradation on) the tyre energy. Leaves F_PREV_* alone.
     """
+    h = cars_f[w, c, F_HEADING]
+    integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt,
+                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
+
+
+@njit(cache=True)
+def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh):
+    """``integrate_car`` with precomputed inputs the step shares between kernels: tf, the tyre
+    factor of the current F_TIRE_ENERGY (``tyre_factor``), and ch, sh, the cos and sin of the
+    current F_HEADING (the same values the caller would compute: results are identical).
+
+    Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
+    """
     steer = _clean_input(steer, -1.0, 1.0)
     throttle = _clean_input(throttle, 0.0, 1.0)
     brake = _clean_input(brake, 0.0, 1.0)
@@ -453,15 +467,17 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
     cars_f[w, c, F_APPLIED_BRAKE] = brake
     energy = cars_f[w, c, F_TIRE_ENERGY]
     compound = compound_index(cars_i[w, c, I_COMPOUND])
-    tf = tyre_factor(energy)
     cgrip = COMPOUND_GRIP[compound]
     if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
-        lat = _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt)
+        lat, h2, ch2, sh2 = _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
+                                       cgrip, dt, ch, sh)
     else:
-        lat = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt)
+        lat, h2, ch2, sh2 = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
+                                    cgrip, dt)
     if rules[w, R_TIRE_DEGRADATION] > 0.5:
         wear = tyre_wear_rate(lat, brake, throttle, car_params[w, c, P_TIRE_CARE], compound)
         cars_f[w, c, F_TIRE_ENERGY] = _clamp(energy - wear * dt, 1.0, 100.0)
+    return h2, ch2, sh2
 
 
 @njit(cache=True)

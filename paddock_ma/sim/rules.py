@@ -3,7 +3,8 @@
 Kernels the step calls each tick, in order (see ``step.py``): ``race_control_tick`` (clock, start
 lights, red flag), ``car_is_held`` / ``pit_route_active`` + ``pit_route_tick`` (pit stops live in
 ``pit.py`` and are re-exported here), then after dynamics and wheel classification
-``update_car_rules`` per car and ``update_ranks`` per world. ``place_car`` is the one state-reset
+``update_car_rules`` per car (``update_rules_world``: all cars of a world in one call) and
+``update_ranks`` per world. ``place_car`` is the one state-reset
 path for grid slots, scenario placements and ``reset_drivers``.
 
 Timing model. Race distance is continuous (negative on the grid). Boundaries are the start line
@@ -32,7 +33,8 @@ from .layout import (
     I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_LAST_CONTACT_WITH, I_ON_TRACK, I_PIT_INTENT,
     I_PIT_STATUS, I_PIT_STOPS, I_RANK, I_RETIRED, I_SECTOR, I_SEG_HINT, I_TERMINATED,
     I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, END_STALLED,
-    KPH, LAST_COUNTER, MODE_GREEN, MODE_PRE_START, MODE_RED_FLAG, MODE_SAFETY_CAR, PIT_PENDING,
+    KPH, LAST_COUNTER, MODE_GREEN, MODE_PRE_START, MODE_RED_FLAG, MODE_SAFETY_CAR, PIT_COMPLETED,
+    PIT_PENDING,
     R_LIGHT_COUNT, R_LIGHT_INTERVAL, R_LIGHTS_OUT_HOLD, R_STALL_SECONDS, R_STALLED_DNF,
     R_STANDING_START, R_TOTAL_LAPS, SURF_KERB, WF_LIGHTS_OUT_AT, WF_RED_FLAG_TIME, WF_TIME,
     WI_PIT_LANE_OPEN, WI_RACE_FINISHED, WI_RACE_MODE, WI_RED_FLAG, WI_TICK,
@@ -50,7 +52,7 @@ RESTART_SPEED = 60.0 * KPH         # m/s, minimum speed when a red flag is withd
 LIGHTS_EPS = 1e-9                  # s, tolerance on the accumulated clock at lights out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def wrap_half(d, length):
     """``d`` wrapped into [-length/2, length/2) (m)."""
     return d - length * math.floor(d / length + 0.5)
@@ -230,17 +232,22 @@ def place_car(tr, cars_f, cars_i, w, c, race_distance, offset, speed, heading_er
         i[k] = 0
 
 
+@njit(cache=True, inline="always")
+def _boundary(L, s1, s2, race_distance):
+    """``boundary_index`` on scalars: L lap length, s1 / s2 sector 2 / 3 start (m)."""
+    lap = math.floor(race_distance / L)
+    p = min(max(race_distance - lap * L, 0.0), L)
+    sec = 2 if p >= s2 else (1 if p >= s1 else 0)
+    return 3 * int(lap) + sec
+
+
 @njit(cache=True)
-def _advance_timing(tr, cars_f, cars_i, w, c, rd_old, rd_new, t_now, dt):
-    """Close the sectors and laps whose boundaries car ``c`` crossed forward this tick."""
-    k_old = boundary_index(tr, rd_old)
-    k_new = boundary_index(tr, rd_new)
-    if k_new <= k_old:
-        return
+def _advance_timing_a(L, sector_s, cars_f, cars_i, w, c, k_old, k_new, rd_old, rd_new, t_now, dt):
+    """Close the sectors and laps of boundaries k_old + 1 .. k_new that car ``c`` crossed forward
+    this tick (k_new > k_old, from ``_boundary``). An ordinary call: reached a few times a lap."""
     hw = 3 * cars_i[w, c, I_COMPLETED_LAPS] + cars_i[w, c, I_SECTOR]
-    L = tr.length
     for k in range(max(k_old + 1, hw), k_new + 1):
-        rd_b = (k // 3) * L + tr.sector_s[k % 3]
+        rd_b = (k // 3) * L + sector_s[k % 3]
         frac = min(max((rd_b - rd_old) / (rd_new - rd_old), 0.0), 1.0)
         t_cross = t_now - dt + frac * dt
         if k == hw:
@@ -264,8 +271,8 @@ def _advance_timing(tr, cars_f, cars_i, w, c, rd_old, rd_new, t_now, dt):
         hw = k
 
 
-@njit(cache=True)
-def _count_ticks(tr, cars_f, cars_i, w, c, in_pit):
+@njit(cache=True, inline="always")
+def _count_ticks(kerb_edge, cars_f, cars_i, w, c, in_pit):
     """Per-tick event counters of car ``c`` (kerb, off-track, severe cut, slow, spin/backwards)."""
     if (cars_i[w, c, I_WHEEL_SURFACE_FL] == SURF_KERB or cars_i[w, c, I_WHEEL_SURFACE_FR] == SURF_KERB
             or cars_i[w, c, I_WHEEL_SURFACE_RL] == SURF_KERB
@@ -274,7 +281,7 @@ def _count_ticks(tr, cars_f, cars_i, w, c, in_pit):
     if cars_i[w, c, I_ON_TRACK] == 0:
         cars_i[w, c, I_CNT_OFFTRACK_TICKS] += 1
     if not in_pit:
-        e = tr.kerb_edge
+        e = kerb_edge
         o1 = cars_f[w, c, F_WHEEL_OFFSET_FL]
         o2 = cars_f[w, c, F_WHEEL_OFFSET_FR]
         o3 = cars_f[w, c, F_WHEEL_OFFSET_RL]
@@ -289,21 +296,18 @@ def _count_ticks(tr, cars_f, cars_i, w, c, in_pit):
     return v
 
 
-@njit(cache=True)
-def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
-                     old_progress, dt):
-    """Rules of car ``c`` after its tick: progress, laps, timing, finish, counters, stall, pit entry.
-
-    Call after wheel classification wrote F_PROGRESS (m, [0, L)); ``old_progress`` (m) is the
-    value before the tick, ``dt`` (s) the tick. A car in an active stop gets its progress from its
-    pit-path distance (``pit_track_s``) instead. Shapes as in ``pit_route_tick``.
-    """
+@njit(cache=True, inline="always")
+def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars_f, cars_i,
+               world_f, world_i, rules, w, c, old_progress, dt):
+    """update_car_rules on unpacked track values, except the pit start: returns True when the car
+    may start a stop (the caller then runs ``try_start_pit``). Takes no track tuple: an inlined body
+    that receives it increfs and decrefs every array of the tuple per car."""
     if cars_i[w, c, I_ACTIVE] == 0:
-        return
-    L = tr.length
+        return False
     in_route = pit_route_active(cars_i, w, c)
     if in_route:
-        cars_f[w, c, F_PROGRESS] = pit_track_s(tr, cars_f[w, c, F_PIT_PATH_S])
+        cars_f[w, c, F_PROGRESS] = _pit_track_s(L, pit_entry_s, pit_exit_s, pit_length,
+                                                cars_f[w, c, F_PIT_PATH_S])
         cars_i[w, c, I_IN_PIT_LANE] = 1
         # The scripted route is legal by construction, even where it crosses the strip between
         # the fast lane and the working lane that the surfaces classify as grass.
@@ -319,14 +323,19 @@ def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i
     cars_i[w, c, I_LAP] = min(max(int(math.floor(max(0.0, rd) / L)) + 1, 1), total)
     t_now = world_f[w, WF_TIME]
     if delta > 0.0:
-        _advance_timing(tr, cars_f, cars_i, w, c, rd_old, rd, t_now, dt)
+        s1 = sector_s[1]
+        s2 = sector_s[2]
+        k_old = _boundary(L, s1, s2, rd_old)
+        k_new = _boundary(L, s1, s2, rd)
+        if k_new > k_old:
+            _advance_timing_a(L, sector_s, cars_f, cars_i, w, c, k_old, k_new, rd_old, rd, t_now, dt)
         if cars_i[w, c, I_FINISHED] == 0 and rd >= total * L:
             frac = min(max((total * L - rd_old) / delta, 0.0), 1.0)
             cars_i[w, c, I_FINISHED] = 1
             cars_f[w, c, F_FINISH_TIME] = t_now - dt + frac * dt
 
     in_pit = in_route or cars_i[w, c, I_IN_PIT_LANE] != 0
-    v = _count_ticks(tr, cars_f, cars_i, w, c, in_pit)
+    v = _count_ticks(kerb_edge, cars_f, cars_i, w, c, in_pit)
 
     terminal = (cars_i[w, c, I_DESTROYED] != 0 or cars_i[w, c, I_RETIRED] != 0
                 or cars_i[w, c, I_TERMINATED] != 0)
@@ -341,8 +350,55 @@ def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i
                 terminal = True
         else:
             cars_f[w, c, F_STALL_TIME] = 0.0
-    if not in_route and not terminal:
+    if not in_route and not terminal and cars_i[w, c, I_PIT_INTENT] > 0:
+        # try_start_pit's first test, done here: it takes the track tuple (a costly call)
+        st = cars_i[w, c, I_PIT_STATUS]
+        return st == PIT_PENDING or st == PIT_COMPLETED
+    return False
+
+
+@njit(cache=True, inline="always")
+def _pit_track_s(L, pit_entry_s, pit_exit_s, pit_length, path_s):
+    """``pit.pit_track_s`` on scalars (same arithmetic)."""
+    if path_s < 0.0:
+        s = pit_entry_s + path_s
+    else:
+        span = (pit_exit_s - pit_entry_s) % L
+        s = pit_entry_s + min(path_s, pit_length) * span / pit_length
+    return s % L
+
+
+@njit(cache=True)
+def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
+                     old_progress, dt):
+    """Rules of car ``c`` after its tick: progress, laps, timing, finish, counters, stall, pit entry.
+
+    Call after wheel classification wrote F_PROGRESS (m, [0, L)); ``old_progress`` (m) is the
+    value before the tick, ``dt`` (s) the tick. A car in an active stop gets its progress from its
+    pit-path distance (``pit_track_s``) instead. Shapes as in ``pit_route_tick``.
+    """
+    if _rules_one(tr.length, tr.sector_s, tr.kerb_edge, tr.pit_entry_s, tr.pit_exit_s, tr.pit_length,
+                  cars_f, cars_i, world_f, world_i, rules, w, c, old_progress, dt):
         try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+
+
+@njit(cache=True)
+def update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
+                       old_progress, dt):
+    """``update_car_rules`` for every active car of world ``w``; old_progress float64[C] (m). One
+    call per world: the track values are unpacked once, not per car."""
+    L = tr.length
+    sector_s = tr.sector_s
+    kerb_edge = tr.kerb_edge
+    pit_entry_s = tr.pit_entry_s
+    pit_exit_s = tr.pit_exit_s
+    pit_length = tr.pit_length
+    for c in range(n_cars):
+        if cars_i[w, c, I_ACTIVE] == 0:
+            continue
+        if _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars_f, cars_i,
+                      world_f, world_i, rules, w, c, old_progress[c], dt):
+            try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
 
 
 @njit(cache=True)

@@ -11,29 +11,34 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
   illegal_surface (4, 2): first point on gravel, grass or barrier, 0 when the origin is on one.
   car (8, 3): nearest other car body hit (4.65 x 1.24 m box, distance max(0, tmin)).
   A miss reads the ray's length with hit 0. There is no barrier channel.
-* Surface channels march the ray by sphere tracing: where the raster ``grid_edge`` bound is large the
-  raster surface code is used and the step is that bound; elsewhere the exact classification (the
-  track's ``locate`` + bands + pit surfaces, as ``surface_at``) gives the surface and, because the
-  distance to the centreline is 1-Lipschitz, an exact safe step to the nearest band edge that matters
-  for the channels still open. Steps never go below ``MIN_STEP``; a change is then bisected with
-  exact queries. Driver precision: MIN_STEP 0.25 m, result within 0.1 m past the true crossing
-  (the far end of the final bracket, as PaddockJS reports). Debug precision: 0.02 m / 0.01 m.
-  A feature crossed for less than MIN_STEP along the ray (a graze) can be missed.
+* Surface channels march the ray with safe steps (no step can skip a change of an open channel):
+  the surface of a sample is the exact classification (``locate``'s arithmetic on the nearest
+  centreline segment, followed along the ray by local descent, + bands + pit surfaces, equal to
+  ``surface_at(tr, x, y, -1)``). Because |offset| is 1-Lipschitz the gap to the nearest band edge
+  that matters for the open channels is a safe step (sphere tracing on exact distances); a second
+  bound from the offset's rate along the ray and the local curvature lets rays that run along the
+  track take long steps; where pit surfaces matter the raster ``grid_edge`` bound is the step.
+  Steps never go below ``MIN_STEP`` (``PIT_MIN_STEP`` near the pit); a change is then bisected
+  with exact queries. Driver precision: MIN_STEP 0.25 m, reading within 0.1 m past the true
+  crossing (the far end of the final bracket, as PaddockJS reports). Debug precision: 0.02 m /
+  0.01 m. A feature crossed for less than the floor step (a graze of the white line, a sliver
+  between pit parts) can be missed. Zero-distance hits at the origin surface are kept.
 * Radar: the ``radar_k`` nearest other active radar-visible cars within ``radar_radius`` m.
 * Lookahead: curvature and wrapped heading delta of the centreline ahead of the car's progress.
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y,
-    FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, SURF_BARRIER, SURF_GRASS, SURF_GRAVEL,
-    SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK,
+    FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT, SURF_BARRIER,
+    SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK,
 )
-from .track import edge_distances, pit_surface, point_at, wrap_angle
+from .track import edge_distances, pit_surface, wrap_angle
 from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH
 
 # Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
@@ -76,11 +81,19 @@ MIN_STEP = 0.25          # driver precision: smallest march step
 TOLERANCE = 0.1          # driver precision: bisection bracket
 DEBUG_MIN_STEP = 0.02
 DEBUG_TOLERANCE = 0.01
+PIT_MIN_STEP = 0.05      # smallest step where pit surfaces are involved (thin slivers between parts)
+DEBUG_PIT_MIN_STEP = 0.01
 _HALF_L = 0.5 * CAR_LENGTH
 _HALF_W = 0.5 * CAR_WIDTH
 BODY_RADIUS = math.sqrt(_HALF_L * _HALF_L + _HALF_W * _HALF_W)   # ~2.41 m, broad phase
 _FAR = 1.0e30
-_DERIV_WINDOW = 24       # segments either side scanned for the local curvature bound
+_WALK_MAX = 48           # descent steps before falling back to the raster (a stale start)
+_DERIV_WINDOW = 24       # segments either side covered by the local curvature bound (3 blocks)
+
+# The fields of TrackArrays that ``pit_surface`` reads. Hot kernels take single arrays and this small
+# view, never the whole TrackArrays tuple: passing that 33-field tuple to a non-inlined call costs
+# ~100 ns here (reference counts of every array), more than a whole march step.
+PitView = namedtuple("PitView", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
 
 
 # sensor_geometry() slots
@@ -88,7 +101,8 @@ _G_PX0, _G_PY0, _G_PX1, _G_PY1 = 0, 1, 2, 3
 _G_TRUST = 4
 _G_HW, _G_KE, _G_GRAVEL, _G_GRASS = 5, 6, 7, 8
 _G_X0, _G_Y0, _G_CELL = 9, 10, 11
-N_GEO = 12
+N_GEO = 12               # then one entry per block of _KBLOCK segments: the block's max |curvature|
+_KBLOCK = 8
 
 
 @njit(cache=True)
@@ -98,9 +112,14 @@ def sensor_geometry(tr):
     the trust radius (m) within which the nearest centreline segment is followed by local descent
     instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
     close to a segment, no other part of a valid track is nearer); the band edges and the raster
-    origin and cell. The hot helpers take these and single arrays, never the TrackArrays tuple
+    origin and cell; then the largest |curvature| of each block of _KBLOCK segments. The hot helpers
+    take these and single arrays, never the TrackArrays tuple
     (passing the tuple to a non-inlined call costs ~85 ns here)."""
-    geo = np.empty(N_GEO, dtype=np.float64)
+    n = tr.cx.shape[0] - 1
+    geo = np.zeros(N_GEO + (n + _KBLOCK - 1) // _KBLOCK, dtype=np.float64)
+    for i in range(n):
+        b = N_GEO + i // _KBLOCK
+        geo[b] = max(geo[b], abs(tr.ccurv[i]), abs(tr.ccurv[i + 1]))
     if tr.px.shape[0] == 0:
         geo[_G_PX0] = _FAR
         geo[_G_PY0] = _FAR
@@ -127,7 +146,7 @@ def sensor_geometry(tr):
     return geo
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _seg_d2(cx, cy, i, x, y):
     """Squared distance (m^2) from (x, y) to centreline segment i (``locate``'s arithmetic)."""
     ax = cx[i]
@@ -147,7 +166,7 @@ def _seg_d2(cx, cy, i, x, y):
     return ex * ex + ey * ey
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _nearest(cx, cy, gseg, geo, x, y, seg):
     """|offset| (m) of (x, y) and its nearest centreline segment -> (a, seg).
 
@@ -160,27 +179,28 @@ def _nearest(cx, cy, gseg, geo, x, y, seg):
     n = cx.shape[0] - 1
     if seg >= 0:
         d = _seg_d2(cx, cy, seg, x, y)
-        moved = False
-        while True:
+        moves = 0
+        while moves < _WALK_MAX:
             j = seg + 1 if seg + 1 < n else 0
             dj = _seg_d2(cx, cy, j, x, y)
             if dj < d:
                 seg = j
                 d = dj
-                moved = True
+                moves += 1
             else:
                 break
-        if not moved:
-            while True:
+        if moves == 0:
+            while moves < _WALK_MAX:
                 j = seg - 1 if seg > 0 else n - 1
                 dj = _seg_d2(cx, cy, j, x, y)
                 if dj < d:
                     seg = j
                     d = dj
+                    moves += 1
                 else:
                     break
         a = math.sqrt(d)
-        if a <= geo[_G_TRUST]:
+        if a <= geo[_G_TRUST] and moves < _WALK_MAX:
             return a, seg
     ny, nx = gseg.shape
     cell = geo[_G_CELL]
@@ -206,7 +226,26 @@ def _nearest(cx, cy, gseg, geo, x, y, seg):
     return math.sqrt(best), bi
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
+def _guess(cx, cy, seg, dx, dy, step):
+    """Segment near the projection of a point ``step`` m further along the ray (descent start):
+    the along-track part of the step divided by the local segment length."""
+    if seg < 0:
+        return seg
+    n = cx.shape[0] - 1
+    ex = cx[seg + 1] - cx[seg]
+    ey = cy[seg + 1] - cy[seg]
+    jump = int(round(step * (dx * ex + dy * ey) / (ex * ex + ey * ey)))
+    jump = max(-(n // 4), min(n // 4, jump))
+    g = seg + jump
+    if g < 0:
+        g += n
+    elif g >= n:
+        g -= n
+    return g
+
+
+@njit(cache=True, inline='always')
 def _band(geo, a):
     """Main-track band of |offset| a (m), as the track's ``band_code``."""
     if a <= geo[_G_HW]:
@@ -220,17 +259,17 @@ def _band(geo, a):
     return SURF_BARRIER
 
 
-@njit(cache=True, inline="always")
-def _code(tr, geo, x, y, a, seg, want_pit):
+@njit(cache=True, inline='always')
+def _code(pv, geo, x, y, a, seg, want_pit):
     """Surface code at (x, y) of |offset| a: the band, or the pit surface over it when ``want_pit``
     (callers whose open channels treat pit surfaces like the band underneath skip the pit test).
-    Inlined: it takes the track tuple."""
+    pv: PitView."""
     if seg < 0:
         return SURF_BARRIER
     code = _band(geo, a)
     if (want_pit and a > geo[_G_KE] and geo[_G_PX0] <= x <= geo[_G_PX1]
             and geo[_G_PY0] <= y <= geo[_G_PY1]):
-        p = pit_surface(tr, x, y)
+        p = pit_surface(pv, x, y)
         if p >= 0:
             code = p
     return code
@@ -240,11 +279,22 @@ def _code(tr, geo, x, y, a, seg, want_pit):
 def classify(tr, geo, x, y, seg):
     """Exact surface at (x, y) m, as ``surface_at(tr, x, y, -1)`` -> (code, |offset| m, seg).
     geo: ``sensor_geometry(tr)``; seg: a nearby segment to descend from, or -1."""
-    a, seg = _nearest(tr.cx, tr.cy, tr.grid_seg, geo, x, y, seg)
-    return _code(tr, geo, x, y, a, seg, True), a, seg
+    return _classify(tr.cx, tr.cy, tr.grid_seg, pit_view(tr), geo, x, y, seg)
 
 
 @njit(cache=True)
+def _classify(cx, cy, gseg, pv, geo, x, y, seg):
+    a, seg = _nearest(cx, cy, gseg, geo, x, y, seg)
+    return _code(pv, geo, x, y, a, seg, True), a, seg
+
+
+@njit(cache=True)
+def pit_view(tr):
+    """The PitView of a track (its pit arrays, no copy)."""
+    return PitView(tr.px, tr.py, tr.pit_side, tr.pit_width, tr.box_x, tr.box_y)
+
+
+@njit(cache=True, inline='always')
 def _raster_edge(gedge, geo, x, y):
     """Raster lower bound (m) of the distance to any surface boundary; 0 off the raster."""
     ny, nx = gedge.shape
@@ -275,7 +325,7 @@ def _pred(ch, code, origin_pit):
     return _illegal(code)
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit):
     """Distance (m) the ray can advance from a point at |offset| a without changing any open
     channel's predicate. Exact where only main-track bands matter (|offset| is 1-Lipschitz); 0 where
@@ -298,7 +348,7 @@ def _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit):
     return gap
 
 
-@njit(cache=True)
+@njit(cache=True, inline='always')
 def _solve_step(g, r, acc):
     """Smallest t >= 0 with r t + acc t^2 / 2 = g (g > 0): how far the ray can go before an offset
     that starts g from an edge, approaching at rate r (m/m) with |rate change| <= acc t, gets there."""
@@ -309,8 +359,8 @@ def _solve_step(g, r, acc):
     return 2.0 * g / den
 
 
-@njit(cache=True)
-def _deriv_step(cx, cy, ccurv, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, need_ill):
+@njit(cache=True, inline='always')
+def _deriv_step(cx, cy, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, need_ill, gap):
     """Safe step (m) from the signed offset's rate along the ray, or 0 when it does not apply.
 
     With o the signed offset of the sample (nearest segment ``seg``) and v0 = d . n its rate along
@@ -320,7 +370,8 @@ def _deriv_step(cx, cy, ccurv, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, 
     segment length, a_max the outermost edge. The step is the first t at which o could reach any
     open channel's edge (+-half_width, +-kerb_edge), capped so the projection stays in the window.
     Applies only strictly inside the outermost open edge (so |o| <= kerb_edge over the step, where
-    no other part of a valid track is near).
+    no other part of a valid track is near). Returns 0 early when even a straight centreline
+    would not allow more than ``gap`` (the Lipschitz step already known).
     """
     hw = geo[_G_HW]
     ke = geo[_G_KE]
@@ -336,19 +387,6 @@ def _deriv_step(cx, cy, ccurv, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, 
     cross = ex * (y - ay) - ey * (x - ax)
     o = a if cross >= 0.0 else -a
     v0 = (-dx * ey + dy * ex) / seg_len
-    km = 0.0
-    for k in range(seg - _DERIV_WINDOW, seg + _DERIV_WINDOW + 1):
-        j = k
-        if j < 0:
-            j += n
-        elif j >= n:
-            j -= n
-        km = max(km, abs(ccurv[j]))
-    km = 1.5 * km + 1e-9
-    if km * e_out >= 0.5:
-        return 0.0
-    acc = km / (1.0 - km * e_out)
-    slack = km * seg_len
     # nearest edge above and below o among the open channels' edges
     up = e_out
     dn = -e_out
@@ -360,26 +398,38 @@ def _deriv_step(cx, cy, ccurv, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, 
             dn = -hw
         else:
             dn = hw
+    if (v0 > 0.0 and up - o <= gap * v0) or (v0 < 0.0 and o - dn <= -gap * v0):
+        return 0.0
+    km = 0.0
+    for k in range(seg - _DERIV_WINDOW, seg + _DERIV_WINDOW + 1, _KBLOCK):   # every block in range
+        j = k
+        if j < 0:
+            j += n
+        elif j >= n:
+            j -= n
+        km = max(km, geo[N_GEO + j // _KBLOCK])
+    km = 1.5 * km + 1e-9
+    if km * e_out >= 0.5:
+        return 0.0
+    acc = km / (1.0 - km * e_out)
+    slack = km * seg_len
     t_up = _solve_step(up - o, v0 + slack, acc)
     t_dn = _solve_step(o - dn, -v0 + slack, acc)
     cap = (_DERIV_WINDOW - 2) * seg_len * (1.0 - km * e_out)
     return min(t_up, t_dn, cap)
 
 
-@njit(cache=True, inline="always")
-def _bisect(tr, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_pit, tol):
+@njit(cache=True, inline='always')
+def _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_pit, tol):
     """First point past the predicate change in [lo, hi] (pred(lo) == p0 != pred(hi)), to ``tol``.
-    seg: nearest segment at lo (descent start). Inlined: it takes the track tuple."""
+    seg: nearest segment at lo (descent start)."""
     want_pit = ch == RAY_ILLEGAL or (ch == RAY_ROAD_EDGE and origin_pit)
-    cx = tr.cx
-    cy = tr.cy
-    gseg = tr.grid_seg
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
         x = ox + mid * dx
         y = oy + mid * dy
         a, sg = _nearest(cx, cy, gseg, geo, x, y, seg)
-        if _pred(ch, _code(tr, geo, x, y, a, sg, want_pit), origin_pit) != p0:
+        if _pred(ch, _code(pv, geo, x, y, a, sg, want_pit), origin_pit) != p0:
             hi = mid
         else:
             lo = mid
@@ -388,21 +438,19 @@ def _bisect(tr, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_pit, tol):
 
 
 @njit(cache=True)
-def march_ray(tr, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug, out_dist, out_hit):
+def march_ray(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug,
+              out_dist, out_hit):
     """Surface channels of one ray from (ox, oy) m along ``angle`` (rad, world) for ``length`` m.
 
+    cx, cy, gseg (grid_seg), gedge (grid_edge): the track's arrays; pv: ``pit_view(tr)``;
     geo: ``sensor_geometry(tr)``; (code0, a0, seg0): ``classify`` of the origin. mask: channel
     bitmask (bits 1, 2, 4 are used here); debug: 1 = debug precision. Writes out_dist[0:3] (float32
     m; miss = length) and out_hit[0:3] (int8) for the requested channels and returns the road-edge
     kind (0 miss, 1 exit, 2 entry).
     """
     min_step = DEBUG_MIN_STEP if debug else MIN_STEP
+    pit_min_step = DEBUG_PIT_MIN_STEP if debug else PIT_MIN_STEP
     tol = DEBUG_TOLERANCE if debug else TOLERANCE
-    cx = tr.cx
-    cy = tr.cy
-    ccurv = tr.ccurv
-    gseg = tr.grid_seg
-    gedge = tr.grid_edge
     dx = math.cos(angle)
     dy = math.sin(angle)
     origin_pit = code0 >= SURF_PIT_ENTRY
@@ -428,38 +476,75 @@ def march_ray(tr, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug, out_
     x = ox
     y = oy
     t = 0.0
+    edge_t = -1.0     # bracket start of the road-edge hit
     while (need_edge or need_kerb or need_ill) and t < length:
+        want_pit = need_ill or (need_edge and origin_pit)
         # safe step from the current sample: exact band gap, or the raster bound near pit surfaces
         gap = _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit)
+        step_min = min_step
+        if want_pit and geo[_G_PX0] <= x <= geo[_G_PX1] and geo[_G_PY0] <= y <= geo[_G_PY1]:
+            # pit surfaces matter here: a finer floor, the pit layout leaves thin slivers of the band
+            # between its parts and the kerb (e.g. gravel between the kerb and a connector)
+            step_min = pit_min_step
         if gap <= 0.0:
-            gap = _raster_edge(gedge, geo, x, y)
+            gap = _raster_edge(gedge, geo, x, y)    # pit geometry involved: the raster bound
         elif seg >= 0 and not (origin_pit and need_edge):
-            gap = max(gap, _deriv_step(cx, cy, ccurv, geo, seg, x, y, dx, dy, a, need_edge, need_kerb,
-                                       need_ill))
-        tn = min(t + max(gap, min_step), length)
+            gap = max(gap, _deriv_step(cx, cy, geo, seg, x, y, dx, dy, a, need_edge, need_kerb,
+                                       need_ill, gap))
+        # the predicate cannot change before t + gap; the floor step goes past it, and a change found
+        # there is bisected from the safe point on
+        lo = min(t + gap, length)
+        tn = min(lo + step_min, length)
         x = ox + tn * dx
         y = oy + tn * dy
-        a, sn = _nearest(cx, cy, gseg, geo, x, y, seg)
-        code = _code(tr, geo, x, y, a, sn, need_ill or (need_edge and origin_pit))
+        a, sn = _nearest(cx, cy, gseg, geo, x, y, _guess(cx, cy, seg, dx, dy, tn - t))
+        code = _code(pv, geo, x, y, a, sn, want_pit)
         if need_edge and _inside(code, origin_pit) != p_edge:
-            out_dist[RAY_ROAD_EDGE] = _bisect(tr, geo, ox, oy, dx, dy, t, tn, seg, RAY_ROAD_EDGE,
+            out_dist[RAY_ROAD_EDGE] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg,
+                                              RAY_ROAD_EDGE,
                                               p_edge, origin_pit, tol)
             out_hit[RAY_ROAD_EDGE] = 1
             kind = KIND_EXIT if p_edge else KIND_ENTRY
             need_edge = False
+            edge_t = t
         if need_kerb and code == SURF_KERB:
-            out_dist[RAY_KERB] = _bisect(tr, geo, ox, oy, dx, dy, t, tn, seg, RAY_KERB, False,
-                                         origin_pit, tol)
+            if code0 == SURF_TRACK and (mask & CH_ROAD_EDGE) and out_hit[RAY_ROAD_EDGE] and not need_edge \
+                    and kind == KIND_EXIT and edge_t == t:
+                # the road-edge exit just bisected in this bracket is this kerb entry: same crossing
+                out_dist[RAY_KERB] = out_dist[RAY_ROAD_EDGE]
+            else:
+                out_dist[RAY_KERB] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg, RAY_KERB,
+                                             False, origin_pit, tol)
             out_hit[RAY_KERB] = 1
             need_kerb = False
         if need_ill and _illegal(code):
-            out_dist[RAY_ILLEGAL] = _bisect(tr, geo, ox, oy, dx, dy, t, tn, seg, RAY_ILLEGAL, False,
+            out_dist[RAY_ILLEGAL] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg,
+                                            RAY_ILLEGAL, False,
                                             origin_pit, tol)
             out_hit[RAY_ILLEGAL] = 1
             need_ill = False
         t = tn
         seg = sn
     return kind
+
+
+@njit(cache=True)
+def _centre_at(cs, ch, ccurv, length, s):
+    """(heading rad, curvature 1/m) of the centreline at lap distance s (m, wrapped): the same
+    interpolation as the track's ``point_at``, on single arrays (see PitView on why)."""
+    s = s - math.floor(s / length) * length
+    n = cs.shape[0] - 1
+    i = int(s / length * n)
+    if i > n - 1:
+        i = n - 1
+    while i > 0 and cs[i] > s:
+        i -= 1
+    while i < n - 1 and cs[i + 1] < s:
+        i += 1
+    t = (s - cs[i]) / (cs[i + 1] - cs[i])
+    h = wrap_angle(ch[i] + t * wrap_angle(ch[i + 1] - ch[i]))
+    k = ccurv[i] + t * (ccurv[i + 1] - ccurv[i])
+    return h, k
 
 
 @njit(cache=True)
@@ -497,14 +582,24 @@ def _slab(ox, oy, dx, dy, length, tx, ty, tc, ts):
 
 
 @njit(cache=True)
-def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
+def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
                 channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
                 ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w):
-    """Senses of every masked car of world ``w`` (arguments as ``sense_worlds``)."""
+    """Senses of every masked car of world ``w``: arguments as ``sense_worlds``, plus
+    geo = ``sensor_geometry(tr)`` (computed once per call by the caller) and the world index w.
+    Worlds are independent, so a caller may run this over worlds in parallel."""
     n_cars = cars_f.shape[1]
     n_rays_max = ray_angle.shape[1]
-    kmax = min(radar_k, radar.shape[2])
-    geo = sensor_geometry(tr)
+    kmax = max(0, min(radar_k, radar.shape[2]))
+    pv = pit_view(tr)
+    cx = tr.cx
+    cy = tr.cy
+    gseg = tr.grid_seg
+    gedge = tr.grid_edge
+    cs = tr.cs
+    chead = tr.ch
+    ccurv = tr.ccurv
+    length_l = tr.length
     cand = np.empty(n_cars, dtype=np.int64)      # ray targets near the sensing car
     near_j = np.empty(kmax, dtype=np.int64)      # radar: slots sorted by distance
     near_d = np.empty(kmax, dtype=np.float64)
@@ -522,7 +617,12 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
         a0 = 0.0
         seg0 = -1
         if (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) and not destroyed and nr > 0:
-            code0, a0, seg0 = classify(tr, geo, ox, oy, -1)
+            # the car's segment hint is a safe descent start: a wrong local minimum lies beyond
+            # the trust radius and falls back to the raster
+            hint = cars_i[w, c, I_SEG_HINT]
+            if hint < 0 or hint >= cx.shape[0] - 1:
+                hint = -1
+            code0, a0, seg0 = _classify(cx, cy, gseg, pv, geo, ox, oy, hint)
         # ---- rays
         max_len = 0.0
         for r in range(nr):
@@ -558,8 +658,8 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
                 continue   # miss values, no march (PaddockJS: terminal placements read misses)
             ang = oh + ray_angle[c, r]
             if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-                ray_kind[w, c, r] = march_ray(tr, geo, ox, oy, code0, a0, seg0, ang, length, mask,
-                                              debug_precision,
+                ray_kind[w, c, r] = march_ray(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0,
+                                              seg0, ang, length, mask, debug_precision,
                                               ray_dist[w, c, r], ray_hit[w, c, r])
             if n_cand > 0:
                 dx = math.cos(ang)
@@ -588,8 +688,8 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
                     ray_hit[w, c, r, RAY_CAR] = 1
                     ray_car[w, c, r] = best_j
                     ray_rel_speed[w, c, r] = cars_f[w, best_j, F_SPEED] - ospeed
-        # ---- radar
-        if kmax > 0:
+        # ---- radar (every slot of the K axis is written; slots past radar_k read empty)
+        if radar.shape[2] > 0:
             n_near = 0
             r2max = radar_radius * radar_radius
             for j in range(n_cars):
@@ -601,7 +701,7 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
                 if d2 > r2max:
                     continue
                 d = math.sqrt(d2)
-                if n_near == kmax and d >= near_d[kmax - 1]:
+                if n_near == kmax and (kmax == 0 or d >= near_d[kmax - 1]):
                     continue
                 # insertion after every entry <= d: ties keep the lower slot first
                 p = min(n_near, kmax - 1)
@@ -647,9 +747,9 @@ def sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length
         nq = lookahead_d.shape[0]
         if nq > 0:
             prog = cars_f[w, c, F_PROGRESS]
-            x0, y0, h0, k0 = point_at(tr, prog)
+            h0, k0 = _centre_at(cs, chead, ccurv, length_l, prog)
             for q in range(nq):
-                x1, y1, h1, k1 = point_at(tr, prog + lookahead_d[q])
+                h1, k1 = _centre_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
                 look[w, c, q, 0] = k1
                 look[w, c, q, 1] = wrap_angle(h1 - h0)
 
@@ -665,7 +765,12 @@ def sense_worlds(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_lengt
     Ray layout per car slot: ray_angle float64[C, R] rad relative to the heading (+ right),
     ray_length float64[C, R] m, ray_count int32[C] rays used, channel_mask int32[C] (CH_* bits).
     debug_precision: int, 1 = debug precision (1 cm), 0 = driver precision (0.1 m).
-    radar_k: int slots filled (<= K), radar_radius: float64 m. lookahead_d float64[Q] m ahead.
+    radar_k: int slots filled (the rest of the K axis reads empty), radar_radius: float64 m.
+    lookahead_d float64[Q] m ahead.
+
+    Work: per masked car one origin classification (descending from its I_SEG_HINT), per ray ~7
+    march samples and ~3 bisection steps (grand-prix race packs), the car channel against the
+    ray-visible cars within reach, radar over the car slots, lookahead by interpolation.
 
     Outputs (written for masked cars only; other cars' rows are left untouched):
     ray_dist float32[W, C, R, 4] m per channel (road_edge, kerb, illegal_surface, car), miss = the
@@ -676,8 +781,9 @@ def sense_worlds(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_lengt
     radar_slot int32[W, C, K] (-1 empty; empty fields are 0 except distance = radius).
     look float32[W, C, Q, 2]: curvature (1/m) at progress + d, heading delta (rad, wrapped).
     """
+    geo = sensor_geometry(tr)
     for w in range(cars_f.shape[0]):
-        sense_world(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
+        sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
                     channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
                     ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w)
 

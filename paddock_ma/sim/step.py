@@ -19,22 +19,25 @@ Worlds are independent: ``step_worlds_parallel`` splits them over threads with `
 bit-identical results to ``step_worlds`` for any thread count (no reduction crosses worlds).
 """
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
 from .collisions import resolve_contacts
-from .driver_ai import ai_controls
+from .driver_ai import ai_world
 from .layout import (
-    DT, END_DESTROYED, END_MAX_STEPS, END_STALLED, F_BRAKE_CMD, F_HEADING, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
+    DT, END_DESTROYED, END_MAX_STEPS, END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
     F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER, FLAG_CONTROLLED,
     I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL, I_RETIRED,
     I_TERMINATED, I_TRUNCATED, LAST_COUNTER, WI_ENV_STEP,
 )
-from .physics import hold_car, integrate_car
+from .physics import hold_car, integrate_car_pre
 from .rules import (
-    car_is_held, pit_route_active, pit_route_tick, race_control_tick, update_car_rules, update_ranks,
+    car_is_held, pit_route_active, pit_route_tick, race_control_tick, update_ranks, update_rules_world,
 )
-from .surfaces import classify_car
+from .surfaces import classify_world, pit_bbox
+from .tyres import tyre_factor
 
 
 @njit(cache=True)
@@ -59,16 +62,25 @@ def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
 
 
 @njit(cache=True)
-def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress):
+def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
+               mode, controls, touch, pre, tidx, tbuf, bbox):
     """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
 
-    old_progress: float64[C] scratch buffer for the progress before the tick.
+    Scratch buffers: old_progress float64[C] (progress before the tick), mode int8[C], controls
+    float64[C, 3], touch int8[C], pre float64[C, 4] (heading, cos, sin, tyre factor; rows keyed by
+    the heading, so cos and sin of an unchanged heading are computed once, not per kernel), tidx
+    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``surfaces.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
+    (``ai_world``, ``classify_world``, ``update_rules_world``): a per-car call that takes the track
+    tuple costs reference counting of its ~30 arrays, more than most per-car work. The built-in
+    drivers all decide from the state at the start of the tick, before any car moves.
     """
     n_cars = cars_f.shape[1]
     race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, DT)
 
-    # 1-2. controls and vehicle dynamics
+    # 1-2. controls and vehicle dynamics; mode: 0 moved by its route / held / empty, 1 policy, 2 AI
+    n_ai = 0
     for c in range(n_cars):
+        mode[c] = 0
         if cars_i[w, c, I_ACTIVE] == 0:
             continue
         cars_f[w, c, F_PREV_X] = cars_f[w, c, F_X]
@@ -82,21 +94,37 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
             hold_car(cars_f, w, c)
             continue
         if cars_i[w, c, I_MANUAL] != 0:
-            steer = cars_f[w, c, F_STEER_CMD]
-            throttle = cars_f[w, c, F_THROTTLE_CMD]
-            brake = cars_f[w, c, F_BRAKE_CMD]
+            mode[c] = 1
+            controls[c, 0] = cars_f[w, c, F_STEER_CMD]
+            controls[c, 1] = cars_f[w, c, F_THROTTLE_CMD]
+            controls[c, 2] = cars_f[w, c, F_BRAKE_CMD]
         else:
-            steer, throttle, brake = ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules,
-                                                 world_i, w, c, n_cars)
-        integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, DT)
+            mode[c] = 2
+            n_ai += 1
+        h = cars_f[w, c, F_HEADING]
+        if pre[c, 0] != h:
+            pre[c, 0] = h
+            pre[c, 1] = math.cos(h)
+            pre[c, 2] = math.sin(h)
+        pre[c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+    if n_ai > 0:
+        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre,
+                 tidx, tbuf)
+    for c in range(n_cars):
+        if mode[c] != 0:
+            h2, c2, s2 = integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[c, 0],
+                                           controls[c, 1], controls[c, 2], DT, pre[c, 3], pre[c, 1],
+                                           pre[c, 2])
+            pre[c, 0] = h2
+            pre[c, 1] = c2
+            pre[c, 2] = s2
 
     # 3. surfaces and track position; the barrier destroys
     for c in range(n_cars):
         old_progress[c] = cars_f[w, c, F_PROGRESS]
-        if cars_i[w, c, I_ACTIVE] == 0:
-            continue
-        touches_barrier = classify_car(tr, cars_f, cars_i, w, c)
-        if touches_barrier and cars_i[w, c, I_DESTROYED] == 0:
+    classify_world(tr, cars_f, cars_i, w, n_cars, touch, pre, bbox)
+    for c in range(n_cars):
+        if touch[c] != 0 and cars_i[w, c, I_DESTROYED] == 0:
             cars_i[w, c, I_DESTROYED] = 1
             cars_i[w, c, I_CNT_DESTROYED] = 1
             hold_car(cars_f, w, c)
@@ -105,11 +133,8 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, DT)
 
     # 5. race rules, then order
-    for c in range(n_cars):
-        if cars_i[w, c, I_ACTIVE] == 0:
-            continue
-        update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
-                         old_progress[c], DT)
+    update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
+                       old_progress, DT)
     update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars)
 
 
@@ -149,12 +174,21 @@ def end_env_step(cars_i, world_i, w, was_running, max_episode_steps):
 def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
                apply_actions, n_ticks, max_episode_steps, w):
     """One env step of world ``w``: latch actions, ``n_ticks`` physics ticks, episode bookkeeping."""
-    old_progress = np.empty(cars_f.shape[1], np.float64)
-    was_running = np.empty(cars_f.shape[1], np.int8)
+    n_cars = cars_f.shape[1]
+    old_progress = np.empty(n_cars, np.float64)
+    mode = np.empty(n_cars, np.int8)
+    controls = np.zeros((n_cars, 3), np.float64)
+    touch = np.empty(n_cars, np.int8)
+    pre = np.full((n_cars, 4), np.nan, np.float64)
+    tidx = np.empty(n_cars, np.int64)
+    tbuf = np.empty((3, n_cars), np.float64)
+    bbox = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_width)
+    was_running = np.empty(n_cars, np.int8)
     episode_running(cars_i, car_flags, w, was_running)
     begin_env_step(cars_f, cars_i, actions, apply_actions, w)
     for _ in range(n_ticks):
-        tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress)
+        tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
+                   mode, controls, touch, pre, tidx, tbuf, bbox)
     end_env_step(cars_i, world_i, w, was_running, max_episode_steps)
 
 

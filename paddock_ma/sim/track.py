@@ -7,7 +7,7 @@
 
 Kernels (all ``@njit(cache=True)``, see ``track_core``): ``locate``, ``point_at``, ``surface_at``,
 ``surface_fast``, ``pit_point_at``, ``edge_distances``, ``edge_distance_at``, ``band_code``,
-``pit_surface``, ``wrap_angle``.
+``pit_surface`` (+ ``pit_surface_call``), ``wrap_angle``.
 
 Track JSON format (``envs/tracks/*.json``), metres, frame x right / y down::
 
@@ -35,7 +35,7 @@ from .track_build import (
 )
 from .track_core import (  # noqa: F401  (re-exported kernels and constants)
     HINT_WINDOW, PIT_CONN_STEPS, TrackArrays, band_code, edge_distance_at, edge_distances, locate,
-    pit_point_at, pit_surface, point_at, surface_at, surface_fast, wrap_angle,
+    pit_point_at, pit_surface, pit_surface_call, point_at, surface_at, surface_fast, wrap_angle,
 )
 
 TRACKS_DIR = Path(__file__).resolve().parents[2] / "envs" / "tracks"

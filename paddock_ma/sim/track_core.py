@@ -42,7 +42,21 @@ TrackArrays = namedtuple("TrackArrays", [
     "pit_lane_start", "pit_lane_end",
     "pit_side",
     "box_x", "box_y", "box_path_s",
+    "ai_preview",
 ])
+
+# Built-in driver preview (driver_ai.py): interval boundaries ahead of a centreline point, m. Short
+# near the car (tight corners must be seen exactly), longer far away where only braking distance
+# matters. ``ai_preview`` float64[N+1, N_PREVIEW_COLS] tabulates, per centreline sample, the mean
+# |curvature| (1/m) of each interval (columns 0..N_PREVIEW-2), the signed heading change (rad) over
+# the intervals ending within PREVIEW_NEAR m (column PREVIEW_TURN) and their largest mean |curvature|
+# (column PREVIEW_KMAX): car-independent, so the driver reads it instead of sampling the centreline.
+PREVIEW_D = np.array([0.0, 8.0, 18.0, 30.0, 45.0, 65.0, 90.0, 120.0, 160.0, 210.0, 270.0])
+N_PREVIEW = 11
+PREVIEW_NEAR = 65.0
+PREVIEW_TURN = N_PREVIEW - 1
+PREVIEW_KMAX = N_PREVIEW
+N_PREVIEW_COLS = N_PREVIEW + 1
 
 # Pit geometry constants (metres), shared by the builder (pit_lane.py) and the kernels below.
 PIT_CONN_STEPS = 24        # Bezier steps of each connector (the path has PIT_CONN_STEPS + 1 points each)
@@ -68,42 +82,6 @@ def wrap_angle(a):
     if -math.pi < a <= math.pi:
         return a
     return a - 2.0 * math.pi * math.ceil((a - math.pi) / (2.0 * math.pi))
-
-
-@njit(cache=True, inline="always")
-def _scan(tr, x, y, lo, hi, best_d2, best_i, best_t):
-    """Exact projection of (x, y) on segments lo..hi (inclusive, wrapped); keeps the nearest."""
-    n = tr.cx.shape[0] - 1
-    cx = tr.cx
-    cy = tr.cy
-    # wrap by comparison, not modulo: integer division is slow in a loop this tight (lo > -n)
-    i = lo + n if lo < 0 else (lo - n if lo >= n else lo)
-    best_k = lo
-    for k in range(lo, hi + 1):
-        ax = cx[i]
-        ay = cy[i]
-        dx = cx[i + 1] - ax
-        dy = cy[i + 1] - ay
-        qx = x - ax
-        qy = y - ay
-        ll = dx * dx + dy * dy
-        t = (qx * dx + qy * dy) / ll
-        if t < 0.0:
-            t = 0.0
-        elif t > 1.0:
-            t = 1.0
-        ex = qx - t * dx
-        ey = qy - t * dy
-        d2 = ex * ex + ey * ey
-        if d2 < best_d2:
-            best_d2 = d2
-            best_i = i
-            best_t = t
-            best_k = k
-        i += 1
-        if i == n:
-            i = 0
-    return best_d2, best_i, best_t, best_k
 
 
 @njit(cache=True, inline="always")
@@ -165,26 +143,6 @@ def _walk(cx, cy, x, y, hint, n):
 
 
 @njit(cache=True, inline="always")
-def _finish(tr, x, y, i, t, d2):
-    """Build (seg, s, offset, heading, curvature) from the nearest segment i at parameter t."""
-    ax = tr.cx[i]
-    ay = tr.cy[i]
-    dx = tr.cx[i + 1] - ax
-    dy = tr.cy[i + 1] - ay
-    seg_len = tr.cs[i + 1] - tr.cs[i]
-    # sign from the side of the segment line; magnitude is the exact distance to the polyline
-    cross = dx * (y - ay) - dy * (x - ax)
-    dist = math.sqrt(d2)
-    offset = dist if cross >= 0.0 else -dist
-    s = tr.cs[i] + t * seg_len
-    if s >= tr.length:
-        s -= tr.length
-    h = wrap_angle(tr.ch[i] + t * wrap_angle(tr.ch[i + 1] - tr.ch[i]))
-    k = tr.ccurv[i] + t * (tr.ccurv[i + 1] - tr.ccurv[i])
-    return i, s, offset, h, k
-
-
-@njit(cache=True, inline="always")
 def locate(tr, x, y, hint):
     """Project the point (x, y) (m) on the centreline.
 
@@ -200,27 +158,78 @@ def locate(tr, x, y, hint):
     Returns (seg int, s float64 m in [0, L), offset float64 m (+ right), heading float64 rad,
     curvature float64 1/m (+ turning right)) of the nearest centreline point.
     """
-    n = tr.cx.shape[0] - 1
-    best_d2 = np.inf
-    best_i = 0
-    best_t = 0.0
+    return _locate_a(tr.cx, tr.cy, tr.cs, tr.ch, tr.ccurv, tr.grid_seg, tr.grid_x0, tr.grid_y0,
+                     tr.grid_cell, tr.length, tr.gravel_edge, x, y, hint)
+
+
+@njit(cache=True, inline="always")
+def _finish_a(cx, cy, cs, ch, ccurv, length, x, y, i, t, d2):
+    """Build (seg, s, offset, heading, curvature) from the nearest segment i at parameter t."""
+    ax = cx[i]
+    ay = cy[i]
+    dx = cx[i + 1] - ax
+    dy = cy[i + 1] - ay
+    # sign from the side of the segment line; magnitude is the exact distance to the polyline
+    cross = dx * (y - ay) - dy * (x - ax)
+    dist = math.sqrt(d2)
+    offset = dist if cross >= 0.0 else -dist
+    s = cs[i] + t * (cs[i + 1] - cs[i])
+    if s >= length:
+        s -= length
+    h = wrap_angle(ch[i] + t * wrap_angle(ch[i + 1] - ch[i]))
+    k = ccurv[i] + t * (ccurv[i + 1] - ccurv[i])
+    return i, s, offset, h, k
+
+
+@njit(cache=True, inline="always")
+def _locate_a(cx, cy, cs, ch, ccurv, grid_seg, grid_x0, grid_y0, grid_cell, length, gravel_edge,
+              x, y, hint):
+    """locate on the unpacked arrays. Reading namedtuple fields inside branchy inlined code costs
+    reference counting of every array of the tuple (~150 ns a call), so the hot path takes arrays."""
+    n = cx.shape[0] - 1
     if 0 <= hint < n:
-        best_d2, best_i, best_t, steps = _walk(tr.cx, tr.cy, x, y, hint, n)
-        accept = 0.5 * tr.gravel_edge
+        best_d2, best_i, best_t, steps = _walk(cx, cy, x, y, hint, n)
+        accept = 0.5 * gravel_edge
         if steps < HINT_WINDOW and best_d2 <= accept * accept:
-            return _finish(tr, x, y, best_i, best_t, best_d2)
-    ny, nx = tr.grid_seg.shape
-    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
-    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
+            return _finish_a(cx, cy, cs, ch, ccurv, length, x, y, best_i, best_t, best_d2)
+    else:
+        best_d2 = np.inf
+        best_i = 0
+        best_t = 0.0
+    best_d2, best_i, best_t = _locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y,
+                                           best_d2, best_i, best_t)
+    return _finish_a(cx, cy, cs, ch, ccurv, length, x, y, best_i, best_t, best_d2)
+
+
+@njit(cache=True)
+def _locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y, best_d2, best_i, best_t):
+    """locate's fallback (an ordinary call, out of the inlined fast path): search around the raster
+    cell's nearest segment, or every segment off the raster or far from the track; keep the nearer of
+    that and the walk's answer. Returns (d2, seg, t)."""
+    n = cx.shape[0] - 1
+    ny, nx = grid_seg.shape
+    gx = int(math.floor((x - grid_x0) / grid_cell))
+    gy = int(math.floor((y - grid_y0) / grid_cell))
     g = _GLOBAL
     if 0 <= gx < nx and 0 <= gy < ny:
-        g = tr.grid_seg[gy, gx]
+        g = grid_seg[gy, gx]
+    lo = 0
+    hi = n - 1
     if g >= 0:
-        best_d2, best_i, best_t, best_k = _scan(tr, x, y, g - _GRID_WINDOW, g + _GRID_WINDOW,
-                                                best_d2, best_i, best_t)
-    else:
-        best_d2, best_i, best_t, best_k = _scan(tr, x, y, 0, n - 1, best_d2, best_i, best_t)
-    return _finish(tr, x, y, best_i, best_t, best_d2)
+        lo = g - _GRID_WINDOW
+        hi = g + _GRID_WINDOW
+    # wrap by comparison, not modulo: integer division is slow in a loop this tight (lo > -n)
+    i = lo + n if lo < 0 else (lo - n if lo >= n else lo)
+    for _k in range(lo, hi + 1):
+        d2, t = _seg_d2a(cx, cy, i, x, y)
+        if d2 < best_d2:
+            best_d2 = d2
+            best_i = i
+            best_t = t
+        i += 1
+        if i == n:
+            i = 0
+    return best_d2, best_i, best_t
 
 
 @njit(cache=True, inline="always")
@@ -229,22 +238,55 @@ def point_at(tr, s):
 
     Returns (x m, y m, heading rad, curvature 1/m), linearly interpolated between samples.
     """
-    L = tr.length
+    return _point_at_a(tr.cx, tr.cy, tr.cs, tr.ch, tr.ccurv, tr.length, s)
+
+
+@njit(cache=True, inline="always")
+def _point_at_a(cx, cy, cs, ch, ccurv, L, s):
+    """point_at on unpacked arrays (see _locate_a for why)."""
     s = s - math.floor(s / L) * L
-    n = tr.cx.shape[0] - 1
+    n = cx.shape[0] - 1
     i = int(s / L * n)  # samples are uniformly spaced, so this is within one of the answer
     if i > n - 1:
         i = n - 1
-    while i > 0 and tr.cs[i] > s:
+    while i > 0 and cs[i] > s:
         i -= 1
-    while i < n - 1 and tr.cs[i + 1] < s:
+    while i < n - 1 and cs[i + 1] < s:
         i += 1
-    t = (s - tr.cs[i]) / (tr.cs[i + 1] - tr.cs[i])
-    x = tr.cx[i] + t * (tr.cx[i + 1] - tr.cx[i])
-    y = tr.cy[i] + t * (tr.cy[i + 1] - tr.cy[i])
-    h = wrap_angle(tr.ch[i] + t * wrap_angle(tr.ch[i + 1] - tr.ch[i]))
-    k = tr.ccurv[i] + t * (tr.ccurv[i + 1] - tr.ccurv[i])
+    t = (s - cs[i]) / (cs[i + 1] - cs[i])
+    x = cx[i] + t * (cx[i + 1] - cx[i])
+    y = cy[i] + t * (cy[i + 1] - cy[i])
+    h = wrap_angle(ch[i] + t * wrap_angle(ch[i + 1] - ch[i]))
+    k = ccurv[i] + t * (ccurv[i + 1] - ccurv[i])
     return x, y, h, k
+
+
+@njit(cache=True)
+def build_ai_preview(cx, cy, cs, ch, ccurv, length, preview_d):
+    """The ``ai_preview`` table (see PREVIEW_D) of a centreline: float64[N+1, N_PREVIEW_COLS]."""
+    n1 = cx.shape[0]
+    nk = preview_d.shape[0]
+    out = np.zeros((n1, nk + 1), np.float64)
+    for i in range(n1):
+        s = cs[i]
+        h_prev = _point_at_a(cx, cy, cs, ch, ccurv, length, s + preview_d[0])[2]
+        turn = 0.0
+        kmax = 0.0
+        for k in range(1, nk):
+            d0 = preview_d[k - 1]
+            d1 = preview_d[k]
+            hk = _point_at_a(cx, cy, cs, ch, ccurv, length, s + d1)[2]
+            dh = wrap_angle(hk - h_prev)
+            h_prev = hk
+            kappa = abs(dh) / (d1 - d0)
+            out[i, k - 1] = kappa
+            if d1 <= PREVIEW_NEAR:
+                turn += dh
+                if kappa > kmax:
+                    kmax = kappa
+        out[i, nk - 1] = turn
+        out[i, nk] = kmax
+    return out
 
 
 @njit(cache=True, inline="always")

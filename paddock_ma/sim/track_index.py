@@ -20,7 +20,7 @@ import numpy as np
 from numba import njit
 
 from .layout import SURF_BARRIER
-from .track_core import TrackArrays, _seg_d2, band_code, pit_surface
+from .track_core import PREVIEW_D, TrackArrays, _seg_d2, band_code, build_ai_preview, pit_surface
 
 
 @njit(cache=True)
@@ -189,7 +189,9 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
                          reach.astype(np.float64))
     tmp = dict(fields)
     tmp.update(grid_x0=float(x0), grid_y0=float(y0), grid_cell=float(cell), grid_seg=seg,
-               grid_surf=np.zeros((1, 1), np.int8), grid_edge=np.zeros((1, 1), np.float32))
+               grid_surf=np.zeros((1, 1), np.int8), grid_edge=np.zeros((1, 1), np.float32),
+               ai_preview=build_ai_preview(fields["cx"], fields["cy"], fields["cs"], fields["ch"],
+                                           fields["ccurv"], float(fields["length"]), PREVIEW_D))
     tr = TrackArrays(**tmp)
     _fix_far_cells(tr, best, small)
     surf = _classify_cells(tr, nx, ny)

@@ -196,7 +196,8 @@ def test_pit_route_car_is_never_moved():
     cars_i[0, 0, L.I_PIT_STATUS] = L.PIT_SERVICING
     before = cars_f[0, 0].copy()
     resolve_contacts(cars_f, cars_i, flags, rules, 0, 2, DT)
-    np.testing.assert_array_equal(cars_f[0, 0, :L.F_CONTACT_COOLDOWN], before[:L.F_CONTACT_COOLDOWN])
+    k = L.F_CONTACT_COOLDOWN
+    np.testing.assert_array_equal(cars_f[0, 0, :k], before[:k])
     assert overlap(cars_f, 0, 1) <= 0.0      # the partner took the whole correction
     assert cars_f[0, 1, L.F_Y] > 1.2
     # Both on the pit route: skipped entirely.

@@ -1,4 +1,5 @@
-"""Built-in driver: races on every shipped track, stays on the legal surface, rejoins, traffic, pits."""
+"""Built-in driver: races on every shipped track, stays on the legal surface, rejoins, traffic,
+pit intent."""
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ from paddock_ma.sim.rules import place_car
 from paddock_ma.sim.step import step_state
 from paddock_ma.sim.track import list_tracks, load_track, oval_track
 
-MODES = [pytest.param(L.PHYSICS_SIMULATOR, id="simulator"), pytest.param(L.PHYSICS_ARCADE, id="arcade")]
+MODES = [pytest.param(L.PHYSICS_SIMULATOR, id="simulator"),
+         pytest.param(L.PHYSICS_ARCADE, id="arcade")]
 
 
 def run_until(state, done, max_seconds, ticks_per_step=60):
@@ -36,8 +38,8 @@ def test_twenty_cars_race_three_laps_on_every_track(name, mode):
     # Acceptance test of the built-in driver: a standing-start, 3-lap race of 20 neutral cars.
     tr = load_track(name)
     state = new_race(tr, 1, 20, seed=3, total_laps=3, physics_mode=mode)
-    # Slowest plausible lap ~ 180 km/h average on the twistiest track (2.7 km in 55 s); 3 laps + start
-    # fit easily in 3 * L / 30 m/s + 60 s.
+    # Laps average ~170-240 km/h here (2.7 km in ~55 s on the twistiest track), so 3 laps plus
+    # the start fit easily in 3 * L / (30 m/s) + 60 s.
     run_until(state, all_finished, 3 * tr.length / 30.0 + 60.0)
     ci = state.cars_i[0]
     best = state.cars_f[0, :, L.F_BEST_LAP_TIME]
@@ -119,6 +121,25 @@ def test_non_colliding_car_ahead_is_ignored():
     assert abs(steer) < 0.05
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_driver_gets_round_a_stopped_car_without_contact(mode):
+    # A policy car parked on the racing line of the oval's back straight; an AI car arrives from
+    # 80 m behind at 144 km/h. It must pull out, pass, and never touch it.
+    tr = oval_track()
+    state = new_race(tr, 1, 2, seed=1, total_laps=5, physics_mode=mode, standing_start=0,
+                     controlled=(1,))
+    place_car(tr, state.cars_f, state.cars_i, 0, 0, 1120.0, 0.0, 40.0, 0.0)
+    place_car(tr, state.cars_f, state.cars_i, 0, 1, 1200.0, 0.0, 0.0, 0.0)
+    state.cars_f[0, 0, L.F_AI_LANE_OFFSET] = 0.0
+    state.cars_f[0, 1, L.F_THROTTLE_CMD] = 0.0
+    state.cars_f[0, 1, L.F_BRAKE_CMD] = 1.0
+    counts = run_until(state, lambda s: False, 8.0, 10)
+    assert counts[:, L.I_CNT_CONTACTS].sum() == 0
+    assert counts[0, L.I_CNT_OFFTRACK_TICKS] == 0
+    rd = state.cars_f[0, :, L.F_RACE_DISTANCE]
+    assert rd[0] > rd[1] + 50.0            # well past the parked car
+
+
 def test_controls_are_normalised_and_grid_lock_brakes():
     tr = oval_track()
     state = new_race(tr, 1, 3, seed=1, total_laps=3, physics_mode=L.PHYSICS_SIMULATOR)
@@ -145,7 +166,7 @@ def test_pit_intent_from_tyre_energy(energy, expected):
     ai_controls(tr, state.cars_f, state.cars_i, state.car_params, state.car_flags, state.rules,
                 state.world_i, 0, 1, 2)
     assert state.cars_i[0, 0, L.I_PIT_INTENT] == expected
-    assert state.cars_i[0, 1, L.I_PIT_INTENT] == 0          # a policy-controlled car: never automatic
+    assert state.cars_i[0, 1, L.I_PIT_INTENT] == 0     # a policy-controlled car: never automatic
     # Pit stops switched off: no intent.
     state.rules[0, L.R_PIT_STOPS] = 0.0
     state.cars_i[0, 0, L.I_PIT_INTENT] = 0
