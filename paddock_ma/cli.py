@@ -24,7 +24,7 @@ def _cmd_demo(args) -> int:
     from .sim.step import step_state
     from .sim.track import list_tracks, load_track
 
-    console = Console()
+    console = Console(width=max(120, Console().width))
     table = Table(title=f"paddock_ma demo: {args.worlds} worlds x {args.cars} built-in cars, "
                         f"{args.seconds:.0f} simulated s per track")
     for col in ("track", "lap (m)", "car-ticks/s", "laps done", "best lap (s)", "contacts", "destroyed",

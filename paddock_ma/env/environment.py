@@ -93,9 +93,11 @@ class PaddockEnv:
         compounds = np.array([-1 if c < 0 else batch.compounds.index(L.COMPOUND_NAMES[c])
                               for c in validated.pit_compound], np.int32)
         self._prev_state = self._last
+        before = _race_flags(batch)
         batch.step(validated.controls[None], pit_intent=validated.pit_intent[None],
                    pit_compound=compounds[None], release=validated.release[None].astype(bool))
-        result = self._build_result(scope=None, reward=None, action_errors=validated.errors, state_output=None)
+        result = self._build_result(scope=None, reward=None, action_errors=validated.errors, state_output=None,
+                                    before=before)
         if self.config.reward is not None:
             result["reward"] = self._rewards(result, actions)
         self._prev_actions = actions
@@ -194,13 +196,13 @@ class PaddockEnv:
             return None
         return full_state(self.batch, 0) if output == "full" else minimal_state(self.batch, 0)
 
-    def _build_result(self, scope, reward, action_errors, state_output) -> dict:
+    def _build_result(self, scope, reward, action_errors, state_output, before=None) -> dict:
         batch = self.batch
         cfg = self.config
         ids = list(scope) if scope is not None else list(self.controlled)
         ks = [self.controlled.index(d) for d in ids]
         ci = batch.state.cars_i[0]
-        events, per_driver_events = _events(batch)
+        events, per_driver_events = _events(batch, before)
         obs_cfg = cfg.observation
         observation = {}
         for d, k in zip(ids, ks):
@@ -250,8 +252,20 @@ def _common_reason(reasons):
     return reasons[0] if reasons and all(r == reasons[0] for r in reasons) else ("mixed" if reasons else None)
 
 
-def _events(batch):
-    """Events of the latest step from the event counters: (global list, {driver: list})."""
+def _race_flags(batch):
+    """Race-control facts compared before and after a step to emit transition events."""
+    st = batch.state
+    return {"mode": int(st.world_i[0, L.WI_RACE_MODE]), "race_finished": int(st.world_i[0, L.WI_RACE_FINISHED]),
+            "finished": st.cars_i[0, :, L.I_FINISHED].copy()}
+
+
+def _events(batch, before=None):
+    """Events of the latest step: (global list, {driver: list}).
+
+    Per-car events come from the step's event counters (collision, destroyed, lap-completed, pit
+    events); race-control transitions (start-lights-out, car-finish, race-finish) from comparing the
+    race flags before and after the step (``before``, None at reset). ``at`` is the step's end time.
+    """
     st = batch.state
     ci = st.cars_i[0]
     t = float(st.world_f[0, L.WF_TIME])
@@ -284,6 +298,15 @@ def _events(batch):
                               (L.I_CNT_PIT_EXIT, "pit-exit")):
             if row[counter] > 0:
                 emit({"type": name}, [d])
+    if before is not None:
+        after = _race_flags(batch)
+        if before["mode"] == L.MODE_PRE_START and after["mode"] != L.MODE_PRE_START:
+            emit({"type": "start-lights-out"}, [])
+        for c in np.nonzero((after["finished"] != 0) & (before["finished"] == 0))[0]:
+            emit({"type": "car-finish", "finish_time_seconds": float(st.cars_f[0, c, L.F_FINISH_TIME]),
+                  "rank": int(ci[c, L.I_RANK])}, [ids[c]])
+        if after["race_finished"] and not before["race_finished"]:
+            emit({"type": "race-finish"}, [])
     return events, per
 
 

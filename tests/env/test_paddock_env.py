@@ -383,3 +383,25 @@ def test_surface_and_heading_metrics():
     assert r["metrics"]["car-00"]["spin_or_backwards"] is True
     assert r["metrics"]["car-00"]["progress_delta_meters"] < 0
     assert r["metrics"]["car-01"]["spin_or_backwards"] is False and r["metrics"]["car-01"]["under_30_kph"] is True
+
+
+def test_race_control_events_lights_out_car_finish_and_race_finish():
+    """A standing start emits start-lights-out once at 4.38 s; finishing emits car-finish per car and
+    race-finish once every classified car is home."""
+    from paddock_ma import PaddockEnv
+
+    env = PaddockEnv({"drivers": 2, "controlled_drivers": ["car-00"], "track": "oval", "total_laps": 1,
+                      "frame_skip": 4, "observation": {"output": "vector"}, "result": {"state_output": "none"}})
+    env.reset(seed=0)
+    seen = []
+    drive = {"car-00": {"steering": 0.0, "throttle": 0.0, "brake": 1.0}}
+    for _ in range(3000):
+        r = env.step(drive)
+        seen += [(e["type"], tuple(e["driver_ids"]), r["info"]["elapsed_seconds"]) for e in r["events"]
+                 if e["type"] in ("start-lights-out", "car-finish", "race-finish")]
+        if any(t == "car-finish" and d == ("car-01",) for t, d, _ in seen):
+            break
+    lights = [s for s in seen if s[0] == "start-lights-out"]
+    assert len(lights) == 1 and 4.38 <= lights[0][2] < 4.38 + 4 / 60 + 1e-9
+    assert [s[:2] for s in seen if s[0] == "car-finish"] == [("car-finish", ("car-01",))]
+    assert not any(s[0] == "race-finish" for s in seen)   # car-00 is parked on the grid: the race stays open
