@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="race built-in drivers on every shipped track")
     demo.add_argument("--worlds", type=int, default=8)
     demo.add_argument("--cars", type=int, default=20)
-    demo.add_argument("--seconds", type=float, default=60.0, help="simulated seconds per track")
+    demo.add_argument("--seconds", type=float, default=90.0, help="simulated seconds per track")
     demo.add_argument("--seed", type=int, default=0)
     demo.set_defaults(func=_cmd_demo)
 
