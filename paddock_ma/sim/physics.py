@@ -39,6 +39,14 @@ F1 figures: CdA = Cd * 3.6 m^2 = 1.19 m^2 (F1: ~1.0-1.5 m^2) and ClA = Cl * 0.7 
 (F1: ~3.5-5 m^2; L/D ~3.6), with F = 0.5 rho CxA v^2, rho = 1.225 kg/m^3. The arcade mode keeps the
 spec's own formulas.
 
+Performance notes (the simulator step is the core's largest per-car cost): the kernels use
+``error_model="numpy"`` (a float division by zero gives inf/nan instead of raising; none is expected)
+and ``integrate_car_pre`` / ``_simulator`` / ``_arcade`` are inlined into their callers
+(``inline="always"``): without raise paths and call boundaries numba drops the atomic reference-count
+updates of the array arguments. The simulator takes the new heading's cos/sin by angle addition from
+the old one's (no libm call), the road-wheel angle's sin/cos by Taylor polynomial, and the Pacejka
+slope's cosine from the sine; results agree with the libm forms to ~1e-15.
+
 Tyre compounds (tyres.py): labels only in PaddockJS 1.0.0; here they scale grip (both modes) and wear.
 
 Surface tables (spec §2.3), indexed by SURF_* code: SURFACE_GRIP is a friction multiplier,
@@ -122,14 +130,26 @@ V_SLIP_FLOOR = 3.0           # m/s, rolling-speed floor of the slip-angle defini
 INSTAB_MIN_SPEED = 8.0       # m/s, no instability label below this speed
 SPIN_SLIP = 0.25             # rad, |rear slip| or |body slip| above this = spin risk
 TAN_SPIN_SLIP = math.tan(SPIN_SLIP)
+# |B alpha| at the curve's peak, tan(pi / 2C): beyond it the Pacejka slope is negative (clamped to 0)
+PAC_BA_PEAK = math.tan(math.pi / (2.0 * PAC_C))
+INV_IZ_PER_INV_M = 1.0 / (YAW_RADIUS * YAW_RADIUS)  # 1/Iz = (1/m) / YAW_RADIUS^2
+# Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
+# truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.
+_S3, _S5, _S7, _S9 = -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0
+_S11, _S13, _S15 = -1.0 / 39916800.0, 1.0 / 6227020800.0, -1.0 / 1307674368000.0
+_C2, _C4, _C6, _C8 = -0.5, 1.0 / 24.0, -1.0 / 720.0, 1.0 / 40320.0
+_C10, _C12, _C14, _C16 = (-1.0 / 3628800.0, 1.0 / 479001600.0, -1.0 / 87178291200.0,
+                          1.0 / 20922789888000.0)
+SINCOS_POLY_MAX = 0.6        # rad; covers the road-wheel angle (<= MAX_STEER_ANGLE)
+SINCOS_TINY_MAX = 0.06       # rad; yaw_rate * dt of a car not spinning (3.6 rad/s at 60 Hz)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _clamp(x, lo, hi):
     return lo if x < lo else (hi if x > hi else x)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _clean_input(x, lo, hi):
     """Clamp a control input; NaN reads as 0."""
     if x != x:
@@ -137,7 +157,7 @@ def _clean_input(x, lo, hi):
     return _clamp(x, lo, hi)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _surf(code):
     """SURF_* code clamped to a valid table index (unknown codes read as barrier, the worst)."""
     if code < 0 or code >= N_SURFACES:
@@ -145,7 +165,7 @@ def _surf(code):
     return code
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def wrap_angle(a):
     """Angle wrapped to (-pi, pi]. a: float64 rad."""
     if a > math.pi or a <= -math.pi:
@@ -155,24 +175,53 @@ def wrap_angle(a):
     return a
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _steer_step(current, target, dt):
     """Road-wheel angle after one tick moving toward target at most STEER_RATE rad/s."""
     step = STEER_RATE * dt
     return current + _clamp(target - current, -step, step)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
+def _sincos_small(x):
+    """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials: plain arithmetic, so it is
+    deterministic and cheaper than two libm calls; agrees with libm to an ulp or two."""
+    # Estrin's scheme (independent sub-products) instead of Horner: a shorter dependency chain.
+    x2 = x * x
+    x4 = x2 * x2
+    x8 = x4 * x4
+    s = x + x * x2 * (((_S3 + x2 * _S5) + x4 * (_S7 + x2 * _S9))
+                      + x8 * ((_S11 + x2 * _S13) + x4 * _S15))
+    c = 1.0 + x2 * (((_C2 + x2 * _C4) + x4 * (_C6 + x2 * _C8))
+                    + x8 * (((_C10 + x2 * _C12) + x4 * (_C14 + x2 * _C16))))
+    return s, c
+
+
+@njit(cache=True, error_model="numpy")
+def _sincos_tiny(x):
+    """(sin x, cos x) for |x| <= SINCOS_TINY_MAX (sin to x^7, cos to x^8: truncation < 1e-17)."""
+    x2 = x * x
+    s = x + x * x2 * (_S3 + x2 * (_S5 + x2 * _S7))
+    c = 1.0 + x2 * ((_C2 + x2 * _C4) + (x2 * x2) * (_C6 + x2 * _C8))
+    return s, c
+
+
+@njit(cache=True, error_model="numpy")
 def _pacejka(alpha, b, c):
-    """Normalised lateral force -sin(C atan(B alpha)) and its slope magnitude d|F|/d alpha (>= 0)."""
+    """Normalised lateral force -sin(C atan(B alpha)) and its slope magnitude d|F|/d alpha (>= 0).
+
+    The slope's cos(C atan(B alpha)) comes from the sine (one sqrt instead of a cos): it is >= 0
+    up to the peak (|B alpha| <= PAC_BA_PEAK) and the slope is clamped to 0 beyond it.
+    """
     ba = b * alpha
-    at = math.atan(ba)
-    f = -math.sin(c * at)
-    k = c * b * math.cos(c * at) / (1.0 + ba * ba)
-    return f, (k if k > 0.0 else 0.0)
+    s = math.sin(c * math.atan(ba))
+    k = 0.0
+    if abs(ba) < PAC_BA_PEAK:
+        k = c * b * math.sqrt(max((1.0 - s) * (1.0 + s), 0.0)) / (1.0 + ba * ba)
+    return -s, k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _axle_force(fx, fy, k, fmax, up, vp):
     """Combine an axle's longitudinal demand fx and pure lateral force fy (N, wheel frame) on its
     friction circle of radius fmax; k is the lateral slope |dFy/d alpha| (N/rad), scaled alike.
@@ -185,9 +234,9 @@ def _axle_force(fx, fy, k, fmax, up, vp):
     """
     demand = abs(fx)
     braking = fx * up < 0.0
-    n = math.sqrt(fx * fx + fy * fy)
-    if n > fmax:
-        s = fmax / n
+    n2 = fx * fx + fy * fy
+    if n2 > fmax * fmax:
+        s = fmax / math.sqrt(n2)
         fx *= s
         fy *= s
         k *= s
@@ -203,7 +252,7 @@ def _axle_force(fx, fy, k, fmax, up, vp):
     return fx, fy, k
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt):
     """PaddockJS 1.0.0 vehicle model (spec §3.4 steps 2-6) in SI. Returns (lateral acceleration
     m/s^2, new heading rad, its cos, its sin)."""
@@ -262,12 +311,13 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     return lat, h, ch, sh
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh):
     """Dynamic bicycle model (module docstring). ch, sh: cos and sin of the current heading.
     Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin)."""
     mass = car_params[w, c, P_MASS]
-    iz = mass * YAW_RADIUS * YAW_RADIUS
+    inv_m = 1.0 / mass
+    inv_iz = inv_m * INV_IZ_PER_INV_M
     a = CG_TO_FRONT
     b = CG_TO_REAR
     h = cars_f[w, c, F_HEADING]
@@ -277,8 +327,7 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     u = vx * ch + vy * sh            # body forward velocity
     v = -vx * sh + vy * ch           # body lateral velocity (+ right)
     spd = math.sqrt(u * u + v * v)
-    cd = math.cos(delta)
-    sd = math.sin(delta)
+    sd, cd = _sincos_small(delta)  # |delta| <= MAX_STEER_ANGLE = 0.56 rad
 
     # Surfaces per wheel.
     fl = _surf(cars_i[w, c, I_WHEEL_SURFACE_FL])
@@ -298,10 +347,10 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     transfer = mass * _clamp(cars_f[w, c, F_LONG_ACC], -60.0, 60.0) * CG_HEIGHT / WHEELBASE
     fz_f = max(weight * b / WHEELBASE + AERO_FRONT * downforce - transfer, 0.05 * weight)
     fz_r = max(weight * a / WHEELBASE + (1.0 - AERO_FRONT) * downforce + transfer, 0.05 * weight)
-    fz0 = 0.5 * weight
+    inv_fz0 = inv_m * (2.0 / GRAVITY)  # 1 / (static axle load)
     mu0 = car_params[w, c, P_TIRE_GRIP] * cgrip * tf
-    mu_f = mu0 * grip_f * _clamp(1.0 - LOAD_SENSITIVITY * (fz_f / fz0 - 1.0), 0.5, 1.2)
-    mu_r = mu0 * grip_r * _clamp(1.0 - LOAD_SENSITIVITY * (fz_r / fz0 - 1.0), 0.5, 1.2)
+    mu_f = mu0 * grip_f * _clamp(1.0 - LOAD_SENSITIVITY * (fz_f * inv_fz0 - 1.0), 0.5, 1.2)
+    mu_r = mu0 * grip_r * _clamp(1.0 - LOAD_SENSITIVITY * (fz_r * inv_fz0 - 1.0), 0.5, 1.2)
     fmax_f = mu_f * fz_f
     fmax_r = mu_r * fz_r
 
@@ -312,8 +361,8 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     vr = v - b * yaw
     roll_spd_f = max(abs(ufw), V_SLIP_FLOOR)
     roll_spd_r = max(abs(u), V_SLIP_FLOOR)
-    alpha_f = math.atan2(vfw, roll_spd_f)
-    alpha_r = math.atan2(vr, roll_spd_r)
+    alpha_f = math.atan(vfw / roll_spd_f)  # = atan2(vfw, roll_spd_f): the rolling speed is > 0
+    alpha_r = math.atan(vr / roll_spd_r)
     # d(alpha)/d(lateral velocity at the axle), for the implicit step.
     g_f = roll_spd_f * cd / (roll_spd_f * roll_spd_f + vfw * vfw)
     g_r = roll_spd_r / (roll_spd_r * roll_spd_r + vr * vr)
@@ -348,27 +397,28 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     # Lateral velocity and yaw rate: linearly implicit Euler on the tyre Jacobian.
     kfa = kf * g_f * cd
     krb = kr * g_r
-    j11 = -(kfa + krb) / mass
+    j11 = -(kfa + krb) * inv_m
     x = -kfa * a + krb * b
-    j12 = x / mass - u
-    j21 = x / iz
-    j22 = -(kfa * a * a + krb * b * b) / iz
-    r1 = dt * (f_lat / mass - u * yaw)
-    r2 = dt * (m_z / iz)
+    j12 = x * inv_m - u
+    j21 = x * inv_iz
+    j22 = -(kfa * a * a + krb * b * b) * inv_iz
+    r1 = dt * (f_lat * inv_m - u * yaw)
+    r2 = dt * (m_z * inv_iz)
     a11 = 1.0 - dt * j11
     a12 = -dt * j12
     a21 = -dt * j21
     a22 = 1.0 - dt * j22
     det = a11 * a22 - a12 * a21
     if det > 1e-3:
-        dv = (r1 * a22 - a12 * r2) / det
-        dr = (a11 * r2 - a21 * r1) / det
+        inv_det = 1.0 / det
+        dv = (r1 * a22 - a12 * r2) * inv_det
+        dr = (a11 * r2 - a21 * r1) * inv_det
     else:  # never expected with these tyres; explicit fallback keeps the tick finite
         dv = r1
         dr = r2
     v_dyn = v + dv
     yaw_dyn = yaw + dr
-    u_new = u + dt * (f_long / mass + v * yaw)
+    u_new = u + dt * (f_long * inv_m + v * yaw)
     # No reverse: brakes and resistances stop a slow car, never push it backwards. (At speed the
     # body may slide backwards for a moment in a spin; that is not reversing.)
     if u >= 0.0 and u_new < 0.0 and spd < V_KIN_HIGH:
@@ -378,7 +428,7 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     wdyn = _clamp((spd - V_KIN_LOW) / (V_KIN_HIGH - V_KIN_LOW), 0.0, 1.0)
     if wdyn < 1.0:
         u_kin = max(u_new, 0.0)
-        yaw_kin = u_kin * math.tan(delta) / WHEELBASE
+        yaw_kin = u_kin * (sd / cd) / WHEELBASE
         v_kin = yaw_kin * b
         # The blend's velocity correction is bounded by what the tyres could do in one tick, so a
         # slow backward slide (after a spin) stops at a tyre-like rate, not in one jump.
@@ -388,20 +438,32 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
         yaw_dyn = wdyn * yaw_dyn + (1.0 - wdyn) * yaw_kin
 
     # Pose: heading first, then the world velocity in the new body frame, then position.
-    h_new = wrap_angle(h + yaw_dyn * dt)
-    ch2 = math.cos(h_new)
-    sh2 = math.sin(h_new)
+    dh = yaw_dyn * dt
+    h_new = wrap_angle(h + dh)
+    if abs(dh) <= SINCOS_TINY_MAX:
+        # cos/sin of the new heading by angle addition from the old one's; the factor
+        # 1.5 - n2/2 (a Newton step toward 1/|(c, s)|) keeps the pair on the unit circle to ~1 ulp.
+        sdh, cdh = _sincos_tiny(dh)
+        ch2 = ch * cdh - sh * sdh
+        sh2 = sh * cdh + ch * sdh
+        nrm = 1.5 - 0.5 * (ch2 * ch2 + sh2 * sh2)
+        ch2 *= nrm
+        sh2 *= nrm
+    else:
+        ch2 = math.cos(h_new)
+        sh2 = math.sin(h_new)
     vx_new = u_new * ch2 - v_dyn * sh2
     vy_new = u_new * sh2 + v_dyn * ch2
-    sp_new = math.sqrt(vx_new * vx_new + vy_new * vy_new)
-    if sp_new > MAX_SPEED:
-        s = MAX_SPEED / sp_new
+    sp2_new = vx_new * vx_new + vy_new * vy_new
+    if sp2_new > MAX_SPEED * MAX_SPEED:
+        s = MAX_SPEED / math.sqrt(sp2_new)
         vx_new *= s
         vy_new *= s
         u_new *= s
         v_dyn *= s
-    ax = (vx_new - vx) / dt
-    ay = (vy_new - vy) / dt
+    inv_dt = 1.0 / dt
+    ax = (vx_new - vx) * inv_dt
+    ay = (vy_new - vy) * inv_dt
     lat = -ax * sh2 + ay * ch2
     cars_f[w, c, F_HEADING] = h_new
     cars_f[w, c, F_X] += vx_new * dt
@@ -431,7 +493,7 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     return lat, h_new, ch2, sh2
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt):
     """Advance car (w, c) by one physics tick.
 
@@ -448,13 +510,16 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
                       tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy", inline="always")
 def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh):
     """``integrate_car`` with precomputed inputs the step shares between kernels: tf, the tyre
     factor of the current F_TIRE_ENERGY (``tyre_factor``), and ch, sh, the cos and sin of the
     current F_HEADING (the same values the caller would compute: results are identical).
 
     Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
+    In simulator mode the returned cos/sin come from angle addition on (ch, sh) (within ~1e-16 of
+    math.cos/sin of the new heading, not bit-equal): a caller that feeds them back on the next tick
+    (step.py's ``pre`` cache) is deterministic, but not bit-identical to one that recomputes them.
     """
     steer = _clean_input(steer, -1.0, 1.0)
     throttle = _clean_input(throttle, 0.0, 1.0)
@@ -480,7 +545,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     return h2, ch2, sh2
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def hold_car(cars_f, w, c):
     """Freeze a held or terminal car: zero speed, velocity, yaw rate and accelerations; the applied
     controls read throttle 0, brake 1. cars_f: float64[W, C, NF]; w, c: int indices."""
