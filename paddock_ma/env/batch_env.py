@@ -24,7 +24,7 @@ import numpy as np
 
 from ..sim import layout as L
 from ..sim.observe import fill_vectors
-from ..sim.physics import car_params_from_ratings
+from ..sim.params import car_params_from_ratings
 from ..sim.race import (
     place_cars, random_track_placements, rank_worlds, reclassify_cars, rules_vector,
 )

@@ -11,7 +11,8 @@ import numpy as np
 from numba import njit
 
 from . import layout as L
-from .physics import hold_car, neutral_car_params
+from .params import neutral_car_params
+from .physics import hold_car
 from .rng import rng_uniform, world_keys
 from .rules import grid_slot, init_world, place_car, update_ranks
 from .state import WorldState
