@@ -19,9 +19,11 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
   bound from the offset's rate along the ray and the local curvature lets rays that run along the
   track take long steps; where pit surfaces matter the raster ``grid_edge`` bound is the step.
   Steps never go below ``MIN_STEP`` (``PIT_MIN_STEP`` near the pit); a change is then bisected
-  with exact queries. Driver precision: MIN_STEP 0.25 m, reading within 0.1 m past the true
-  crossing (the far end of the final bracket, as PaddockJS reports). Debug precision: 0.02 m /
-  0.01 m. A feature crossed for less than the floor step (a graze of the white line, a sliver
+  with exact queries. Driver precision: MIN_STEP 0.199 m (one bisection step reaches the 0.1 m
+  bracket), reading within 0.1 m past the true crossing (the far end of the final bracket, as
+  PaddockJS reports). Where the straight-edge prediction puts the crossing within tol / 2 past the
+  safe point, the floor step is 0.99 tol, which brackets it with no bisection. Debug precision:
+  0.0199 m / 0.01 m. A feature crossed for less than the floor step (a graze of the white line, a sliver
   between pit parts) can be missed. Zero-distance hits at the origin surface are kept.
 * Radar: the ``radar_k`` nearest other active radar-visible cars within ``radar_radius`` m.
 * Lookahead: curvature and wrapped heading delta of the centreline ahead of the car's progress.
@@ -77,9 +79,9 @@ FRONT_HEAVY_ANGLES_DEG = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 
                           90.0, 135.0, 180.0)
 
 # Marching constants (m).
-MIN_STEP = 0.25          # driver precision: smallest march step
+MIN_STEP = 0.199         # driver precision: smallest march step (< 2 x TOLERANCE: one bisection)
 TOLERANCE = 0.1          # driver precision: bisection bracket
-DEBUG_MIN_STEP = 0.02
+DEBUG_MIN_STEP = 0.0199
 DEBUG_TOLERANCE = 0.01
 PIT_MIN_STEP = 0.05      # smallest step where pit surfaces are involved (thin slivers between parts)
 DEBUG_PIT_MIN_STEP = 0.01
@@ -101,7 +103,7 @@ _G_PX0, _G_PY0, _G_PX1, _G_PY1 = 0, 1, 2, 3
 _G_TRUST = 4
 _G_HW, _G_KE, _G_GRAVEL, _G_GRASS = 5, 6, 7, 8
 _G_X0, _G_Y0, _G_CELL = 9, 10, 11
-N_GEO = 12               # then one entry per block of _KBLOCK segments: the block's max |curvature|
+N_GEO = 12               # then one entry per segment: its windowed turning-rate bound (1/m)
 _KBLOCK = 8
 
 
@@ -112,14 +114,27 @@ def sensor_geometry(tr):
     the trust radius (m) within which the nearest centreline segment is followed by local descent
     instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
     close to a segment, no other part of a valid track is nearer); the band edges and the raster
-    origin and cell; then the largest |curvature| of each block of _KBLOCK segments. The hot helpers
+    origin and cell; then per segment the turning-rate bound of ``_deriv_step`` (1.5 x the largest
+    |curvature| of the blocks of _KBLOCK segments within +-_DERIV_WINDOW segments, + 1e-9). The hot helpers
     take these and single arrays, never the TrackArrays tuple
     (passing the tuple to a non-inlined call costs ~85 ns here)."""
     n = tr.cx.shape[0] - 1
-    geo = np.zeros(N_GEO + (n + _KBLOCK - 1) // _KBLOCK, dtype=np.float64)
+    geo = np.zeros(N_GEO + n, dtype=np.float64)
+    blk = np.zeros((n + _KBLOCK - 1) // _KBLOCK, dtype=np.float64)
     for i in range(n):
-        b = N_GEO + i // _KBLOCK
-        geo[b] = max(geo[b], abs(tr.ccurv[i]), abs(tr.ccurv[i + 1]))
+        b = i // _KBLOCK
+        blk[b] = max(blk[b], abs(tr.ccurv[i]), abs(tr.ccurv[i + 1]))
+    for i in range(n):
+        # every block within +-_DERIV_WINDOW segments (wrapped), as the bound's derivation needs
+        km = 0.0
+        for k in range(i - _DERIV_WINDOW, i + _DERIV_WINDOW + 1, _KBLOCK):
+            j = k
+            if j < 0:
+                j += n
+            elif j >= n:
+                j -= n
+            km = max(km, blk[j // _KBLOCK])
+        geo[N_GEO + i] = 1.5 * km + 1e-9
     if tr.px.shape[0] == 0:
         geo[_G_PX0] = _FAR
         geo[_G_PY0] = _FAR
@@ -360,7 +375,22 @@ def _solve_step(g, r, acc):
 
 
 @njit(cache=True, inline='always')
-def _deriv_step(cx, cy, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, need_ill, gap):
+def _ray_frame(cx, cy, seg, x, y, dx, dy, a):
+    """Signed offset o (m, + right) of a sample at |offset| a with nearest segment seg, the offset's
+    rate v0 = d . n along the ray (m/m) and the segment's length (m) -> (o, v0, seg_len)."""
+    ax = cx[seg]
+    ay = cy[seg]
+    ex = cx[seg + 1] - ax
+    ey = cy[seg + 1] - ay
+    seg_len = math.sqrt(ex * ex + ey * ey)
+    cross = ex * (y - ay) - ey * (x - ax)
+    o = a if cross >= 0.0 else -a
+    v0 = (-dx * ey + dy * ex) / seg_len
+    return o, v0, seg_len
+
+
+@njit(cache=True, inline='always')
+def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap):
     """Safe step (m) from the signed offset's rate along the ray, or 0 when it does not apply.
 
     With o the signed offset of the sample (nearest segment ``seg``) and v0 = d . n its rate along
@@ -378,15 +408,6 @@ def _deriv_step(cx, cy, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, need_il
     e_out = ke if (need_kerb or need_ill) else hw
     if a >= e_out:
         return 0.0
-    n = cx.shape[0] - 1
-    ax = cx[seg]
-    ay = cy[seg]
-    ex = cx[seg + 1] - ax
-    ey = cy[seg + 1] - ay
-    seg_len = math.sqrt(ex * ex + ey * ey)
-    cross = ex * (y - ay) - ey * (x - ax)
-    o = a if cross >= 0.0 else -a
-    v0 = (-dx * ey + dy * ex) / seg_len
     # nearest edge above and below o among the open channels' edges
     up = e_out
     dn = -e_out
@@ -400,15 +421,7 @@ def _deriv_step(cx, cy, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, need_il
             dn = hw
     if (v0 > 0.0 and up - o <= gap * v0) or (v0 < 0.0 and o - dn <= -gap * v0):
         return 0.0
-    km = 0.0
-    for k in range(seg - _DERIV_WINDOW, seg + _DERIV_WINDOW + 1, _KBLOCK):   # every block in range
-        j = k
-        if j < 0:
-            j += n
-        elif j >= n:
-            j -= n
-        km = max(km, geo[N_GEO + j // _KBLOCK])
-    km = 1.5 * km + 1e-9
+    km = geo[N_GEO + seg]
     if km * e_out >= 0.5:
         return 0.0
     acc = km / (1.0 - km * e_out)
@@ -417,6 +430,34 @@ def _deriv_step(cx, cy, geo, seg, x, y, dx, dy, a, need_edge, need_kerb, need_il
     t_dn = _solve_step(o - dn, -v0 + slack, acc)
     cap = (_DERIV_WINDOW - 2) * seg_len * (1.0 - km * e_out)
     return min(t_up, t_dn, cap)
+
+
+@njit(cache=True, inline='always')
+def _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill, origin_pit, gap, tol):
+    """True when the straight-edge prediction of the next open edge crossing (signed offset o and its
+    rate v0 along the ray) lies less than tol / 2 past the safe step ``gap`` (m). Only a step-size
+    hint: any answer keeps the march exact."""
+    if abs(v0) < 0.2:
+        return False
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
+    use_hw = need_edge or need_kerb
+    use_ke = need_kerb or need_ill or (need_edge and origin_pit)
+    if v0 < 0.0:      # mirror: approach from above becomes approach from below
+        o = -o
+        v0 = -v0
+    best = _FAR
+    if use_hw:
+        if hw > o:
+            best = min(best, hw - o)
+        if -hw > o:
+            best = min(best, -hw - o)
+    if use_ke:
+        if ke > o:
+            best = min(best, ke - o)
+        if -ke > o:
+            best = min(best, -ke - o)
+    return best / v0 - gap < 0.5 * tol
 
 
 @njit(cache=True, inline='always')
@@ -448,11 +489,19 @@ def march_ray(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, angle, leng
     m; miss = length) and out_hit[0:3] (int8) for the requested channels and returns the road-edge
     kind (0 miss, 1 exit, 2 entry).
     """
+    return _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, math.cos(angle),
+                  math.sin(angle), length, mask, debug, out_dist, out_hit)
+
+
+@njit(cache=True)
+def _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask, debug,
+           out_dist, out_hit):
+    """``march_ray`` with the ray's unit direction (dx, dy) given (the caller shares its cos / sin
+    with the car channel)."""
     min_step = DEBUG_MIN_STEP if debug else MIN_STEP
     pit_min_step = DEBUG_PIT_MIN_STEP if debug else PIT_MIN_STEP
     tol = DEBUG_TOLERANCE if debug else TOLERANCE
-    dx = math.cos(angle)
-    dy = math.sin(angle)
+    tight_step = 0.99 * tol
     origin_pit = code0 >= SURF_PIT_ENTRY
     need_edge = (mask & CH_ROAD_EDGE) != 0
     need_kerb = (mask & CH_KERB) != 0
@@ -488,16 +537,29 @@ def march_ray(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, angle, leng
             step_min = pit_min_step
         if gap <= 0.0:
             gap = _raster_edge(gedge, geo, x, y)    # pit geometry involved: the raster bound
-        elif seg >= 0 and not (origin_pit and need_edge):
-            gap = max(gap, _deriv_step(cx, cy, geo, seg, x, y, dx, dy, a, need_edge, need_kerb,
-                                       need_ill, gap))
+        else:
+            if seg >= 0:
+                o, v0, seg_len = _ray_frame(cx, cy, seg, x, y, dx, dy, a)
+                if not (origin_pit and need_edge):
+                    gap = max(gap, _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb,
+                                               need_ill, gap))
+                if step_min > tight_step and _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill,
+                                                            origin_pit, gap, tol):
+                    # the safe point is within tol / 2 of the predicted crossing: a floor step under
+                    # tol brackets it with no bisection
+                    step_min = tight_step
         # the predicate cannot change before t + gap; the floor step goes past it, and a change found
         # there is bisected from the safe point on
         lo = min(t + gap, length)
         tn = min(lo + step_min, length)
         x = ox + tn * dx
         y = oy + tn * dy
-        a, sn = _nearest(cx, cy, gseg, geo, x, y, _guess(cx, cy, seg, dx, dy, tn - t))
+        hint = _guess(cx, cy, seg, dx, dy, tn - t)
+        if a - (tn - t) > geo[_G_TRUST]:
+            # |offset| is 1-Lipschitz: the new sample lies beyond the trust radius too, where the
+            # descent's answer would be discarded for the raster's; go to the raster directly
+            hint = -1
+        a, sn = _nearest(cx, cy, gseg, geo, x, y, hint)
         code = _code(pv, geo, x, y, a, sn, want_pit)
         if need_edge and _inside(code, origin_pit) != p_edge:
             out_dist[RAY_ROAD_EDGE] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg,
@@ -657,13 +719,13 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
             if destroyed:
                 continue   # miss values, no march (PaddockJS: terminal placements read misses)
             ang = oh + ray_angle[c, r]
+            dx = math.cos(ang)
+            dy = math.sin(ang)
             if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-                ray_kind[w, c, r] = march_ray(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0,
-                                              seg0, ang, length, mask, debug_precision,
-                                              ray_dist[w, c, r], ray_hit[w, c, r])
+                ray_kind[w, c, r] = _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0,
+                                           dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
+                                           ray_hit[w, c, r])
             if n_cand > 0:
-                dx = math.cos(ang)
-                dy = math.sin(ang)
                 best = _FAR
                 best_j = -1
                 for q in range(n_cand):
@@ -768,8 +830,8 @@ def sense_worlds(tr, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_lengt
     radar_k: int slots filled (the rest of the K axis reads empty), radar_radius: float64 m.
     lookahead_d float64[Q] m ahead.
 
-    Work: per masked car one origin classification (descending from its I_SEG_HINT), per ray ~7
-    march samples and ~3 bisection steps (grand-prix race packs), the car channel against the
+    Work: per masked car one origin classification (descending from its I_SEG_HINT), per ray ~4-8
+    march samples and ~0.5 bisection steps (grand-prix env benchmark), the car channel against the
     ray-visible cars within reach, radar over the car slots, lookahead by interpolation.
 
     Outputs (written for masked cars only; other cars' rows are left untouched):
