@@ -41,7 +41,7 @@ from .layout import (
     R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL,
     SURF_KERB, SURF_TRACK, WHEELBASE,
 )
-from .track_core import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN  # noqa: F401
+from .track_core import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN, sample_at  # noqa: F401
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 KPH = 1.0 / 3.6
@@ -102,16 +102,7 @@ def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     Bare arrays of TrackArrays (a non-inlined call with the whole tuple costs reference counting of
     its ~30 arrays); the normal is interpolated from the samples' (cnx, cny), no sin/cos.
     """
-    s = s - math.floor(s / length) * length
-    n = cx.shape[0] - 1
-    i = int(s / length * n)     # uniform samples: within one of the answer
-    if i > n - 1:
-        i = n - 1
-    while i > 0 and cs[i] > s:
-        i -= 1
-    while i < n - 1 and cs[i + 1] < s:
-        i += 1
-    t = (s - cs[i]) / (cs[i + 1] - cs[i])
+    i, t = sample_at(cs, length, s)
     nx = cnx[i] + t * (cnx[i + 1] - cnx[i])
     ny = cny[i] + t * (cny[i + 1] - cny[i])
     return cx[i] + t * (cx[i + 1] - cx[i]) + nx * lane, cy[i] + t * (cy[i + 1] - cy[i]) + ny * lane

@@ -41,7 +41,7 @@ from .layout import (
     SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK,
 )
 from .track import edge_distances, pit_surface, wrap_angle
-from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH
+from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH, sample_at
 
 # Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
 CH_ROAD_EDGE = 1
@@ -594,16 +594,7 @@ def _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length
 def _centre_at(cs, ch, ccurv, length, s):
     """(heading rad, curvature 1/m) of the centreline at lap distance s (m, wrapped): the same
     interpolation as the track's ``point_at``, on single arrays (see PitView on why)."""
-    s = s - math.floor(s / length) * length
-    n = cs.shape[0] - 1
-    i = int(s / length * n)
-    if i > n - 1:
-        i = n - 1
-    while i > 0 and cs[i] > s:
-        i -= 1
-    while i < n - 1 and cs[i + 1] < s:
-        i += 1
-    t = (s - cs[i]) / (cs[i + 1] - cs[i])
+    i, t = sample_at(cs, length, s)
     h = wrap_angle(ch[i] + t * wrap_angle(ch[i + 1] - ch[i]))
     k = ccurv[i] + t * (ccurv[i + 1] - ccurv[i])
     return h, k

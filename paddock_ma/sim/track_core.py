@@ -242,18 +242,27 @@ def point_at(tr, s):
 
 
 @njit(cache=True, inline="always")
-def _point_at_a(cx, cy, cs, ch, ccurv, L, s):
-    """point_at on unpacked arrays (see _locate_a for why)."""
-    s = s - math.floor(s / L) * L
-    n = cx.shape[0] - 1
-    i = int(s / L * n)  # samples are uniformly spaced, so this is within one of the answer
+def sample_at(cs, length, s):
+    """(i, t): the centreline segment ``i`` holding lap distance ``s`` (m, wrapped into [0, length))
+    and the fraction ``t`` in [0, 1] along it. cs: float64[N+1] cumulative distances of uniformly
+    spaced samples, so the first guess is within one segment of the answer. Shared by every
+    interpolation on bare arrays (track, driver, sensors)."""
+    s = s - math.floor(s / length) * length
+    n = cs.shape[0] - 1
+    i = int(s / length * n)
     if i > n - 1:
         i = n - 1
     while i > 0 and cs[i] > s:
         i -= 1
     while i < n - 1 and cs[i + 1] < s:
         i += 1
-    t = (s - cs[i]) / (cs[i + 1] - cs[i])
+    return i, (s - cs[i]) / (cs[i + 1] - cs[i])
+
+
+@njit(cache=True, inline="always")
+def _point_at_a(cx, cy, cs, ch, ccurv, L, s):
+    """point_at on unpacked arrays (see _locate_a for why)."""
+    i, t = sample_at(cs, L, s)
     x = cx[i] + t * (cx[i + 1] - cx[i])
     y = cy[i] + t * (cy[i + 1] - cy[i])
     h = wrap_angle(ch[i] + t * wrap_angle(ch[i + 1] - ch[i]))
