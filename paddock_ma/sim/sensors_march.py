@@ -1,0 +1,544 @@
+"""The surface-ray march of ``sensors.py``: exact per-sample surface classification along a ray,
+step bounds from band-edge distances and curvature, and bisection of the crossings (see the
+docstring of ``paddock_ma.sim.sensors`` for the method and its precision contract)."""
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .layout import (
+    CAR_LENGTH, CAR_WIDTH, F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y,
+    FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT, SURF_BARRIER,
+    SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK,
+)
+from .track import edge_distances, pit_surface, wrap_angle
+from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH, sample_at
+
+# Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
+CH_ROAD_EDGE = 1
+CH_KERB = 2
+CH_ILLEGAL = 4
+CH_CAR = 8
+CH_ALL = 15
+RAY_ROAD_EDGE = 0
+RAY_KERB = 1
+RAY_ILLEGAL = 2
+RAY_CAR = 3
+N_RAY_CHANNELS = 4
+CHANNEL_NAMES = ("roadEdge", "kerb", "illegalSurface", "car")
+KIND_MISS = 0
+KIND_EXIT = 1
+KIND_ENTRY = 2
+
+# Marching constants (m).
+MIN_STEP = 0.199         # driver precision: smallest march step (< 2 x TOLERANCE: one bisection)
+TOLERANCE = 0.1          # driver precision: bisection bracket
+DEBUG_MIN_STEP = 0.0199
+DEBUG_TOLERANCE = 0.01
+PIT_MIN_STEP = 0.05      # smallest step where pit surfaces are involved (thin slivers between parts)
+DEBUG_PIT_MIN_STEP = 0.01
+_HALF_L = 0.5 * CAR_LENGTH
+_HALF_W = 0.5 * CAR_WIDTH
+BODY_RADIUS = math.sqrt(_HALF_L * _HALF_L + _HALF_W * _HALF_W)   # ~2.41 m, broad phase
+_FAR = 1.0e30
+_WALK_MAX = 48           # descent steps before falling back to the raster (a stale start)
+_DERIV_WINDOW = 24       # segments either side covered by the local curvature bound (3 blocks)
+
+# The fields of TrackArrays that ``pit_surface`` reads. Hot kernels take single arrays and this small
+# view, never the whole TrackArrays tuple: passing that 33-field tuple to a non-inlined call costs
+# ~100 ns here (reference counts of every array), more than a whole march step.
+PitView = namedtuple("PitView", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
+
+
+# sensor_geometry() slots
+_G_PX0, _G_PY0, _G_PX1, _G_PY1 = 0, 1, 2, 3
+_G_TRUST = 4
+_G_HW, _G_KE, _G_GRAVEL, _G_GRASS = 5, 6, 7, 8
+_G_X0, _G_Y0, _G_CELL = 9, 10, 11
+N_GEO = 12               # then one entry per segment: its windowed turning-rate bound (1/m)
+_KBLOCK = 8
+
+
+@njit(cache=True)
+def sensor_geometry(tr):
+    """Per-track constants of the ray march -> float64[N_GEO]: the box (x0, y0, x1, y1) m around
+    every pit surface (path, lanes, boxes, garages, plus a margin; outside it ``pit_surface`` is -1);
+    the trust radius (m) within which the nearest centreline segment is followed by local descent
+    instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
+    close to a segment, no other part of a valid track is nearer); the band edges and the raster
+    origin and cell; then per segment the turning-rate bound of ``_deriv_step`` (1.5 x the largest
+    |curvature| of the blocks of _KBLOCK segments within +-_DERIV_WINDOW segments, + 1e-9). The hot helpers
+    take these and single arrays, never the TrackArrays tuple
+    (passing the tuple to a non-inlined call costs ~85 ns here)."""
+    n = tr.cx.shape[0] - 1
+    geo = np.zeros(N_GEO + n, dtype=np.float64)
+    blk = np.zeros((n + _KBLOCK - 1) // _KBLOCK, dtype=np.float64)
+    for i in range(n):
+        b = i // _KBLOCK
+        blk[b] = max(blk[b], abs(tr.ccurv[i]), abs(tr.ccurv[i + 1]))
+    for i in range(n):
+        # every block within +-_DERIV_WINDOW segments (wrapped), as the bound's derivation needs
+        km = 0.0
+        for k in range(i - _DERIV_WINDOW, i + _DERIV_WINDOW + 1, _KBLOCK):
+            j = k
+            if j < 0:
+                j += n
+            elif j >= n:
+                j -= n
+            km = max(km, blk[j // _KBLOCK])
+        geo[N_GEO + i] = 1.5 * km + 1e-9
+    if tr.px.shape[0] == 0:
+        geo[_G_PX0] = _FAR
+        geo[_G_PY0] = _FAR
+        geo[_G_PX1] = -_FAR
+        geo[_G_PY1] = -_FAR
+    else:
+        xs = np.concatenate((tr.px, tr.box_x))
+        ys = np.concatenate((tr.py, tr.box_y))
+        m = 0.5 * tr.pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + 5.0
+        geo[_G_PX0] = xs.min() - m
+        geo[_G_PY0] = ys.min() - m
+        geo[_G_PX1] = xs.max() + m
+        geo[_G_PY1] = ys.max() + m
+    kmax = np.abs(tr.ccurv).max()
+    trust = 1.0 / kmax if kmax > 0.0 else _FAR
+    geo[_G_TRUST] = min(max(trust, tr.kerb_edge + 2.0), tr.grass_edge)
+    geo[_G_HW] = tr.half_width
+    geo[_G_KE] = tr.kerb_edge
+    geo[_G_GRAVEL] = tr.gravel_edge
+    geo[_G_GRASS] = tr.grass_edge
+    geo[_G_X0] = tr.grid_x0
+    geo[_G_Y0] = tr.grid_y0
+    geo[_G_CELL] = tr.grid_cell
+    return geo
+
+
+@njit(cache=True, inline='always')
+def _seg_d2(cx, cy, i, x, y):
+    """Squared distance (m^2) from (x, y) to centreline segment i (``locate``'s arithmetic)."""
+    ax = cx[i]
+    ay = cy[i]
+    dx = cx[i + 1] - ax
+    dy = cy[i + 1] - ay
+    qx = x - ax
+    qy = y - ay
+    ll = dx * dx + dy * dy
+    t = (qx * dx + qy * dy) / ll
+    if t < 0.0:
+        t = 0.0
+    elif t > 1.0:
+        t = 1.0
+    ex = qx - t * dx
+    ey = qy - t * dy
+    return ex * ex + ey * ey
+
+
+@njit(cache=True, inline='always')
+def _nearest(cx, cy, gseg, geo, x, y, seg):
+    """|offset| (m) of (x, y) and its nearest centreline segment -> (a, seg).
+
+    Local descent over segment distances from ``seg`` (the previous sample's), trusted within the
+    trust radius; otherwise (or for seg < 0) the raster's nearest segment +- the window ``locate``
+    uses, so the answer equals ``locate(tr, x, y, -1)``. Off the raster or where the raster has no
+    segment: a conservative |offset| (raster margin, or grass edge + 20 m minus a cell; the point is
+    barrier) and seg -1.
+    """
+    n = cx.shape[0] - 1
+    if seg >= 0:
+        d = _seg_d2(cx, cy, seg, x, y)
+        moves = 0
+        while moves < _WALK_MAX:
+            j = seg + 1 if seg + 1 < n else 0
+            dj = _seg_d2(cx, cy, j, x, y)
+            if dj < d:
+                seg = j
+                d = dj
+                moves += 1
+            else:
+                break
+        if moves == 0:
+            while moves < _WALK_MAX:
+                j = seg - 1 if seg > 0 else n - 1
+                dj = _seg_d2(cx, cy, j, x, y)
+                if dj < d:
+                    seg = j
+                    d = dj
+                    moves += 1
+                else:
+                    break
+        a = math.sqrt(d)
+        if a <= geo[_G_TRUST] and moves < _WALK_MAX:
+            return a, seg
+    ny, nx = gseg.shape
+    cell = geo[_G_CELL]
+    gx = int(math.floor((x - geo[_G_X0]) / cell))
+    gy = int(math.floor((y - geo[_G_Y0]) / cell))
+    if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
+        return geo[_G_GRASS] + 1.0, -1
+    g = gseg[gy, gx]
+    if g < 0:
+        return geo[_G_GRASS] + 20.0 - 1.5 * cell, -1
+    best = np.inf
+    bi = g
+    for k in range(g - _GRID_WINDOW, g + _GRID_WINDOW + 1):
+        i = k
+        if i < 0:
+            i += n
+        elif i >= n:
+            i -= n
+        d = _seg_d2(cx, cy, i, x, y)
+        if d < best:
+            best = d
+            bi = i
+    return math.sqrt(best), bi
+
+
+@njit(cache=True, inline='always')
+def _guess(cx, cy, seg, dx, dy, step):
+    """Segment near the projection of a point ``step`` m further along the ray (descent start):
+    the along-track part of the step divided by the local segment length."""
+    if seg < 0:
+        return seg
+    n = cx.shape[0] - 1
+    ex = cx[seg + 1] - cx[seg]
+    ey = cy[seg + 1] - cy[seg]
+    jump = int(round(step * (dx * ex + dy * ey) / (ex * ex + ey * ey)))
+    jump = max(-(n // 4), min(n // 4, jump))
+    g = seg + jump
+    if g < 0:
+        g += n
+    elif g >= n:
+        g -= n
+    return g
+
+
+@njit(cache=True, inline='always')
+def _band(geo, a):
+    """Main-track band of |offset| a (m), as the track's ``band_code``."""
+    if a <= geo[_G_HW]:
+        return SURF_TRACK
+    if a <= geo[_G_KE]:
+        return SURF_KERB
+    if a <= geo[_G_GRAVEL]:
+        return SURF_GRAVEL
+    if a <= geo[_G_GRASS]:
+        return SURF_GRASS
+    return SURF_BARRIER
+
+
+@njit(cache=True, inline='always')
+def _code(pv, geo, x, y, a, seg, want_pit):
+    """Surface code at (x, y) of |offset| a: the band, or the pit surface over it when ``want_pit``
+    (callers whose open channels treat pit surfaces like the band underneath skip the pit test).
+    pv: PitView."""
+    if seg < 0:
+        return SURF_BARRIER
+    code = _band(geo, a)
+    if (want_pit and a > geo[_G_KE] and geo[_G_PX0] <= x <= geo[_G_PX1]
+            and geo[_G_PY0] <= y <= geo[_G_PY1]):
+        p = pit_surface(pv, x, y)
+        if p >= 0:
+            code = p
+    return code
+
+
+@njit(cache=True)
+def classify(tr, geo, x, y, seg):
+    """Exact surface at (x, y) m, as ``surface_at(tr, x, y, -1)`` -> (code, |offset| m, seg).
+    geo: ``sensor_geometry(tr)``; seg: a nearby segment to descend from, or -1."""
+    return _classify(tr.cx, tr.cy, tr.grid_seg, pit_view(tr), geo, x, y, seg)
+
+
+@njit(cache=True)
+def _classify(cx, cy, gseg, pv, geo, x, y, seg):
+    a, seg = _nearest(cx, cy, gseg, geo, x, y, seg)
+    return _code(pv, geo, x, y, a, seg, True), a, seg
+
+
+@njit(cache=True)
+def pit_view(tr):
+    """The PitView of a track (its pit arrays, no copy)."""
+    return PitView(tr.px, tr.py, tr.pit_side, tr.pit_width, tr.box_x, tr.box_y)
+
+
+@njit(cache=True, inline='always')
+def _raster_edge(gedge, geo, x, y):
+    """Raster lower bound (m) of the distance to any surface boundary; 0 off the raster."""
+    ny, nx = gedge.shape
+    gx = int(math.floor((x - geo[_G_X0]) / geo[_G_CELL]))
+    gy = int(math.floor((y - geo[_G_Y0]) / geo[_G_CELL]))
+    if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
+        return 0.0
+    return np.float64(gedge[gy, gx])
+
+
+@njit(cache=True)
+def _inside(code, origin_pit):
+    """Road-edge predicate: on the asphalt (pit surfaces too when the origin is on one)."""
+    return code == SURF_TRACK or (origin_pit and code >= SURF_PIT_ENTRY)
+
+
+@njit(cache=True)
+def _illegal(code):
+    return SURF_GRAVEL <= code <= SURF_BARRIER
+
+
+@njit(cache=True)
+def _pred(ch, code, origin_pit):
+    if ch == RAY_ROAD_EDGE:
+        return _inside(code, origin_pit)
+    if ch == RAY_KERB:
+        return code == SURF_KERB
+    return _illegal(code)
+
+
+@njit(cache=True, inline='always')
+def _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit):
+    """Distance (m) the ray can advance from a point at |offset| a without changing any open
+    channel's predicate. Exact where only main-track bands matter (|offset| is 1-Lipschitz); 0 where
+    a pit surface may be involved (the caller falls back to the raster bound)."""
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
+    gap = _FAR
+    if need_edge:
+        if origin_pit and a > ke:
+            return 0.0
+        gap = min(gap, abs(a - hw))
+        if origin_pit:
+            gap = min(gap, ke - a)
+    if need_kerb:
+        gap = min(gap, abs(a - hw), abs(a - ke))
+    if need_ill:
+        if a > ke:
+            return 0.0     # on a pit surface (else the channel would be resolved)
+        gap = min(gap, ke - a)
+    return gap
+
+
+@njit(cache=True, inline='always')
+def _solve_step(g, r, acc):
+    """Smallest t >= 0 with r t + acc t^2 / 2 = g (g > 0): how far the ray can go before an offset
+    that starts g from an edge, approaching at rate r (m/m) with |rate change| <= acc t, gets there."""
+    q = r * r + 2.0 * acc * g
+    den = r + math.sqrt(q)
+    if den <= 0.0:
+        return _FAR
+    return 2.0 * g / den
+
+
+@njit(cache=True, inline='always')
+def _ray_frame(cx, cy, seg, x, y, dx, dy, a):
+    """Signed offset o (m, + right) of a sample at |offset| a with nearest segment seg, the offset's
+    rate v0 = d . n along the ray (m/m) and the segment's length (m) -> (o, v0, seg_len)."""
+    ax = cx[seg]
+    ay = cy[seg]
+    ex = cx[seg + 1] - ax
+    ey = cy[seg + 1] - ay
+    seg_len = math.sqrt(ex * ex + ey * ey)
+    cross = ex * (y - ay) - ey * (x - ax)
+    o = a if cross >= 0.0 else -a
+    v0 = (-dx * ey + dy * ex) / seg_len
+    return o, v0, seg_len
+
+
+@njit(cache=True, inline='always')
+def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap):
+    """Safe step (m) from the signed offset's rate along the ray, or 0 when it does not apply.
+
+    With o the signed offset of the sample (nearest segment ``seg``) and v0 = d . n its rate along
+    the ray (d the ray direction, n the segment's right normal), the rate changes by at most the
+    turning of the centreline between the two projections: |o'(t) - v0| <= k (t / (1 - k a_max) + l),
+    k the largest turning rate (1.5 x |ccurv|, polyline slack) within +-_DERIV_WINDOW segments, l a
+    segment length, a_max the outermost edge. The step is the first t at which o could reach any
+    open channel's edge (+-half_width, +-kerb_edge), capped so the projection stays in the window.
+    Applies only strictly inside the outermost open edge (so |o| <= kerb_edge over the step, where
+    no other part of a valid track is near). Returns 0 early when even a straight centreline
+    would not allow more than ``gap`` (the Lipschitz step already known).
+    """
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
+    e_out = ke if (need_kerb or need_ill) else hw
+    if a >= e_out:
+        return 0.0
+    # nearest edge above and below o among the open channels' edges
+    up = e_out
+    dn = -e_out
+    if need_edge or need_kerb:
+        if o < -hw:
+            up = -hw
+        elif o < hw:
+            up = hw
+            dn = -hw
+        else:
+            dn = hw
+    if (v0 > 0.0 and up - o <= gap * v0) or (v0 < 0.0 and o - dn <= -gap * v0):
+        return 0.0
+    km = geo[N_GEO + seg]
+    if km * e_out >= 0.5:
+        return 0.0
+    acc = km / (1.0 - km * e_out)
+    slack = km * seg_len
+    t_up = _solve_step(up - o, v0 + slack, acc)
+    t_dn = _solve_step(o - dn, -v0 + slack, acc)
+    cap = (_DERIV_WINDOW - 2) * seg_len * (1.0 - km * e_out)
+    return min(t_up, t_dn, cap)
+
+
+@njit(cache=True, inline='always')
+def _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill, origin_pit, gap, tol):
+    """True when the straight-edge prediction of the next open edge crossing (signed offset o and its
+    rate v0 along the ray) lies less than tol / 2 past the safe step ``gap`` (m). Only a step-size
+    hint: any answer keeps the march exact."""
+    if abs(v0) < 0.2:
+        return False
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
+    use_hw = need_edge or need_kerb
+    use_ke = need_kerb or need_ill or (need_edge and origin_pit)
+    if v0 < 0.0:      # mirror: approach from above becomes approach from below
+        o = -o
+        v0 = -v0
+    best = _FAR
+    if use_hw:
+        if hw > o:
+            best = min(best, hw - o)
+        if -hw > o:
+            best = min(best, -hw - o)
+    if use_ke:
+        if ke > o:
+            best = min(best, ke - o)
+        if -ke > o:
+            best = min(best, -ke - o)
+    return best / v0 - gap < 0.5 * tol
+
+
+@njit(cache=True, inline='always')
+def _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_pit, tol):
+    """First point past the predicate change in [lo, hi] (pred(lo) == p0 != pred(hi)), to ``tol``.
+    seg: nearest segment at lo (descent start)."""
+    want_pit = ch == RAY_ILLEGAL or (ch == RAY_ROAD_EDGE and origin_pit)
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        x = ox + mid * dx
+        y = oy + mid * dy
+        a, sg = _nearest(cx, cy, gseg, geo, x, y, seg)
+        if _pred(ch, _code(pv, geo, x, y, a, sg, want_pit), origin_pit) != p0:
+            hi = mid
+        else:
+            lo = mid
+            seg = sg
+    return hi
+
+
+@njit(cache=True)
+def march_ray(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug,
+              out_dist, out_hit):
+    """Surface channels of one ray from (ox, oy) m along ``angle`` (rad, world) for ``length`` m.
+
+    cx, cy, gseg (grid_seg), gedge (grid_edge): the track's arrays; pv: ``pit_view(tr)``;
+    geo: ``sensor_geometry(tr)``; (code0, a0, seg0): ``classify`` of the origin. mask: channel
+    bitmask (bits 1, 2, 4 are used here); debug: 1 = debug precision. Writes out_dist[0:3] (float32
+    m; miss = length) and out_hit[0:3] (int8) for the requested channels and returns the road-edge
+    kind (0 miss, 1 exit, 2 entry).
+    """
+    return _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, math.cos(angle),
+                  math.sin(angle), length, mask, debug, out_dist, out_hit)
+
+
+@njit(cache=True)
+def _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask, debug,
+           out_dist, out_hit):
+    """``march_ray`` with the ray's unit direction (dx, dy) given (the caller shares its cos / sin
+    with the car channel)."""
+    min_step = DEBUG_MIN_STEP if debug else MIN_STEP
+    pit_min_step = DEBUG_PIT_MIN_STEP if debug else PIT_MIN_STEP
+    tol = DEBUG_TOLERANCE if debug else TOLERANCE
+    tight_step = 0.99 * tol
+    origin_pit = code0 >= SURF_PIT_ENTRY
+    need_edge = (mask & CH_ROAD_EDGE) != 0
+    need_kerb = (mask & CH_KERB) != 0
+    need_ill = (mask & CH_ILLEGAL) != 0
+    p_edge = _inside(code0, origin_pit)
+    kind = 0
+    for ch in range(3):
+        if (mask >> ch) & 1:
+            out_dist[ch] = length
+            out_hit[ch] = 0
+    if need_kerb and code0 == SURF_KERB:
+        out_dist[RAY_KERB] = 0.0
+        out_hit[RAY_KERB] = 1
+        need_kerb = False
+    if need_ill and _illegal(code0):
+        out_dist[RAY_ILLEGAL] = 0.0
+        out_hit[RAY_ILLEGAL] = 1
+        need_ill = False
+    a = a0
+    seg = seg0
+    x = ox
+    y = oy
+    t = 0.0
+    edge_t = -1.0     # bracket start of the road-edge hit
+    while (need_edge or need_kerb or need_ill) and t < length:
+        want_pit = need_ill or (need_edge and origin_pit)
+        # safe step from the current sample: exact band gap, or the raster bound near pit surfaces
+        gap = _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit)
+        step_min = min_step
+        if want_pit and geo[_G_PX0] <= x <= geo[_G_PX1] and geo[_G_PY0] <= y <= geo[_G_PY1]:
+            # pit surfaces matter here: a finer floor, the pit layout leaves thin slivers of the band
+            # between its parts and the kerb (e.g. gravel between the kerb and a connector)
+            step_min = pit_min_step
+        if gap <= 0.0:
+            gap = _raster_edge(gedge, geo, x, y)    # pit geometry involved: the raster bound
+        else:
+            if seg >= 0:
+                o, v0, seg_len = _ray_frame(cx, cy, seg, x, y, dx, dy, a)
+                if not (origin_pit and need_edge):
+                    gap = max(gap, _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb,
+                                               need_ill, gap))
+                if step_min > tight_step and _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill,
+                                                            origin_pit, gap, tol):
+                    # the safe point is within tol / 2 of the predicted crossing: a floor step under
+                    # tol brackets it with no bisection
+                    step_min = tight_step
+        # the predicate cannot change before t + gap; the floor step goes past it, and a change found
+        # there is bisected from the safe point on
+        lo = min(t + gap, length)
+        tn = min(lo + step_min, length)
+        x = ox + tn * dx
+        y = oy + tn * dy
+        hint = _guess(cx, cy, seg, dx, dy, tn - t)
+        if a - (tn - t) > geo[_G_TRUST]:
+            # |offset| is 1-Lipschitz: the new sample lies beyond the trust radius too, where the
+            # descent's answer would be discarded for the raster's; go to the raster directly
+            hint = -1
+        a, sn = _nearest(cx, cy, gseg, geo, x, y, hint)
+        code = _code(pv, geo, x, y, a, sn, want_pit)
+        if need_edge and _inside(code, origin_pit) != p_edge:
+            out_dist[RAY_ROAD_EDGE] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg,
+                                              RAY_ROAD_EDGE,
+                                              p_edge, origin_pit, tol)
+            out_hit[RAY_ROAD_EDGE] = 1
+            kind = KIND_EXIT if p_edge else KIND_ENTRY
+            need_edge = False
+            edge_t = t
+        if need_kerb and code == SURF_KERB:
+            if code0 == SURF_TRACK and (mask & CH_ROAD_EDGE) and out_hit[RAY_ROAD_EDGE] and not need_edge \
+                    and kind == KIND_EXIT and edge_t == t:
+                # the road-edge exit just bisected in this bracket is this kerb entry: same crossing
+                out_dist[RAY_KERB] = out_dist[RAY_ROAD_EDGE]
+            else:
+                out_dist[RAY_KERB] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg, RAY_KERB,
+                                             False, origin_pit, tol)
+            out_hit[RAY_KERB] = 1
+            need_kerb = False
+        if need_ill and _illegal(code):
+            out_dist[RAY_ILLEGAL] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg,
+                                            RAY_ILLEGAL, False,
+                                            origin_pit, tol)
+            out_hit[RAY_ILLEGAL] = 1
+            need_ill = False
+        t = tn
+        seg = sn
+    return kind
