@@ -69,7 +69,11 @@ from .layout import (
     P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, R_PHYSICS_MODE,
     R_TIRE_DEGRADATION, STEER_RATE, WHEELBASE,
 )
-from .tyres import COMPOUND_GRIP, COMPOUND_WEAR, compound_index, tyre_factor, tyre_wear_rate
+from .trig import SINCOS_POLY_MAX, SINCOS_TINY_MAX, _sincos_small, _sincos_tiny  # noqa: F401
+from .tyres import (  # noqa: F401
+    COMPOUND_GRIP, COMPOUND_WEAR, PAC_BA_PEAK, PAC_C, V_SLIP_FLOOR, _axle_force, _pacejka, compound_index,
+    tyre_factor, tyre_wear_rate,
+)
 
 __all__ = [
     "SURFACE_GRIP", "SURFACE_DRAG", "SURFACE_ROLLING", "SURFACE_PRIORITY", "COMPOUND_GRIP",
@@ -117,7 +121,6 @@ TYRE_ROLLING = 0.015         # base rolling coefficient of a racing tyre on asph
 # on grass; our rear-drive car has ~0.4 g of traction there, so simulator mode halves them (a car in
 # the grass or gravel can still crawl out, as in 1.0.0, but slowly).
 SURFACE_ROLLING_SIM_SCALE = 0.5
-PAC_C = 1.45                 # Pacejka shape: sliding force = sin(C pi/2) = 0.76 of the peak
 ALPHA_PEAK_FRONT = 0.11      # rad, slip angle of peak lateral force (racing slicks ~5-8 degrees)
 ALPHA_PEAK_REAR = 0.09       # rad, stiffer rear -> mild understeer, stable limit behaviour
 PAC_B_FRONT = math.tan(math.pi / (2.0 * PAC_C)) / ALPHA_PEAK_FRONT
@@ -125,23 +128,10 @@ PAC_B_REAR = math.tan(math.pi / (2.0 * PAC_C)) / ALPHA_PEAK_REAR
 LOAD_SENSITIVITY = 0.15      # mu drops 15 % per extra static axle load (tyre load sensitivity)
 V_KIN_LOW = 1.0              # m/s, fully kinematic below this speed
 V_KIN_HIGH = 3.0             # m/s, fully dynamic above this speed
-V_SLIP_FLOOR = 3.0           # m/s, rolling-speed floor of the slip-angle definition: smooth slips when
-                             # the car slides sideways or crawls (no atan2 step at zero rolling speed)
 INSTAB_MIN_SPEED = 8.0       # m/s, no instability label below this speed
 SPIN_SLIP = 0.25             # rad, |rear slip| or |body slip| above this = spin risk
 TAN_SPIN_SLIP = math.tan(SPIN_SLIP)
-# |B alpha| at the curve's peak, tan(pi / 2C): beyond it the Pacejka slope is negative (clamped to 0)
-PAC_BA_PEAK = math.tan(math.pi / (2.0 * PAC_C))
 INV_IZ_PER_INV_M = 1.0 / (YAW_RADIUS * YAW_RADIUS)  # 1/Iz = (1/m) / YAW_RADIUS^2
-# Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
-# truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.
-_S3, _S5, _S7, _S9 = -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0
-_S11, _S13, _S15 = -1.0 / 39916800.0, 1.0 / 6227020800.0, -1.0 / 1307674368000.0
-_C2, _C4, _C6, _C8 = -0.5, 1.0 / 24.0, -1.0 / 720.0, 1.0 / 40320.0
-_C10, _C12, _C14, _C16 = (-1.0 / 3628800.0, 1.0 / 479001600.0, -1.0 / 87178291200.0,
-                          1.0 / 20922789888000.0)
-SINCOS_POLY_MAX = 0.6        # rad; covers the road-wheel angle (<= MAX_STEER_ANGLE)
-SINCOS_TINY_MAX = 0.06       # rad; yaw_rate * dt of a car not spinning (3.6 rad/s at 60 Hz)
 
 
 @njit(cache=True, error_model="numpy")
@@ -180,76 +170,6 @@ def _steer_step(current, target, dt):
     """Road-wheel angle after one tick moving toward target at most STEER_RATE rad/s."""
     step = STEER_RATE * dt
     return current + _clamp(target - current, -step, step)
-
-
-@njit(cache=True, error_model="numpy")
-def _sincos_small(x):
-    """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials: plain arithmetic, so it is
-    deterministic and cheaper than two libm calls; agrees with libm to an ulp or two."""
-    # Estrin's scheme (independent sub-products) instead of Horner: a shorter dependency chain.
-    x2 = x * x
-    x4 = x2 * x2
-    x8 = x4 * x4
-    s = x + x * x2 * (((_S3 + x2 * _S5) + x4 * (_S7 + x2 * _S9))
-                      + x8 * ((_S11 + x2 * _S13) + x4 * _S15))
-    c = 1.0 + x2 * (((_C2 + x2 * _C4) + x4 * (_C6 + x2 * _C8))
-                    + x8 * (((_C10 + x2 * _C12) + x4 * (_C14 + x2 * _C16))))
-    return s, c
-
-
-@njit(cache=True, error_model="numpy")
-def _sincos_tiny(x):
-    """(sin x, cos x) for |x| <= SINCOS_TINY_MAX (sin to x^7, cos to x^8: truncation < 1e-17)."""
-    x2 = x * x
-    s = x + x * x2 * (_S3 + x2 * (_S5 + x2 * _S7))
-    c = 1.0 + x2 * ((_C2 + x2 * _C4) + (x2 * x2) * (_C6 + x2 * _C8))
-    return s, c
-
-
-@njit(cache=True, error_model="numpy")
-def _pacejka(alpha, b, c):
-    """Normalised lateral force -sin(C atan(B alpha)) and its slope magnitude d|F|/d alpha (>= 0).
-
-    The slope's cos(C atan(B alpha)) comes from the sine (one sqrt instead of a cos): it is >= 0
-    up to the peak (|B alpha| <= PAC_BA_PEAK) and the slope is clamped to 0 beyond it.
-    """
-    ba = b * alpha
-    s = math.sin(c * math.atan(ba))
-    k = 0.0
-    if abs(ba) < PAC_BA_PEAK:
-        k = c * b * math.sqrt(max((1.0 - s) * (1.0 + s), 0.0)) / (1.0 + ba * ba)
-    return -s, k
-
-
-@njit(cache=True, error_model="numpy")
-def _axle_force(fx, fy, k, fmax, up, vp):
-    """Combine an axle's longitudinal demand fx and pure lateral force fy (N, wheel frame) on its
-    friction circle of radius fmax; k is the lateral slope |dFy/d alpha| (N/rad), scaled alike.
-
-    The longitudinal demand is not clipped first, so wheelspin (drive beyond the circle) takes the
-    lateral force with it. A brake demand beyond the circle locks the tyre: the force then turns
-    toward the direction opposite to the contact-patch velocity (up, vp) (m/s, wheel frame), as a
-    sliding tyre's does, so a locked car goes straight on instead of being steered by its brakes.
-    Returns (fx, fy, k).
-    """
-    demand = abs(fx)
-    braking = fx * up < 0.0
-    n2 = fx * fx + fy * fy
-    if n2 > fmax * fmax:
-        s = fmax / math.sqrt(n2)
-        fx *= s
-        fy *= s
-        k *= s
-    if braking and demand > fmax:
-        # Sliding force against the patch velocity; its lateral part is proportional to the
-        # lateral velocity below V_SLIP_FLOOR (no sign step), and the whole stays within fmax.
-        sp = max(math.sqrt(up * up + vp * vp), 0.1)
-        lam = min(demand / fmax - 1.0, 1.0)
-        fx = (1.0 - lam) * fx - lam * fmax * up / sp
-        fy = (1.0 - lam) * fy - lam * fmax * vp / max(sp, V_SLIP_FLOOR)
-        # slope in alpha units: dFy/dvp = fmax/sp and d alpha/dvp ~ 1/max(|up|, floor)
-        k = (1.0 - lam) * k + lam * fmax * max(abs(up), V_SLIP_FLOOR) / max(sp, V_SLIP_FLOOR)
-    return fx, fy, k
 
 
 @njit(cache=True, error_model="numpy", inline="always")

@@ -10,8 +10,8 @@ from paddock_ma.sim import layout as L
 from paddock_ma.sim import pit as P
 from paddock_ma.sim import rules as R
 from paddock_ma.sim.rng import rng_uniform, world_keys
-from paddock_ma.sim.surfaces import classify_car
 from paddock_ma.sim.track import oval_track, point_at
+from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
 
 DT = L.DT
 FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -55,36 +55,11 @@ def place(tr, s, c, before_entry, offset=0.0, speed=60.0, box=0, intent=2):
     cf[0, c, L.F_TIRE_ENERGY] = 20.0
 
 
-def tick(tr, s):
-    """One tick in the step's order; non-pit cars move kinematically along the centreline."""
-    cf, ci, wf, wi, cp, fl, ru = (s[k] for k in ("cf", "ci", "wf", "wi", "cp", "fl", "ru"))
-    n = cf.shape[1]
-    R.race_control_tick(cf, ci, wf, wi, ru, 0, n, DT)
-    for c in range(n):
-        if R.pit_route_active(ci, 0, c):
-            R.pit_route_tick(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, n, DT)
-        elif R.car_is_held(ci, wi, 0, c):
-            cf[0, c, [L.F_SPEED, L.F_VX, L.F_VY]] = 0.0
-        else:
-            p = cf[0, c, L.F_PROGRESS] + cf[0, c, L.F_SPEED] * DT
-            off = cf[0, c, L.F_OFFSET]
-            x, y, h, _ = point_at(tr, p)
-            cf[0, c, L.F_X] = x - off * math.sin(h)
-            cf[0, c, L.F_Y] = y + off * math.cos(h)
-            cf[0, c, L.F_HEADING] = h
-    old = cf[0, :, L.F_PROGRESS].copy()
-    for c in range(n):
-        classify_car(tr, cf, ci, 0, c)
-    for c in range(n):
-        R.update_car_rules(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, old[c], DT)
-    R.update_ranks(cf, ci, fl, wi, 0, n)
-
-
 def run_stop(tr, s, max_ticks=4000):
     """Tick until every car with intent has completed a stop; per-tick status history [T, C]."""
     hist = []
     for _ in range(max_ticks):
-        tick(tr, s)
+        kinematic_tick(tr, s)
         hist.append(s["ci"][0, :, L.I_PIT_STATUS].copy())
         if all(st == L.PIT_COMPLETED or s["ci"][0, c, L.I_PIT_STOPS] > 0
                for c, st in enumerate(hist[-1])):
@@ -98,7 +73,7 @@ def test_committed_stop_full_cycle(tr):
     place(tr, s, 0, 400.0)
     rd, hist = [], []
     for _ in range(4000):
-        tick(tr, s)
+        kinematic_tick(tr, s)
         hist.append(ci[0, 0, L.I_PIT_STATUS])
         rd.append(cf[0, 0, L.F_RACE_DISTANCE])
         assert ci[0, 0, L.I_ON_TRACK] == 1    # pit surfaces and the approach are legal
@@ -131,7 +106,7 @@ def test_committed_stop_full_cycle(tr):
     assert cf[0, 0, L.F_VX] == pytest.approx(cf[0, 0, L.F_SPEED] * math.cos(cf[0, 0, L.F_HEADING]))
     # The car runs on after the stop and is not stopped again (intent was reset).
     for _ in range(60):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 0, L.I_PIT_STATUS] == L.PIT_COMPLETED and ci[0, 0, L.I_CNT_PIT_ENTRY] == 1
 
 
@@ -142,7 +117,7 @@ def test_route_speeds_respect_the_pit_limit(tr):
     limit = 80.0 * L.KPH
     prev = cf[0, 0, L.F_SPEED]
     for _ in range(4000):
-        tick(tr, s)
+        kinematic_tick(tr, s)
         st = ci[0, 0, L.I_PIT_STATUS]
         ps = cf[0, 0, L.F_PIT_PATH_S]
         if st in (L.PIT_ENTERING, L.PIT_EXITING) and tr.pit_lane_start + 1.0 < ps < tr.pit_lane_end:
@@ -242,14 +217,14 @@ def test_intent_one_respects_capacity_and_gap_intent_two_does_not(tr):
     place(tr, s, 1, 240.0, box=1, intent=1)     # 10 m behind car 0: within the 20 m gap, capacity 1
     place(tr, s, 2, 245.0, box=2, intent=2)     # committed: always goes in
     for _ in range(30):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 0, L.I_PIT_STATUS] == L.PIT_ENTERING
     assert ci[0, 2, L.I_PIT_STATUS] == L.PIT_ENTERING
     assert ci[0, 1, L.I_PIT_STATUS] == L.PIT_PENDING and ci[0, 1, L.I_CNT_PIT_ENTRY] == 0
     # Alone on track with free capacity, intent 1 enters.
     s = make(1)
     place(tr, s, 0, 230.0, intent=1)
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert s["ci"][0, 0, L.I_PIT_STATUS] == L.PIT_ENTERING
 
 
@@ -262,7 +237,7 @@ def test_no_entry_when_not_allowed(tr, case):
         s["wi"][0, L.WI_PIT_LANE_OPEN] = 0
     if case == "red_flag":
         s["wi"][0, L.WI_RED_FLAG] = 1
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert s["ci"][0, 0, L.I_PIT_STATUS] == L.PIT_PENDING
     assert s["ci"][0, 0, L.I_CNT_PIT_ENTRY] == 0
 
@@ -272,18 +247,18 @@ def test_red_flag_freezes_a_car_in_the_pit(tr):
     cf, ci, wi = s["cf"], s["ci"], s["wi"]
     place(tr, s, 0, 240.0)
     for _ in range(200):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 0, L.I_PIT_STATUS] == L.PIT_ENTERING
     wi[0, L.WI_RED_FLAG] = 1
-    tick(tr, s)
+    kinematic_tick(tr, s)
     pose = cf[0, 0, [L.F_X, L.F_Y, L.F_PIT_PATH_S, L.F_RACE_DISTANCE]].copy()
     for _ in range(60):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     np.testing.assert_array_equal(cf[0, 0, [L.F_X, L.F_Y, L.F_PIT_PATH_S, L.F_RACE_DISTANCE]], pose)
     assert cf[0, 0, L.F_SPEED] == 0.0
     wi[0, L.WI_RED_FLAG] = 0
     for _ in range(60):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert cf[0, 0, L.F_PIT_PATH_S] > pose[2]
 
 

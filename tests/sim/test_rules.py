@@ -8,8 +8,8 @@ import pytest
 
 from paddock_ma.sim import layout as L
 from paddock_ma.sim import rules as R
-from paddock_ma.sim.surfaces import classify_car
 from paddock_ma.sim.track import oval_track, point_at
+from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
 
 DT = L.DT
 FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -39,32 +39,6 @@ def make(n=2, **overrides):
     s["ci"][0, :, L.I_ACTIVE] = 1
     R.init_world(s["wf"], s["wi"], ru, 0)
     return s
-
-
-def tick(tr, s):
-    """One tick in the step's order; non-pit cars are moved kinematically along the centreline at
-    F_SPEED (negative = backwards) keeping their lateral offset, then classified by surfaces."""
-    cf, ci, wf, wi, cp, fl, ru = (s[k] for k in ("cf", "ci", "wf", "wi", "cp", "fl", "ru"))
-    n = cf.shape[1]
-    R.race_control_tick(cf, ci, wf, wi, ru, 0, n, DT)
-    for c in range(n):
-        if R.pit_route_active(ci, 0, c):
-            R.pit_route_tick(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, n, DT)
-        elif R.car_is_held(ci, wi, 0, c):
-            cf[0, c, [L.F_SPEED, L.F_VX, L.F_VY]] = 0.0
-        else:
-            p = cf[0, c, L.F_PROGRESS] + cf[0, c, L.F_SPEED] * DT
-            off = cf[0, c, L.F_OFFSET]
-            x, y, h, _ = point_at(tr, p)
-            cf[0, c, L.F_X] = x - off * math.sin(h)
-            cf[0, c, L.F_Y] = y + off * math.cos(h)
-            cf[0, c, L.F_HEADING] = h + (math.pi if cf[0, c, L.F_SPEED] < 0 else 0.0)
-    old = cf[0, :, L.F_PROGRESS].copy()
-    for c in range(n):
-        classify_car(tr, cf, ci, 0, c)
-    for c in range(n):
-        R.update_car_rules(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, old[c], DT)
-    R.update_ranks(cf, ci, fl, wi, 0, n)
 
 
 def test_grid_slots_follow_the_spec():
@@ -111,7 +85,7 @@ def test_constant_speed_lap_time_and_sectors(tr):
     v = 50.0
     R.place_car(tr, cf, ci, 0, 0, -20.0, 0.0, v, 0.0)
     for _ in range(int((tr.length + 40.0) / v / DT)):
-        tick(tr, s)   # counters are never cleared here (no env step): they total the run
+        kinematic_tick(tr, s)   # counters are never cleared here (no env step): they total the run
     assert ci[0, 0, L.I_CNT_LAPS] == 1 and ci[0, 0, L.I_COMPLETED_LAPS] == 1 and ci[0, 0, L.I_LAP] == 2
     # Constant speed: the lap from the line back to the line takes L / v. The crossing time is
     # interpolated inside the tick, so the error is far below one tick (16.7 ms, the error without
@@ -133,7 +107,7 @@ def test_lap_wrap_and_backwards_driving(tr):
     # Just before the line on lap 3: crossing it must add a few metres, not subtract a lap.
     R.place_car(tr, cf, ci, 0, 0, 3 * tr.length - 3.0, 0.0, 30.0, 0.0)
     for _ in range(12):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert cf[0, 0, L.F_RACE_DISTANCE] == pytest.approx(3 * tr.length - 3.0 + 12 * 30.0 * DT, abs=0.02)
     assert ci[0, 0, L.I_COMPLETED_LAPS] == 3 and ci[0, 0, L.I_CNT_LAPS] == 1
     # Backwards across the line: race distance falls below 3 L, no lap is taken away or re-counted.
@@ -141,7 +115,7 @@ def test_lap_wrap_and_backwards_driving(tr):
     ci[0, 0, L.I_CNT_LAPS] = 0
     rd0 = cf[0, 0, L.F_RACE_DISTANCE]
     for _ in range(30):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert cf[0, 0, L.F_RACE_DISTANCE] == pytest.approx(rd0 - 30 * 30.0 * DT, abs=0.02)
     assert cf[0, 0, L.F_RACE_DISTANCE] < 3 * tr.length
     assert cf[0, 0, L.F_STEP_PROGRESS] < 0.0
@@ -149,7 +123,7 @@ def test_lap_wrap_and_backwards_driving(tr):
     assert ci[0, 0, L.I_CNT_SPIN_TICKS] == 30
     cf[0, 0, L.F_SPEED] = 30.0
     for _ in range(40):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 0, L.I_COMPLETED_LAPS] == 3 and ci[0, 0, L.I_CNT_LAPS] == 0
 
 
@@ -165,11 +139,11 @@ def test_standing_start_holds_until_lights_out(tr):
     # Spec 4.2: 5 lights x 0.72 s + 0.78 s hold = 4.38 s -> the first tick at or after it is 263.
     assert s["wf"][0, L.WF_LIGHTS_OUT_AT] == pytest.approx(4.38)
     for k in range(1, 263):
-        tick(tr, s)
+        kinematic_tick(tr, s)
         assert s["wi"][0, L.WI_RACE_MODE] == L.MODE_PRE_START, k
     assert cf[0, 0, L.F_RACE_DISTANCE] == pytest.approx(-6.0, abs=1e-6)
     cf[0, :, L.F_SPEED] = 20.0
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert s["wi"][0, L.WI_RACE_MODE] == L.MODE_GREEN
     assert s["wf"][0, L.WF_TIME] == pytest.approx(263 * DT)
     assert (ci[0, :, L.I_GRID_LOCKED] == 0).all()
@@ -180,7 +154,7 @@ def test_start_released_when_no_car_is_locked(tr):
     s = make(1, standing_start=1)
     R.init_world(s["wf"], s["wi"], s["ru"], 0)
     R.place_car(tr, s["cf"], s["ci"], 0, 0, 100.0, 0.0, 30.0, 0.0)   # scenario placement unlocks
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert s["wi"][0, L.WI_RACE_MODE] == L.MODE_GREEN
 
 
@@ -189,16 +163,16 @@ def test_red_flag_holds_closes_pit_and_restarts(tr):
     cf, ci, wi = s["cf"], s["ci"], s["wi"]
     R.place_car(tr, cf, ci, 0, 0, 500.0, 0.0, 40.0, 0.0)
     R.place_car(tr, cf, ci, 0, 1, 400.0, 0.0, 40.0, 0.0)
-    tick(tr, s)
+    kinematic_tick(tr, s)
     wi[0, L.WI_RED_FLAG] = 1
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert wi[0, L.WI_RACE_MODE] == L.MODE_RED_FLAG
     assert s["wf"][0, L.WF_RED_FLAG_TIME] == pytest.approx(2 * DT)
     assert R.car_is_held(ci, wi, 0, 0) and not R.pit_lane_is_open(wi, 0)
     rd = cf[0, :, L.F_RACE_DISTANCE].copy()
     ranks = ci[0, :, L.I_RANK].copy()
     for _ in range(30):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     np.testing.assert_array_equal(cf[0, :, L.F_RACE_DISTANCE], rd)
     np.testing.assert_array_equal(ci[0, :, L.I_RANK], ranks)
     wi[0, L.WI_RED_FLAG] = 0
@@ -214,7 +188,7 @@ def test_red_flag_ignored_before_the_start(tr):
     R.place_car(tr, s["cf"], s["ci"], 0, 0, -6.0, -3.2, 0.0, 0.0)
     s["ci"][0, 0, L.I_GRID_LOCKED] = 1
     s["wi"][0, L.WI_RED_FLAG] = 1
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert s["wi"][0, L.WI_RACE_MODE] == L.MODE_PRE_START
 
 
@@ -227,7 +201,7 @@ def test_stalled_dnf(tr, enabled):
     R.place_car(tr, cf, ci, 0, 0, 600.0, 14.5, 0.0, 0.0)
     R.place_car(tr, cf, ci, 0, 1, 700.0, 14.5, 10.0 * L.KPH, 0.0)
     for _ in range(int(2.0 / DT) + 2):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 0, L.I_ON_TRACK] == 0
     assert ci[0, 1, L.I_RETIRED] == 0
     if enabled:
@@ -244,10 +218,10 @@ def test_stall_clock_resets_on_track(tr):
     cf, ci = s["cf"], s["ci"]
     R.place_car(tr, cf, ci, 0, 0, 600.0, 14.5, 0.0, 0.0)
     for _ in range(60):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert cf[0, 0, L.F_STALL_TIME] == pytest.approx(1.0)
     cf[0, 0, L.F_OFFSET] = 0.0   # the kinematic driver keeps F_OFFSET: back on the asphalt
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert ci[0, 0, L.I_ON_TRACK] == 1 and cf[0, 0, L.F_STALL_TIME] == 0.0
 
 
@@ -261,7 +235,7 @@ def test_tick_counters(tr):
     R.place_car(tr, cf, ci, 0, 1, 600.0, 14.0, 50.0, 0.0)
     R.place_car(tr, cf, ci, 0, 2, 900.0, 0.0, 20.0 * L.KPH, 0.0)
     for _ in range(10):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 0, L.I_CNT_KERB_TICKS] == 10 and ci[0, 0, L.I_CNT_OFFTRACK_TICKS] == 0
     assert ci[0, 0, L.I_CNT_SEVERE_CUT_TICKS] == 0 and ci[0, 0, L.I_CNT_SLOW_TICKS] == 0
     assert ci[0, 1, L.I_CNT_OFFTRACK_TICKS] == 10 and ci[0, 1, L.I_CNT_SEVERE_CUT_TICKS] == 10
@@ -282,25 +256,25 @@ def test_finish_and_race_order(tr):
     R.place_car(tr, cf, ci, 0, 1, 2 * tr.length - 30.0, 0.0, 50.0, 0.0)   # 0.6 s
     R.place_car(tr, cf, ci, 0, 2, 2 * tr.length - 60.0, 0.0, 30.0, 0.0)   # 2.0 s
     R.place_car(tr, cf, ci, 0, 3, 2 * tr.length - 1.0, 0.0, 50.0, 0.0)
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert list(ci[0, :, L.I_RANK]) == [1, 2, 3, 0]
     for _ in range(20):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 0, L.I_FINISHED] == 1 and ci[0, 1, L.I_FINISHED] == 0
     # 10 m at 50 m/s from t = 0: the flag falls at 0.2 s, interpolated inside the tick.
     assert cf[0, 0, L.F_FINISH_TIME] == pytest.approx(0.2, abs=1e-6)
     assert ci[0, 0, L.I_LAP] == 2                     # clamped to the race's laps
     for _ in range(20):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 1, L.I_FINISHED] == 1 and ci[0, 2, L.I_FINISHED] == 0
     # Car 2 is behind on distance; make it leader on the road: finished cars still rank first.
     cf[0, 2, L.F_SPEED] = 0.0
-    tick(tr, s)
+    kinematic_tick(tr, s)
     assert list(ci[0, :, L.I_RANK]) == [1, 2, 3, 0]
     assert wi[0, L.WI_RACE_FINISHED] == 0        # a stopped car keeps the race open (spec 4.2)
     cf[0, 2, L.F_SPEED] = 30.0
     for _ in range(80):
-        tick(tr, s)
+        kinematic_tick(tr, s)
     assert ci[0, 2, L.I_FINISHED] == 1 and cf[0, 2, L.F_FINISH_TIME] > cf[0, 1, L.F_FINISH_TIME]
     assert list(ci[0, :, L.I_RANK]) == [1, 2, 3, 0]
     assert wi[0, L.WI_RACE_FINISHED] == 1 and wi[0, L.WI_RACE_MODE] == L.MODE_SAFETY_CAR

@@ -1,0 +1,41 @@
+"""Deterministic polynomial sin/cos for small angles: plain arithmetic, no libm, no fastmath.
+
+Used by the vehicle dynamics for the road-wheel angle and the per-tick heading change, where two libm
+calls per car-tick were a measurable share of the step.
+"""
+
+from numba import njit
+
+# Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
+# truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.
+_S3, _S5, _S7, _S9 = -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0
+_S11, _S13, _S15 = -1.0 / 39916800.0, 1.0 / 6227020800.0, -1.0 / 1307674368000.0
+_C2, _C4, _C6, _C8 = -0.5, 1.0 / 24.0, -1.0 / 720.0, 1.0 / 40320.0
+_C10, _C12, _C14, _C16 = (-1.0 / 3628800.0, 1.0 / 479001600.0, -1.0 / 87178291200.0,
+                          1.0 / 20922789888000.0)
+SINCOS_POLY_MAX = 0.6        # rad; covers the road-wheel angle (<= MAX_STEER_ANGLE)
+SINCOS_TINY_MAX = 0.06       # rad; yaw_rate * dt of a car not spinning (3.6 rad/s at 60 Hz)
+
+
+@njit(cache=True, error_model="numpy")
+def _sincos_small(x):
+    """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials: plain arithmetic, so it is
+    deterministic and cheaper than two libm calls; agrees with libm to an ulp or two."""
+    # Estrin's scheme (independent sub-products) instead of Horner: a shorter dependency chain.
+    x2 = x * x
+    x4 = x2 * x2
+    x8 = x4 * x4
+    s = x + x * x2 * (((_S3 + x2 * _S5) + x4 * (_S7 + x2 * _S9))
+                      + x8 * ((_S11 + x2 * _S13) + x4 * _S15))
+    c = 1.0 + x2 * (((_C2 + x2 * _C4) + x4 * (_C6 + x2 * _C8))
+                    + x8 * (((_C10 + x2 * _C12) + x4 * (_C14 + x2 * _C16))))
+    return s, c
+
+
+@njit(cache=True, error_model="numpy")
+def _sincos_tiny(x):
+    """(sin x, cos x) for |x| <= SINCOS_TINY_MAX (sin to x^7, cos to x^8: truncation < 1e-17)."""
+    x2 = x * x
+    s = x + x * x2 * (_S3 + x2 * (_S5 + x2 * _S7))
+    c = 1.0 + x2 * ((_C2 + x2 * _C4) + (x2 * x2) * (_C6 + x2 * _C8))
+    return s, c
