@@ -175,14 +175,18 @@ def _traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
         return pass_lane, follow_v, block_l, block_r
     gap = FOLLOW_GAP0 + FOLLOW_GAP_T * max(v, 0.0)
     half = 0.5 * length
+    # Farthest ahead any car can matter (its closing speed is at most our own speed): most cars of
+    # a spread-out field fail this one predictable test and cost a few cycles each.
+    vp = max(v, 0.0)
+    reach = max(TRAFFIC_AHEAD + vp + vp * vp / (2.0 * FOLLOW_DECEL), SIDE_BY_SIDE)
     for q in range(m):
-        if idx[q] == c:
-            continue
         ds = prog[q] - s
         if ds > half:
             ds -= length
         elif ds < -half:
             ds += length
+        if ds > reach or ds <= -SIDE_BY_SIDE or idx[q] == c:
+            continue
         oj = offs[q]
         dl = oj - off
         if abs(ds) < SIDE_BY_SIDE:
@@ -278,21 +282,23 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         i += 1
     t = (sw - cs[i]) / (cs[i + 1] - cs[i])
     # Squared speeds, one square root at the end (sqrt is monotonic: same minimum).
+    # An interval d m ahead with corner speed vc (vc^2 = mu_g / den, den = kappa - aero_k, from
+    # v^2 kappa = mu_g + aero_k v^2) allows v^2 = vc^2 (1 + 2 brake_b d) + 2 brake_a d, decelerating
+    # down to vc with the budget at vc (the smaller one: conservative). Whether it lowers the cap is
+    # decided without a division (den > 0 and the cap left over 2 brake_a d is positive), so the
+    # division runs only for the intervals that do lower it. A corner speed above MAX_SPEED never
+    # lowers a cap that starts at MAX_SPEED^2, so it needs no clamp.
     max2 = MAX_SPEED * MAX_SPEED
     v2_target = max2
     for k in range(1, N_PREVIEW):
-        if 2.0 * brake_a * PREVIEW_D[k - 1] >= v2_target:
+        d = PREVIEW_D[k - 1]
+        room = v2_target - 2.0 * brake_a * d
+        if room <= 0.0:
             break   # this interval and the farther ones allow at least that much: no new cap
-        kappa = prev[i, k - 1] + t * (prev[i + 1, k - 1] - prev[i, k - 1])
-        # corner_speed squared: v^2 kappa = mu_g + aero_k v^2
-        den = kappa - aero_k
-        vc2 = max2
-        if den > 1e-9:
-            vc2 = min(mu_g / den, max2)
-        # Decelerating down to vc: the budget at vc is the smaller one (conservative).
-        v2_allow = vc2 + 2.0 * (brake_a + brake_b * vc2) * PREVIEW_D[k - 1]
-        if v2_allow < v2_target:
-            v2_target = v2_allow
+        den = prev[i, k - 1] + t * (prev[i + 1, k - 1] - prev[i, k - 1]) - aero_k
+        grow = 1.0 + 2.0 * brake_b * d
+        if den > 1e-9 and mu_g * grow < room * den:
+            v2_target = mu_g / den * grow + 2.0 * brake_a * d
     v_target = math.sqrt(v2_target)
     turn_near = prev[i, PREVIEW_TURN] + t * (prev[i + 1, PREVIEW_TURN] - prev[i, PREVIEW_TURN])
     kappa_max_near = prev[i, PREVIEW_KMAX] + t * (prev[i + 1, PREVIEW_KMAX] - prev[i, PREVIEW_KMAX])

@@ -183,25 +183,31 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
         # The patch is small: its offset is linear across it, so its corners carry the extremes.
         a = hl * (fx * nx + fy * ny)     # offset change to the patch's front edge
         b = hpw * (rx * nx + ry * ny)    # offset change to its right edge
-        code = -1
-        code_p = -1
-        for q in range(4):
-            sl = 1.0 if q < 2 else -1.0
-            sw = 1.0 if q % 2 == 0 else -1.0
-            ao = abs(woff + sl * a + sw * b)
-            qc = _band(ao, hw, kerb, gravel, grass)
-            if ao > kerb:   # pit surfaces override beyond the kerb only, and only near the pits
-                qx = wx + sl * hl * fx + sw * hpw * rx
-                qy = wy + sl * hl * fy + sw * hpw * ry
-                if bx0 <= qx <= bx1 and by0 <= qy <= by1:
-                    pc = pit_surface_call(PitArrays(px, py, pit_side, pit_width, box_x, box_y),
-                                          qx, qy)
-                    if pc >= 0:
-                        qc = pc
-            p = surface_priority(qc)
-            if p > code_p:
-                code_p = p
-                code = qc
+        # Every corner on the asphalt (the common case): |woff +- a +- b| <= |woff| + |a| + |b|
+        # holds in floating point too (rounding is monotonic), so the corner loop would say track.
+        if abs(woff) + abs(a) + abs(b) <= hw:
+            code = SURF_TRACK
+            code_p = 0
+        else:
+            code = -1
+            code_p = -1
+            for q in range(4):
+                sl = 1.0 if q < 2 else -1.0
+                sw = 1.0 if q % 2 == 0 else -1.0
+                ao = abs(woff + sl * a + sw * b)
+                qc = _band(ao, hw, kerb, gravel, grass)
+                if ao > kerb:   # pit surfaces override beyond the kerb only, and only near the pits
+                    qx = wx + sl * hl * fx + sw * hpw * rx
+                    qy = wy + sl * hl * fy + sw * hpw * ry
+                    if bx0 <= qx <= bx1 and by0 <= qy <= by1:
+                        pc = pit_surface_call(PitArrays(px, py, pit_side, pit_width, box_x, box_y),
+                                              qx, qy)
+                        if pc >= 0:
+                            qc = pc
+                p = surface_priority(qc)
+                if p > code_p:
+                    code_p = p
+                    code = qc
         if wi == 0:
             cars_i[w, c, I_WHEEL_SURFACE_FL] = code
             cars_f[w, c, F_WHEEL_OFFSET_FL] = woff
