@@ -42,23 +42,35 @@ def user_reward(metrics, result, crash_penalty=CRASH_PENALTY):
             - OFF_TRACK_PENALTY * metrics[..., M_OFF_TRACK])
 
 
-def make_callback():
-    from ray.rllib.callbacks.callbacks import RLlibCallback
+def env_life_totals(algo) -> dict:
+    """Sum of ``PaddockMultiAgentEnv.life_totals()`` over the remote env runners' envs.
 
-    class LifeMetrics(RLlibCallback):
-        """Per-life figures from the ``life_summary`` the env puts in the info of a life's last step."""
+    Exact counts of the lives that ended, read from the envs themselves: RLlib's metrics logger
+    averages per-sample means, which over-weights sample chunks in which only a crash ended a life.
+    """
+    def fetch(runner):
+        return [e.unwrapped.life_totals() for e in runner.env.envs]
 
-        def on_episode_step(self, *, episode, metrics_logger=None, **kwargs):
-            for info in episode.get_infos(-1).values():
-                summary = info.get("life_summary") if isinstance(info, dict) else None
-                if summary is None:
-                    continue
-                metrics_logger.log_value("life_legal_progress_m", summary["legal_progress_meters"],
-                                         reduce="mean", window=1000)
-                metrics_logger.log_value("life_crash_rate", float(summary["crashed"]), reduce="mean", window=1000)
-                metrics_logger.log_value("lives_finished", 1, reduce="sum")
+    total = {"lives_ended": 0, "lives_crashed": 0, "legal_meters": 0.0, "steps": 0}
+    for per_runner in algo.env_runner_group.foreach_env_runner(fetch, local_env_runner=False):
+        for t in per_runner:
+            for key in total:
+                total[key] += t[key]
+    return total
 
-    return LifeMetrics
+
+def life_rates(now: dict, before: dict) -> dict:
+    """Per-iteration figures from two ``env_life_totals`` readings (a restarted env runner starts
+    its totals again: then the new reading counts as the iteration's)."""
+    d = {k: now[k] - before[k] for k in now}
+    if any(v < 0 for v in d.values()):
+        d = dict(now)
+    n = d["lives_ended"]
+    return {"lives_finished": n,
+            "life_legal_progress_m": round(d["legal_meters"] / n, 2) if n else float("nan"),
+            "life_crash_rate": round(d["lives_crashed"] / n, 4) if n else float("nan"),
+            "crashes_per_km": (round(d["lives_crashed"] / (d["legal_meters"] / 1000.0), 4)
+                               if d["legal_meters"] > 0 else float("nan"))}
 
 
 def build_config(args):
@@ -80,6 +92,10 @@ def build_config(args):
         env_config["overrides"]["sensors"] = {"rays": {"rays": [
             {"id": f"r{i}", "angle_degrees": a, "length_meters": 80.0}
             for i, a in enumerate((-60, -25, 0, 25, 60))]}, "nearby_cars": {"max_cars": 2}}
+    if args.lookahead:
+        # Curvature and heading change of the track ahead: lets the policy brake for a corner its rays
+        # cannot reach yet (physical-driver senses have no lookahead unless asked).
+        env_config["overrides"]["observation"] = {"lookahead_meters": [float(d) for d in args.lookahead.split(",")]}
     fragment = args.rollout_fragment_length
     return (
         PPOConfig()
@@ -93,7 +109,6 @@ def build_config(args):
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *a, **k: "shared")
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
             "shared": RLModuleSpec(model_config={"fcnet_hiddens": [64, 64]})}))
-        .callbacks(make_callback())
         .debugging(seed=args.seed)
     )
 
@@ -115,18 +130,18 @@ def run(args) -> list[dict]:
                  runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}})
     algo = build_config(args).build_algo()
     rows = []
+    before = env_life_totals(algo)
     try:
         for it in range(args.iterations):
             t0 = time.time()
             res = algo.train()
             er = res.get("env_runners", {})
-            row = {"iteration": it + 1, "seconds": round(time.time() - t0, 2),
-                   "life_legal_progress_m": _get(er, "life_legal_progress_m"),
-                   "life_crash_rate": _get(er, "life_crash_rate"),
-                   "lives_finished": _get(er, "lives_finished"),
+            now = env_life_totals(algo)
+            row = {"iteration": it + 1, "seconds": round(time.time() - t0, 2), **life_rates(now, before),
                    "env_steps_sampled": _get(er, "num_env_steps_sampled"),
                    "agent_steps_sampled": _get(er, "num_module_steps_sampled", "shared"),
                    "episode_return_mean": _get(er, "episode_return_mean")}
+            before = now
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
@@ -219,6 +234,8 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--num-cpus", type=int, default=2)
     p.add_argument("--few-rays", action="store_true", help="5 rays instead of the 14-ray layout (faster)")
+    p.add_argument("--lookahead", default="",
+                   help="comma-separated track lookahead distances in m added to the observation, e.g. 30,60,120")
     p.add_argument("--bench-sampling", action="store_true",
                    help="measure env-runner sampling throughput (packed worlds vs stock PettingZoo wrapper)")
     p.add_argument("--bench-steps", type=int, default=200, help="env steps per world to time in --bench-sampling")

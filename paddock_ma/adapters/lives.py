@@ -93,6 +93,9 @@ class Lives:
         self.ended = np.zeros(self.shape, bool)
         self.retired = np.zeros(self.shape, bool)
         self.agents: list[str] = []
+        # Running totals over every life that ended since this object was built (across resets):
+        # exact per-life statistics for a trainer, independent of how it averages infos.
+        self.life_totals = {"lives_ended": 0, "lives_crashed": 0, "legal_meters": 0.0, "steps": 0}
 
     # -- helpers --------------------------------------------------------------------------------
     def agent_of(self, w: int, k: int) -> str:
@@ -227,6 +230,12 @@ class Lives:
         # per-life totals of the ended lives, read by info_for before the counters restart
         self.ended_progress = self.life_progress.copy()
         self.ended_steps = self.life_steps.copy()
+        if ended.any():
+            t = self.life_totals
+            t["lives_ended"] += int(ended.sum())
+            t["lives_crashed"] += int((ended & (result.end_reason == END_DESTROYED)).sum())
+            t["legal_meters"] += float(self.life_progress[ended].sum())
+            t["steps"] += int(self.life_steps[ended].sum())
         self.life_progress[ended] = 0.0
         self.life_steps[ended] = 0
         newborn = np.zeros_like(ended)

@@ -136,6 +136,12 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         self.agents = list(lives.agents)
         return obs, rewards, terms, truncs, infos
 
+    def life_totals(self) -> dict:
+        """Totals over every life that ended in this env so far: ``lives_ended``, ``lives_crashed``
+        (ended at the barrier), ``legal_meters`` and ``steps`` summed over those lives. A trainer
+        reads them from its env runners (``examples/rllib_ppo.py``) for exact per-life rates."""
+        return dict(self.lives.life_totals)
+
     def render(self):
         from .render import render_world
         return render_world(self.batch, 0)

@@ -140,6 +140,34 @@ def test_rllib_env_runner_schedules_newborn_lives():
     runner.stop()
 
 
+def test_life_totals_match_the_life_summaries():
+    """The env's running life totals equal the sums over the ``life_summary`` infos, across resets."""
+    env = PaddockMultiAgentEnv(dict(BASE, num_worlds=2, max_lives=4, seed=5,
+                                    overrides={"sensors": FEW_SENSES, "episode": {"max_steps": 6}}))
+    seen = {"lives_ended": 0, "lives_crashed": 0, "legal_meters": 0.0, "steps": 0}
+    for episode in range(2):
+        env.reset()
+        for t in range(40):
+            if t % 5 == 2:
+                crash(env, t % 2, t % 8)
+            _, _, _, _, infos = env.step(full_throttle(env))
+            for info in infos.values():
+                summary = info.get("life_summary")
+                if summary:
+                    seen["lives_ended"] += 1
+                    seen["lives_crashed"] += int(summary["crashed"])
+                    seen["legal_meters"] += summary["legal_progress_meters"]
+                    seen["steps"] += summary["steps"]
+            if not env.agents:
+                break
+    totals = env.life_totals()
+    assert totals["lives_crashed"] >= 4 and totals["lives_ended"] > totals["lives_crashed"]
+    assert {k: totals[k] for k in ("lives_ended", "lives_crashed", "steps")} == \
+        {k: seen[k] for k in ("lives_ended", "lives_crashed", "steps")}
+    assert totals["legal_meters"] == pytest.approx(seen["legal_meters"], rel=1e-9)
+    assert totals["legal_meters"] > 0
+
+
 def _load_example():
     path = Path(__file__).resolve().parents[2] / "examples" / "rllib_ppo.py"
     spec = importlib.util.spec_from_file_location("rllib_ppo_example", path)
