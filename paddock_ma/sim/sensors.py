@@ -17,7 +17,7 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
   ``surface_at(tr, x, y, -1)``). Because |offset| is 1-Lipschitz the gap to the nearest band edge
   that matters for the open channels is a safe step (sphere tracing on exact distances); a second
   bound from the offset's rate along the ray and the local curvature lets rays that run along the
-  track take long steps; where pit surfaces matter the raster ``grid_edge`` bound is the step.
+  track take long steps; where pit surfaces matter the step is each open channel's raster bound (``grid_pred_edge``).
   Steps never go below ``MIN_STEP`` (``PIT_MIN_STEP`` near the pit); a change is then bisected
   with exact queries. Driver precision: MIN_STEP 0.199 m (one bisection step reaches the 0.1 m
   bracket), reading within 0.1 m past the true crossing (the far end of the final bracket, as
@@ -133,7 +133,7 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
     cx = tr.cx
     cy = tr.cy
     gseg = tr.grid_seg
-    gedge = tr.grid_edge
+    gpred = tr.grid_pred_edge
     cs = tr.cs
     chead = tr.ch
     ccurv = tr.ccurv
@@ -198,7 +198,7 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
             dx = math.cos(ang)
             dy = math.sin(ang)
             if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-                ray_kind[w, c, r] = _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0,
+                ray_kind[w, c, r] = _march(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0,
                                            dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
                                            ray_hit[w, c, r])
             if n_cand > 0:

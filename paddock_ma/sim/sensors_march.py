@@ -15,6 +15,7 @@ from .layout import (
 )
 from .track import edge_distances, pit_surface, wrap_angle
 from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH, sample_at
+from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
 # Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
 CH_ROAD_EDGE = 1
@@ -264,14 +265,42 @@ def pit_view(tr):
 
 
 @njit(cache=True, inline='always')
-def _raster_edge(gedge, geo, x, y):
-    """Raster lower bound (m) of the distance to any surface boundary; 0 off the raster."""
-    ny, nx = gedge.shape
+def _raster_edge(gpred, pred, geo, x, y):
+    """Raster lower bound (m) of the distance to a boundary of ray predicate ``pred``
+    (``track_index.PRED_*``, a plane of ``grid_pred_edge``); 0 off the raster."""
+    ny = gpred.shape[1]
+    nx = gpred.shape[2]
     gx = int(math.floor((x - geo[_G_X0]) / geo[_G_CELL]))
     gy = int(math.floor((y - geo[_G_Y0]) / geo[_G_CELL]))
     if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
         return 0.0
-    return np.float64(gedge[gy, gx])
+    return np.float64(gpred[pred, gy, gx])
+
+
+@njit(cache=True, inline='always')
+def _pit_gap(gpred, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit):
+    """``_safe_gap`` where pit surfaces may be involved (it returned 0): each open channel's own
+    bound, exact for the main-track bands and from its predicate raster where a pit surface can
+    change the predicate (beyond the kerb). Boundaries that do not change an open channel's
+    predicate (between pit parts, pit and asphalt for a car in the pit) do not shorten the step."""
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
+    gap = _FAR
+    if need_edge:
+        if not origin_pit:
+            gap = abs(a - hw)
+        elif a > ke:
+            gap = _raster_edge(gpred, PRED_INSIDE_PIT, geo, x, y)
+        else:
+            gap = min(abs(a - hw), ke - a)
+    if need_kerb:
+        gap = min(gap, abs(a - hw), abs(a - ke))
+    if need_ill:
+        if a > ke:
+            gap = min(gap, _raster_edge(gpred, PRED_ILLEGAL, geo, x, y))
+        else:
+            gap = min(gap, ke - a)
+    return gap
 
 
 @njit(cache=True)
@@ -433,22 +462,22 @@ def _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_p
 
 
 @njit(cache=True)
-def march_ray(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug,
+def march_ray(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug,
               out_dist, out_hit):
     """Surface channels of one ray from (ox, oy) m along ``angle`` (rad, world) for ``length`` m.
 
-    cx, cy, gseg (grid_seg), gedge (grid_edge): the track's arrays; pv: ``pit_view(tr)``;
+    cx, cy, gseg (grid_seg), gpred (grid_pred_edge): the track's arrays; pv: ``pit_view(tr)``;
     geo: ``sensor_geometry(tr)``; (code0, a0, seg0): ``classify`` of the origin. mask: channel
     bitmask (bits 1, 2, 4 are used here); debug: 1 = debug precision. Writes out_dist[0:3] (float32
     m; miss = length) and out_hit[0:3] (int8) for the requested channels and returns the road-edge
     kind (0 miss, 1 exit, 2 entry).
     """
-    return _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, math.cos(angle),
+    return _march(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0, math.cos(angle),
                   math.sin(angle), length, mask, debug, out_dist, out_hit)
 
 
 @njit(cache=True)
-def _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask, debug,
+def _march(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask, debug,
            out_dist, out_hit):
     """``march_ray`` with the ray's unit direction (dx, dy) given (the caller shares its cos / sin
     with the car channel)."""
@@ -490,7 +519,8 @@ def _march(cx, cy, gseg, gedge, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length
             # between its parts and the kerb (e.g. gravel between the kerb and a connector)
             step_min = pit_min_step
         if gap <= 0.0:
-            gap = _raster_edge(gedge, geo, x, y)    # pit geometry involved: the raster bound
+            # pit geometry involved: the open channels' predicate raster bounds
+            gap = _pit_gap(gpred, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit)
         else:
             if seg >= 0:
                 o, v0, seg_len = _ray_frame(cx, cy, seg, x, y, dx, dy, a)

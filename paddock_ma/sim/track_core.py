@@ -35,7 +35,7 @@ TrackArrays = namedtuple("TrackArrays", [
     "cx", "cy", "cs", "ch", "cnx", "cny", "ccurv",
     "length", "half_width", "kerb_edge", "gravel_edge", "grass_edge",
     "sector_s",
-    "grid_x0", "grid_y0", "grid_cell", "grid_seg", "grid_surf", "grid_edge",
+    "grid_x0", "grid_y0", "grid_cell", "grid_seg", "grid_surf", "grid_edge", "grid_pred_edge",
     "px", "py", "ps", "ph",
     "pit_length", "pit_width",
     "pit_entry_s", "pit_exit_s",

@@ -9,6 +9,10 @@
   nearest cell whose surface differs from a 4-neighbour's (a chamfer transform, scaled down to a lower
   bound of the Euclidean one), minus 1.75 cells (half a cell for where the boundary lies between
   centres, ~0.71 cell for the query point's place in its cell, and slack), clamped at 0.
+* ``grid_pred_edge[2, ny, nx]`` float32: the same bound for the boundaries of one ray predicate each
+  (``PRED_INSIDE_PIT``: asphalt or a pit surface, the road edge seen from a car on a pit surface;
+  ``PRED_ILLEGAL``: gravel, grass or barrier). A ray in the pit area only has to respect the
+  boundaries of its open channels, not those between pit parts, so it takes longer steps.
 
 Build time is dominated by the nearest-segment stamping (every segment visits the cells within
 ``reach``) and runs in well under a second for a 6 km track.
@@ -19,7 +23,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .layout import SURF_BARRIER
+from .layout import SURF_BARRIER, SURF_GRAVEL, SURF_PIT_ENTRY, SURF_TRACK
 from .track_core import PREVIEW_D, TrackArrays, _seg_d2, band_code, build_ai_preview, pit_surface
 
 
@@ -159,6 +163,17 @@ def _edge_field(surf, cell):
     return out
 
 
+PRED_INSIDE_PIT = 0
+PRED_ILLEGAL = 1
+
+
+def predicate_edge_fields(surf: np.ndarray, cell: float) -> np.ndarray:
+    """``grid_pred_edge`` from the raster of surface codes -> float32[2, ny, nx] (module docstring)."""
+    inside = ((surf == SURF_TRACK) | (surf >= SURF_PIT_ENTRY)).astype(np.int8)
+    illegal = ((surf >= SURF_GRAVEL) & (surf <= SURF_BARRIER)).astype(np.int8)
+    return np.stack([_edge_field(inside, cell), _edge_field(illegal, cell)])
+
+
 def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackArrays:
     """Add the raster fields to ``fields`` (every other TrackArrays field) and return the TrackArrays.
 
@@ -190,10 +205,11 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
     tmp = dict(fields)
     tmp.update(grid_x0=float(x0), grid_y0=float(y0), grid_cell=float(cell), grid_seg=seg,
                grid_surf=np.zeros((1, 1), np.int8), grid_edge=np.zeros((1, 1), np.float32),
+               grid_pred_edge=np.zeros((2, 1, 1), np.float32),
                ai_preview=build_ai_preview(fields["cx"], fields["cy"], fields["cs"], fields["ch"],
                                            fields["ccurv"], float(fields["length"]), PREVIEW_D))
     tr = TrackArrays(**tmp)
     _fix_far_cells(tr, best, small)
     surf = _classify_cells(tr, nx, ny)
     edge = _edge_field(surf, float(cell))
-    return tr._replace(grid_surf=surf, grid_edge=edge)
+    return tr._replace(grid_surf=surf, grid_edge=edge, grid_pred_edge=predicate_edge_fields(surf, float(cell)))
