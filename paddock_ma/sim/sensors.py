@@ -65,13 +65,16 @@ FRONT_HEAVY_ANGLES_DEG = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 
                           90.0, 135.0, 180.0)
 
 # The ray march (step bounds, exact classification, bisection) lives in sensors_march.py.
+from .sensors_geometry import (  # noqa: E402,F401
+    _FAR, _WALK_MAX, _DERIV_WINDOW, PitView, _G_TRUST, N_GEO, _KBLOCK,
+    sensor_geometry, _seg_d2, _nearest, _guess, _band, _code, classify, _classify, pit_view, _raster_edge,
+    _pit_gap,
+)
 from .sensors_march import (  # noqa: E402,F401
     CH_ROAD_EDGE, CH_KERB, CH_ILLEGAL, CH_CAR, CH_ALL, RAY_ROAD_EDGE, RAY_KERB, RAY_ILLEGAL, RAY_CAR,
     N_RAY_CHANNELS, CHANNEL_NAMES, KIND_MISS, KIND_EXIT, KIND_ENTRY,
     MIN_STEP, TOLERANCE, DEBUG_MIN_STEP, DEBUG_TOLERANCE, PIT_MIN_STEP, DEBUG_PIT_MIN_STEP, _HALF_L,
-    _HALF_W, BODY_RADIUS, _FAR, _WALK_MAX, _DERIV_WINDOW, PitView, _G_TRUST, N_GEO, _KBLOCK,
-    sensor_geometry, _seg_d2, _nearest, _guess, _band, _code, classify, _classify, pit_view,
-    _raster_edge, _inside, _illegal, _pred, _safe_gap, _solve_step, _ray_frame, _deriv_step,
+    _HALF_W, BODY_RADIUS, _inside, _illegal, _pred, _safe_gap, _solve_step, _ray_frame, _deriv_step,
     _near_crossing, _bisect, march_ray, _march,
 )
 

@@ -1,0 +1,274 @@
+"""Where a ray sample is, for the surface-ray march (``sensors_march.py``): the per-track sensor
+constants (``sensor_geometry``: pit box, trust radius, band edges, raster origin, per-segment turning
+bounds), the nearest centreline segment of a sample by local descent or the raster, its exact
+surface code, and the raster step bounds of the pit area (``grid_pred_edge``)."""
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
+from .track import pit_surface
+from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH
+from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
+
+_FAR = 1.0e30
+_WALK_MAX = 48           # descent steps before falling back to the raster (a stale start)
+_DERIV_WINDOW = 24       # segments either side covered by the local curvature bound (3 blocks)
+
+# The fields of TrackArrays that ``pit_surface`` reads. Hot kernels take single arrays and this small
+# view, never the whole TrackArrays tuple: passing that 33-field tuple to a non-inlined call costs
+# ~100 ns here (reference counts of every array), more than a whole march step.
+PitView = namedtuple("PitView", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
+
+
+# sensor_geometry() slots
+_G_PX0, _G_PY0, _G_PX1, _G_PY1 = 0, 1, 2, 3
+_G_TRUST = 4
+_G_HW, _G_KE, _G_GRAVEL, _G_GRASS = 5, 6, 7, 8
+_G_X0, _G_Y0, _G_CELL = 9, 10, 11
+N_GEO = 12               # then one entry per segment: its windowed turning-rate bound (1/m)
+_KBLOCK = 8
+
+
+@njit(cache=True)
+def sensor_geometry(tr):
+    """Per-track constants of the ray march -> float64[N_GEO]: the box (x0, y0, x1, y1) m around
+    every pit surface (path, lanes, boxes, garages, plus a margin; outside it ``pit_surface`` is -1);
+    the trust radius (m) within which the nearest centreline segment is followed by local descent
+    instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
+    close to a segment, no other part of a valid track is nearer); the band edges and the raster
+    origin and cell; then per segment the turning-rate bound of ``_deriv_step`` (1.5 x the largest
+    |curvature| of the blocks of _KBLOCK segments within +-_DERIV_WINDOW segments, + 1e-9). The hot helpers
+    take these and single arrays, never the TrackArrays tuple
+    (passing the tuple to a non-inlined call costs ~85 ns here)."""
+    n = tr.cx.shape[0] - 1
+    geo = np.zeros(N_GEO + n, dtype=np.float64)
+    blk = np.zeros((n + _KBLOCK - 1) // _KBLOCK, dtype=np.float64)
+    for i in range(n):
+        b = i // _KBLOCK
+        blk[b] = max(blk[b], abs(tr.ccurv[i]), abs(tr.ccurv[i + 1]))
+    for i in range(n):
+        # every block within +-_DERIV_WINDOW segments (wrapped), as the bound's derivation needs
+        km = 0.0
+        for k in range(i - _DERIV_WINDOW, i + _DERIV_WINDOW + 1, _KBLOCK):
+            j = k
+            if j < 0:
+                j += n
+            elif j >= n:
+                j -= n
+            km = max(km, blk[j // _KBLOCK])
+        geo[N_GEO + i] = 1.5 * km + 1e-9
+    if tr.px.shape[0] == 0:
+        geo[_G_PX0] = _FAR
+        geo[_G_PY0] = _FAR
+        geo[_G_PX1] = -_FAR
+        geo[_G_PY1] = -_FAR
+    else:
+        xs = np.concatenate((tr.px, tr.box_x))
+        ys = np.concatenate((tr.py, tr.box_y))
+        m = 0.5 * tr.pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + 5.0
+        geo[_G_PX0] = xs.min() - m
+        geo[_G_PY0] = ys.min() - m
+        geo[_G_PX1] = xs.max() + m
+        geo[_G_PY1] = ys.max() + m
+    kmax = np.abs(tr.ccurv).max()
+    trust = 1.0 / kmax if kmax > 0.0 else _FAR
+    geo[_G_TRUST] = min(max(trust, tr.kerb_edge + 2.0), tr.grass_edge)
+    geo[_G_HW] = tr.half_width
+    geo[_G_KE] = tr.kerb_edge
+    geo[_G_GRAVEL] = tr.gravel_edge
+    geo[_G_GRASS] = tr.grass_edge
+    geo[_G_X0] = tr.grid_x0
+    geo[_G_Y0] = tr.grid_y0
+    geo[_G_CELL] = tr.grid_cell
+    return geo
+
+
+@njit(cache=True, inline='always')
+def _seg_d2(cx, cy, i, x, y):
+    """Squared distance (m^2) from (x, y) to centreline segment i (``locate``'s arithmetic)."""
+    ax = cx[i]
+    ay = cy[i]
+    dx = cx[i + 1] - ax
+    dy = cy[i + 1] - ay
+    qx = x - ax
+    qy = y - ay
+    ll = dx * dx + dy * dy
+    t = (qx * dx + qy * dy) / ll
+    if t < 0.0:
+        t = 0.0
+    elif t > 1.0:
+        t = 1.0
+    ex = qx - t * dx
+    ey = qy - t * dy
+    return ex * ex + ey * ey
+
+
+@njit(cache=True, inline='always')
+def _nearest(cx, cy, gseg, geo, x, y, seg):
+    """|offset| (m) of (x, y) and its nearest centreline segment -> (a, seg).
+
+    Local descent over segment distances from ``seg`` (the previous sample's), trusted within the
+    trust radius; otherwise (or for seg < 0) the raster's nearest segment +- the window ``locate``
+    uses, so the answer equals ``locate(tr, x, y, -1)``. Off the raster or where the raster has no
+    segment: a conservative |offset| (raster margin, or grass edge + 20 m minus a cell; the point is
+    barrier) and seg -1.
+    """
+    n = cx.shape[0] - 1
+    if seg >= 0:
+        d = _seg_d2(cx, cy, seg, x, y)
+        moves = 0
+        while moves < _WALK_MAX:
+            j = seg + 1 if seg + 1 < n else 0
+            dj = _seg_d2(cx, cy, j, x, y)
+            if dj < d:
+                seg = j
+                d = dj
+                moves += 1
+            else:
+                break
+        if moves == 0:
+            while moves < _WALK_MAX:
+                j = seg - 1 if seg > 0 else n - 1
+                dj = _seg_d2(cx, cy, j, x, y)
+                if dj < d:
+                    seg = j
+                    d = dj
+                    moves += 1
+                else:
+                    break
+        a = math.sqrt(d)
+        if a <= geo[_G_TRUST] and moves < _WALK_MAX:
+            return a, seg
+    ny, nx = gseg.shape
+    cell = geo[_G_CELL]
+    gx = int(math.floor((x - geo[_G_X0]) / cell))
+    gy = int(math.floor((y - geo[_G_Y0]) / cell))
+    if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
+        return geo[_G_GRASS] + 1.0, -1
+    g = gseg[gy, gx]
+    if g < 0:
+        return geo[_G_GRASS] + 20.0 - 1.5 * cell, -1
+    best = np.inf
+    bi = g
+    for k in range(g - _GRID_WINDOW, g + _GRID_WINDOW + 1):
+        i = k
+        if i < 0:
+            i += n
+        elif i >= n:
+            i -= n
+        d = _seg_d2(cx, cy, i, x, y)
+        if d < best:
+            best = d
+            bi = i
+    return math.sqrt(best), bi
+
+
+@njit(cache=True, inline='always')
+def _guess(cx, cy, seg, dx, dy, step):
+    """Segment near the projection of a point ``step`` m further along the ray (descent start):
+    the along-track part of the step divided by the local segment length."""
+    if seg < 0:
+        return seg
+    n = cx.shape[0] - 1
+    ex = cx[seg + 1] - cx[seg]
+    ey = cy[seg + 1] - cy[seg]
+    jump = int(round(step * (dx * ex + dy * ey) / (ex * ex + ey * ey)))
+    jump = max(-(n // 4), min(n // 4, jump))
+    g = seg + jump
+    if g < 0:
+        g += n
+    elif g >= n:
+        g -= n
+    return g
+
+
+@njit(cache=True, inline='always')
+def _band(geo, a):
+    """Main-track band of |offset| a (m), as the track's ``band_code``."""
+    if a <= geo[_G_HW]:
+        return SURF_TRACK
+    if a <= geo[_G_KE]:
+        return SURF_KERB
+    if a <= geo[_G_GRAVEL]:
+        return SURF_GRAVEL
+    if a <= geo[_G_GRASS]:
+        return SURF_GRASS
+    return SURF_BARRIER
+
+
+@njit(cache=True, inline='always')
+def _code(pv, geo, x, y, a, seg, want_pit):
+    """Surface code at (x, y) of |offset| a: the band, or the pit surface over it when ``want_pit``
+    (callers whose open channels treat pit surfaces like the band underneath skip the pit test).
+    pv: PitView."""
+    if seg < 0:
+        return SURF_BARRIER
+    code = _band(geo, a)
+    if (want_pit and a > geo[_G_KE] and geo[_G_PX0] <= x <= geo[_G_PX1]
+            and geo[_G_PY0] <= y <= geo[_G_PY1]):
+        p = pit_surface(pv, x, y)
+        if p >= 0:
+            code = p
+    return code
+
+
+@njit(cache=True)
+def classify(tr, geo, x, y, seg):
+    """Exact surface at (x, y) m, as ``surface_at(tr, x, y, -1)`` -> (code, |offset| m, seg).
+    geo: ``sensor_geometry(tr)``; seg: a nearby segment to descend from, or -1."""
+    return _classify(tr.cx, tr.cy, tr.grid_seg, pit_view(tr), geo, x, y, seg)
+
+
+@njit(cache=True)
+def _classify(cx, cy, gseg, pv, geo, x, y, seg):
+    a, seg = _nearest(cx, cy, gseg, geo, x, y, seg)
+    return _code(pv, geo, x, y, a, seg, True), a, seg
+
+
+@njit(cache=True)
+def pit_view(tr):
+    """The PitView of a track (its pit arrays, no copy)."""
+    return PitView(tr.px, tr.py, tr.pit_side, tr.pit_width, tr.box_x, tr.box_y)
+
+
+@njit(cache=True, inline='always')
+def _raster_edge(gpred, pred, geo, x, y):
+    """Raster lower bound (m) of the distance to a boundary of ray predicate ``pred``
+    (``track_index.PRED_*``, a plane of ``grid_pred_edge``); 0 off the raster."""
+    ny = gpred.shape[1]
+    nx = gpred.shape[2]
+    gx = int(math.floor((x - geo[_G_X0]) / geo[_G_CELL]))
+    gy = int(math.floor((y - geo[_G_Y0]) / geo[_G_CELL]))
+    if gx < 0 or gy < 0 or gx >= nx or gy >= ny:
+        return 0.0
+    return np.float64(gpred[pred, gy, gx])
+
+
+@njit(cache=True, inline='always')
+def _pit_gap(gpred, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit):
+    """``_safe_gap`` where pit surfaces may be involved (it returned 0): each open channel's own
+    bound, exact for the main-track bands and from its predicate raster where a pit surface can
+    change the predicate (beyond the kerb). Boundaries that do not change an open channel's
+    predicate (between pit parts, pit and asphalt for a car in the pit) do not shorten the step."""
+    hw = geo[_G_HW]
+    ke = geo[_G_KE]
+    gap = _FAR
+    if need_edge:
+        if not origin_pit:
+            gap = abs(a - hw)
+        elif a > ke:
+            gap = _raster_edge(gpred, PRED_INSIDE_PIT, geo, x, y)
+        else:
+            gap = min(abs(a - hw), ke - a)
+    if need_kerb:
+        gap = min(gap, abs(a - hw), abs(a - ke))
+    if need_ill:
+        if a > ke:
+            gap = min(gap, _raster_edge(gpred, PRED_ILLEGAL, geo, x, y))
+        else:
+            gap = min(gap, ke - a)
+    return gap
