@@ -73,6 +73,64 @@ def life_rates(now: dict, before: dict) -> dict:
                                if d["legal_meters"] > 0 else float("nan"))}
 
 
+def env_overrides(args) -> dict:
+    """Config overrides of ENV_ID shared by training and the speed-start evaluation."""
+    overrides = {"episode": {"max_steps": args.life_steps}}
+    if args.few_rays:
+        overrides["sensors"] = {"rays": {"rays": [
+            {"id": f"r{i}", "angle_degrees": a, "length_meters": 80.0}
+            for i, a in enumerate((-60, -25, 0, 25, 60))]}, "nearby_cars": {"max_cars": 2}}
+    if args.lookahead:
+        # Curvature and heading change of the track ahead: lets the policy brake for a corner its rays
+        # cannot reach yet (physical-driver senses have no lookahead unless asked).
+        overrides["observation"] = {"lookahead_meters": [float(d) for d in args.lookahead.split(",")]}
+    return overrides
+
+
+def speed_start_eval(module, args, worlds: int = 8, steps: int = 150, seed: int = 2024) -> dict:
+    """Crash rate of a policy over lives that start at speed (``--eval-speed`` km/h) at random lap
+    distances on the racing line: the share of cars destroyed within ``steps`` env steps (10 s at
+    frame skip 4, 150 steps), and their mean legal progress (m). The policy acts deterministically
+    (its action distribution's mean, clipped to the action space). The same seed gives the same
+    starts at every evaluation, so the figures of two iterations compare the policies alone.
+
+    Training starts slow (an untrained policy barely moves, so it rarely crashes): this measures
+    what a policy does with speed it did not build up itself, from the first iteration on.
+    """
+    import torch
+
+    from paddock_ma.adapters.pettingzoo_env import resolve_config
+    from paddock_ma.env.batch_env import BatchEnv
+    from paddock_ma.sim.layout import END_DESTROYED
+
+    env = BatchEnv(resolve_config(ENV_ID, env_overrides(args)), worlds)
+    env.reset(seed=seed)
+    w, k = env.num_worlds, len(env.controlled)
+    rng = np.random.default_rng(seed)
+    placements = {"distance_meters": rng.uniform(0.0, env.track.length, (w, k)),
+                  "offset_meters": np.zeros((w, k)), "speed_kph": np.full((w, k), args.eval_speed),
+                  "heading_error_radians": np.zeros((w, k))}
+    obs = env.reset_drivers(np.ones((w, k), bool), placements).obs
+    low, high = np.array([-1.0, 0.0, 0.0], np.float32), np.array([1.0, 1.0, 1.0], np.float32)
+    crashed = np.zeros((w, k), bool)
+    progress = np.zeros((w, k))
+    running = np.ones((w, k), bool)
+    with torch.no_grad():
+        for _ in range(steps):
+            out = module.forward_inference({"obs": torch.from_numpy(obs.reshape(w * k, -1).copy())})
+            mean = out["action_dist_inputs"][:, :3].numpy().reshape(w, k, 3)
+            result = env.step(np.clip(mean, low, high).astype(np.float32))
+            progress += np.where(running, result.metrics[..., M_LEGAL_PROGRESS], 0.0)
+            crashed |= running & (result.end_reason == END_DESTROYED)
+            running &= ~result.done
+            obs = result.obs
+            if not running.any():
+                break
+    env.close()
+    return {"speed_start_crash_rate": round(float(crashed.mean()), 4),
+            "speed_start_progress_m": round(float(progress.mean()), 2)}
+
+
 def build_config(args):
     import torch
     from ray.rllib.algorithms.ppo import PPOConfig
@@ -87,15 +145,7 @@ def build_config(args):
                   "reset_placement": "random", "max_lives": args.max_lives,
                   "max_world_steps": args.max_world_steps, "seed": args.seed,
                   "reward": functools.partial(user_reward, crash_penalty=args.crash_penalty),
-                  "overrides": {"episode": {"max_steps": args.life_steps}}}
-    if args.few_rays:
-        env_config["overrides"]["sensors"] = {"rays": {"rays": [
-            {"id": f"r{i}", "angle_degrees": a, "length_meters": 80.0}
-            for i, a in enumerate((-60, -25, 0, 25, 60))]}, "nearby_cars": {"max_cars": 2}}
-    if args.lookahead:
-        # Curvature and heading change of the track ahead: lets the policy brake for a corner its rays
-        # cannot reach yet (physical-driver senses have no lookahead unless asked).
-        env_config["overrides"]["observation"] = {"lookahead_meters": [float(d) for d in args.lookahead.split(",")]}
+                  "overrides": env_overrides(args)}
     fragment = args.rollout_fragment_length
     return (
         PPOConfig()
@@ -131,6 +181,9 @@ def run(args) -> list[dict]:
     algo = build_config(args).build_algo()
     rows = []
     before = env_life_totals(algo)
+    initial = speed_start_eval(algo.get_module("shared"), args) if args.eval_every else {}
+    if initial:
+        print(json.dumps({"iteration": 0, **initial}), flush=True)
     try:
         for it in range(args.iterations):
             t0 = time.time()
@@ -142,30 +195,40 @@ def run(args) -> list[dict]:
                    "agent_steps_sampled": _get(er, "num_module_steps_sampled", "shared"),
                    "episode_return_mean": _get(er, "episode_return_mean")}
             before = now
+            if args.eval_every and ((it + 1) % args.eval_every == 0 or it + 1 == args.iterations):
+                row.update(speed_start_eval(algo.get_module("shared"), args))
             rows.append(row)
             print(json.dumps(row), flush=True)
     finally:
         algo.stop()
     if args.out:
-        Path(args.out).write_text(json.dumps({"env_id": ENV_ID, "args": vars(args), "iterations": rows}, indent=1,
-                                             default=str))
+        Path(args.out).write_text(json.dumps({"env_id": ENV_ID, "args": vars(args), "initial_eval": initial,
+                                              "iterations": rows}, indent=1, default=str))
     if args.plot:
-        plot(rows, args.plot)
+        plot(rows, args.plot, initial)
     return rows
 
 
-def plot(rows, path):
+def plot(rows, path, initial=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     it = [r["iteration"] for r in rows]
-    fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
+    evals = [(0, initial)] if initial else []
+    evals += [(r["iteration"], r) for r in rows if "speed_start_crash_rate" in r]
+    fig, ax = plt.subplots(1, 3 if evals else 2, figsize=(13 if evals else 9, 3.5))
     ax[0].plot(it, [r["life_legal_progress_m"] for r in rows], marker="o")
     ax[0].set_xlabel("iteration")
     ax[0].set_ylabel("legal progress per life (m)")
     ax[1].plot(it, [r["life_crash_rate"] for r in rows], marker="o", color="tab:red")
     ax[1].set_xlabel("iteration")
-    ax[1].set_ylabel("crash rate per life")
+    ax[1].set_ylabel("crash rate per life (training)")
+    if evals:
+        ax[2].plot([i for i, _ in evals], [e["speed_start_crash_rate"] for _, e in evals], marker="s",
+                   color="tab:purple")
+        ax[2].set_xlabel("iteration")
+        ax[2].set_ylabel("crash rate, lives starting at speed")
+        ax[2].set_ylim(bottom=0.0)
     fig.suptitle(f"PPO shared policy on {ENV_ID}")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -234,6 +297,10 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--num-cpus", type=int, default=2)
     p.add_argument("--few-rays", action="store_true", help="5 rays instead of the 14-ray layout (faster)")
+    p.add_argument("--eval-every", type=int, default=0,
+                   help="every N iterations (and before the first) evaluate the crash rate of lives that start "
+                        "at --eval-speed")
+    p.add_argument("--eval-speed", type=float, default=200.0, help="start speed (km/h) of the speed-start evaluation")
     p.add_argument("--lookahead", default="",
                    help="comma-separated track lookahead distances in m added to the observation, e.g. 30,60,120")
     p.add_argument("--bench-sampling", action="store_true",

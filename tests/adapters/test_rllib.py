@@ -1,6 +1,7 @@
 """The RLlib adapter: ids and newborn lives, RLlib's env checker, sampling with lives, a PPO smoke run."""
 
 import importlib.util
+import json
 import math
 from pathlib import Path
 
@@ -183,7 +184,8 @@ def test_ppo_example_two_iterations(ray_local, tmp_path):
     out = tmp_path / "ppo.json"
     args = ex.parse_args(["--iterations", "2", "--num-env-runners", "1", "--num-worlds", "2", "--train-batch", "256",
                           "--minibatch", "128", "--epochs", "1", "--rollout-fragment-length", "16",
-                          "--life-steps", "20", "--max-world-steps", "60", "--few-rays", "--out", str(out),
+                          "--life-steps", "20", "--max-world-steps", "60", "--few-rays", "--eval-every", "2",
+                          "--lookahead", "30,90", "--out", str(out),
                           "--plot", str(tmp_path / "ppo.png")])
     rows = ex.run(args)
     assert [r["iteration"] for r in rows] == [1, 2]
@@ -195,6 +197,11 @@ def test_ppo_example_two_iterations(ray_local, tmp_path):
     assert 0.0 <= last["life_crash_rate"] <= 1.0
     assert math.isfinite(last["life_legal_progress_m"]) and -50 < last["life_legal_progress_m"] < 200
     assert out.exists() and (tmp_path / "ppo.png").stat().st_size > 1000
+    # the speed-start evaluation ran before training and at the last iteration, on the same starts
+    saved = json.loads(out.read_text())
+    for ev in (saved["initial_eval"], last):
+        assert 0.0 <= ev["speed_start_crash_rate"] <= 1.0 and math.isfinite(ev["speed_start_progress_m"])
+    assert "speed_start_crash_rate" not in rows[0]
 
 
 def test_register_returns_the_name():
