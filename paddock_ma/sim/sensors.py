@@ -17,7 +17,8 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
   ``surface_at(tr, x, y, -1)``). Because |offset| is 1-Lipschitz the gap to the nearest band edge
   that matters for the open channels is a safe step (sphere tracing on exact distances); a second
   bound from the offset's rate along the ray and the local curvature lets rays that run along the
-  track take long steps; where pit surfaces matter the step is each open channel's raster bound (``grid_pred_edge``).
+  track take long steps; where pit surfaces matter the step is each open channel's raster bound (``grid_pred_edge``, 1 m
+  cells, and ``fine_pred_edge``, 0.25 m cells over the pit area).
   Steps never go below ``MIN_STEP`` (``PIT_MIN_STEP`` near the pit); a change is then bisected
   with exact queries. Driver precision: MIN_STEP 0.199 m (one bisection step reaches the 0.1 m
   bracket), reading within 0.1 m past the true crossing (the far end of the final bracket, as
@@ -68,7 +69,7 @@ FRONT_HEAVY_ANGLES_DEG = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 
 from .sensors_geometry import (  # noqa: E402,F401
     _FAR, _WALK_MAX, _DERIV_WINDOW, PitView, _G_TRUST, N_GEO, _KBLOCK,
     sensor_geometry, _seg_d2, _nearest, _guess, _band, _code, classify, _classify, pit_view, _raster_edge,
-    _pit_gap,
+    _pit_gap, _pred_bound,
 )
 from .sensors_march import (  # noqa: E402,F401
     CH_ROAD_EDGE, CH_KERB, CH_ILLEGAL, CH_CAR, CH_ALL, RAY_ROAD_EDGE, RAY_KERB, RAY_ILLEGAL, RAY_CAR,
@@ -137,6 +138,8 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
     cy = tr.cy
     gseg = tr.grid_seg
     gpred = tr.grid_pred_edge
+    fpred = tr.fine_pred_edge
+    fgrid = tr.fine_grid
     cs = tr.cs
     chead = tr.ch
     ccurv = tr.ccurv
@@ -201,8 +204,8 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
             dx = math.cos(ang)
             dy = math.sin(ang)
             if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-                ray_kind[w, c, r] = _march(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0,
-                                           dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
+                ray_kind[w, c, r] = _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0,
+                                           seg0, dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
                                            ray_hit[w, c, r])
             if n_cand > 0:
                 best = _FAR

@@ -249,9 +249,22 @@ def _raster_edge(gpred, pred, geo, x, y):
 
 
 @njit(cache=True, inline='always')
-def _pit_gap(gpred, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit):
+def _pred_bound(gpred, fpred, fgrid, pred, geo, x, y):
+    """Lower bound (m) of the distance from (x, y) to a boundary of predicate ``pred``: the larger
+    of the coarse raster's and, inside the pit area, the fine raster's (both are lower bounds)."""
+    b = _raster_edge(gpred, pred, geo, x, y)
+    cell = fgrid[2]
+    gx = int(math.floor((x - fgrid[0]) / cell))
+    gy = int(math.floor((y - fgrid[1]) / cell))
+    if 0 <= gx < fpred.shape[2] and 0 <= gy < fpred.shape[1]:
+        b = max(b, fpred[pred, gy, gx] * cell)
+    return b
+
+
+@njit(cache=True, inline='always')
+def _pit_gap(gpred, fpred, fgrid, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit):
     """``_safe_gap`` where pit surfaces may be involved (it returned 0): each open channel's own
-    bound, exact for the main-track bands and from its predicate raster where a pit surface can
+    bound, exact for the main-track bands and from its predicate rasters where a pit surface can
     change the predicate (beyond the kerb). Boundaries that do not change an open channel's
     predicate (between pit parts, pit and asphalt for a car in the pit) do not shorten the step."""
     hw = geo[_G_HW]
@@ -261,14 +274,14 @@ def _pit_gap(gpred, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit):
         if not origin_pit:
             gap = abs(a - hw)
         elif a > ke:
-            gap = _raster_edge(gpred, PRED_INSIDE_PIT, geo, x, y)
+            gap = _pred_bound(gpred, fpred, fgrid, PRED_INSIDE_PIT, geo, x, y)
         else:
             gap = min(abs(a - hw), ke - a)
     if need_kerb:
         gap = min(gap, abs(a - hw), abs(a - ke))
     if need_ill:
         if a > ke:
-            gap = min(gap, _raster_edge(gpred, PRED_ILLEGAL, geo, x, y))
+            gap = min(gap, _pred_bound(gpred, fpred, fgrid, PRED_ILLEGAL, geo, x, y))
         else:
             gap = min(gap, ke - a)
     return gap

@@ -200,23 +200,24 @@ def _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_p
 
 
 @njit(cache=True)
-def march_ray(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0, angle, length, mask, debug,
-              out_dist, out_hit):
+def march_ray(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, angle, length, mask,
+              debug, out_dist, out_hit):
     """Surface channels of one ray from (ox, oy) m along ``angle`` (rad, world) for ``length`` m.
 
-    cx, cy, gseg (grid_seg), gpred (grid_pred_edge): the track's arrays; pv: ``pit_view(tr)``;
+    cx, cy, gseg (grid_seg), gpred (grid_pred_edge), fpred / fgrid (fine_pred_edge / fine_grid): the
+    track's arrays; pv: ``pit_view(tr)``;
     geo: ``sensor_geometry(tr)``; (code0, a0, seg0): ``classify`` of the origin. mask: channel
     bitmask (bits 1, 2, 4 are used here); debug: 1 = debug precision. Writes out_dist[0:3] (float32
     m; miss = length) and out_hit[0:3] (int8) for the requested channels and returns the road-edge
     kind (0 miss, 1 exit, 2 entry).
     """
-    return _march(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0, math.cos(angle),
-                  math.sin(angle), length, mask, debug, out_dist, out_hit)
+    return _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0,
+                  math.cos(angle), math.sin(angle), length, mask, debug, out_dist, out_hit)
 
 
 @njit(cache=True)
-def _march(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask, debug,
-           out_dist, out_hit):
+def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask,
+           debug, out_dist, out_hit):
     """``march_ray`` with the ray's unit direction (dx, dy) given (the caller shares its cos / sin
     with the car channel)."""
     min_step = DEBUG_MIN_STEP if debug else MIN_STEP
@@ -258,7 +259,7 @@ def _march(cx, cy, gseg, gpred, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length
             step_min = pit_min_step
         if gap <= 0.0:
             # pit geometry involved: the open channels' predicate raster bounds
-            gap = _pit_gap(gpred, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit)
+            gap = _pit_gap(gpred, fpred, fgrid, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit)
         else:
             if seg >= 0:
                 o, v0, seg_len = _ray_frame(cx, cy, seg, x, y, dx, dy, a)

@@ -31,9 +31,8 @@ from .layout import (
     SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
     WHEEL_X, WHEEL_Y,
 )
-from .track_core import (
-    GARAGE_DEPTH, HINT_WINDOW, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _finish_a,
-    _locate_slow, _walk, pit_surface_call, wrap_angle,
+from .track_core import (  # noqa: F401  (pit_bbox: re-exported for the step)
+    HINT_WINDOW, _finish_a, _locate_slow, _walk, pit_bbox, pit_surface_call, wrap_angle,
 )
 
 # The TrackArrays fields ``track_core.pit_surface`` reads: built only where a pit test runs.
@@ -103,26 +102,6 @@ def _project(cx, cy, grid_seg, gx0, gy0, gcell, gravel, x, y, hint):
     cross = (cx[i + 1] - ax) * (y - ay) - (cy[i + 1] - ay) * (x - ax)
     dist = math.sqrt(d2)
     return i, t, (dist if cross >= 0.0 else -dist)
-
-
-@njit(cache=True)
-def pit_bbox(px, py, box_x, box_y, pit_width):
-    """(x0, y0, x1, y1) m: a box around every pit surface (path points and service boxes, widened
-    by the farthest a pit surface reaches from them: the working lane, garages and their margins).
-    Outside it ``pit_surface`` is -1. An empty pit path gives an empty box."""
-    if px.shape[0] == 0:
-        return np.inf, np.inf, -np.inf, -np.inf
-    x0 = px.min()
-    x1 = px.max()
-    y0 = py.min()
-    y1 = py.max()
-    if box_x.shape[0] > 0:
-        x0 = min(x0, box_x.min())
-        x1 = max(x1, box_x.max())
-        y0 = min(y0, box_y.min())
-        y1 = max(y1, box_y.max())
-    m = 0.5 * pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + WORK_LANE_MARGIN + 2.0
-    return x0 - m, y0 - m, x1 + m, y1 + m
 
 
 @njit(cache=True, inline="always")

@@ -36,6 +36,7 @@ TrackArrays = namedtuple("TrackArrays", [
     "length", "half_width", "kerb_edge", "gravel_edge", "grass_edge",
     "sector_s",
     "grid_x0", "grid_y0", "grid_cell", "grid_seg", "grid_surf", "grid_edge", "grid_pred_edge",
+    "fine_grid", "fine_pred_edge",
     "px", "py", "ps", "ph",
     "pit_length", "pit_width",
     "pit_entry_s", "pit_exit_s",
@@ -440,6 +441,26 @@ def surface_at(tr, x, y, hint):
         if p >= 0:
             code = p
     return code, offset, seg
+
+
+@njit(cache=True)
+def pit_bbox(px, py, box_x, box_y, pit_width):
+    """(x0, y0, x1, y1) m: a box around every pit surface (path points and service boxes, widened
+    by the farthest a pit surface reaches from them: the working lane, garages and their margins).
+    Outside it ``pit_surface`` is -1. An empty pit path gives an empty box."""
+    if px.shape[0] == 0:
+        return np.inf, np.inf, -np.inf, -np.inf
+    x0 = px.min()
+    x1 = px.max()
+    y0 = py.min()
+    y1 = py.max()
+    if box_x.shape[0] > 0:
+        x0 = min(x0, box_x.min())
+        x1 = max(x1, box_x.max())
+        y0 = min(y0, box_y.min())
+        y1 = max(y1, box_y.max())
+    m = 0.5 * pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + WORK_LANE_MARGIN + 2.0
+    return x0 - m, y0 - m, x1 + m, y1 + m
 
 
 @njit(cache=True, inline="always")
