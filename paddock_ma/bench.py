@@ -16,6 +16,10 @@ import time
 
 import numpy as np
 
+from numba import njit
+
+from .sim.track_core import locate
+
 CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all rules on "
                  "(tyre degradation, pit stops, stalled DNF), no sensors")
 
@@ -171,10 +175,48 @@ def bench_start(cache_dir: str | None = None) -> dict:
         return out
 
 
+def bench_tracks(seeds: int = 10) -> dict:
+    """Procedural track generation (centreline, validation, pit lane, query index and rasters) in
+    seconds per track over ``seeds`` seeds, after a warm-up build; and ``locate`` with a good hint
+    (a car moving 1.4 m per query along the grand-prix), ns per call."""
+    from .sim.track import load_track, procedural_track
+
+    build = procedural_track.__wrapped__      # bypass the per-seed cache
+    build(100)
+    times = []
+    for seed in range(seeds):
+        t0 = time.perf_counter()
+        build(seed * 7919 + 1)
+        times.append(time.perf_counter() - t0)
+    tr = load_track("grand-prix")
+    s = np.arange(0.0, 1.4 * 200_000, 1.4) % tr.length
+    xs = np.interp(s, tr.cs, tr.cx)
+    ys = np.interp(s, tr.cs, tr.cy)
+    _locate_many(tr, xs[:10], ys[:10])
+    t0 = time.perf_counter()
+    _locate_many(tr, xs, ys)
+    per = (time.perf_counter() - t0) / xs.shape[0] * 1e9
+    return {"procedural_median_s": round(float(np.median(times)), 3), "procedural_max_s": round(max(times), 3),
+            "locate_hint_ns": round(per, 1)}
+
+
+@njit(cache=True)
+def _locate_many(tr, xs, ys):
+    """``locate`` every point in turn with the previous answer as the hint; returns a checksum."""
+    hint = 0
+    acc = 0.0
+    for i in range(xs.shape[0]):
+        seg, s, off, h, k = locate(tr, xs[i], ys[i], hint)
+        hint = seg
+        acc += s
+    return acc
+
+
 def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start: bool = True) -> dict:
     """The benchmark suite; returns a JSON-able report."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     report = {"workload": CORE_WORKLOAD, "core": [bench_core(w, seconds=seconds) for w in worlds],
+              "tracks": bench_tracks(),
               "env_workload": ENV_WORKLOAD,
               "batch_env": [bench_batch_env(w, seconds=seconds) for w in env_worlds],
               "paddock_env": bench_paddock_env(seconds=seconds)}
@@ -199,6 +241,11 @@ def format_report(report: dict) -> str:
                      f"{row['core_ms']} | {row['sensors_obs_ms']} | {row['python_ms']} |")
     row = report["paddock_env"]
     lines.append(f"| PaddockEnv (dict) | 1 | {row['car_steps_per_s']:,} | {row['ms_per_step']} | | | |")
+    if "tracks" in report:
+        t = report["tracks"]
+        lines += ["", "| procedural track build, median (s) | max (s) | locate with a good hint (ns/call) |",
+                  "|---:|---:|---:|",
+                  f"| {t['procedural_median_s']} | {t['procedural_max_s']} | {t['locate_hint_ns']} |"]
     if "start" in report:
         lines += ["", "| start | process (s) | import (s) | build + first step (s) |", "|---|---:|---:|---:|"]
         for label, row in report["start"].items():

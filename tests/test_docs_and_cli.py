@@ -49,3 +49,19 @@ def test_core_race_example_finishes_a_race():
     assert out.returncode == 0, out.stderr
     assert "finished=True" in out.stdout
     assert out.stdout.count(" P") == 4
+
+
+def test_bench_report_has_every_section():
+    """``paddock-ma bench`` end to end on a tiny budget: every figure is present and plausible."""
+    from paddock_ma import bench
+
+    report = bench.run(worlds=(1,), env_worlds=(2,), seconds=0.05, with_start=False)
+    assert report["core"][0]["car_ticks_per_s"] > 0 and report["core"][0]["memory_per_world_bytes"] > 0
+    env = report["batch_env"][0]
+    assert env["worlds"] == 2 and env["car_steps_per_s"] > 0 and env["core_ms"] > 0 and env["sensors_obs_ms"] > 0
+    assert report["paddock_env"]["car_steps_per_s"] > 0
+    tracks = report["tracks"]
+    assert 0 < tracks["procedural_median_s"] <= tracks["procedural_max_s"] and tracks["locate_hint_ns"] > 0
+    text = bench.format_report(report)
+    for heading in ("car-ticks/s", "BatchEnv", "PaddockEnv", "procedural track build"):
+        assert heading in text

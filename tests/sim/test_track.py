@@ -2,7 +2,6 @@
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest
@@ -213,19 +212,14 @@ def _follow(tr, n_steps, ds, offset):
     return worst, acc
 
 
-def test_locate_with_good_hint_is_fast_and_consistent():
+def test_locate_with_good_hint_is_consistent():
     tr = load_track("grand-prix")
     # offset 3 m: point_at interpolates the heading, while the projection uses the segment's own
     # direction; they differ by up to half the heading change of a segment (2 m / 27 m radius / 2 =
     # 0.037 rad), which moves the projection by 3 m x 0.037 = 0.11 m at most
-    worst, _ = _follow(tr, 10_000, 1.4, 3.0)
+    worst, _ = _follow(tr, 100_000, 1.4, 3.0)
     assert worst < 0.15
-    n = 1_000_000
-    t0 = time.perf_counter()
-    _follow(tr, n, 1.4, 3.0)
-    per = (time.perf_counter() - t0) / n * 1e9
-    print(f"locate+point_at with hint: {per:.0f} ns per call")
-    assert per < 400   # measured 40-150 ns (point_at + locate) on this shared 2-core machine under load
+    # its speed (ns per call) is a benchmark figure: ``paddock-ma bench`` (BENCHMARKS.md)
 
 
 def test_point_at_and_edge_distances():
@@ -339,20 +333,17 @@ def test_procedural_is_deterministic_and_seed_dependent():
 def test_twenty_procedural_seeds_valid_and_fast():
     build = procedural_track.__wrapped__
     build(100)   # compile / warm
-    times, lengths = [], []
+    lengths = []
     for seed in range(20):
-        t0 = time.perf_counter()
         tr = build(seed * 7919 + 1)
-        times.append(time.perf_counter() - t0)
         validate_centreline(tr.cx, tr.cy, tr.cs, tr.ccurv, tr.grass_edge)
         assert np.abs(tr.ccurv).max() <= 1 / 20 + 1e-12
         # start straight: heading within 0.01 rad of the line's over 400 m either side
         for s in np.linspace(-400, 400, 17):
             assert abs(math.remainder(point_at(tr, s)[2] - tr.ch[0], 2 * math.pi)) < 0.01
         lengths.append(round(tr.length))
-    print("procedural lap lengths (m):", lengths, "build s: max", round(max(times), 2))
-    # spec target < 1 s per track after compile (measured 0.3-0.7 s); the max allows CI load spikes
-    assert np.median(times) < 1.0 and max(times) < 2.5
+    print("procedural lap lengths (m):", lengths)
+    # the build time (spec: under 1 s per track) is a benchmark figure: ``paddock-ma bench``
     assert 3000 <= min(lengths) and max(lengths) <= 7000
 
 
