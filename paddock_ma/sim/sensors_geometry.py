@@ -11,7 +11,7 @@ from numba import njit
 
 from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
 from .track import pit_surface
-from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH
+from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH, _seg_d2a
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
 _FAR = 1.0e30
@@ -90,21 +90,7 @@ def sensor_geometry(tr):
 @njit(cache=True, inline='always')
 def _seg_d2(cx, cy, i, x, y):
     """Squared distance (m^2) from (x, y) to centreline segment i (``locate``'s arithmetic)."""
-    ax = cx[i]
-    ay = cy[i]
-    dx = cx[i + 1] - ax
-    dy = cy[i + 1] - ay
-    qx = x - ax
-    qy = y - ay
-    ll = dx * dx + dy * dy
-    t = (qx * dx + qy * dy) / ll
-    if t < 0.0:
-        t = 0.0
-    elif t > 1.0:
-        t = 1.0
-    ex = qx - t * dx
-    ey = qy - t * dy
-    return ex * ex + ey * ey
+    return _seg_d2a(cx, cy, i, x, y)[0]
 
 
 @njit(cache=True, inline='always')
@@ -121,18 +107,13 @@ def _nearest(cx, cy, gseg, geo, x, y, seg):
     if seg >= 0:
         d = _seg_d2(cx, cy, seg, x, y)
         moves = 0
-        while moves < _WALK_MAX:
-            j = seg + 1 if seg + 1 < n else 0
-            dj = _seg_d2(cx, cy, j, x, y)
-            if dj < d:
-                seg = j
-                d = dj
-                moves += 1
-            else:
-                break
-        if moves == 0:
+        for step in (1, -1):          # downhill forward; backward only if forward did not move
             while moves < _WALK_MAX:
-                j = seg - 1 if seg > 0 else n - 1
+                j = seg + step
+                if j == n:
+                    j = 0
+                elif j < 0:
+                    j = n - 1
                 dj = _seg_d2(cx, cy, j, x, y)
                 if dj < d:
                     seg = j
@@ -140,6 +121,8 @@ def _nearest(cx, cy, gseg, geo, x, y, seg):
                     moves += 1
                 else:
                     break
+            if moves > 0:
+                break
         a = math.sqrt(d)
         if a <= geo[_G_TRUST] and moves < _WALK_MAX:
             return a, seg
