@@ -142,7 +142,7 @@ def build_config(args):
     torch.set_num_threads(1)
     name = register()
     env_config = {"env_id": ENV_ID, "num_worlds": args.num_worlds, "auto_reset": True,
-                  "reset_placement": "random", "max_lives": args.max_lives,
+                  "reset_placement": args.reset_placement, "max_lives": args.max_lives,
                   "max_world_steps": args.max_world_steps, "seed": args.seed,
                   "reward": functools.partial(user_reward, crash_penalty=args.crash_penalty),
                   "overrides": env_overrides(args)}
@@ -297,6 +297,9 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--num-cpus", type=int, default=2)
     p.add_argument("--few-rays", action="store_true", help="5 rays instead of the 14-ray layout (faster)")
+    p.add_argument("--reset-placement", default="random", choices=("random", "random-moving", "grid"),
+                   help="where a crashed car's next life starts: a random track position at rest, the same "
+                        "at a random speed (0-250 km/h), or its grid slot")
     p.add_argument("--eval-every", type=int, default=0,
                    help="every N iterations (and before the first) evaluate the crash rate of lives that start "
                         "at --eval-speed")

@@ -7,8 +7,8 @@ the controlled drivers, ``"{driver}@{life}"`` (see ``paddock_ma.adapters.lives``
   episode ends leaves ``agents`` and stays terminal; the world episode ends (``agents`` empty) when no
   car is left or at ``max_world_steps`` (every live agent truncated then).
 * ``auto_reset=True``: ``max_lives`` lives per car are declared up front. A car whose life ends is reset
-  at once (``reset_placement``: grid, random or scenario) and its next id appears in the observations
-  returned by the same ``step`` call, with reward 0.0, terminated/truncated False and an info marked
+  at once (``reset_placement``: grid, random, random-moving or scenario) and its next id appears in the
+  observations returned by the same ``step`` call, with reward 0.0, terminated/truncated False and an info marked
   ``newborn`` (PettingZoo's ``parallel_api_test`` requires all five dicts to cover every live agent;
   the RLlib adapter sends a newborn's observation only). A car that used all its lives retires.
 

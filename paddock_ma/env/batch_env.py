@@ -40,7 +40,7 @@ from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
-from .scenarios import PLACEMENT_POLICIES, preset_placements, scenario_placements
+from .scenarios import PLACEMENT_POLICIES, RANDOM_MOVING_MAX_KPH, preset_placements, scenario_placements
 
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
 
@@ -90,7 +90,8 @@ class BatchEnv:
 
     auto_reset: reset a controlled car through ``reset_drivers`` as soon as its episode ends, with the
     ``reset_placement`` policy: ``grid`` (its grid slot), ``random`` (a random legal track position
-    from the world's RNG) or ``scenario`` (the scenario's placement of that driver).
+    from the world's RNG, at rest), ``random-moving`` (the same at a speed uniform in [0, 250) km/h
+    from that RNG) or ``scenario`` (the scenario's placement of that driver).
     reward_fn: optional vectorised reward ``fn(result, env) -> float32[W, K]``; a config ``reward``
     callable is called per driver instead (slower; PaddockEnv's contract).
     """
@@ -345,7 +346,7 @@ class BatchEnv:
     def reset_drivers(self, mask, placement="grid") -> BatchResult:
         """Start a new episode for the controlled cars in ``mask`` (bool[W, K]) inside running worlds.
 
-        placement: ``grid`` / ``random`` / ``scenario``, or a dict of float arrays [W, K]
+        placement: ``grid`` / ``random`` / ``random-moving`` / ``scenario``, or a dict of float arrays [W, K]
         (``distance_meters``, ``offset_meters``, ``speed_kph`` (NaN = keep), ``heading_error_radians``).
         New episode id and life, episode step 0, controls and pit intent cleared, tyres fresh; the world
         clock and every other car are untouched. The cars are reclassified at once: a placement touching
@@ -395,11 +396,12 @@ class BatchEnv:
                 return [grid[self.driver_ids[s]] for s in slots]
             if placement == "scenario":
                 return [self._scenario[self.driver_ids[s]] for s in slots]
-            if placement == "random":
-                dist = np.empty(n)
-                off = np.empty(n)
-                random_track_placements(self.track, self.state.world_i, worlds.astype(np.int64), 1.5, dist, off)
-                return [(d, o, 0.0, 0.0) for d, o in zip(dist, off)]
+            if placement in ("random", "random-moving"):
+                dist, off, speed = np.empty(n), np.empty(n), np.empty(n)
+                vmax = RANDOM_MOVING_MAX_KPH * L.KPH if placement == "random-moving" else 0.0
+                random_track_placements(self.track, self.state.world_i, worlds.astype(np.int64), 1.5, vmax,
+                                        dist, off, speed)
+                return [(d, o, v, 0.0) for d, o, v in zip(dist, off, speed)]
             raise PaddockError("invalid_request", f"placement: got {placement!r}; expected one of "
                                f"{PLACEMENT_POLICIES} or arrays", "placement")
         if isinstance(placement, dict):

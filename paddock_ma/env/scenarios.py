@@ -15,7 +15,10 @@ from ..sim.rules import grid_slot
 from .config import EnvConfig, Placement
 from .errors import INVALID_REQUEST, PaddockError, suggest
 
-PLACEMENT_POLICIES = ("grid", "random", "scenario")
+PLACEMENT_POLICIES = ("grid", "random", "random-moving", "scenario")
+# "random-moving": a random legal position (as "random") at a speed uniform in [0, this) km/h, for
+# collection that should see the car at speed from a life's first step (domain randomisation).
+RANDOM_MOVING_MAX_KPH = 250.0
 PRESET_SPEEDS_KPH = {"cornering": 135.0, "off-track-recovery": 52.0, "pit-entry": 120.0}
 
 

@@ -133,17 +133,20 @@ def reclassify_cars(tr, cars_f, cars_i, car_flags, worlds, slots):
 
 
 @njit(cache=True)
-def random_track_placements(tr, world_i, worlds, margin, out_distance, out_offset):
+def random_track_placements(tr, world_i, worlds, margin, max_speed, out_distance, out_offset, out_speed):
     """Draw a legal track position per entry of ``worlds`` from that world's RNG.
 
-    Distance uniform over the lap, offset uniform within ``half_width - margin`` of the centreline.
-    out_distance / out_offset: float64[n] written in place.
+    Distance uniform over the lap, offset uniform within ``half_width - margin`` of the centreline;
+    with ``max_speed`` > 0 (m/s) also a speed uniform in [0, max_speed) (drawn after the position, so
+    a zero ``max_speed`` leaves the RNG stream as position-only draws). out_distance / out_offset /
+    out_speed: float64[n] written in place (speed 0 when not drawn).
     """
     half = tr.half_width - margin
     for k in range(worlds.shape[0]):
         w = worlds[k]
         out_distance[k] = rng_uniform(world_i, w) * tr.length
         out_offset[k] = (2.0 * rng_uniform(world_i, w) - 1.0) * half
+        out_speed[k] = rng_uniform(world_i, w) * max_speed if max_speed > 0.0 else 0.0
 
 
 @njit(cache=True)

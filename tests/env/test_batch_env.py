@@ -64,7 +64,7 @@ def test_w_worlds_in_one_call():
     assert t.tolist() == pytest.approx([3 / 60] * 3)
 
 
-@pytest.mark.parametrize("policy", ["grid", "random", "scenario"])
+@pytest.mark.parametrize("policy", ["grid", "random", "random-moving", "scenario"])
 def test_auto_reset_placement_policies(policy):
     cfg = config(episode={"max_steps": 3}, scenario={"placements": {"car-01": {"distance_meters": 700.0,
                                                                               "offset_meters": 2.0,
@@ -99,9 +99,16 @@ def test_auto_reset_placement_policies(policy):
             else:
                 assert 0.0 <= dist < batch.track.length and abs(off) <= 7.5 - 1.5
                 assert batch.state.cars_i[w, c, L.I_ON_TRACK] == 1
-    if policy == "random":       # each world draws from its own generator
+                speed = cf[w, c, L.F_SPEED]
+                if policy == "random":
+                    assert speed == 0.0
+                else:             # random-moving: a speed drawn in [0, 250) km/h
+                    assert 0.0 <= speed < 250.0 * L.KPH
+    if policy.startswith("random"):       # each world draws from its own generator
         c = batch.slots[0]
         assert cf[0, c, L.F_RACE_DISTANCE] != cf[1, c, L.F_RACE_DISTANCE]
+    if policy == "random-moving":
+        assert len({float(cf[w, batch.slots[k], L.F_SPEED]) for w in range(2) for k in range(2)}) == 4
     b = batch.step(a)
     assert (b.episode_step == 1).all() and (b.episode_id == 1).all() and not b.done.any()
 
