@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 from paddock_ma.env.episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK  # noqa: E402
 
 ENV_ID = "paddock/oval-batch-v0"   # 8 batch-training cars per world (no car-car contact)
+OVAL_LAP_METERS = 2448.6
 CRASH_PENALTY = 200.0              # once, on the step a car hits the barrier (PaddockJS guide's example)
 OFF_TRACK_PENALTY = 0.05           # per step with a wheel off the legal surface
 
@@ -84,6 +85,14 @@ def env_overrides(args) -> dict:
         # Curvature and heading change of the track ahead: lets the policy brake for a corner its rays
         # cannot reach yet (physical-driver senses have no lookahead unless asked).
         overrides["observation"] = {"lookahead_meters": [float(d) for d in args.lookahead.split(",")]}
+    if args.start_speed:
+        # Every world reset starts the 8 controlled cars spread evenly round the lap at this speed, so
+        # that training sees speed from its first step (with --reset-placement random-moving, later
+        # lives start at random positions and speeds too).
+        spacing = OVAL_LAP_METERS / 8
+        overrides["scenario"] = {"placements": {
+            f"car-{i:02d}": {"distance_meters": 50.0 + i * spacing, "speed_kph": args.start_speed}
+            for i in range(8)}}
     return overrides
 
 
@@ -297,6 +306,9 @@ def parse_args(argv=None):
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--num-cpus", type=int, default=2)
     p.add_argument("--few-rays", action="store_true", help="5 rays instead of the 14-ray layout (faster)")
+    p.add_argument("--start-speed", type=float, default=0.0,
+                   help="km/h: start every world reset with the cars spread round the lap at this speed "
+                        "(0: the catalogue's rolling grid)")
     p.add_argument("--reset-placement", default="random", choices=("random", "random-moving", "grid"),
                    help="where a crashed car's next life starts: a random track position at rest, the same "
                         "at a random speed (0-250 km/h), or its grid slot")
