@@ -8,6 +8,7 @@ compile cost is measured separately in fresh subprocesses (cold cache, then warm
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -18,7 +19,10 @@ import numpy as np
 
 from numba import njit
 
+from .sim.driver_ai import ai_world
+from .sim.layout import F_HEADING, F_TIRE_ENERGY
 from .sim.track_core import locate
+from .sim.tyres import tyre_factor
 
 CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all rules on "
                  "(tyre degradation, pit stops, stalled DNF), no sensors")
@@ -54,7 +58,8 @@ def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_
 
 ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics, physical-driver profile, "
                 "driver-front-heavy rays (14) with all four channels, radar (6), frame skip 4, vector output, "
-                "state_output none, auto-reset at a random track position; constant action (steer 0, throttle 0.6)")
+                "state_output none, auto-reset at a random track position; actions: constant (steer 0, throttle 0.6; "
+                "PaddockEnv too) or the built-in driver's controls (driver: the cars drive laps)")
 
 
 def env_bench_config(num_cars: int = 20) -> dict:
@@ -82,8 +87,40 @@ def _timed(fn, seconds: float) -> tuple[int, float]:
             return calls, elapsed
 
 
-def bench_batch_env(num_worlds: int, seconds: float = 3.0) -> dict:
-    """BatchEnv car-steps/s on ENV_WORKLOAD, with the split between core, sensors+vectors and Python."""
+@njit(cache=True)
+def _driver_actions(tr, cars_f, cars_i, car_params, car_flags, rules, slots, out):
+    """The built-in driver's controls for the controlled car slots ``slots`` (int64[K]) of every
+    world, as actions float32[W, K, 3]: a stand-in policy that drives laps."""
+    n_cars = cars_f.shape[1]
+    mode = np.zeros(n_cars, np.int8)
+    controls = np.zeros((n_cars, 3))
+    pre = np.zeros((n_cars, 4))
+    tidx = np.empty(n_cars, np.int64)
+    tbuf = np.empty((3, n_cars))
+    for k in range(slots.shape[0]):
+        mode[slots[k]] = 2
+    for w in range(cars_f.shape[0]):
+        for c in range(n_cars):
+            h = cars_f[w, c, F_HEADING]
+            pre[c, 0] = h
+            pre[c, 1] = math.cos(h)
+            pre[c, 2] = math.sin(h)
+            pre[c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre, tidx, tbuf)
+        for k in range(slots.shape[0]):
+            for j in range(3):
+                out[w, k, j] = controls[slots[k], j]
+
+
+def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "constant",
+                    warmup_steps: int = 300) -> dict:
+    """BatchEnv car-steps/s on ENV_WORKLOAD, with the split between core, sensors+vectors and Python.
+
+    actions_from: ``constant`` (steer 0, throttle 0.6: cars leave the track at the first corner, crash,
+    and come back at random positions) or ``driver`` (each step's actions are the built-in driver's
+    controls for the controlled cars, computed in one numba call that the timing includes: the cars
+    drive laps, as a trained policy would). ``warmup_steps`` untimed steps first (300: 80 s of racing,
+    about a lap of the grand prix)."""
     from .env.batch_env import BatchEnv
 
     env = BatchEnv(env_bench_config(), num_worlds, auto_reset=True, reset_placement="random")
@@ -91,34 +128,37 @@ def bench_batch_env(num_worlds: int, seconds: float = 3.0) -> dict:
     k = len(env.controlled)
     actions = np.zeros((num_worlds, k, 3), np.float32)
     actions[..., 1] = 0.6
-    env.step(actions)
-    calls, elapsed = _timed(lambda: env.step(actions), seconds)
-    # The split is timed on the live state the timed steps ended in: the core restarts from a copy of
-    # it before every call (so cars keep racing instead of crashing out), and sensing, which does not
-    # change the state, runs on it as it is.
+    slots = np.asarray(env.slots, np.int64)
     st = env.state
-    live = st.copy()
 
-    def core():
-        for name in ("cars_f", "cars_i", "world_f", "world_i"):
-            getattr(st, name)[...] = getattr(live, name)
-        env._kernel(env.track, st.cars_f, st.cars_i, st.world_f, st.world_i, st.car_params, st.car_flags,
-                    st.rules, env._actions, env._apply, env.config.frame_skip, 0)
+    def step():
+        if actions_from == "driver":
+            _driver_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, slots,
+                            actions)
+        env.step(actions)
 
-    def restore_only():
-        for name in ("cars_f", "cars_i", "world_f", "world_i"):
-            getattr(st, name)[...] = getattr(live, name)
+    for _ in range(warmup_steps):   # off the grid: a lap's mix of places, not the start straight
+        step()
+    # The split is timed inside the timed steps themselves: the env's core kernel and its sensing call
+    # are wrapped (on this instance only) to add up their own time.
+    spent = {"core": 0.0, "sense": 0.0}
 
-    sense_mask = env._controlled_sense_mask()
-    c_calls, c_elapsed = _timed(core, seconds / 3)
-    r_calls, r_elapsed = _timed(restore_only, seconds / 6)
-    restore_only()
-    s_calls, s_elapsed = _timed(lambda: env._sense_and_observe(env._all_worlds, sense_mask), seconds / 3)
+    def timed_call(fn, key):
+        def call(*args):
+            t0 = time.perf_counter()
+            out = fn(*args)
+            spent[key] += time.perf_counter() - t0
+            return out
+        return call
+
+    env._kernel = timed_call(env._kernel, "core")
+    env._sense_and_observe = timed_call(env._sense_and_observe, "sense")
+    calls, elapsed = _timed(step, seconds)
     per_step = elapsed / calls
-    core_ms = 1e3 * (c_elapsed / c_calls - r_elapsed / r_calls)
-    sense_ms = 1e3 * s_elapsed / s_calls
-    return {"worlds": num_worlds, "cars_per_world": k, "steps": calls, "seconds": round(elapsed, 3),
-            "car_steps_per_s": round(calls * num_worlds * k / elapsed),
+    core_ms = 1e3 * spent["core"] / calls
+    sense_ms = 1e3 * spent["sense"] / calls
+    return {"worlds": num_worlds, "cars_per_world": k, "actions": actions_from, "steps": calls,
+            "seconds": round(elapsed, 3), "car_steps_per_s": round(calls * num_worlds * k / elapsed),
             "ms_per_step": round(1e3 * per_step, 3), "core_ms": round(core_ms, 3), "sensors_obs_ms": round(sense_ms, 3),
             "python_ms": round(max(0.0, 1e3 * per_step - core_ms - sense_ms), 3)}
 
@@ -138,7 +178,8 @@ def bench_paddock_env(seconds: float = 3.0) -> dict:
         if ended:
             env.reset_drivers({d: None for d in ended}, observation_scope="reset", state_output="none")
 
-    one_step()
+    for _ in range(300):     # as bench_batch_env: off the grid first
+        one_step()
     calls, elapsed = _timed(one_step, seconds)
     k = len(env.controlled)
     return {"worlds": 1, "cars_per_world": k, "steps": calls, "seconds": round(elapsed, 3),
@@ -218,7 +259,8 @@ def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start
     report = {"workload": CORE_WORKLOAD, "core": [bench_core(w, seconds=seconds) for w in worlds],
               "tracks": bench_tracks(),
               "env_workload": ENV_WORKLOAD,
-              "batch_env": [bench_batch_env(w, seconds=seconds) for w in env_worlds],
+              "batch_env": [bench_batch_env(w, seconds=seconds, actions_from=a) for w in env_worlds
+                            for a in ("constant", "driver")],
               "paddock_env": bench_paddock_env(seconds=seconds)}
     if with_start:
         report["start"] = bench_start()
@@ -234,11 +276,11 @@ def format_report(report: dict) -> str:
         lines.append(f"| {row['worlds']} | {row['cars_per_world']} | {row['car_ticks_per_s']:,} | "
                      f"{row['memory_per_world_bytes'] / 1024:.1f} KiB |")
     lines += ["", f"Environment workload: {report['env_workload']}.", "",
-              "| API | worlds | car-steps/s (1 core) | ms/step | core ms | sensors+vectors ms | Python ms |",
+              "| API | worlds | car-steps/s (1 core) | ms/step | core ms | sensors+vectors ms | other ms |",
               "|---|---:|---:|---:|---:|---:|---:|"]
     for row in report["batch_env"]:
-        lines.append(f"| BatchEnv | {row['worlds']} | {row['car_steps_per_s']:,} | {row['ms_per_step']} | "
-                     f"{row['core_ms']} | {row['sensors_obs_ms']} | {row['python_ms']} |")
+        lines.append(f"| BatchEnv, {row['actions']} actions | {row['worlds']} | {row['car_steps_per_s']:,} | "
+                     f"{row['ms_per_step']} | {row['core_ms']} | {row['sensors_obs_ms']} | {row['python_ms']} |")
     row = report["paddock_env"]
     lines.append(f"| PaddockEnv (dict) | 1 | {row['car_steps_per_s']:,} | {row['ms_per_step']} | | | |")
     if "tracks" in report:
