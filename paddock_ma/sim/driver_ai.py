@@ -41,7 +41,7 @@ from .layout import (
     R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL,
     SURF_KERB, SURF_TRACK, WHEELBASE,
 )
-from .track_core import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN, sample_at  # noqa: F401
+from .track_core import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN, sample_at
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 KPH = 1.0 / 3.6
@@ -271,16 +271,7 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
 
     # Preview: speed cap from the curvature ahead (the track's table, interpolated between the
     # samples around s), and the heading change / largest curvature of the next PREVIEW_NEAR m.
-    n = cx.shape[0] - 1
-    sw = s - math.floor(s / length) * length
-    i = int(sw / length * n)
-    if i > n - 1:
-        i = n - 1
-    while i > 0 and cs[i] > sw:
-        i -= 1
-    while i < n - 1 and cs[i + 1] < sw:
-        i += 1
-    t = (sw - cs[i]) / (cs[i + 1] - cs[i])
+    i, t = sample_at(cs, length, s)
     # Squared speeds, one square root at the end (sqrt is monotonic: same minimum).
     # An interval d m ahead with corner speed vc (vc^2 = mu_g / den, den = kappa - aero_k, from
     # v^2 kappa = mu_g + aero_k v^2) allows v^2 = vc^2 (1 + 2 brake_b d) + 2 brake_a d, decelerating
