@@ -34,7 +34,7 @@ from ..sim.sensors import N_RADAR_FIELDS, sense_worlds
 from ..sim.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
 from ..sim.track import TrackFormatError, load_track
-from .actions import validate_action_array
+from .actions import member_of, validate_action_array
 from .config import EnvConfig
 from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
@@ -320,7 +320,7 @@ class BatchEnv:
         if arr.shape != running.shape or not np.issubdtype(arr.dtype, np.integer):
             raise PaddockError(INVALID_ACTION, f"{name}: expected an integer array of shape {running.shape}, got "
                                f"{arr.dtype} {arr.shape}", name)
-        bad = running & ~np.isin(arr, allowed)
+        bad = running & ~member_of(arr, allowed)
         if bad.any():
             w, k = (int(i) for i in np.argwhere(bad)[0])
             raise PaddockError(INVALID_ACTION, f"{name}[{w}].{self.controlled[k]}: got {int(arr[w, k])}; expected "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim import layout as L
-from .actions import action_spec, validate_actions
+from .actions import action_spec, member_of, validate_actions
 from .batch_env import COMPOUND_INDEX, BatchEnv
 from .config import EnvConfig
 from .episodes import episode_dict, metrics_dict
@@ -83,8 +83,8 @@ class PaddockEnv:
         self._require_reset()
         batch = self.batch
         running = batch.running_mask()[0]
-        in_stop = np.isin(batch.state.cars_i[0, batch.slots, L.I_PIT_STATUS],
-                          (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING))
+        in_stop = member_of(batch.state.cars_i[0, batch.slots, L.I_PIT_STATUS],
+                            (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING))
         slot_of = {d: k for k, d in enumerate(self.controlled)}
         validated = validate_actions(
             actions, controlled=slot_of, running=running, num_slots=len(self.controlled),
