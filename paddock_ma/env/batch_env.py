@@ -30,7 +30,7 @@ from ..sim.race import (
 )
 from ..sim.rng import world_keys
 from ..sim.rules import init_world, update_ranks
-from ..sim.sensors import N_RADAR_FIELDS, sense_worlds
+from ..sim.sensors import N_RADAR_FIELDS, sense_worlds, sensor_geometry
 from ..sim.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
 from ..sim.track import TrackFormatError, load_track
@@ -107,6 +107,7 @@ class BatchEnv:
             self.track = load_track(self.config.track)
         except (TrackFormatError, FileNotFoundError, KeyError, ValueError) as exc:
             raise ConfigError("track", f"got {self.config.track!r}: {exc}") from None
+        self._sensor_geo = sensor_geometry(self.track)     # per-track constants of the ray march
         cfg = self.config
         self.num_worlds = num_worlds
         self.auto_reset = auto_reset
@@ -427,8 +428,8 @@ class BatchEnv:
         else:
             passes = ((sense_mask, self.debug_precision),)
         for mask, debug in passes:
-            sense_worlds(self.track, state.cars_f, state.cars_i, state.car_flags, mask, self.ray_angle,
-                         self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
+            sense_worlds(self.track, self._sensor_geo, state.cars_f, state.cars_i, state.car_flags, mask,
+                         self.ray_angle, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
                          self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
                          self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
         fill_vectors(self.track, state.cars_f, state.cars_i, state.car_flags, state.world_i,

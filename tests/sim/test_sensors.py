@@ -120,8 +120,8 @@ def sense(tr, cars_f, cars_i, flags, angles_deg, lengths, *, mask=None, channels
         ray_rel_speed=np.full((W, C, R), v, np.float32),
         radar=np.full((W, C, K, S.N_RADAR_FIELDS), v, np.float32), radar_slot=np.full((W, C, K), v, np.int32),
         look=np.full((W, C, Q, 2), v, np.float32))
-    S.sense_worlds(tr, cars_f, cars_i, flags, mask, ang, ln, count, ch, debug, radar_k, radius, look_d,
-                   *out.values())
+    S.sense_worlds(tr, S.sensor_geometry(tr), cars_f, cars_i, flags, mask, ang, ln, count, ch, debug, radar_k,
+                   radius, look_d, *out.values())
     return out
 
 
