@@ -11,7 +11,7 @@ from numba import njit
 
 from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
 from .track import pit_surface
-from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH, _seg_d2a
+from .track_core import _GRID_WINDOW, _seg_d2a, pit_bbox
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
 _FAR = 1.0e30
@@ -36,7 +36,7 @@ _KBLOCK = 8
 @njit(cache=True)
 def sensor_geometry(tr):
     """Per-track constants of the ray march -> float64[N_GEO]: the box (x0, y0, x1, y1) m around
-    every pit surface (path, lanes, boxes, garages, plus a margin; outside it ``pit_surface`` is -1);
+    every pit surface (``track_core.pit_bbox``; outside it ``pit_surface`` is -1);
     the trust radius (m) within which the nearest centreline segment is followed by local descent
     instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
     close to a segment, no other part of a valid track is nearer); the band edges and the raster
@@ -61,19 +61,8 @@ def sensor_geometry(tr):
                 j -= n
             km = max(km, blk[j // _KBLOCK])
         geo[N_GEO + i] = 1.5 * km + 1e-9
-    if tr.px.shape[0] == 0:
-        geo[_G_PX0] = _FAR
-        geo[_G_PY0] = _FAR
-        geo[_G_PX1] = -_FAR
-        geo[_G_PY1] = -_FAR
-    else:
-        xs = np.concatenate((tr.px, tr.box_x))
-        ys = np.concatenate((tr.py, tr.box_y))
-        m = 0.5 * tr.pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + 5.0
-        geo[_G_PX0] = xs.min() - m
-        geo[_G_PY0] = ys.min() - m
-        geo[_G_PX1] = xs.max() + m
-        geo[_G_PY1] = ys.max() + m
+    geo[_G_PX0], geo[_G_PY0], geo[_G_PX1], geo[_G_PY1] = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y,
+                                                                  tr.pit_width)
     kmax = np.abs(tr.ccurv).max()
     trust = 1.0 / kmax if kmax > 0.0 else _FAR
     geo[_G_TRUST] = min(max(trust, tr.kerb_edge + 2.0), tr.grass_edge)

@@ -36,7 +36,8 @@ from .physics import hold_car, integrate_car_pre
 from .rules import (
     car_is_held, pit_route_active, pit_route_tick, race_control_tick, update_ranks, update_rules_world,
 )
-from .surfaces import classify_world, pit_bbox
+from .surfaces import classify_world
+from .track_core import pit_bbox
 from .tyres import tyre_factor
 
 
@@ -69,7 +70,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     Scratch buffers: old_progress float64[C] (progress before the tick), mode int8[C], controls
     float64[C, 3], touch int8[C], pre float64[C, 4] (heading, cos, sin, tyre factor; rows keyed by
     the heading, so cos and sin of an unchanged heading are computed once, not per kernel), tidx
-    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``surfaces.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
+    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track_core.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
     (``ai_world``, ``classify_world``, ``update_rules_world``): a per-car call that takes the track
     tuple costs reference counting of its ~30 arrays, more than most per-car work. The built-in
     drivers all decide from the state at the start of the tick, before any car moves.

@@ -31,7 +31,7 @@ from .layout import (
     SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
     WHEEL_X, WHEEL_Y,
 )
-from .track_core import (  # noqa: F401  (pit_bbox: re-exported for the step)
+from .track_core import (
     HINT_WINDOW, _finish_a, _locate_slow, _walk, pit_bbox, pit_surface_call, wrap_angle,
 )
 
