@@ -31,18 +31,16 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
 """
 
 import math
-from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from .layout import (
-    CAR_LENGTH, CAR_WIDTH, F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y,
-    FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT, SURF_BARRIER,
-    SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK,
+    F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
+    I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
 )
-from .track import edge_distances, pit_surface, wrap_angle
-from .track_core import _GRID_WINDOW, GARAGE_DEPTH, PIT_WORK_WIDTH, SERVICE_LENGTH, sample_at
+from .track import edge_distances, wrap_angle
+from .track_core import sample_at
 
 # Channel bits and indices, ray kinds: defined with the march (sensors_march.py), re-exported here.
 
@@ -66,18 +64,15 @@ FRONT_HEAVY_ANGLES_DEG = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 
                           90.0, 135.0, 180.0)
 
 # The ray march (step bounds, exact classification, bisection) lives in sensors_march.py.
-from .sensors_geometry import (  # noqa: E402,F401
-    _FAR, _WALK_MAX, _DERIV_WINDOW, PitView, _G_TRUST, N_GEO, _KBLOCK,
-    sensor_geometry, _seg_d2, _nearest, _guess, _band, _code, classify, _classify, pit_view, _raster_edge,
-    _pit_gap, _pred_bound,
-)
+# The public names of the march and of its sample geometry are available from this module too.
+from .sensors_geometry import _FAR, _classify, classify, pit_view, sensor_geometry  # noqa: E402,F401
 from .sensors_march import (  # noqa: E402,F401
-    CH_ROAD_EDGE, CH_KERB, CH_ILLEGAL, CH_CAR, CH_ALL, RAY_ROAD_EDGE, RAY_KERB, RAY_ILLEGAL, RAY_CAR,
-    N_RAY_CHANNELS, CHANNEL_NAMES, KIND_MISS, KIND_EXIT, KIND_ENTRY,
-    MIN_STEP, TOLERANCE, DEBUG_MIN_STEP, DEBUG_TOLERANCE, PIT_MIN_STEP, DEBUG_PIT_MIN_STEP, _HALF_L,
-    _HALF_W, BODY_RADIUS, _inside, _illegal, _pred, _safe_gap, _solve_step, _ray_frame, _deriv_step,
-    _near_crossing, _bisect, march_ray, _march,
+    BODY_RADIUS, CH_ALL, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, CHANNEL_NAMES, DEBUG_MIN_STEP,
+    DEBUG_PIT_MIN_STEP, DEBUG_TOLERANCE, KIND_ENTRY, KIND_EXIT, KIND_MISS, MIN_STEP, N_RAY_CHANNELS,
+    PIT_MIN_STEP, RAY_CAR, RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE, TOLERANCE, _HALF_L, _HALF_W, _march,
+    march_ray,
 )
+
 
 @njit(cache=True)
 def _centre_at(cs, ch, ccurv, length, s):
