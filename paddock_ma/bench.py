@@ -8,7 +8,6 @@ compile cost is measured separately in fresh subprocesses (cold cache, then warm
 from __future__ import annotations
 
 import json
-import math
 import os
 import subprocess
 import sys
@@ -19,10 +18,8 @@ import numpy as np
 
 from numba import njit
 
-from .sim.driver_ai import ai_world
-from .sim.layout import F_HEADING, F_TIRE_ENERGY
+from .sim.driver_ai import ai_actions
 from .sim.track_core import locate
-from .sim.tyres import tyre_factor
 
 CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all rules on "
                  "(tyre degradation, pit stops, stalled DNF), no sensors")
@@ -87,31 +84,6 @@ def _timed(fn, seconds: float) -> tuple[int, float]:
             return calls, elapsed
 
 
-@njit(cache=True)
-def _driver_actions(tr, cars_f, cars_i, car_params, car_flags, rules, slots, out):
-    """The built-in driver's controls for the controlled car slots ``slots`` (int64[K]) of every
-    world, as actions float32[W, K, 3]: a stand-in policy that drives laps."""
-    n_cars = cars_f.shape[1]
-    mode = np.zeros(n_cars, np.int8)
-    controls = np.zeros((n_cars, 3))
-    pre = np.zeros((n_cars, 4))
-    tidx = np.empty(n_cars, np.int64)
-    tbuf = np.empty((3, n_cars))
-    for k in range(slots.shape[0]):
-        mode[slots[k]] = 2
-    for w in range(cars_f.shape[0]):
-        for c in range(n_cars):
-            h = cars_f[w, c, F_HEADING]
-            pre[c, 0] = h
-            pre[c, 1] = math.cos(h)
-            pre[c, 2] = math.sin(h)
-            pre[c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
-        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre, tidx, tbuf)
-        for k in range(slots.shape[0]):
-            for j in range(3):
-                out[w, k, j] = controls[slots[k], j]
-
-
 def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "constant",
                     warmup_steps: int = 300) -> dict:
     """BatchEnv car-steps/s on ENV_WORKLOAD, with the split between core, sensors+vectors and Python.
@@ -133,8 +105,7 @@ def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "
 
     def step():
         if actions_from == "driver":
-            _driver_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, slots,
-                            actions)
+            ai_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, slots, actions)
         env.step(actions)
 
     for _ in range(warmup_steps):   # off the grid: a lap's mix of places, not the start straight

@@ -451,3 +451,34 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, 
         controls[c, 0] = st
         controls[c, 1] = th
         controls[c, 2] = br
+
+
+@njit(cache=True)
+def ai_actions(tr, cars_f, cars_i, car_params, car_flags, rules, slots, out):
+    """The built-in driver as a policy: its controls for car slots ``slots`` (int64[K]) of every
+    world, written to ``out`` float32[W, K, 3] as actions (steering, throttle, brake), e.g. for
+    a baseline, an expert for imitation, or a benchmark in which the controlled cars drive laps.
+
+    Decides from the current state exactly as a tick's ``ai_world`` would for a built-in car, and
+    like it keeps the driver's memory of those cars (F_AI_LANE_OFFSET, I_AI_REJOIN) up to date.
+    """
+    n_cars = cars_f.shape[1]
+    mode = np.zeros(n_cars, np.int8)
+    controls = np.zeros((n_cars, 3))
+    pre = np.zeros((n_cars, 4))
+    tidx = np.empty(n_cars, np.int64)
+    tbuf = np.empty((3, n_cars))
+    for k in range(slots.shape[0]):
+        mode[slots[k]] = 2
+    for w in range(cars_f.shape[0]):
+        for k in range(slots.shape[0]):
+            c = slots[k]
+            h = cars_f[w, c, F_HEADING]
+            pre[c, 0] = h
+            pre[c, 1] = math.cos(h)
+            pre[c, 2] = math.sin(h)
+            pre[c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre, tidx, tbuf)
+        for k in range(slots.shape[0]):
+            for j in range(3):
+                out[w, k, j] = controls[slots[k], j]

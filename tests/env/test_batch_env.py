@@ -212,3 +212,22 @@ def test_object_view_and_vector_agree_in_every_world():
             assert obj["self"]["speed_kph"] == pytest.approx(batch.state.cars_f[w, batch.slots[k], L.F_SPEED] * 3.6)
     assert object_view(batch, 0, 0)["self"]["applied_controls"]["steering"] == pytest.approx(0.1, abs=1e-6)
     assert object_view(batch, 1, 0)["self"]["applied_controls"]["throttle"] == pytest.approx(1.0)
+
+
+def test_builtin_driver_as_a_policy_drives_laps():
+    """``driver_ai.ai_actions``: the built-in driver's controls as the controlled cars' actions keep
+    them on the track at racing speed (the bench's lap-driving workload)."""
+    from paddock_ma import make
+    from paddock_ma.sim.driver_ai import ai_actions
+
+    env = make("paddock/oval-batch-v0", num_worlds=2)
+    env.reset(seed=3)
+    st, slots = env.state, np.asarray(env.slots, np.int64)
+    actions = np.zeros((2, len(env.controlled), 3), np.float32)
+    progress = np.zeros((2, len(env.controlled)))
+    for _ in range(300):                        # 20 s of racing
+        ai_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, slots, actions)
+        result = env.step(actions)
+        progress += result.metrics[..., M_PROGRESS]
+    assert not result.done.any() and not st.cars_i[:, slots, L.I_DESTROYED].any()
+    assert (progress > 1100.0).all()             # > 55 m/s on average round the oval (measured ~65)
