@@ -32,7 +32,6 @@ import numpy as np  # noqa: E402
 from paddock_ma.env.episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK  # noqa: E402
 
 ENV_ID = "paddock/oval-batch-v0"   # 8 batch-training cars per world (no car-car contact)
-OVAL_LAP_METERS = 2448.6
 CRASH_PENALTY = 200.0              # once, on the step a car hits the barrier (PaddockJS guide's example)
 OFF_TRACK_PENALTY = 0.05           # per step with a wheel off the legal surface
 
@@ -86,13 +85,18 @@ def env_overrides(args) -> dict:
         # cannot reach yet (physical-driver senses have no lookahead unless asked).
         overrides["observation"] = {"lookahead_meters": [float(d) for d in args.lookahead.split(",")]}
     if args.start_speed:
-        # Every world reset starts the 8 controlled cars spread evenly round the lap at this speed, so
+        # Every world reset starts the controlled cars spread evenly round the lap at this speed, so
         # that training sees speed from its first step (with --reset-placement random-moving, later
         # lives start at random positions and speeds too).
-        spacing = OVAL_LAP_METERS / 8
+        from paddock_ma.catalog import env_config
+        from paddock_ma.sim.track import load_track
+
+        base = env_config(ENV_ID)
+        drivers = base.controlled_drivers
+        spacing = load_track(base.track).length / len(drivers)
         overrides["scenario"] = {"placements": {
-            f"car-{i:02d}": {"distance_meters": 50.0 + i * spacing, "speed_kph": args.start_speed}
-            for i in range(8)}}
+            d: {"distance_meters": 50.0 + i * spacing, "speed_kph": args.start_speed}
+            for i, d in enumerate(drivers)}}
     return overrides
 
 
