@@ -16,9 +16,8 @@ import time
 
 import numpy as np
 
-from numba import njit
-
 from .sim.driver_ai import ai_actions
+from .sim.jit import kernel
 from .sim.track_core import locate
 
 CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all rules on "
@@ -212,7 +211,7 @@ def bench_tracks(seeds: int = 10) -> dict:
             "locate_hint_ns": round(per, 1)}
 
 
-@njit(cache=True)
+@kernel
 def _locate_many(tr, xs, ys):
     """``locate`` every point in turn with the previous answer as the hint; returns a checksum."""
     hint = 0

@@ -1,4 +1,5 @@
-"""The numba simulation core: pure @njit kernels over structure-of-arrays state, no Python objects.
+"""The numba simulation core: pure jitted kernels (``jit.py``) over structure-of-arrays state, no Python
+objects.
 
 Numba's on-disk cache (``cache=True``) checks only the source file of the function it loads, not the
 files whose kernels it calls or inlines, so editing one module could leave a stale compiled caller.

@@ -21,8 +21,8 @@ Differences from PaddockJS, on purpose:
 """
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_CONTACT_COOLDOWN, F_HEADING, F_SPEED, F_VX, F_VY, F_X, F_Y,
     FLAG_COLLIDES, I_ACTIVE, I_CNT_CONTACTS, I_DESTROYED, I_LAST_CONTACT_WITH, I_PIT_STATUS,
@@ -45,7 +45,7 @@ NUDGE_MAX = 0.035              # rad
 PIT_FIXED_DAMP = 0.985         # speed factor of a car that hits a pit-route car
 
 
-@njit(cache=True)
+@kernel
 def tick_cooldowns(cars_f, cars_i, w, n_cars, dt):
     """Count contact cooldowns down by one tick.
 
@@ -61,19 +61,19 @@ def tick_cooldowns(cars_f, cars_i, w, n_cars, dt):
             cars_f[w, c, F_CONTACT_COOLDOWN] = cd
 
 
-@njit(cache=True)
+@kernel
 def _takes_part(cars_i, car_flags, w, c):
     return (cars_i[w, c, I_ACTIVE] == 1 and cars_i[w, c, I_DESTROYED] == 0
             and (car_flags[w, c] & FLAG_COLLIDES) != 0)
 
 
-@njit(cache=True)
+@kernel
 def _pit_fixed(cars_i, w, c):
     st = cars_i[w, c, I_PIT_STATUS]
     return st >= PIT_ENTERING and st <= PIT_EXITING
 
 
-@njit(cache=True)
+@kernel
 def box_overlap(x1, y1, h1, x2, y2, h2):
     """SAT test of two car bodies. Returns (depth m, axis_x, axis_y); depth <= 0 means no overlap.
 
@@ -114,7 +114,7 @@ def box_overlap(x1, y1, h1, x2, y2, h2):
     return best, bx, by
 
 
-@njit(cache=True)
+@kernel
 def _nudge(cars_f, w, c, ax, ay, amount):
     """Turn car c away from the contact: ax, ay point from car c toward the other car."""
     h = cars_f[w, c, F_HEADING]
@@ -127,7 +127,7 @@ def _nudge(cars_f, w, c, ax, ay, amount):
     cars_f[w, c, F_HEADING] = h
 
 
-@njit(cache=True)
+@kernel
 def _velocity(cars_f, w, c, sim):
     if sim:
         return cars_f[w, c, F_VX], cars_f[w, c, F_VY]
@@ -136,7 +136,7 @@ def _velocity(cars_f, w, c, sim):
     return v * np.cos(h), v * np.sin(h)
 
 
-@njit(cache=True)
+@kernel
 def _set_velocity(cars_f, w, c, vx, vy, sim):
     """Store a world velocity; F_SPEED = its body-forward part (arcade: >= 0, along the heading)."""
     h = cars_f[w, c, F_HEADING]
@@ -155,7 +155,7 @@ def _set_velocity(cars_f, w, c, vx, vy, sim):
         cars_f[w, c, F_VY] = fwd * sh
 
 
-@njit(cache=True)
+@kernel
 def _respond(cars_f, cars_i, rules, w, i, j, depth, ax, ay, sim):
     """Separate, exchange impulse and nudge one overlapping pair (axis from i to j)."""
     fix_i = _pit_fixed(cars_i, w, i)
@@ -209,7 +209,7 @@ def _respond(cars_f, cars_i, rules, w, i, j, depth, ax, ay, sim):
         _set_velocity(cars_f, w, j, v2x, v2y, sim)
 
 
-@njit(cache=True)
+@kernel
 def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
     """Count cooldowns down, then resolve every car-car overlap of world ``w``.
 

@@ -30,8 +30,8 @@ One decision per car per tick, from the car's own state, its parameters and the 
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating_kernel, kernel
 from .layout import (
     CAR_WIDTH, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT,
     F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
@@ -85,7 +85,7 @@ TRACTION_USE = 0.85      # share of the rear axle's spare grip the throttle may 
 POWER_SPEED = 13.0       # m/s, drive force = P_POWER below this speed, power-limited above
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _wrap(a):
     """Wrap an angle difference (rad, |a| < 3 pi: differences of wrapped headings) to [-pi, pi]."""
     if a > math.pi:
@@ -95,7 +95,7 @@ def _wrap(a):
     return a
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     """Point (x, y) m at lap distance s (m, wrapped) shifted ``lane`` m along the right normal.
 
@@ -108,7 +108,7 @@ def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     return cx[i] + t * (cx[i + 1] - cx[i]) + nx * lane, cy[i] + t * (cy[i + 1] - cy[i]) + ny * lane
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def corner_speed(kappa, mu_g, aero_k):
     """Highest speed (m/s) through curvature ``kappa`` (1/m, >= 0).
 
@@ -122,7 +122,7 @@ def corner_speed(kappa, mu_g, aero_k):
     return min(v, MAX_SPEED)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
     """Latch an AI car's pit intent from its tyre energy (request -> 1, commit -> 2)."""
     if rules[w, R_PIT_STOPS] < 0.5 or (car_flags[w, c] & FLAG_CONTROLLED) != 0:
@@ -137,7 +137,7 @@ def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
         cars_i[w, c, I_PIT_INTENT] = 1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def gather_traffic(cars_f, cars_i, car_flags, w, n_cars, idx, prog, offs, spd):
     """Compact copy of the cars of world ``w`` the built-in driver treats as traffic (active, not
     destroyed, FLAG_COLLIDES): slot idx int64[C], progress / offset (m), speed (m/s) float64[C].
@@ -156,7 +156,7 @@ def gather_traffic(cars_f, cars_i, car_flags, w, n_cars, idx, prog, offs, spd):
     return m
 
 
-@njit(cache=True)
+@kernel
 def _traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
     """Scan the traffic (``gather_traffic``: m cars) for car c, when it collides itself.
 
@@ -223,7 +223,7 @@ def _traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
     return pass_lane, follow_v, block_l, block_r
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, car_flags, rules,
             w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h):
     """ai_controls on bare track arrays (inlined into ``ai_controls`` and ``ai_world``): traffic
@@ -398,7 +398,7 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
     return steer, 0.0, brake
 
 
-@njit(cache=True)
+@allocating_kernel
 def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c, n_cars):
     """Controls of built-in car ``c`` in world ``w`` for this tick.
 
@@ -422,7 +422,7 @@ def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c,
                    tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
 
 
-@njit(cache=True)
+@kernel
 def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre, tidx,
              tbuf):
     """``ai_controls`` for every car of world ``w`` whose ``mode[c]`` (int8[C]) is 2 (built-in
@@ -453,7 +453,7 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, 
         controls[c, 2] = br
 
 
-@njit(cache=True)
+@allocating_kernel
 def ai_actions(tr, cars_f, cars_i, car_params, car_flags, rules, slots, out):
     """The built-in driver as a policy: its controls for car slots ``slots`` (int64[K]) of every
     world, written to ``out`` float32[W, K, 3] as actions (steering, throttle, brake), e.g. for

@@ -20,8 +20,8 @@ Entries past a slot's own vector length (per-driver sensor configs) are zero.
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .sensors import boundary_distances
 from .layout import (
     F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_HEADING_ERROR, F_OFFSET, F_PROGRESS, F_SPEED,
@@ -41,12 +41,12 @@ RADAR_VELOCITY_SCALE = 50.0    # m/s: rich radar velocities are divided by this
 KPH = 3.6
 
 
-@njit(cache=True)
+@kernel
 def _clamp(x, lo, hi):
     return lo if x < lo else (hi if x > hi else x)
 
 
-@njit(cache=True)
+@kernel
 def vector_size(physical, n_look, n_rays, channel_mask, radar_k, rich_radar):
     """Length of one car's vector for its sensor configuration."""
     size = BASE_SIZE + n_look * LOOK_SIZE
@@ -61,7 +61,7 @@ def vector_size(physical, n_look, n_rays, channel_mask, radar_k, rich_radar):
     return size
 
 
-@njit(cache=True)
+@kernel
 def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look, radar_k, rich_radar,
                  radar_radius, ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind,
                  ray_rel_speed, radar, radar_slot, look, world_mask, out):

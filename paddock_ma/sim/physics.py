@@ -57,9 +57,9 @@ scalings cancel), SURFACE_ROLLING is a rolling-resistance coefficient (force = c
 import math
 
 import numpy as np
-from numba import njit
 
 from . import layout as L
+from .jit import kernel
 from .layout import (
     F_APPLIED_BRAKE, F_APPLIED_STEER, F_APPLIED_THROTTLE, F_HEADING, F_LAT_ACC, F_LONG_ACC,
     F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y,
@@ -134,12 +134,12 @@ TAN_SPIN_SLIP = math.tan(SPIN_SLIP)
 INV_IZ_PER_INV_M = 1.0 / (YAW_RADIUS * YAW_RADIUS)  # 1/Iz = (1/m) / YAW_RADIUS^2
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _clamp(x, lo, hi):
     return lo if x < lo else (hi if x > hi else x)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _clean_input(x, lo, hi):
     """Clamp a control input; NaN reads as 0."""
     if x != x:
@@ -147,7 +147,7 @@ def _clean_input(x, lo, hi):
     return _clamp(x, lo, hi)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _surf(code):
     """SURF_* code clamped to a valid table index (unknown codes read as barrier, the worst)."""
     if code < 0 or code >= N_SURFACES:
@@ -155,7 +155,7 @@ def _surf(code):
     return code
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def wrap_angle(a):
     """Angle wrapped to (-pi, pi]. a: float64 rad."""
     if a > math.pi or a <= -math.pi:
@@ -165,14 +165,14 @@ def wrap_angle(a):
     return a
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _steer_step(current, target, dt):
     """Road-wheel angle after one tick moving toward target at most STEER_RATE rad/s."""
     step = STEER_RATE * dt
     return current + _clamp(target - current, -step, step)
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@kernel(error_model="numpy", inline="always")
 def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt):
     """PaddockJS 1.0.0 vehicle model (spec §3.4 steps 2-6) in SI. Returns (lateral acceleration
     m/s^2, new heading rad, its cos, its sin)."""
@@ -231,7 +231,7 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     return lat, h, ch, sh
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@kernel(error_model="numpy", inline="always")
 def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh):
     """Dynamic bicycle model (module docstring). ch, sh: cos and sin of the current heading.
     Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin)."""
@@ -413,7 +413,7 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     return lat, h_new, ch2, sh2
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt):
     """Advance car (w, c) by one physics tick.
 
@@ -430,7 +430,7 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
                       tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@kernel(error_model="numpy", inline="always")
 def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh):
     """``integrate_car`` with precomputed inputs the step shares between kernels: tf, the tyre
     factor of the current F_TIRE_ENERGY (``tyre_factor``), and ch, sh, the cos and sin of the
@@ -465,7 +465,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     return h2, ch2, sh2
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def hold_car(cars_f, w, c):
     """Freeze a held or terminal car: zero speed, velocity, yaw rate and accelerations; the applied
     controls read throttle 0, brake 1. cars_f: float64[W, C, NF]; w, c: int indices."""

@@ -13,13 +13,14 @@ the limit in the lane; a braking curve to the queue point (stop when the team's 
 km/h crawl through it into the box; after service, the limit to the lane end, then up to 150 km/h to
 the end of the exit road, where the car rejoins physics at >= 95 km/h.
 
-All kernels are ``@njit(cache=True)``; arrays are the state arrays of ``layout.py``.
+All kernels are ``jit.kernel`` (numba, no reference counting); arrays are the state arrays of
+``layout.py``.
 """
 
 import math
 
-from numba import njit
 
+from .jit import kernel
 from .layout import (
     F_HEADING, F_LAT_ACC, F_LONG_ACC, F_PIT_PATH_S, F_PIT_SERVICE_LEFT, F_PROGRESS, F_SPEED,
     F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y, F_YAW_RATE, FLAG_PIT_OCCUPIES, I_ACTIVE,
@@ -56,20 +57,20 @@ SERVICE_FLOOR = 1.6                # s, shortest varied service
 SERVICE_EPS = 1e-9                 # s, tolerance so N ticks of dt complete an N*dt service
 
 
-@njit(cache=True)
+@kernel
 def pit_route_active(cars_i, w, c):
     """True while car ``c`` of world ``w`` is in an active stop (entering/queued/servicing/exiting)."""
     st = cars_i[w, c, I_PIT_STATUS]
     return st == PIT_ENTERING or st == PIT_QUEUED or st == PIT_SERVICING or st == PIT_EXITING
 
 
-@njit(cache=True)
+@kernel
 def pit_lane_is_open(world_i, w):
     """Effective pit-lane state: open flag set and no red flag (spec 4.3: red flag closes it)."""
     return world_i[w, WI_PIT_LANE_OPEN] != 0 and world_i[w, WI_RACE_MODE] != MODE_RED_FLAG
 
 
-@njit(cache=True)
+@kernel
 def pit_track_s(tr, path_s):
     """Track distance (m, [0, L)) credited to a car at pit-path distance ``path_s`` (m).
 
@@ -85,14 +86,14 @@ def pit_track_s(tr, path_s):
     return s % L
 
 
-@njit(cache=True)
+@kernel
 def _box_of(tr, cars_i, w, c):
     nb = tr.box_path_s.shape[0]
     b = cars_i[w, c, I_PIT_BOX]
     return min(max(b, 0), nb - 1)
 
 
-@njit(cache=True)
+@kernel
 def box_busy(tr, cars_f, cars_i, car_flags, w, c, n_cars):
     """True when another pit-occupying car holds car ``c``'s service box.
 
@@ -114,7 +115,7 @@ def box_busy(tr, cars_f, cars_i, car_flags, w, c, n_cars):
     return False
 
 
-@njit(cache=True)
+@kernel
 def service_seconds(car_params, world_i, rules, w, c):
     """Tyre service time (s) of car ``c``: the base time, or with crew variability (spec 4.6)
 
@@ -139,7 +140,7 @@ def service_seconds(car_params, world_i, rules, w, c):
     return max(min(SERVICE_FLOOR, base), secs)
 
 
-@njit(cache=True)
+@kernel
 def try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars):
     """Start a stop for car ``c`` when its intent and the rules allow it; True when started.
 
@@ -188,7 +189,7 @@ def try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars):
     return True
 
 
-@njit(cache=True)
+@kernel
 def _speed_target(tr, limit, status, s, queue_s, box_s, busy):
     """Scripted target speed (m/s) at path distance ``s`` (m) for an entering or exiting car."""
     cap = min(APPROACH_MAX_SPEED, limit + ABOVE_LIMIT_CAP)
@@ -208,7 +209,7 @@ def _speed_target(tr, limit, status, s, queue_s, box_s, busy):
     return t
 
 
-@njit(cache=True)
+@kernel
 def _route_pose(tr, cars_f, w, c, s, box_s, box_lat, entering):
     """Position (x, y) and heading (rad) of a route car at path distance ``s`` (m).
 
@@ -240,7 +241,7 @@ def _route_pose(tr, cars_f, w, c, s, box_s, box_lat, entering):
     return x - lat * math.sin(h), y + lat * math.cos(h), h + math.atan(dlat)
 
 
-@njit(cache=True)
+@kernel
 def _write_motion(cars_f, w, c, x, y, h, v, dt):
     """Store a scripted pose and speed with consistent velocity, yaw rate and accelerations."""
     h_old = cars_f[w, c, F_HEADING]
@@ -260,7 +261,7 @@ def _write_motion(cars_f, w, c, x, y, h, v, dt):
     cars_f[w, c, F_VY] = v * math.sin(h)
 
 
-@njit(cache=True)
+@kernel
 def pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c, n_cars, dt):
     """Advance car ``c`` of world ``w`` one tick (``dt`` s) along its pit stop.
 
@@ -344,7 +345,7 @@ def pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, 
     cars_i[w, c, I_SEG_HINT] = _seg_of(tr, pit_track_s(tr, s_new))
 
 
-@njit(cache=True)
+@kernel
 def _seg_of(tr, s):
     """Centreline segment index containing track distance ``s`` (binary search on ``cs``)."""
     n = tr.cs.shape[0] - 1

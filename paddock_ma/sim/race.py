@@ -8,9 +8,9 @@ This is the sim-level reset path that the environment layer, the tests and the b
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from . import layout as L
+from .jit import kernel
 from .params import neutral_car_params
 from .physics import hold_car
 from .rng import rng_uniform, world_keys
@@ -61,7 +61,7 @@ def rules_vector(**overrides) -> np.ndarray:
     return vec
 
 
-@njit(cache=True)
+@kernel
 def place_cars(tr, cars_f, cars_i, world_f, worlds, slots, race_distance, offset, speed, heading_error):
     """Place many cars through ``rules.place_car`` in one call (all arrays of length n); lap clocks
     start at each world's current time."""
@@ -117,7 +117,7 @@ def reset_grid(state: WorldState, worlds: np.ndarray, n_active: int) -> None:
         ci[ws, cs, L.I_GRID_LOCKED] = 1
 
 
-@njit(cache=True)
+@kernel
 def reclassify_cars(tr, cars_f, cars_i, car_flags, worlds, slots):
     """Classify freshly placed cars at once (surfaces, track position); a car placed touching the
     barrier is destroyed on the spot and, when controlled, its episode terminates (``END_DESTROYED``)."""
@@ -132,7 +132,7 @@ def reclassify_cars(tr, cars_f, cars_i, car_flags, worlds, slots):
                 cars_i[w, c, L.I_END_REASON] = L.END_DESTROYED
 
 
-@njit(cache=True)
+@kernel
 def random_track_placements(tr, world_i, worlds, margin, max_speed, out_distance, out_offset, out_speed):
     """Draw a legal track position per entry of ``worlds`` from that world's RNG.
 
@@ -149,7 +149,7 @@ def random_track_placements(tr, world_i, worlds, margin, max_speed, out_distance
         out_speed[k] = rng_uniform(world_i, w) * max_speed if max_speed > 0.0 else 0.0
 
 
-@njit(cache=True)
+@kernel
 def rank_worlds(cars_f, cars_i, car_flags, world_i, worlds):
     """Recompute race order in ``worlds`` (int64[n]) after placements, so results at reset carry ranks."""
     for k in range(worlds.shape[0]):

@@ -8,8 +8,8 @@ so worlds of one batch are independent and a world's stream does not depend on t
 """
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .layout import WI_RNG_COUNTER, WI_RNG_KEY
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -18,7 +18,7 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@njit(cache=True)
+@kernel
 def splitmix64(z):
     """SplitMix64 finaliser of a uint64 (a bijective 64-bit mix)."""
     z = (z ^ (z >> np.uint64(30))) * _MIX1
@@ -26,7 +26,7 @@ def splitmix64(z):
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True)
+@kernel
 def rng_next_u64(world_i, w):
     """Next raw uint64 of world ``w``'s stream; advances ``world_i[w, WI_RNG_COUNTER]`` by one.
 
@@ -38,7 +38,7 @@ def rng_next_u64(world_i, w):
     return splitmix64(key + counter * _GOLDEN)
 
 
-@njit(cache=True)
+@kernel
 def rng_uniform(world_i, w):
     """A float64 uniform in [0, 1) from world ``w``'s stream (53 random bits)."""
     return float(rng_next_u64(world_i, w) >> np.uint64(11)) * _TO_UNIT

@@ -19,8 +19,8 @@ lap time. Re-crossing after reversing does not count twice. Crossing the start l
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating_kernel, kernel
 from .layout import (
     F_BEST_LAP_TIME, F_CONTACT_COOLDOWN, F_CURVATURE, F_FINISH_TIME, F_HEADING, F_HEADING_ERROR,
     F_LAP_START_TIME, F_LAST_LAP_TIME, F_LAT_ACC, F_LONG_ACC, F_OFFSET, F_PIT_PATH_S,
@@ -52,13 +52,13 @@ RESTART_SPEED = 60.0 * KPH         # m/s, minimum speed when a red flag is withd
 LIGHTS_EPS = 1e-9                  # s, tolerance on the accumulated clock at lights out
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def wrap_half(d, length):
     """``d`` wrapped into [-length/2, length/2) (m)."""
     return d - length * math.floor(d / length + 0.5)
 
 
-@njit(cache=True)
+@kernel
 def sector_of(tr, p):
     """Sector index 0..2 of lap position ``p`` (m, [0, L))."""
     if p >= tr.sector_s[2]:
@@ -68,7 +68,7 @@ def sector_of(tr, p):
     return 0
 
 
-@njit(cache=True)
+@kernel
 def boundary_index(tr, race_distance):
     """Index of the last timing boundary at or behind ``race_distance`` (3 per lap; -1 on the grid)."""
     L = tr.length
@@ -77,7 +77,7 @@ def boundary_index(tr, race_distance):
     return 3 * int(lap) + sector_of(tr, p)
 
 
-@njit(cache=True)
+@kernel
 def grid_slot(i, standing):
     """(race_distance m, lateral offset m) of grid slot ``i`` (spec 2.4).
 
@@ -89,7 +89,7 @@ def grid_slot(i, standing):
     return -30.0 - 35.0 * i, offset
 
 
-@njit(cache=True)
+@kernel
 def init_world(world_f, world_i, rules, w):
     """Race control of world ``w`` at reset: mode, lights-out time, pit lane open, no red flag.
 
@@ -109,7 +109,7 @@ def init_world(world_f, world_i, rules, w):
     world_f[w, WF_RED_FLAG_TIME] = -1.0
 
 
-@njit(cache=True)
+@kernel
 def race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, dt):
     """Advance world ``w``'s clock by ``dt`` s and one tick; start lights; red flag.
 
@@ -151,7 +151,7 @@ def race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, dt):
     world_i[w, WI_RACE_MODE] = mode
 
 
-@njit(cache=True)
+@kernel
 def car_is_held(cars_i, world_i, w, c):
     """True when car ``c`` must not move this tick: empty slot, grid lock, red flag, or terminal
     (destroyed, retired, or its episode terminated). Finished cars keep driving."""
@@ -160,7 +160,7 @@ def car_is_held(cars_i, world_i, w, c):
             or cars_i[w, c, I_RETIRED] != 0 or cars_i[w, c, I_TERMINATED] != 0)
 
 
-@njit(cache=True)
+@kernel
 def place_car(tr, cars_f, cars_i, w, c, race_distance, offset, speed, heading_error, now=0.0):
     """Put car ``c`` of world ``w`` at ``race_distance`` (m, absolute, negative on the grid) and
     lateral ``offset`` (m, + right) with ``speed`` (m/s) and ``heading_error`` (rad) to the track.
@@ -232,7 +232,7 @@ def place_car(tr, cars_f, cars_i, w, c, race_distance, offset, speed, heading_er
         i[k] = 0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _boundary(L, s1, s2, race_distance):
     """``boundary_index`` on scalars: L lap length, s1 / s2 sector 2 / 3 start (m)."""
     lap = math.floor(race_distance / L)
@@ -241,7 +241,7 @@ def _boundary(L, s1, s2, race_distance):
     return 3 * int(lap) + sec
 
 
-@njit(cache=True)
+@kernel
 def _advance_timing_a(L, sector_s, cars_f, cars_i, w, c, k_old, k_new, rd_old, rd_new, t_now, dt):
     """Close the sectors and laps of boundaries k_old + 1 .. k_new that car ``c`` crossed forward
     this tick (k_new > k_old, from ``_boundary``). An ordinary call: reached a few times a lap."""
@@ -271,7 +271,7 @@ def _advance_timing_a(L, sector_s, cars_f, cars_i, w, c, k_old, k_new, rd_old, r
         hw = k
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _count_ticks(kerb_edge, cars_f, cars_i, w, c, in_pit):
     """Per-tick event counters of car ``c`` (kerb, off-track, severe cut, slow, spin/backwards)."""
     if (cars_i[w, c, I_WHEEL_SURFACE_FL] == SURF_KERB or cars_i[w, c, I_WHEEL_SURFACE_FR] == SURF_KERB
@@ -296,7 +296,7 @@ def _count_ticks(kerb_edge, cars_f, cars_i, w, c, in_pit):
     return v
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars_f, cars_i,
                world_f, world_i, rules, w, c, old_progress, dt):
     """update_car_rules on unpacked track values, except the pit start: returns True when the car
@@ -357,7 +357,7 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
     return False
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _pit_track_s(L, pit_entry_s, pit_exit_s, pit_length, path_s):
     """``pit.pit_track_s`` on scalars (same arithmetic)."""
     if path_s < 0.0:
@@ -368,7 +368,7 @@ def _pit_track_s(L, pit_entry_s, pit_exit_s, pit_length, path_s):
     return s % L
 
 
-@njit(cache=True)
+@kernel
 def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
                      old_progress, dt):
     """Rules of car ``c`` after its tick: progress, laps, timing, finish, counters, stall, pit entry.
@@ -382,7 +382,7 @@ def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i
         try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
 
 
-@njit(cache=True)
+@kernel
 def update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
                        old_progress, dt):
     """``update_car_rules`` for every active car of world ``w``; old_progress float64[C] (m). One
@@ -401,7 +401,7 @@ def update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world
             try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
 
 
-@njit(cache=True)
+@kernel
 def _ahead(cars_f, cars_i, a, b, w):
     """True when car ``a`` is classified ahead of car ``b``: finished cars first by finish time,
     then race distance descending; ties by slot index."""
@@ -422,7 +422,7 @@ def _ahead(cars_f, cars_i, a, b, w):
     return a < b
 
 
-@njit(cache=True)
+@allocating_kernel
 def update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars):
     """I_RANK (1-based) of active classified cars of world ``w``; 0 for the others.
 

@@ -33,8 +33,8 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating_kernel, kernel
 from .layout import (
     F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
     I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
@@ -74,7 +74,7 @@ from .sensors_march import (  # noqa: E402,F401
 )
 
 
-@njit(cache=True)
+@kernel
 def _centre_at(cs, ch, ccurv, length, s):
     """(heading rad, curvature 1/m) of the centreline at lap distance s (m, wrapped): the same
     interpolation as the track's ``point_at``, on single arrays (see PitView on why)."""
@@ -84,7 +84,7 @@ def _centre_at(cs, ch, ccurv, length, s):
     return h, k
 
 
-@njit(cache=True)
+@kernel
 def _slab(ox, oy, dx, dy, length, tx, ty, tc, ts):
     """Ray (origin m, unit direction) against a car body centred at (tx, ty) with heading cos/sin
     (tc, ts): entry distance max(0, tmin) m, or -1 on a miss."""
@@ -118,7 +118,7 @@ def _slab(ox, oy, dx, dy, length, tx, ty, tc, ts):
     return max(0.0, tmin)
 
 
-@njit(cache=True)
+@allocating_kernel
 def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
                 channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
                 ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w):
@@ -293,7 +293,7 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
                 look[w, c, q, 1] = wrap_angle(h1 - h0)
 
 
-@njit(cache=True)
+@kernel
 def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
                  channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
                  ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look):
@@ -327,7 +327,7 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_
                     ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w)
 
 
-@njit(cache=True)
+@kernel
 def boundary_distances(tr, cars_f, w, c):
     """Distances (m) from car c's centre to the white line on its left and right, along the track
     normal, from its offset ``F_OFFSET``: (left_m, right_m), negative beyond that line."""

@@ -7,8 +7,8 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating_kernel, kernel
 from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
 from .track import pit_surface
 from .track_core import _GRID_WINDOW, _seg_d2a, pit_bbox
@@ -33,7 +33,7 @@ N_GEO = 12               # then one entry per segment: its windowed turning-rate
 _KBLOCK = 8
 
 
-@njit(cache=True)
+@allocating_kernel
 def sensor_geometry(tr):
     """Per-track constants of the ray march -> float64[N_GEO]: the box (x0, y0, x1, y1) m around
     every pit surface (``track_core.pit_bbox``; outside it ``pit_surface`` is -1);
@@ -76,13 +76,13 @@ def sensor_geometry(tr):
     return geo
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _seg_d2(cx, cy, i, x, y):
     """Squared distance (m^2) from (x, y) to centreline segment i (``locate``'s arithmetic)."""
     return _seg_d2a(cx, cy, i, x, y)[0]
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _nearest(cx, cy, gseg, geo, x, y, seg):
     """|offset| (m) of (x, y) and its nearest centreline segment -> (a, seg).
 
@@ -139,7 +139,7 @@ def _nearest(cx, cy, gseg, geo, x, y, seg):
     return math.sqrt(best), bi
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _guess(cx, cy, seg, dx, dy, step):
     """Segment near the projection of a point ``step`` m further along the ray (descent start):
     the along-track part of the step divided by the local segment length."""
@@ -158,7 +158,7 @@ def _guess(cx, cy, seg, dx, dy, step):
     return g
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _band(geo, a):
     """Main-track band of |offset| a (m), as the track's ``band_code``."""
     if a <= geo[_G_HW]:
@@ -172,7 +172,7 @@ def _band(geo, a):
     return SURF_BARRIER
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _code(pv, geo, x, y, a, seg, want_pit):
     """Surface code at (x, y) of |offset| a: the band, or the pit surface over it when ``want_pit``
     (callers whose open channels treat pit surfaces like the band underneath skip the pit test).
@@ -188,26 +188,26 @@ def _code(pv, geo, x, y, a, seg, want_pit):
     return code
 
 
-@njit(cache=True)
+@kernel
 def classify(tr, geo, x, y, seg):
     """Exact surface at (x, y) m, as ``surface_at(tr, x, y, -1)`` -> (code, |offset| m, seg).
     geo: ``sensor_geometry(tr)``; seg: a nearby segment to descend from, or -1."""
     return _classify(tr.cx, tr.cy, tr.grid_seg, pit_view(tr), geo, x, y, seg)
 
 
-@njit(cache=True)
+@kernel
 def _classify(cx, cy, gseg, pv, geo, x, y, seg):
     a, seg = _nearest(cx, cy, gseg, geo, x, y, seg)
     return _code(pv, geo, x, y, a, seg, True), a, seg
 
 
-@njit(cache=True)
+@kernel
 def pit_view(tr):
     """The PitView of a track (its pit arrays, no copy)."""
     return PitView(tr.px, tr.py, tr.pit_side, tr.pit_width, tr.box_x, tr.box_y)
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _raster_edge(gpred, pred, geo, x, y):
     """Raster lower bound (m) of the distance to a boundary of ray predicate ``pred``
     (``track_index.PRED_*``, a plane of ``grid_pred_edge``); 0 off the raster."""
@@ -220,7 +220,7 @@ def _raster_edge(gpred, pred, geo, x, y):
     return np.float64(gpred[pred, gy, gx])
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _pred_bound(gpred, fpred, fgrid, pred, geo, x, y):
     """Lower bound (m) of the distance from (x, y) to a boundary of predicate ``pred``: the larger
     of the coarse raster's and, inside the pit area, the fine raster's (both are lower bounds)."""
@@ -233,7 +233,7 @@ def _pred_bound(gpred, fpred, fgrid, pred, geo, x, y):
     return b
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _pit_gap(gpred, fpred, fgrid, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit):
     """``_safe_gap`` where pit surfaces may be involved (it returned 0): each open channel's own
     bound, exact for the main-track bands and from its predicate rasters where a pit surface can

@@ -5,8 +5,8 @@ contract)."""
 
 import math
 
-from numba import njit
 
+from .jit import kernel
 from .layout import CAR_LENGTH, CAR_WIDTH, SURF_BARRIER, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK
 from .sensors_geometry import (
     _DERIV_WINDOW, _FAR, _G_HW, _G_KE, _G_PX0, _G_PX1, _G_PY0, _G_PY1, _G_TRUST, N_GEO, _code, _guess,
@@ -41,18 +41,18 @@ _HALF_W = 0.5 * CAR_WIDTH
 BODY_RADIUS = math.sqrt(_HALF_L * _HALF_L + _HALF_W * _HALF_W)   # ~2.41 m, broad phase
 
 
-@njit(cache=True)
+@kernel
 def _inside(code, origin_pit):
     """Road-edge predicate: on the asphalt (pit surfaces too when the origin is on one)."""
     return code == SURF_TRACK or (origin_pit and code >= SURF_PIT_ENTRY)
 
 
-@njit(cache=True)
+@kernel
 def _illegal(code):
     return SURF_GRAVEL <= code <= SURF_BARRIER
 
 
-@njit(cache=True)
+@kernel
 def _pred(ch, code, origin_pit):
     if ch == RAY_ROAD_EDGE:
         return _inside(code, origin_pit)
@@ -61,7 +61,7 @@ def _pred(ch, code, origin_pit):
     return _illegal(code)
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit):
     """Distance (m) the ray can advance from a point at |offset| a without changing any open
     channel's predicate. Exact where only main-track bands matter (|offset| is 1-Lipschitz); 0 where
@@ -84,7 +84,7 @@ def _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit):
     return gap
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _solve_step(g, r, acc):
     """Smallest t >= 0 with r t + acc t^2 / 2 = g (g > 0): how far the ray can go before an offset
     that starts g from an edge, approaching at rate r (m/m) with |rate change| <= acc t, gets there."""
@@ -95,7 +95,7 @@ def _solve_step(g, r, acc):
     return 2.0 * g / den
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _ray_frame(cx, cy, seg, x, y, dx, dy, a):
     """Signed offset o (m, + right) of a sample at |offset| a with nearest segment seg, the offset's
     rate v0 = d . n along the ray (m/m) and the segment's length (m) -> (o, v0, seg_len)."""
@@ -110,7 +110,7 @@ def _ray_frame(cx, cy, seg, x, y, dx, dy, a):
     return o, v0, seg_len
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap):
     """Safe step (m) from the signed offset's rate along the ray, or 0 when it does not apply.
 
@@ -153,7 +153,7 @@ def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap
     return min(t_up, t_dn, cap)
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill, origin_pit, gap, tol):
     """True when the straight-edge prediction of the next open edge crossing (signed offset o and its
     rate v0 along the ray) lies less than tol / 2 past the safe step ``gap`` (m). Only a step-size
@@ -181,7 +181,7 @@ def _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill, origin_pit, gap, 
     return best / v0 - gap < 0.5 * tol
 
 
-@njit(cache=True, inline='always')
+@kernel(inline='always')
 def _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_pit, tol):
     """First point past the predicate change in [lo, hi] (pred(lo) == p0 != pred(hi)), to ``tol``.
     seg: nearest segment at lo (descent start)."""
@@ -199,7 +199,7 @@ def _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_p
     return hi
 
 
-@njit(cache=True)
+@kernel
 def march_ray(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, angle, length, mask,
               debug, out_dist, out_hit):
     """Surface channels of one ray from (ox, oy) m along ``angle`` (rad, world) for ``length`` m.
@@ -215,7 +215,7 @@ def march_ray(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg
                   math.cos(angle), math.sin(angle), length, mask, debug, out_dist, out_hit)
 
 
-@njit(cache=True)
+@kernel
 def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask,
            debug, out_dist, out_hit):
     """``march_ray`` with the ray's unit direction (dx, dy) given (the caller shares its cos / sin

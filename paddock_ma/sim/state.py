@@ -24,9 +24,9 @@ import base64
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from . import layout as L
+from .jit import allocating_kernel, kernel
 
 SNAPSHOT_FORMAT = "paddock_ma.world-snapshot"
 SNAPSHOT_VERSION = 1
@@ -47,7 +47,7 @@ class SnapshotError(ValueError):
     """A snapshot document that cannot be restored here (format, version, track, shape or payload)."""
 
 
-@njit(cache=True)
+@kernel
 def fnv1a64_update(h, data):
     """Fold the bytes of ``data`` (uint8[n]) into the FNV-1a-64 hash ``h`` (uint64); return the new hash."""
     for i in range(data.shape[0]):
@@ -233,7 +233,7 @@ def _payload_checksum(payload: dict) -> int:
     return int(h)
 
 
-@njit(cache=True)
+@kernel
 def _world_checksum(cf, ci, wf, wi):
     h = _FNV_OFFSET
     h = fnv1a64_update(h, cf.reshape(-1).view(np.uint8))
@@ -243,7 +243,7 @@ def _world_checksum(cf, ci, wf, wi):
     return h
 
 
-@njit(cache=True)
+@allocating_kernel
 def _world_checksums(cars_f, cars_i, world_f, world_i, out):
     for w in range(cars_f.shape[0]):
         out[w] = _world_checksum(cars_f[w:w + 1].copy(), cars_i[w:w + 1].copy(),

@@ -22,10 +22,11 @@ bit-identical results to ``step_worlds`` for any thread count (no reduction cros
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from .collisions import resolve_contacts
 from .driver_ai import ai_world
+from .jit import allocating_kernel, kernel
 from .layout import (
     DT, END_DESTROYED, END_MAX_STEPS, END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
     F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER, FLAG_CONTROLLED,
@@ -41,7 +42,7 @@ from .track_core import pit_bbox
 from .tyres import tyre_factor
 
 
-@njit(cache=True)
+@kernel
 def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
     """Clear world ``w``'s per-step counters and latch the actions of the cars in ``apply_actions``.
 
@@ -62,7 +63,7 @@ def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
             cars_i[w, c, I_MANUAL] = 1
 
 
-@njit(cache=True)
+@kernel
 def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
                mode, controls, touch, pre, tidx, tbuf, bbox):
     """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
@@ -139,7 +140,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars)
 
 
-@njit(cache=True)
+@kernel
 def episode_running(cars_i, car_flags, w, out):
     """out int8[C]: 1 for active controlled cars of world ``w`` whose episode is running."""
     for c in range(cars_i.shape[1]):
@@ -147,7 +148,7 @@ def episode_running(cars_i, car_flags, w, out):
                   and cars_i[w, c, I_TERMINATED] == 0 and cars_i[w, c, I_TRUNCATED] == 0)
 
 
-@njit(cache=True)
+@kernel
 def end_env_step(cars_i, world_i, w, was_running, max_episode_steps):
     """Per-driver episode bookkeeping of world ``w`` after the last tick of an env step.
 
@@ -171,7 +172,7 @@ def end_env_step(cars_i, world_i, w, was_running, max_episode_steps):
             cars_i[w, c, I_END_REASON] = END_MAX_STEPS
 
 
-@njit(cache=True)
+@allocating_kernel
 def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
                apply_actions, n_ticks, max_episode_steps, w):
     """One env step of world ``w``: latch actions, ``n_ticks`` physics ticks, episode bookkeeping."""
@@ -193,7 +194,7 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     end_env_step(cars_i, world_i, w, was_running, max_episode_steps)
 
 
-@njit(cache=True)
+@kernel
 def step_worlds(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
                 apply_actions, n_ticks, max_episode_steps):
     """Advance every world by one env step of ``n_ticks`` ticks, serially.
@@ -208,7 +209,7 @@ def step_worlds(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rul
                    apply_actions, n_ticks, max_episode_steps, w)
 
 
-@njit(cache=True, parallel=True)
+@kernel(parallel=True)
 def step_worlds_parallel(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
                          apply_actions, n_ticks, max_episode_steps):
     """``step_worlds`` with worlds split over numba threads; bit-identical to the serial kernel."""

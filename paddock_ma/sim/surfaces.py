@@ -21,8 +21,8 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_CURVATURE, F_HEADING, F_HEADING_ERROR, F_OFFSET, F_PROGRESS,
     F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR, F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR, F_X, F_Y,
@@ -46,7 +46,7 @@ SURFACE_DRAG = np.array([0.0, 0.12, 4.0, 1.9, 9.0, 0.04, 0.04, 0.04, 0.08])
 SURFACE_ROLLING = np.array([0.0, 0.045, 0.68, 0.36, 1.2, 0.012, 0.012, 0.012, 0.025])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def surface_priority(code):
     """Priority (0 best .. 7 worst) of a SURF_* code."""
     if code == SURF_TRACK:
@@ -66,13 +66,13 @@ def surface_priority(code):
     return 7
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def is_pit_surface(code):
     """True for pit-entry, pit-lane, pit-exit and pit-box."""
     return code == SURF_PIT_ENTRY or code == SURF_PIT_LANE or code == SURF_PIT_EXIT or code == SURF_PIT_BOX
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _band(ao, hw, kerb, gravel, grass):
     """Main-track band code of an absolute offset ao (m) (``track_core.band_code`` on scalars)."""
     if ao <= hw:
@@ -86,7 +86,7 @@ def _band(ao, hw, kerb, gravel, grass):
     return SURF_BARRIER
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _project(cx, cy, grid_seg, gx0, gy0, gcell, gravel, x, y, hint):
     """Nearest centreline segment of (x, y) (m) as in ``track_core.locate``: (seg, t, offset m)."""
     n = cx.shape[0] - 1
@@ -104,7 +104,7 @@ def _project(cx, cy, grid_seg, gx0, gy0, gcell, gravel, x, y, hint):
     return i, t, (dist if cross >= 0.0 else -dist)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, length, hw, kerb,
                   gravel, grass, px, py, box_x, box_y, pit_side, pit_width, bbox, cars_f, cars_i,
                   w, c, fx, fy):
@@ -228,7 +228,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     return False
 
 
-@njit(cache=True)
+@kernel
 def classify_car(tr, cars_f, cars_i, w, c):
     """Track position and wheel surfaces of car (w, c); returns True when its body touches the barrier.
 
@@ -248,7 +248,7 @@ def classify_car(tr, cars_f, cars_i, w, c):
                          tr.pit_width, bbox, cars_f, cars_i, w, c, cos_h, sin_h)
 
 
-@njit(cache=True)
+@kernel
 def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, bbox):
     """``classify_car`` for every active car of world ``w``; touch int8[C] receives 1 where the
     car's body touches the barrier (0 otherwise, and for empty slots). One call per world: the

@@ -5,7 +5,7 @@
   ``"procedural:<seed>"``.
 * ``procedural_track(seed)``: a random, valid circuit, deterministic for its seed, cached.
 
-Kernels (all ``@njit(cache=True)``, see ``track_core``): ``locate``, ``point_at``, ``surface_at``,
+Kernels (all ``jit.kernel``, see ``track_core``): ``locate``, ``point_at``, ``surface_at``,
 ``surface_fast``, ``pit_point_at``, ``edge_distances``, ``edge_distance_at``, ``band_code``,
 ``pit_surface`` (+ ``pit_surface_call``), ``wrap_angle``.
 

@@ -24,8 +24,8 @@ import math
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating_kernel, kernel
 from .layout import (
     SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT,
     SURF_PIT_LANE, SURF_TRACK,
@@ -77,7 +77,7 @@ _GRID_WINDOW = 4           # segments searched either side of the raster's neare
 _GLOBAL = -1
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def wrap_angle(a):
     """Wrap an angle (rad) to (-pi, pi]."""
     if -math.pi < a <= math.pi:
@@ -85,7 +85,7 @@ def wrap_angle(a):
     return a - 2.0 * math.pi * math.ceil((a - math.pi) / (2.0 * math.pi))
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _seg_d2a(cx, cy, i, x, y):
     """Squared distance (m^2) from (x, y) to segment i of the polyline (cx, cy), and the projection
     parameter t in [0, 1]."""
@@ -105,13 +105,13 @@ def _seg_d2a(cx, cy, i, x, y):
     return ex * ex + ey * ey, t
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _seg_d2(tr, i, x, y):
     """``_seg_d2a`` on the track's centreline."""
     return _seg_d2a(tr.cx, tr.cy, i, x, y)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _walk(cx, cy, x, y, hint, n):
     """Descend from segment ``hint`` along the polyline (cx, cy) of n segments while the distance
     decreases, at most HINT_WINDOW steps. Returns (d2, seg, t, steps); steps == HINT_WINDOW means the
@@ -143,7 +143,7 @@ def _walk(cx, cy, x, y, hint, n):
     return dc, cur, tc, steps
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def locate(tr, x, y, hint):
     """Project the point (x, y) (m) on the centreline.
 
@@ -163,7 +163,7 @@ def locate(tr, x, y, hint):
                      tr.grid_cell, tr.length, tr.gravel_edge, x, y, hint)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _finish_a(cx, cy, cs, ch, ccurv, length, x, y, i, t, d2):
     """Build (seg, s, offset, heading, curvature) from the nearest segment i at parameter t."""
     ax = cx[i]
@@ -182,7 +182,7 @@ def _finish_a(cx, cy, cs, ch, ccurv, length, x, y, i, t, d2):
     return i, s, offset, h, k
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _locate_a(cx, cy, cs, ch, ccurv, grid_seg, grid_x0, grid_y0, grid_cell, length, gravel_edge,
               x, y, hint):
     """locate on the unpacked arrays. Reading namedtuple fields inside branchy inlined code costs
@@ -202,7 +202,7 @@ def _locate_a(cx, cy, cs, ch, ccurv, grid_seg, grid_x0, grid_y0, grid_cell, leng
     return _finish_a(cx, cy, cs, ch, ccurv, length, x, y, best_i, best_t, best_d2)
 
 
-@njit(cache=True)
+@kernel
 def _locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y, best_d2, best_i, best_t):
     """locate's fallback (an ordinary call, out of the inlined fast path): search around the raster
     cell's nearest segment, or every segment off the raster or far from the track; keep the nearer of
@@ -233,7 +233,7 @@ def _locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y, best_d2, b
     return best_d2, best_i, best_t
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def point_at(tr, s):
     """Centreline point at lap distance s (m, wrapped into [0, L)).
 
@@ -242,7 +242,7 @@ def point_at(tr, s):
     return _point_at_a(tr.cx, tr.cy, tr.cs, tr.ch, tr.ccurv, tr.length, s)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def sample_at(cs, length, s):
     """(i, t): the centreline segment ``i`` holding lap distance ``s`` (m, wrapped into [0, length))
     and the fraction ``t`` in [0, 1] along it. cs: float64[N+1] cumulative distances of uniformly
@@ -260,7 +260,7 @@ def sample_at(cs, length, s):
     return i, (s - cs[i]) / (cs[i + 1] - cs[i])
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _point_at_a(cx, cy, cs, ch, ccurv, L, s):
     """point_at on unpacked arrays (see _locate_a for why)."""
     i, t = sample_at(cs, L, s)
@@ -271,7 +271,7 @@ def _point_at_a(cx, cy, cs, ch, ccurv, L, s):
     return x, y, h, k
 
 
-@njit(cache=True)
+@allocating_kernel
 def build_ai_preview(cx, cy, cs, ch, ccurv, length, preview_d):
     """The ``ai_preview`` table (see PREVIEW_D) of a centreline: float64[N+1, N_PREVIEW_COLS]."""
     n1 = cx.shape[0]
@@ -299,7 +299,7 @@ def build_ai_preview(cx, cy, cs, ch, ccurv, length, preview_d):
     return out
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def pit_point_at(tr, path_s):
     """Point of the pit path at path distance path_s (m, clamped to [0, pit_length]).
 
@@ -322,7 +322,7 @@ def pit_point_at(tr, path_s):
     return x, y, h
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def band_code(tr, abs_offset):
     """Main-track band (SURF_TRACK..SURF_BARRIER) of an absolute offset (m) from the centreline."""
     if abs_offset <= tr.half_width:
@@ -336,7 +336,7 @@ def band_code(tr, abs_offset):
     return SURF_BARRIER
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def _polyline_d2(px, py, lo, hi, x, y):
     """Squared distance (m^2) from (x, y) to the polyline of points lo..hi."""
     best = np.inf
@@ -360,7 +360,7 @@ def _polyline_d2(px, py, lo, hi, x, y):
     return best
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def pit_surface(tr, x, y):
     """Pit surface code at (x, y) (m), or -1 when the point is on no pit surface.
 
@@ -419,14 +419,14 @@ def pit_surface(tr, x, y):
     return -1
 
 
-@njit(cache=True)
+@kernel
 def pit_surface_call(tr, x, y):
     """``pit_surface`` as an ordinary (not inlined) call, for hot kernels that reach it rarely: keeps
     its large body out of their code."""
     return pit_surface(tr, x, y)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def surface_at(tr, x, y, hint):
     """Exact surface at (x, y) (m): the main-track band of the nearest centreline point, overridden by
     a pit surface beyond the kerb (|offset| > kerb_edge).
@@ -443,7 +443,7 @@ def surface_at(tr, x, y, hint):
     return code, offset, seg
 
 
-@njit(cache=True)
+@allocating_kernel
 def pit_bbox(px, py, box_x, box_y, pit_width):
     """(x0, y0, x1, y1) m: a box around every pit surface (path points and service boxes, widened
     by the farthest a pit surface reaches from them: the working lane, garages and their margins).
@@ -463,7 +463,7 @@ def pit_bbox(px, py, box_x, box_y, pit_width):
     return x0 - m, y0 - m, x1 + m, y1 + m
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def surface_fast(tr, x, y):
     """Surface code at (x, y) (m) read from the raster (exact at cell centres; may differ within one
     cell of a boundary). Off the raster: barrier."""
@@ -475,7 +475,7 @@ def surface_fast(tr, x, y):
     return np.int64(SURF_BARRIER)
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def edge_distance_at(tr, x, y):
     """Lower bound (m) of the distance from (x, y) to the nearest surface boundary (raster, 0 near
     one; off the raster 0)."""
@@ -487,7 +487,7 @@ def edge_distance_at(tr, x, y):
     return 0.0
 
 
-@njit(cache=True, inline="always")
+@kernel(inline="always")
 def edge_distances(tr, offset):
     """Distances (m) from a lateral offset (m, + right) to the white lines: (left_m, right_m).
 

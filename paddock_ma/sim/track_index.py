@@ -25,15 +25,15 @@ Build time is dominated by the nearest-segment stamping (every segment visits th
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import allocating_kernel, kernel
 from .layout import SURF_BARRIER, SURF_GRAVEL, SURF_PIT_ENTRY, SURF_TRACK
 from .track_core import (
     PREVIEW_D, TrackArrays, _seg_d2, band_code, build_ai_preview, pit_bbox, pit_surface, surface_at,
 )
 
 
-@njit(cache=True)
+@allocating_kernel
 def _stamp_nearest(cx, cy, x0, y0, cell, nx, ny, reach_seg):
     """Nearest segment per cell centre within ``reach_seg[i]`` m of segment i (float64[N]).
 
@@ -71,7 +71,7 @@ def _stamp_nearest(cx, cy, x0, y0, cell, nx, ny, reach_seg):
     return seg, best
 
 
-@njit(cache=True)
+@kernel
 def _fix_far_cells(tr, best, small_reach):
     """Cells stamped only by a long-reach segment (farther than ``small_reach`` m from it) may have an
     unstamped nearer segment: on a pit surface, find their nearest segment over all segments;
@@ -98,7 +98,7 @@ def _fix_far_cells(tr, best, small_reach):
             tr.grid_seg[gy, gx] = bi
 
 
-@njit(cache=True)
+@allocating_kernel
 def _classify_cells(tr, nx, ny):
     """Exact surface code at every cell centre -> int8[ny, nx] (barrier where grid_seg is -1)."""
     out = np.full((ny, nx), SURF_BARRIER, dtype=np.int8)
@@ -121,7 +121,7 @@ def _classify_cells(tr, nx, ny):
     return out
 
 
-@njit(cache=True)
+@allocating_kernel
 def _edge_field(surf, cell):
     """Lower bound of the distance (m) to the nearest boundary cell -> float32[ny, nx].
 
@@ -176,7 +176,7 @@ PRED_ILLEGAL = 1
 FINE_CELL = 0.25
 
 
-@njit(cache=True)
+@allocating_kernel
 def _classify_fine(tr, x0, y0, cell, nx, ny):
     """Exact surface code at the centres of a fine raster (origin x0, y0, ``cell`` m) -> int8[ny, nx]:
     copied from the coarse raster where its cell holds no boundary, else ``surface_at`` descending

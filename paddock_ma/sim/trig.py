@@ -4,7 +4,7 @@ Used by the vehicle dynamics for the road-wheel angle and the per-tick heading c
 calls per car-tick were a measurable share of the step.
 """
 
-from numba import njit
+from .jit import kernel
 
 # Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
 # truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.
@@ -17,7 +17,7 @@ SINCOS_POLY_MAX = 0.6        # rad; covers the road-wheel angle (<= MAX_STEER_AN
 SINCOS_TINY_MAX = 0.06       # rad; yaw_rate * dt of a car not spinning (3.6 rad/s at 60 Hz)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _sincos_small(x):
     """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials: plain arithmetic, so it is
     deterministic and cheaper than two libm calls; agrees with libm to an ulp or two."""
@@ -32,7 +32,7 @@ def _sincos_small(x):
     return s, c
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _sincos_tiny(x):
     """(sin x, cos x) for |x| <= SINCOS_TINY_MAX (sin to x^7, cos to x^8: truncation < 1e-17)."""
     x2 = x * x

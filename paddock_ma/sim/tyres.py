@@ -10,8 +10,8 @@ Tyre energy ``E`` is a percentage in [1, 100] (``F_TIRE_ENERGY``); 100 = fresh.
 import math
 
 import numpy as np
-from numba import njit
 
+from .jit import kernel
 from .layout import COMPOUND_H, COMPOUND_M, COMPOUND_S, GRAVITY
 
 N_COMPOUNDS = 3
@@ -31,7 +31,7 @@ COMPOUND_WEAR[COMPOUND_M] = 1.00
 COMPOUND_WEAR[COMPOUND_H] = 0.70
 
 
-@njit(cache=True)
+@kernel
 def compound_index(code):
     """Compound code (int) clamped to a valid table index (unknown codes read as the medium)."""
     if code < 0 or code >= N_COMPOUNDS:
@@ -39,7 +39,7 @@ def compound_index(code):
     return code
 
 
-@njit(cache=True)
+@kernel
 def tyre_factor(energy):
     """Grip factor of worn tyres, 0.45..1 (spec §3.4 step 2).
 
@@ -50,7 +50,7 @@ def tyre_factor(energy):
     return min(max(f, 0.45), 1.0)
 
 
-@njit(cache=True)
+@kernel
 def tyre_wear_rate(lat_acc, brake, throttle, tire_care, compound):
     """Tyre energy lost per second, percent/s (spec §3.4 step 7, times the compound's wear factor).
 
@@ -72,7 +72,7 @@ V_SLIP_FLOOR = 3.0           # m/s, rolling-speed floor of the slip-angle defini
                              # the car slides sideways or crawls (no atan2 step at zero rolling speed)
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _pacejka(alpha, b, c):
     """Normalised lateral force -sin(C atan(B alpha)) and its slope magnitude d|F|/d alpha (>= 0).
 
@@ -87,7 +87,7 @@ def _pacejka(alpha, b, c):
     return -s, k
 
 
-@njit(cache=True, error_model="numpy")
+@kernel(error_model="numpy")
 def _axle_force(fx, fy, k, fmax, up, vp):
     """Combine an axle's longitudinal demand fx and pure lateral force fy (N, wheel frame) on its
     friction circle of radius fmax; k is the lateral slope |dFy/d alpha| (N/rad), scaled alike.
