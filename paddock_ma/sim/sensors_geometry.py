@@ -1,7 +1,8 @@
 """Where a ray sample is, for the surface-ray march (``sensors_march.py``): the per-track sensor
 constants (``sensor_geometry``: pit box, trust radius, band edges, raster origin, per-segment turning
 bounds), the nearest centreline segment of a sample by local descent or the raster, its exact
-surface code, and the raster step bounds of the pit area (``grid_pred_edge``)."""
+surface code, and the step bounds of the pit area: the predicate rasters (``grid_pred_edge``) and the
+pit lane's own rectangles (``_pit_rect_gap``)."""
 
 import math
 from collections import namedtuple
@@ -11,7 +12,10 @@ import numpy as np
 from .jit import allocating_kernel, kernel
 from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
 from .track import pit_surface
-from .track_core import _GRID_WINDOW, _seg_d2a, pit_bbox
+from .track_core import (
+    _GRID_WINDOW, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _seg_d2a,
+    pit_bbox,
+)
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
 _FAR = 1.0e30
@@ -29,7 +33,14 @@ _G_PX0, _G_PY0, _G_PX1, _G_PY1 = 0, 1, 2, 3
 _G_TRUST = 4
 _G_HW, _G_KE, _G_GRAVEL, _G_GRASS = 5, 6, 7, 8
 _G_X0, _G_Y0, _G_CELL = 9, 10, 11
-N_GEO = 12               # then one entry per segment: its windowed turning-rate bound (1/m)
+# the pit lane's frame (``pit_surface``'s): origin, unit vector along the fast lane, outward normal
+_G_LX, _G_LY, _G_LDX, _G_LDY, _G_LNX, _G_LNY = 12, 13, 14, 15, 16, 17
+# its two rectangles in that frame (u along, v across): the fast lane [0, L] x [-hw, hw] and the
+# working lane [wu0, wu1] x (hw, v_work]; a rectangle's "clear" flag is 1 when every point of it is
+# beyond the kerb band (|offset| > kerb_edge), so the main track's bands cannot change inside it
+_G_LLEN, _G_LHW, _G_WU0, _G_WU1, _G_VWORK, _G_FAST_CLEAR, _G_WORK_CLEAR = 18, 19, 20, 21, 22, 23, 24
+N_GEO = 25               # then one entry per segment: its windowed turning-rate bound (1/m)
+_RECT_PROBE = 0.25       # m, spacing of the probes of a rectangle's edge for its clear flag
 _KBLOCK = 8
 
 
@@ -73,6 +84,7 @@ def sensor_geometry(tr):
     geo[_G_X0] = tr.grid_x0
     geo[_G_Y0] = tr.grid_y0
     geo[_G_CELL] = tr.grid_cell
+    _pit_frame(tr, geo)
     return geo
 
 
@@ -202,6 +214,118 @@ def _classify(cx, cy, gseg, pv, geo, x, y, seg):
 
 
 @kernel
+def _pit_frame(tr, geo):
+    """Fill the pit-lane slots of ``geo`` (``_G_LX`` .. ``_G_WORK_CLEAR``): the frame and rectangles of
+    ``track_core.pit_surface``, computed with its arithmetic. Without a pit lane both rectangles are
+    empty. A rectangle is clear when |offset| exceeds kerb_edge by more than half the probe spacing
+    at probes along its edges (|offset| is 1-Lipschitz and no centreline runs through a pit lane, so
+    its minimum over the rectangle lies on the edge)."""
+    geo[_G_LLEN] = -1.0
+    geo[_G_WU0] = 1.0
+    geo[_G_WU1] = -1.0
+    m = tr.px.shape[0]
+    if m <= 2 * PIT_CONN_STEPS + 1:
+        return
+    i0 = PIT_CONN_STEPS
+    i1 = m - 1 - PIT_CONN_STEPS
+    sx = tr.px[i0]
+    sy = tr.py[i0]
+    dx = tr.px[i1] - sx
+    dy = tr.py[i1] - sy
+    lane_len = math.sqrt(dx * dx + dy * dy)
+    dx /= lane_len
+    dy /= lane_len
+    nx = -dy * tr.pit_side
+    ny = dx * tr.pit_side
+    hw = 0.5 * tr.pit_width
+    geo[_G_LX] = sx
+    geo[_G_LY] = sy
+    geo[_G_LDX] = dx
+    geo[_G_LDY] = dy
+    geo[_G_LNX] = nx
+    geo[_G_LNY] = ny
+    geo[_G_LLEN] = lane_len
+    geo[_G_LHW] = hw
+    geo[_G_VWORK] = hw + PIT_WORK_WIDTH
+    nb = tr.box_x.shape[0]
+    if nb > 0:
+        u_first = (tr.box_x[0] - sx) * dx + (tr.box_y[0] - sy) * dy
+        u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
+        geo[_G_WU0] = max(0.0, u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN)
+        geo[_G_WU1] = min(lane_len, u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN)
+    geo[_G_FAST_CLEAR] = _rect_clear(tr, geo, 0.0, lane_len, -hw, hw)
+    geo[_G_WORK_CLEAR] = _rect_clear(tr, geo, geo[_G_WU0], geo[_G_WU1], hw, geo[_G_VWORK])
+
+
+@kernel
+def _rect_clear(tr, geo, u0, u1, v0, v1):
+    """1.0 when every probe along the edges of the pit-frame rectangle [u0, u1] x [v0, v1] lies more
+    than kerb_edge + _RECT_PROBE from the centreline, else 0.0 (also for an empty rectangle)."""
+    if u1 <= u0:
+        return 0.0
+    limit = geo[_G_KE] + _RECT_PROBE
+    for side in range(4):
+        if side < 2:
+            n = int(math.ceil((u1 - u0) / _RECT_PROBE)) + 1
+        else:
+            n = int(math.ceil((v1 - v0) / _RECT_PROBE)) + 1
+        for k in range(n):
+            f = min(1.0, k * _RECT_PROBE / max(u1 - u0 if side < 2 else v1 - v0, 1e-9))
+            if side == 0:
+                u, v = u0 + f * (u1 - u0), v0
+            elif side == 1:
+                u, v = u0 + f * (u1 - u0), v1
+            elif side == 2:
+                u, v = u0, v0 + f * (v1 - v0)
+            else:
+                u, v = u1, v0 + f * (v1 - v0)
+            x = geo[_G_LX] + u * geo[_G_LDX] + v * geo[_G_LNX]
+            y = geo[_G_LY] + u * geo[_G_LDY] + v * geo[_G_LNY]
+            a, seg = _nearest(tr.cx, tr.cy, tr.grid_seg, geo, x, y, -1)
+            if seg >= 0 and a <= limit:
+                return 0.0
+    return 1.0
+
+
+@kernel(inline='always')
+def _pit_rect_gap(geo, x, y, dx, dy, a):
+    """How far (m) a ray with unit direction (dx, dy) can go from (x, y) without leaving the pit-lane
+    rectangle the point is in (fast lane or working lane: every point of either is a pit surface)
+    and, unless the rectangle is clear of the kerb band, without |offset| (a, m, beyond kerb_edge)
+    reaching kerb_edge -> (gap, exact): exact is True when the gap ends on the rectangle's edge
+    (not at the |offset| bound). (0, False) when the point is in neither rectangle. Inside, none of
+    the ray predicates that see pit surfaces (inside-asphalt-or-pit, illegal) can change, however
+    close the raster says a boundary of the pit area is."""
+    qx = x - geo[_G_LX]
+    qy = y - geo[_G_LY]
+    u = qx * geo[_G_LDX] + qy * geo[_G_LDY]
+    v = qx * geo[_G_LNX] + qy * geo[_G_LNY]
+    hw = geo[_G_LHW]
+    if 0.0 <= u <= geo[_G_LLEN] and -hw <= v <= hw:
+        u0, u1, v0, v1, clear = 0.0, geo[_G_LLEN], -hw, hw, geo[_G_FAST_CLEAR]
+    elif geo[_G_WU0] <= u <= geo[_G_WU1] and hw < v <= geo[_G_VWORK]:
+        u0, u1, v0, v1, clear = geo[_G_WU0], geo[_G_WU1], hw, geo[_G_VWORK], geo[_G_WORK_CLEAR]
+    else:
+        return 0.0, False
+    du = dx * geo[_G_LDX] + dy * geo[_G_LDY]
+    dv = dx * geo[_G_LNX] + dy * geo[_G_LNY]
+    t = _FAR
+    if du > 0.0:
+        t = (u1 - u) / du
+    elif du < 0.0:
+        t = (u0 - u) / du
+    if dv > 0.0:
+        t = min(t, (v1 - v) / dv)
+    elif dv < 0.0:
+        t = min(t, (v0 - v) / dv)
+    exact = True
+    if clear == 0.0 and a - geo[_G_KE] < t:
+        t = a - geo[_G_KE]
+        exact = False
+    return max(t, 0.0), exact
+
+
+@kernel
 def pit_view(tr):
     """The PitView of a track (its pit arrays, no copy)."""
     return PitView(tr.px, tr.py, tr.pit_side, tr.pit_width, tr.box_x, tr.box_y)
@@ -234,26 +358,35 @@ def _pred_bound(gpred, fpred, fgrid, pred, geo, x, y):
 
 
 @kernel(inline='always')
-def _pit_gap(gpred, fpred, fgrid, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit):
-    """``_safe_gap`` where pit surfaces may be involved (it returned 0): each open channel's own
-    bound, exact for the main-track bands and from its predicate rasters where a pit surface can
-    change the predicate (beyond the kerb). Boundaries that do not change an open channel's
-    predicate (between pit parts, pit and asphalt for a car in the pit) do not shorten the step."""
+def _pit_gap(gpred, fpred, fgrid, geo, x, y, dx, dy, a, need_edge, need_kerb, need_ill, origin_pit):
+    """``_safe_gap`` where pit surfaces may be involved (it returned 0) -> (gap m, on_edge): each open
+    channel's own bound, exact for the main-track bands; where a pit surface can change the
+    predicate (beyond the kerb), the larger of its predicate raster's bound and the exit from the
+    pit-lane rectangle the sample is in (``_pit_rect_gap``; (dx, dy) is the ray's unit direction).
+    on_edge: the gap ends exactly on a rectangle's edge, so the next sample may be taken just past
+    it (a thin feature right behind the edge is not stepped over). Boundaries that do not change an
+    open channel's predicate (between pit parts, pit and asphalt for a car in the pit) do not
+    shorten the step."""
     hw = geo[_G_HW]
     ke = geo[_G_KE]
     gap = _FAR
+    rect = -1.0
+    exact = False
     if need_edge:
         if not origin_pit:
             gap = abs(a - hw)
         elif a > ke:
-            gap = _pred_bound(gpred, fpred, fgrid, PRED_INSIDE_PIT, geo, x, y)
+            rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
+            gap = max(rect, _pred_bound(gpred, fpred, fgrid, PRED_INSIDE_PIT, geo, x, y))
         else:
             gap = min(abs(a - hw), ke - a)
     if need_kerb:
         gap = min(gap, abs(a - hw), abs(a - ke))
     if need_ill:
         if a > ke:
-            gap = min(gap, _pred_bound(gpred, fpred, fgrid, PRED_ILLEGAL, geo, x, y))
+            if rect < 0.0:
+                rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
+            gap = min(gap, max(rect, _pred_bound(gpred, fpred, fgrid, PRED_ILLEGAL, geo, x, y)))
         else:
             gap = min(gap, ke - a)
-    return gap
+    return gap, exact and gap == rect

@@ -35,6 +35,7 @@ TOLERANCE = 0.1          # driver precision: bisection bracket
 DEBUG_MIN_STEP = 0.0199
 DEBUG_TOLERANCE = 0.01
 PIT_MIN_STEP = 0.05      # smallest step where pit surfaces are involved (thin slivers between parts)
+EDGE_STEP = 0.001        # step past the exact edge of a pit-lane rectangle (``_pit_rect_gap``)
 DEBUG_PIT_MIN_STEP = 0.01
 _HALF_L = 0.5 * CAR_LENGTH
 _HALF_W = 0.5 * CAR_WIDTH
@@ -259,7 +260,11 @@ def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, 
             step_min = pit_min_step
         if gap <= 0.0:
             # pit geometry involved: the open channels' predicate raster bounds
-            gap = _pit_gap(gpred, fpred, fgrid, geo, x, y, a, need_edge, need_kerb, need_ill, origin_pit)
+            gap, on_edge = _pit_gap(gpred, fpred, fgrid, geo, x, y, dx, dy, a, need_edge, need_kerb,
+                                    need_ill, origin_pit)
+            if on_edge:
+                # the step ends on a pit-lane rectangle's edge: look just past it
+                step_min = EDGE_STEP
         else:
             if seg >= 0:
                 o, v0, seg_len = _ray_frame(cx, cy, seg, x, y, dx, dy, a)

@@ -9,6 +9,7 @@ from numba import njit
 
 from paddock_ma.sim import layout as L
 from paddock_ma.sim import sensors as S
+from paddock_ma.sim import sensors_geometry as G
 from paddock_ma.sim.track import (
     list_tracks, load_track, locate, pit_point_at, pit_surface, point_at, surface_at,
 )
@@ -201,6 +202,37 @@ def test_surface_rays_match_brute_force_march(name):
     assert not bad, bad[:5]
     # the sample must exercise every channel (hits counted over 480 rays)
     assert hits.min() > 50, hits
+
+
+def pit_area_poses(tr, rng, n):
+    """Origins all over the pit lane's frame (fast lane, working lane and boxes, garages, and a
+    margin round them), headings arbitrary or along the lane."""
+    geo = S.sensor_geometry(tr)
+    lane_len, hw, v_work = geo[G._G_LLEN], geo[G._G_LHW], geo[G._G_VWORK]
+    poses = []
+    for i in range(n):
+        u = rng.uniform(-15.0, lane_len + 15.0)
+        v = rng.uniform(-hw - 3.0, v_work + 6.0)
+        x = geo[G._G_LX] + u * geo[G._G_LDX] + v * geo[G._G_LNX]
+        y = geo[G._G_LY] + u * geo[G._G_LDY] + v * geo[G._G_LNY]
+        lane_h = math.atan2(geo[G._G_LDY], geo[G._G_LDX])
+        h = lane_h + rng.normal(0.0, 0.1) if i % 2 else rng.uniform(-math.pi, math.pi)
+        poses.append((x, y, h))
+    return poses
+
+
+@pytest.mark.parametrize("name", TRACKS)
+def test_pit_area_rays_match_brute_force_march(name):
+    # Rays from all over the pit area take the pit lane's rectangle steps (_pit_rect_gap) and the
+    # predicate rasters; same precision contract as above.
+    tr = load_track(name)
+    geo = S.sensor_geometry(tr)
+    assert geo[G._G_LLEN] > 100.0 and geo[G._G_WU1] > geo[G._G_WU0]
+    rng = np.random.default_rng(23)
+    poses = pit_area_poses(tr, rng, 48)
+    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
+    assert not bad, bad[:5]
+    assert hits.min() > 20, hits
 
 
 @pytest.mark.parametrize("name", TRACKS[:1])
