@@ -43,6 +43,8 @@ from .observations import observation_spec, resolve_senses, vector_schema
 from .scenarios import PLACEMENT_POLICIES, RANDOM_MOVING_MAX_KPH, preset_placements, scenario_placements
 
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
+# interaction flags through which a car enters other cars' observations (rays, radar, race order)
+_SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
 
 
 @dataclass
@@ -377,12 +379,17 @@ class BatchEnv:
         cf[worlds, slots, L.F_TIRE_ENERGY] = 100.0
         self._actions[worlds, slots] = 0.0
         self._place(state, worlds, slots, placements)
-        # every controlled car of an affected world senses again: the placed cars moved, so the other
-        # drivers' rays and radar must see them where they are now
+        # The placed cars sense again. So does every other controlled car of a world where a placed car
+        # can appear in another car's observation (ray- or radar-visible, or classified: it moved, and
+        # the others' rays, radar and race order must see it where it is now); where all placed cars
+        # are hidden and unclassified (batch-training), the others' observations cannot change.
         world_mask = np.zeros(self.num_worlds, np.int8)
         world_mask[worlds] = 1
         sense = np.zeros_like(self._sense_mask)
-        sense[np.ix_(np.nonzero(world_mask)[0], self.slots)] = 1
+        sense[worlds, slots] = 1
+        seen = (state.car_flags[worlds, slots] & _SEEN_BY_OTHERS) != 0
+        if seen.any():
+            sense[np.ix_(np.unique(worlds[seen]), self.slots)] = 1
         self._sense_and_observe(world_mask, sense)
         compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
         return self._result(None, mask, None)

@@ -191,6 +191,30 @@ def test_reset_drivers_with_placement_arrays():
     assert info.value.field == "mask"
 
 
+@pytest.mark.parametrize("profile", ["normal", "batch-training"])
+def test_reset_drivers_observations_equal_a_full_sense(profile):
+    # reset_drivers senses the placed cars again, and the other cars of their worlds only when a
+    # placed car can appear in their observations (normal: visible and classified; batch-training:
+    # never). Either way every observation equals a fresh sense of every car.
+    batch = BatchEnv(config(participant_interactions={"default_profile": profile}), 2)
+    batch.reset()
+    batch.step(np.tile(ACTIONS[0][None], (2, 1, 1)))
+    c1 = batch.slots[1]
+    near = float(batch.state.cars_f[0, c1, L.F_RACE_DISTANCE]) + 12.0       # just ahead of car-01
+    before = batch._obs.copy()
+    mask = np.array([[True, False], [False, False]])
+    r = batch.reset_drivers(mask, {"distance_meters": np.array([[near, 0.0], [0.0, 0.0]]),
+                                   "offset_meters": np.zeros((2, 2)), "speed_kph": np.zeros((2, 2)),
+                                   "heading_error_radians": np.zeros((2, 2))})
+    got = r.obs.copy()
+    full = np.ones((2, batch.state.cars_f.shape[1]), np.int8)
+    batch._sense_and_observe(np.ones(2, np.int8), full)
+    assert got.tobytes() == batch._obs.tobytes()
+    # car-01 of world 0 sees the placed car 12 m ahead only when it is visible
+    assert (got[0, 1].tobytes() == before[0, 1].tobytes()) == (profile == "batch-training")
+    assert got[1].tobytes() == before[1].tobytes()
+
+
 def test_object_view_and_vector_agree_in_every_world():
     from paddock_ma.env.observations import object_view
     from test_observations import expected_vector
