@@ -1,0 +1,53 @@
+"""Every jitted function of the package states how numba compiles it (``sim/jit.py``): without
+reference counting (``kernel``) or with it (``allocating_kernel``). A function that stated neither
+would inherit the setting from whichever caller compiled it first."""
+
+import importlib
+import pkgutil
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numba.core.errors import TypingError
+from numba.core.registry import CPUDispatcher
+
+import paddock_ma
+import paddock_ma.sim
+from paddock_ma.sim.jit import allocating_kernel, kernel
+
+PACKAGE = Path(paddock_ma.__file__).resolve().parent
+
+
+def test_no_bare_njit_in_the_package():
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        if path.name == "jit.py" and path.parent.name == "sim":
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"@(numba\.)?n?jit\b|\bnjit\(", line):
+                offenders.append(f"{path.relative_to(PACKAGE)}:{n}: {line.strip()}")
+    assert not offenders, offenders
+
+
+def test_every_sim_dispatcher_states_its_refcount_mode():
+    modules = [importlib.import_module(m.name)
+               for m in pkgutil.iter_modules(paddock_ma.sim.__path__, "paddock_ma.sim.")]
+    modules.append(importlib.import_module("paddock_ma.bench"))
+    found = 0
+    for mod in modules:
+        for name, obj in vars(mod).items():
+            if isinstance(obj, CPUDispatcher) and obj.py_func.__module__ == mod.__name__:
+                assert "_nrt" in obj.targetoptions, f"{mod.__name__}.{name}"
+                assert type(obj._cache).__name__ == "FunctionCache", f"{mod.__name__}.{name} is not cached"
+                found += 1
+    assert found > 100
+
+
+def test_a_kernel_cannot_allocate_and_an_allocating_kernel_can():
+    def make(n):
+        return np.zeros(n)
+
+    with pytest.raises(TypingError):
+        kernel(make)(3)
+    assert allocating_kernel(make)(3).tolist() == [0.0, 0.0, 0.0]
