@@ -29,7 +29,7 @@ from ..sim.race import (
     place_cars, random_track_placements, rank_worlds, reclassify_cars, rules_vector,
 )
 from ..sim.rng import world_keys
-from ..sim.rules import init_world, update_ranks
+from ..sim.rules import init_world
 from ..sim.sensors import N_RADAR_FIELDS, sense_worlds, sensor_geometry
 from ..sim.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
@@ -227,8 +227,8 @@ class BatchEnv:
                                cfg.scenario.preset, self.track, cfg, self.driver_ids))
                            and d not in {t.driver_id for t in cfg.scenario.traffic}]
             ci[:, grid_placed, L.I_GRID_LOCKED] = 1
-        for wi in range(w):  # race order of the start, so the reset observation has positions
-            update_ranks(state.cars_f, state.cars_i, state.car_flags, state.world_i, wi, c)
+        # race order of the start, so the reset observation has positions
+        rank_worlds(state.cars_f, state.cars_i, state.car_flags, state.world_i, np.arange(w, dtype=np.int64))
         self.state = state
         self._actions[:] = 0
         self._sense_and_observe(self._all_worlds, ((self._flags & L.FLAG_CONTROLLED) != 0)[None, :]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import layout as L
-from .jit import kernel
+from .jit import allocating_kernel, kernel
 from .params import neutral_car_params
 from .physics import hold_car
 from .rng import rng_uniform, world_keys
@@ -149,8 +149,9 @@ def random_track_placements(tr, world_i, worlds, margin, max_speed, out_distance
         out_speed[k] = rng_uniform(world_i, w) * max_speed if max_speed > 0.0 else 0.0
 
 
-@kernel
+@allocating_kernel
 def rank_worlds(cars_f, cars_i, car_flags, world_i, worlds):
     """Recompute race order in ``worlds`` (int64[n]) after placements, so results at reset carry ranks."""
+    order = np.empty(cars_f.shape[1], np.int64)
     for k in range(worlds.shape[0]):
-        update_ranks(cars_f, cars_i, car_flags, world_i, worlds[k], cars_f.shape[1])
+        update_ranks(cars_f, cars_i, car_flags, world_i, worlds[k], cars_f.shape[1], order)

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from .jit import allocating_kernel, kernel
+from .jit import kernel
 from .layout import (
     F_BEST_LAP_TIME, F_CONTACT_COOLDOWN, F_CURVATURE, F_FINISH_TIME, F_HEADING, F_HEADING_ERROR,
     F_LAP_START_TIME, F_LAST_LAP_TIME, F_LAT_ACC, F_LONG_ACC, F_OFFSET, F_PIT_PATH_S,
@@ -422,15 +422,14 @@ def _ahead(cars_f, cars_i, a, b, w):
     return a < b
 
 
-@allocating_kernel
-def update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars):
+@kernel
+def update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, order):
     """I_RANK (1-based) of active classified cars of world ``w``; 0 for the others.
 
-    Insertion sort of the classified slots (a tiny int64 buffer). Sets WI_RACE_FINISHED (and the
+    Insertion sort of the classified slots in ``order`` (int64[>= n_cars] scratch). Sets WI_RACE_FINISHED (and the
     safety-car mode, spec 4.2) once every classified active car has finished; a destroyed or
     stopped car therefore keeps the race from finishing, as in PaddockJS.
     """
-    order = np.empty(n_cars, np.int64)
     m = 0
     all_finished = True
     for c in range(n_cars):

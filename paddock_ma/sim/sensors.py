@@ -118,13 +118,15 @@ def _slab(ox, oy, dx, dy, length, tx, ty, tc, ts):
     return max(0.0, tmin)
 
 
-@allocating_kernel
+@kernel
 def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
                 channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
-                ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w):
+                ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w, cand, near_j, near_d):
     """Senses of every masked car of world ``w``: arguments as ``sense_worlds``, plus
-    geo = ``sensor_geometry(tr)`` (computed once per call by the caller) and the world index w.
-    Worlds are independent, so a caller may run this over worlds in parallel."""
+    geo = ``sensor_geometry(tr)`` (computed once per call by the caller), the world index w and
+    scratch: cand int64[C] (ray targets near the sensing car), near_j int64[K] / near_d float64[K]
+    (radar: slots sorted by distance). Worlds are independent, so a caller may run this over worlds
+    in parallel (with scratch per thread)."""
     n_cars = cars_f.shape[1]
     n_rays_max = ray_angle.shape[1]
     kmax = max(0, min(radar_k, radar.shape[2]))
@@ -139,9 +141,6 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
     chead = tr.ch
     ccurv = tr.ccurv
     length_l = tr.length
-    cand = np.empty(n_cars, dtype=np.int64)      # ray targets near the sensing car
-    near_j = np.empty(kmax, dtype=np.int64)      # radar: slots sorted by distance
-    near_d = np.empty(kmax, dtype=np.float64)
     for c in range(n_cars):
         if sense_mask[w, c] == 0:
             continue
@@ -293,7 +292,7 @@ def sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_l
                 look[w, c, q, 1] = wrap_angle(h1 - h0)
 
 
-@kernel
+@allocating_kernel
 def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
                  channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
                  ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look):
@@ -321,10 +320,14 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_
     radar_slot int32[W, C, K] (-1 empty; empty fields are 0 except distance = radius).
     look float32[W, C, Q, 2]: curvature (1/m) at progress + d, heading delta (rad, wrapped).
     """
+    kmax = max(0, min(radar_k, radar.shape[2]))
+    cand = np.empty(cars_f.shape[1], dtype=np.int64)
+    near_j = np.empty(kmax, dtype=np.int64)
+    near_d = np.empty(kmax, dtype=np.float64)
     for w in range(cars_f.shape[0]):
         sense_world(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_angle, ray_length, ray_count,
                     channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
-                    ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w)
+                    ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w, cand, near_j, near_d)
 
 
 @kernel

@@ -137,7 +137,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     # 5. race rules, then order
     update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
                        old_progress, DT)
-    update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars)
+    update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, tidx)   # tidx: free again
 
 
 @kernel

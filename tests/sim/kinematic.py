@@ -3,6 +3,8 @@ real classification, rules and ranks run in the step's order."""
 
 import math
 
+import numpy as np
+
 from paddock_ma.sim import layout as L
 from paddock_ma.sim import rules as R
 from paddock_ma.sim.layout import DT
@@ -33,4 +35,4 @@ def kinematic_tick(tr, s):
         classify_car(tr, cf, ci, 0, c)
     for c in range(n):
         R.update_car_rules(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, old[c], DT)
-    R.update_ranks(cf, ci, fl, wi, 0, n)
+    R.update_ranks(cf, ci, fl, wi, 0, n, np.empty(n, np.int64))

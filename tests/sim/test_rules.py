@@ -287,6 +287,6 @@ def test_ranks_by_race_distance(tr):
     for c, rd in enumerate([100.0, 2600.0, -20.0, 900.0, 900.0]):
         R.place_car(tr, cf, ci, 0, c, rd, 0.0, 0.0, 0.0)
     ci[0, 2, L.I_ACTIVE] = 0
-    R.update_ranks(cf, ci, s["fl"], s["wi"], 0, 5)
+    R.update_ranks(cf, ci, s["fl"], s["wi"], 0, 5, np.empty(5, np.int64))
     # Ties on distance keep the lower slot ahead; the empty slot has rank 0.
     assert list(ci[0, :, L.I_RANK]) == [4, 1, 0, 2, 3]
