@@ -39,7 +39,9 @@ _G_LX, _G_LY, _G_LDX, _G_LDY, _G_LNX, _G_LNY = 12, 13, 14, 15, 16, 17
 # working lane [wu0, wu1] x (hw, v_work]; a rectangle's "clear" flag is 1 when every point of it is
 # beyond the kerb band (|offset| > kerb_edge), so the main track's bands cannot change inside it
 _G_LLEN, _G_LHW, _G_WU0, _G_WU1, _G_VWORK, _G_FAST_CLEAR, _G_WORK_CLEAR = 18, 19, 20, 21, 22, 23, 24
-N_GEO = 25               # then one entry per segment: its windowed turning-rate bound (1/m)
+N_GEO = 25               # then three blocks of one entry per segment (n = segments):
+                         # [N_GEO, N_GEO + n) its windowed turning-rate bound (1/m),
+                         # [N_GEO + n, N_GEO + 2n) its length (m), [N_GEO + 2n, N_GEO + 3n) 1 / length
 _RECT_PROBE = 0.25       # m, spacing of the probes of a rectangle's edge for its clear flag
 _KBLOCK = 8
 
@@ -56,7 +58,7 @@ def sensor_geometry(tr):
     take these and single arrays, never the TrackArrays tuple
     (passing the tuple to a non-inlined call costs ~85 ns here)."""
     n = tr.cx.shape[0] - 1
-    geo = np.zeros(N_GEO + n, dtype=np.float64)
+    geo = np.zeros(N_GEO + 3 * n, dtype=np.float64)
     blk = np.zeros((n + _KBLOCK - 1) // _KBLOCK, dtype=np.float64)
     for i in range(n):
         b = i // _KBLOCK
@@ -72,6 +74,11 @@ def sensor_geometry(tr):
                 j -= n
             km = max(km, blk[j // _KBLOCK])
         geo[N_GEO + i] = 1.5 * km + 1e-9
+        ex = tr.cx[i + 1] - tr.cx[i]
+        ey = tr.cy[i + 1] - tr.cy[i]
+        seg_len = math.sqrt(ex * ex + ey * ey)
+        geo[N_GEO + n + i] = seg_len
+        geo[N_GEO + 2 * n + i] = 1.0 / seg_len
     geo[_G_PX0], geo[_G_PY0], geo[_G_PX1], geo[_G_PY1] = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y,
                                                                   tr.pit_width)
     kmax = np.abs(tr.ccurv).max()
@@ -152,15 +159,17 @@ def _nearest(cx, cy, gseg, geo, x, y, seg):
 
 
 @kernel(inline='always')
-def _guess(cx, cy, seg, dx, dy, step):
+def _guess(cx, cy, geo, seg, dx, dy, step):
     """Segment near the projection of a point ``step`` m further along the ray (descent start):
-    the along-track part of the step divided by the local segment length."""
+    the along-track part of the step divided by the local segment length (its inverse from
+    ``geo``: no division on the march's critical path)."""
     if seg < 0:
         return seg
     n = cx.shape[0] - 1
     ex = cx[seg + 1] - cx[seg]
     ey = cy[seg + 1] - cy[seg]
-    jump = int(round(step * (dx * ex + dy * ey) / (ex * ex + ey * ey)))
+    inv = geo[N_GEO + 2 * n + seg]
+    jump = int(round(step * (dx * ex + dy * ey) * (inv * inv)))
     jump = max(-(n // 4), min(n // 4, jump))
     g = seg + jump
     if g < 0:

@@ -97,18 +97,19 @@ def _solve_step(g, r, acc):
 
 
 @kernel(inline='always')
-def _ray_frame(cx, cy, seg, x, y, dx, dy, a):
+def _ray_frame(cx, cy, geo, seg, x, y, dx, dy, a):
     """Signed offset o (m, + right) of a sample at |offset| a with nearest segment seg, the offset's
-    rate v0 = d . n along the ray (m/m) and the segment's length (m) -> (o, v0, seg_len)."""
+    rate v0 = d . n along the ray (m/m) and the segment's length (m) -> (o, v0, seg_len). The
+    length and its inverse come from ``geo`` (no square root or division per sample)."""
+    n = cx.shape[0] - 1
     ax = cx[seg]
     ay = cy[seg]
     ex = cx[seg + 1] - ax
     ey = cy[seg + 1] - ay
-    seg_len = math.sqrt(ex * ex + ey * ey)
     cross = ex * (y - ay) - ey * (x - ax)
     o = a if cross >= 0.0 else -a
-    v0 = (-dx * ey + dy * ex) / seg_len
-    return o, v0, seg_len
+    v0 = (-dx * ey + dy * ex) * geo[N_GEO + 2 * n + seg]
+    return o, v0, geo[N_GEO + n + seg]
 
 
 @kernel(inline='always')
@@ -179,7 +180,7 @@ def _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill, origin_pit, gap, 
             best = min(best, ke - o)
         if -ke > o:
             best = min(best, -ke - o)
-    return best / v0 - gap < 0.5 * tol
+    return best - gap * v0 < 0.5 * tol * v0     # best / v0 - gap < tol / 2, v0 > 0
 
 
 @kernel(inline='always')
@@ -267,7 +268,7 @@ def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, 
                 step_min = EDGE_STEP
         else:
             if seg >= 0:
-                o, v0, seg_len = _ray_frame(cx, cy, seg, x, y, dx, dy, a)
+                o, v0, seg_len = _ray_frame(cx, cy, geo, seg, x, y, dx, dy, a)
                 if not (origin_pit and need_edge):
                     gap = max(gap, _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb,
                                                need_ill, gap))
@@ -282,7 +283,7 @@ def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, 
         tn = min(lo + step_min, length)
         x = ox + tn * dx
         y = oy + tn * dy
-        hint = _guess(cx, cy, seg, dx, dy, tn - t)
+        hint = _guess(cx, cy, geo, seg, dx, dy, tn - t)
         if a - (tn - t) > geo[_G_TRUST]:
             # |offset| is 1-Lipschitz: the new sample lies beyond the trust radius too, where the
             # descent's answer would be discarded for the raster's; go to the raster directly

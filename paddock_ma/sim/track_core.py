@@ -95,11 +95,17 @@ def _seg_d2a(cx, cy, i, x, y):
     dy = cy[i + 1] - ay
     qx = x - ax
     qy = y - ay
-    t = (qx * dx + qy * dy) / (dx * dx + dy * dy)
-    if t < 0.0:
-        t = 0.0
-    elif t > 1.0:
-        t = 1.0
+    # The clamped ends need no division (most segments a descent tries lie beside the point); the
+    # results equal clamping the quotient, bit for bit.
+    num = qx * dx + qy * dy
+    if num <= 0.0:
+        return qx * qx + qy * qy, 0.0
+    den = dx * dx + dy * dy
+    if num >= den:
+        ex = qx - dx
+        ey = qy - dy
+        return ex * ex + ey * ey, 1.0
+    t = num / den
     ex = qx - t * dx
     ey = qy - t * dy
     return ex * ex + ey * ey, t
