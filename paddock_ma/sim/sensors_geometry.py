@@ -14,7 +14,7 @@ from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
 from .track import pit_surface
 from .track_core import (
     _GRID_WINDOW, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _seg_d2a,
-    pit_bbox,
+    pit_bbox, pit_lane_frame,
 )
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
@@ -232,20 +232,9 @@ def _pit_frame(tr, geo):
     geo[_G_LLEN] = -1.0
     geo[_G_WU0] = 1.0
     geo[_G_WU1] = -1.0
-    m = tr.px.shape[0]
-    if m <= 2 * PIT_CONN_STEPS + 1:
+    if tr.px.shape[0] <= 2 * PIT_CONN_STEPS + 1:
         return
-    i0 = PIT_CONN_STEPS
-    i1 = m - 1 - PIT_CONN_STEPS
-    sx = tr.px[i0]
-    sy = tr.py[i0]
-    dx = tr.px[i1] - sx
-    dy = tr.py[i1] - sy
-    lane_len = math.sqrt(dx * dx + dy * dy)
-    dx /= lane_len
-    dy /= lane_len
-    nx = -dy * tr.pit_side
-    ny = dx * tr.pit_side
+    sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)
     hw = 0.5 * tr.pit_width
     geo[_G_LX] = sx
     geo[_G_LY] = sy

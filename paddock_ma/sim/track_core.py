@@ -367,6 +367,24 @@ def _polyline_d2(px, py, lo, hi, x, y):
 
 
 @kernel(inline="always")
+def pit_lane_frame(px, py, pit_side):
+    """The fast lane's frame from the pit path (px, py; > 2 PIT_CONN_STEPS + 1 points) ->
+    (sx, sy, dx, dy, nx, ny, lane_len): its start (m), unit vector along it, the outward unit normal
+    (the right normal times pit_side: away from the track) and its length (m)."""
+    m = px.shape[0]
+    i0 = PIT_CONN_STEPS
+    i1 = m - 1 - PIT_CONN_STEPS
+    sx = px[i0]
+    sy = py[i0]
+    dx = px[i1] - sx
+    dy = py[i1] - sy
+    lane_len = math.sqrt(dx * dx + dy * dy)
+    dx /= lane_len
+    dy /= lane_len
+    return sx, sy, dx, dy, -dy * pit_side, dx * pit_side, lane_len
+
+
+@kernel(inline="always")
 def pit_surface(tr, x, y):
     """Pit surface code at (x, y) (m), or -1 when the point is on no pit surface.
 
@@ -376,16 +394,7 @@ def pit_surface(tr, x, y):
     m = tr.px.shape[0]
     i0 = PIT_CONN_STEPS
     i1 = m - 1 - PIT_CONN_STEPS
-    sx = tr.px[i0]
-    sy = tr.py[i0]
-    dx = tr.px[i1] - sx
-    dy = tr.py[i1] - sy
-    lane_len = math.sqrt(dx * dx + dy * dy)
-    dx /= lane_len
-    dy /= lane_len
-    # outward normal: right normal (-dy, dx) times pit_side points away from the track
-    nx = -dy * tr.pit_side
-    ny = dx * tr.pit_side
+    sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)
     qx = x - sx
     qy = y - sy
     u = qx * dx + qy * dy
