@@ -99,8 +99,9 @@ def _wrap(a):
 def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     """Point (x, y) m at lap distance s (m, wrapped) shifted ``lane`` m along the right normal.
 
-    Bare arrays of TrackArrays (a non-inlined call with the whole tuple costs reference counting of
-    its ~30 arrays); the normal is interpolated from the samples' (cnx, cny), no sin/cos.
+    Bare arrays of TrackArrays (written when a call with the whole tuple cost reference counting of
+    its ~30 arrays; ``jit.kernel`` has none now); the normal is interpolated from the samples'
+    (cnx, cny), no sin/cos.
     """
     i, t = sample_at(cs, length, s)
     nx = cnx[i] + t * (cnx[i + 1] - cnx[i])

@@ -23,8 +23,8 @@ _WALK_MAX = 48           # descent steps before falling back to the raster (a st
 _DERIV_WINDOW = 24       # segments either side covered by the local curvature bound (3 blocks)
 
 # The fields of TrackArrays that ``pit_surface`` reads. Hot kernels take single arrays and this small
-# view, never the whole TrackArrays tuple: passing that 33-field tuple to a non-inlined call costs
-# ~100 ns here (reference counts of every array), more than a whole march step.
+# view, never the whole TrackArrays tuple (passing that 33-field tuple to a non-inlined call cost
+# ~100 ns of reference counting, more than a whole march step, before ``jit.kernel`` dropped it).
 PitView = namedtuple("PitView", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
 
 
@@ -48,15 +48,15 @@ _KBLOCK = 8
 
 @allocating_kernel
 def sensor_geometry(tr):
-    """Per-track constants of the ray march -> float64[N_GEO]: the box (x0, y0, x1, y1) m around
-    every pit surface (``track_core.pit_bbox``; outside it ``pit_surface`` is -1);
+    """Per-track constants of the ray march -> float64[N_GEO + 3 n] (n segments): the box
+    (x0, y0, x1, y1) m around every pit surface (``track_core.pit_bbox``; outside it ``pit_surface`` is -1);
     the trust radius (m) within which the nearest centreline segment is followed by local descent
     instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
     close to a segment, no other part of a valid track is nearer); the band edges and the raster
     origin and cell; then per segment the turning-rate bound of ``_deriv_step`` (1.5 x the largest
-    |curvature| of the blocks of _KBLOCK segments within +-_DERIV_WINDOW segments, + 1e-9). The hot helpers
-    take these and single arrays, never the TrackArrays tuple
-    (passing the tuple to a non-inlined call costs ~85 ns here)."""
+    |curvature| of the blocks of _KBLOCK segments within +-_DERIV_WINDOW segments, + 1e-9), its length
+    and the inverse; and the pit lane's frame and rectangles (``_pit_frame``). The hot helpers take
+    these and single arrays, never the TrackArrays tuple."""
     n = tr.cx.shape[0] - 1
     geo = np.zeros(N_GEO + 3 * n, dtype=np.float64)
     blk = np.zeros((n + _KBLOCK - 1) // _KBLOCK, dtype=np.float64)

@@ -72,8 +72,9 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     float64[C, 3], touch int8[C], pre float64[C, 4] (heading, cos, sin, tyre factor; rows keyed by
     the heading, so cos and sin of an unchanged heading are computed once, not per kernel), tidx
     int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track_core.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
-    (``ai_world``, ``classify_world``, ``update_rules_world``): a per-car call that takes the track
-    tuple costs reference counting of its ~30 arrays, more than most per-car work. The built-in
+    (``ai_world``, ``classify_world``, ``update_rules_world``): one call per world and stage, whose
+    per-car bodies are inlined. (Per-car calls taking the track tuple once cost reference counting
+    of its ~30 arrays; ``jit.kernel`` compiles without it now.) The built-in
     drivers all decide from the state at the start of the tick, before any car moves.
     """
     n_cars = cars_f.shape[1]

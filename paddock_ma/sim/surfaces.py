@@ -8,10 +8,10 @@ the corners, applied beyond the kerb as in ``track.surface_at`` (and only inside
 the pit complex: elsewhere no pit surface can apply).
 
 Performance: the step calls ``classify_world`` once per world and tick; it unpacks the track arrays
-once and runs the per-car body (``_classify_one``, inlined) on bare arrays. A non-inlined call that
-takes the ``TrackArrays`` tuple costs reference counting of its ~30 arrays (~130 ns), more than the
-classification itself. Near the track a wheel's offset comes from the car's projection (the
-wheel's position in the track frame there, with a curvature term); elsewhere from its own
+once and runs the per-car body (``_classify_one``, inlined) on bare arrays (a non-inlined call that
+took the ``TrackArrays`` tuple cost reference counting of its ~30 arrays, ~130 ns, before
+``jit.kernel`` dropped reference counting). Near the track a wheel's offset comes from the car's
+projection (the wheel's position in the track frame there, with a curvature term); elsewhere from its own
 projection, searched from the car's segment. Normals are the samples' (cnx, cny), not sin/cos.
 
 Surface physics (PaddockJS table, section 2.3 of the spec) is exposed as arrays indexed by code.

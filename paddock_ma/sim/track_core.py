@@ -121,8 +121,8 @@ def _seg_d2(tr, i, x, y):
 def _walk(cx, cy, x, y, hint, n):
     """Descend from segment ``hint`` along the polyline (cx, cy) of n segments while the distance
     decreases, at most HINT_WINDOW steps. Returns (d2, seg, t, steps); steps == HINT_WINDOW means the
-    walk was cut. Arrays are passed, not the namedtuple: tuple attribute reads inside the loop cost
-    reference counting."""
+    walk was cut. Arrays are passed, not the namedtuple (with numba's reference counting, which
+    ``jit.kernel`` no longer uses, tuple attribute reads inside the loop were costly)."""
     d0, t0 = _seg_d2a(cx, cy, hint, x, y)
     j = hint + 1 if hint + 1 < n else 0
     d1, t1 = _seg_d2a(cx, cy, j, x, y)
@@ -191,8 +191,9 @@ def _finish_a(cx, cy, cs, ch, ccurv, length, x, y, i, t, d2):
 @kernel(inline="always")
 def _locate_a(cx, cy, cs, ch, ccurv, grid_seg, grid_x0, grid_y0, grid_cell, length, gravel_edge,
               x, y, hint):
-    """locate on the unpacked arrays. Reading namedtuple fields inside branchy inlined code costs
-    reference counting of every array of the tuple (~150 ns a call), so the hot path takes arrays."""
+    """locate on the unpacked arrays. Reading namedtuple fields inside branchy inlined code cost
+    reference counting of every array of the tuple (~150 ns a call) before ``jit.kernel`` dropped
+    reference counting; the hot path takes arrays."""
     n = cx.shape[0] - 1
     if 0 <= hint < n:
         best_d2, best_i, best_t, steps = _walk(cx, cy, x, y, hint, n)
