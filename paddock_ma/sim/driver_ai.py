@@ -41,12 +41,13 @@ from .layout import (
     R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL,
     SURF_KERB, SURF_TRACK, WHEELBASE,
 )
-from .track_core import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN, sample_at
+from .ai_preview import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN
+from .track_core import sample_at
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 KPH = 1.0 / 3.6
 
-# Preview interval boundaries (m ahead) and the per-track table: see track_core.PREVIEW_D.
+# Preview interval boundaries (m ahead) and the per-track table: see ai_preview.PREVIEW_D.
 
 GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
 BRAKE_FRAC = 0.55        # fraction of the grip budget assumed for braking (conservative)
