@@ -19,7 +19,6 @@ All kernels are ``jit.kernel`` (numba, no reference counting); arrays are the st
 
 import math
 
-
 from .jit import kernel
 from .layout import (
     F_HEADING, F_LAT_ACC, F_LONG_ACC, F_PIT_PATH_S, F_PIT_SERVICE_LEFT, F_PROGRESS, F_SPEED,

@@ -5,7 +5,6 @@ contract)."""
 
 import math
 
-
 from .jit import kernel
 from .layout import CAR_LENGTH, CAR_WIDTH, SURF_BARRIER, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK
 from .sensors_geometry import (
