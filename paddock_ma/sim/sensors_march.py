@@ -121,36 +121,50 @@ def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap
     k the largest turning rate (1.5 x |ccurv|, polyline slack) within +-_DERIV_WINDOW segments, l a
     segment length, a_max the outermost edge. The step is the first t at which o could reach any
     open channel's edge (+-half_width, +-kerb_edge), capped so the projection stays in the window.
-    Applies only strictly inside the outermost open edge (so |o| <= kerb_edge over the step, where
-    no other part of a valid track is near). Returns 0 early when even a straight centreline
+    Inside the outermost open edge, a_max is that edge. Outside it (a car off the track whose
+    illegal-surface channel is resolved at its origin: no pit surface can matter), the trust radius
+    serves as a_max and as an extra edge the step stops at, so |o| stays where the local
+    centreline is the nearest part of the track. Returns 0 early when even a straight centreline
     would not allow more than ``gap`` (the Lipschitz step already known).
     """
     hw = geo[_G_HW]
     ke = geo[_G_KE]
     e_out = ke if (need_kerb or need_ill) else hw
     if a >= e_out:
-        return 0.0
-    # nearest edge above and below o among the open channels' edges
-    up = e_out
-    dn = -e_out
-    if need_edge or need_kerb:
-        if o < -hw:
-            up = -hw
-        elif o < hw:
-            up = hw
-            dn = -hw
+        if need_ill:
+            return 0.0
+        a_max = geo[_G_TRUST]
+        if a >= a_max:
+            return 0.0
+        if o > 0.0:
+            up = a_max
+            dn = e_out
         else:
-            dn = hw
+            up = -e_out
+            dn = -a_max
+    else:
+        a_max = e_out
+        # nearest edge above and below o among the open channels' edges
+        up = e_out
+        dn = -e_out
+        if need_edge or need_kerb:
+            if o < -hw:
+                up = -hw
+            elif o < hw:
+                up = hw
+                dn = -hw
+            else:
+                dn = hw
     if (v0 > 0.0 and up - o <= gap * v0) or (v0 < 0.0 and o - dn <= -gap * v0):
         return 0.0
     km = geo[N_GEO + seg]
-    if km * e_out >= 0.5:
+    if km * a_max >= 0.5:
         return 0.0
-    acc = km / (1.0 - km * e_out)
+    acc = km / (1.0 - km * a_max)
     slack = km * seg_len
     t_up = _solve_step(up - o, v0 + slack, acc)
     t_dn = _solve_step(o - dn, -v0 + slack, acc)
-    cap = (_DERIV_WINDOW - 2) * seg_len * (1.0 - km * e_out)
+    cap = (_DERIV_WINDOW - 2) * seg_len * (1.0 - km * a_max)
     return min(t_up, t_dn, cap)
 
 

@@ -235,6 +235,23 @@ def test_pit_area_rays_match_brute_force_march(name):
     assert hits.min() > 20, hits
 
 
+@pytest.mark.parametrize("name", TRACKS)
+def test_off_track_rays_match_brute_force_march(name):
+    # Origins in the gravel and the grass, mostly heading along the track: with the illegal channel
+    # resolved at the origin, along-track rays take the offset-rate step outside the kerb band too.
+    tr = load_track(name)
+    rng = np.random.default_rng(31)
+    poses = []
+    for i in range(40):
+        side = rng.choice([-1.0, 1.0])
+        off = side * rng.uniform(tr.kerb_edge + 0.05, tr.grass_edge - 0.05)
+        dh = rng.normal(0.0, 0.1) if i % 4 else rng.uniform(-math.pi, math.pi)
+        poses.append(pose_at(tr, rng.uniform(0.0, tr.length), off, dh))
+    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
+    assert not bad, bad[:5]
+    assert hits[0] > 20 and hits[1] > 20, hits
+
+
 @pytest.mark.parametrize("name", TRACKS[:1])
 def test_debug_precision_is_centimetric(name):
     # Debug precision: a <= 1 cm bracket, so ours - oracle lies in [-0.01, +0.01] m.
