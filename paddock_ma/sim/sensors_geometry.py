@@ -259,24 +259,14 @@ def _pit_frame(tr, geo):
 def _rect_clear(tr, geo, u0, u1, v0, v1):
     """1.0 when every probe along the edges of the pit-frame rectangle [u0, u1] x [v0, v1] lies more
     than kerb_edge + _RECT_PROBE from the centreline, else 0.0 (also for an empty rectangle)."""
-    if u1 <= u0:
+    if u1 <= u0 or v1 <= v0:
         return 0.0
     limit = geo[_G_KE] + _RECT_PROBE
-    for side in range(4):
-        if side < 2:
-            n = int(math.ceil((u1 - u0) / _RECT_PROBE)) + 1
-        else:
-            n = int(math.ceil((v1 - v0) / _RECT_PROBE)) + 1
-        for k in range(n):
-            f = min(1.0, k * _RECT_PROBE / max(u1 - u0 if side < 2 else v1 - v0, 1e-9))
-            if side == 0:
-                u, v = u0 + f * (u1 - u0), v0
-            elif side == 1:
-                u, v = u0 + f * (u1 - u0), v1
-            elif side == 2:
-                u, v = u0, v0 + f * (v1 - v0)
-            else:
-                u, v = u1, v0 + f * (v1 - v0)
+    for ua, va, ub, vb in ((u0, v0, u1, v0), (u0, v1, u1, v1), (u0, v0, u0, v1), (u1, v0, u1, v1)):
+        n = int(math.ceil(max(ub - ua, vb - va) / _RECT_PROBE))
+        for k in range(n + 1):
+            u = ua + (ub - ua) * k / n
+            v = va + (vb - va) * k / n
             x = geo[_G_LX] + u * geo[_G_LDX] + v * geo[_G_LNX]
             y = geo[_G_LY] + u * geo[_G_LDY] + v * geo[_G_LNY]
             a, seg = _nearest(tr.cx, tr.cy, tr.grid_seg, geo, x, y, -1)

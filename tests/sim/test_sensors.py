@@ -235,6 +235,27 @@ def test_pit_area_rays_match_brute_force_march(name):
     assert hits.min() > 20, hits
 
 
+def test_pit_rectangles_clear_flag_and_gap():
+    # A rectangle of the pit frame is "clear" only when the kerb band cannot reach into it: the
+    # fast lane is; a rectangle reaching over the start straight is not, and then the rectangle's
+    # step also stops where |offset| could reach the kerb band.
+    tr = load_track("grand-prix")
+    geo = S.sensor_geometry(tr)
+    lane_len, hw = geo[G._G_LLEN], geo[G._G_LHW]
+    assert G._rect_clear(tr, geo, 0.0, lane_len, -hw, hw) == 1.0
+    assert G._rect_clear(tr, geo, 0.0, lane_len, -80.0, hw) == 0.0
+    x = geo[G._G_LX] + 0.5 * lane_len * geo[G._G_LDX]
+    y = geo[G._G_LY] + 0.5 * lane_len * geo[G._G_LDY]
+    a = locate(tr, x, y, -1)[2]
+    along = (geo[G._G_LDX], geo[G._G_LDY])
+    gap, on_edge = G._pit_rect_gap(geo, x, y, along[0], along[1], abs(a))
+    assert gap == pytest.approx(0.5 * lane_len) and on_edge
+    geo_unclear = geo.copy()
+    geo_unclear[G._G_FAST_CLEAR] = 0.0
+    gap, on_edge = G._pit_rect_gap(geo_unclear, x, y, along[0], along[1], abs(a))
+    assert gap == pytest.approx(abs(a) - tr.kerb_edge) and not on_edge
+
+
 @pytest.mark.parametrize("name", TRACKS)
 def test_off_track_rays_match_brute_force_march(name):
     # Origins in the gravel and the grass, mostly heading along the track: with the illegal channel
