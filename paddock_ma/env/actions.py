@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
+from ..sim.jit import kernel
+from ..sim.layout import I_MANUAL, I_PIT_INTENT, I_PIT_TARGET, I_TERMINATED, I_TRUNCATED
 from .errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
 
 VEHICLE_FIELDS = ("steering", "throttle", "brake")
@@ -118,19 +121,64 @@ def _one_action(action, driver: str, compounds, pit_stops_enabled: bool, in_acti
     return values, intent, compound
 
 
+# Value types of the common action, {"steering": x, "throttle": y, "brake": z} with plain numbers,
+# which ``_plain_actions`` validates as one array (bool is not among them: it is rejected).
+_PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32})
+_ACTION_LOW = np.array([-1.0, 0.0, 0.0])
+_ACTION_HIGH = np.array([1.0, 1.0, 1.0])
+
+
+def _plain_actions(actions: dict, controlled: dict, running: np.ndarray, num_slots: int):
+    """The common case of ``validate_actions`` at array speed: exactly one action per running
+    controlled driver, each with exactly steering, throttle and brake as finite plain numbers.
+    Returns the ValidatedActions, or None for anything else (the per-field path then validates it
+    and words the error)."""
+    live = running.tolist()
+    slots, rows = [], []
+    try:
+        for driver, slot in controlled.items():
+            if live[slot]:
+                action = actions[driver]
+                if type(action) is not dict or len(action) != 3:
+                    return None
+                rows.append((action["steering"], action["throttle"], action["brake"]))
+                slots.append(slot)
+            elif driver in actions:
+                return None
+    except KeyError:
+        return None
+    if len(rows) != len(actions):        # an action for a driver that is not controlled
+        return None
+    if not _PLAIN_NUMBERS.issuperset(map(type, chain.from_iterable(rows))):
+        return None
+    values = np.array(rows, np.float64).reshape(len(rows), 3)
+    if not np.isfinite(values).all():
+        return None
+    out = ValidatedActions(np.zeros((num_slots, 3), np.float32), np.zeros(num_slots, np.int8),
+                           np.zeros(num_slots, np.int8), np.full(num_slots, -1, np.int32),
+                           np.full(num_slots, -1, np.int32), [])
+    out.controls[slots] = np.clip(values, _ACTION_LOW, _ACTION_HIGH)
+    out.apply[slots] = 1
+    return out
+
+
 def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slots: int, compounds,
-                     pit_stops_enabled: bool, in_active_stop: np.ndarray, policy: str,
-                     all_drivers=()) -> ValidatedActions:
+                     pit_stops_enabled: bool, in_active_stop, policy: str, all_drivers=()) -> ValidatedActions:
     """Validate a ``{driver: action}`` map for one world.
 
     controlled: driver id -> slot for controlled drivers; running: bool[C], the slot's episode is
-    running (an action for an ended episode is an error; a missing one is fine); in_active_stop:
-    bool[C]. Raises PaddockError (strict), or collects errors (report) for invalid vehicle actions.
+    running (an action for an ended episode is an error; a missing one is fine); in_active_stop: a
+    function returning bool[C] (the car is in an active pit stop), called only when an action asks
+    for a stop. Raises PaddockError (strict), or collects errors (report) for invalid vehicle actions.
     Unknown drivers and actions for ended episodes are errors under both policies.
     """
     if not isinstance(actions, dict):
         raise PaddockError(INVALID_ACTION, f"actions: got {type(actions).__name__}; expected an object "
                            "mapping controlled driver ids to actions", "actions")
+    plain = _plain_actions(actions, controlled, running, num_slots)
+    if plain is not None:
+        return plain
+    stops = None
     out = ValidatedActions(np.zeros((num_slots, 3), np.float32), np.zeros(num_slots, np.int8),
                            np.zeros(num_slots, np.int8), np.full(num_slots, -1, np.int32),
                            np.full(num_slots, -1, np.int32), [])
@@ -150,8 +198,11 @@ def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slot
             if driver not in actions:
                 raise PaddockError(INVALID_ACTION, f"actions.{driver}: missing action for controlled driver "
                                    f"{driver!r}", f"actions.{driver}")
-            values, intent, compound = _one_action(actions[driver], driver, compounds, pit_stops_enabled,
-                                                   bool(in_active_stop[slot]))
+            action = actions[driver]
+            if stops is None and isinstance(action, dict) and action.get("pit_intent") is not None:
+                stops = in_active_stop()
+            values, intent, compound = _one_action(action, driver, compounds, pit_stops_enabled,
+                                                   stops is not None and bool(stops[slot]))
         except PaddockError as exc:
             if policy != "report":
                 raise
@@ -165,28 +216,80 @@ def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slot
     return out
 
 
-def validate_action_array(actions: np.ndarray, controlled_mask: np.ndarray, running: np.ndarray,
-                          driver_ids) -> np.ndarray:
-    """Validate and clamp a ``[W, C, 3]`` action array for the running controlled slots.
+# First error found by ``check_action_arrays`` (its first return value).
+ARRAY_OK, ARRAY_NONFINITE, ARRAY_BAD_INTENT, ARRAY_BAD_COMPOUND, ARRAY_PIT_DISABLED = range(5)
 
-    Non-finite values in a running controlled slot raise PaddockError naming world and driver; values
-    elsewhere are ignored. Returns a clamped float32 copy.
-    """
-    actions = np.asarray(actions)
-    expected = controlled_mask.shape + (3,)
-    if actions.shape != expected:
-        raise PaddockError(INVALID_ACTION, f"actions: shape {actions.shape}, expected {expected} "
-                           "(worlds, car slots, [steering, throttle, brake])", "actions")
-    if not np.issubdtype(actions.dtype, np.number):
-        raise PaddockError(INVALID_ACTION, f"actions: dtype {actions.dtype}, expected a float array", "actions")
-    live = controlled_mask & running
-    bad = live & ~np.isfinite(actions).all(axis=-1)
-    if bad.any():
-        w, c = (int(i) for i in np.argwhere(bad)[0])
-        field = VEHICLE_FIELDS[int(np.argmin(np.isfinite(actions[w, c])))]
-        raise PaddockError(INVALID_ACTION, f"actions[{w}].{driver_ids[c]}.{field}: got {actions[w, c]!r}; "
-                           "expected finite numbers", f"actions[{w}].{driver_ids[c]}.{field}")
-    out = np.nan_to_num(actions.astype(np.float32, copy=True), nan=0.0, posinf=0.0, neginf=0.0)
-    np.clip(out[..., 0], -1.0, 1.0, out=out[..., 0])
-    np.clip(out[..., 1:], 0.0, 1.0, out=out[..., 1:])
-    return out
+
+@kernel
+def check_action_arrays(cars_i, slots, actions, intents, compounds, n_compounds, pit_enabled):
+    """First invalid entry of a batched step's inputs for the running controlled slots, in the order
+    the errors are reported (every action, then every pit intent, then every compound, then intents
+    that pit stops being disabled forbid; each in (world, driver) order) -> (code, w, k, field).
+
+    cars_i: the state's int car fields [W, C, NI]; slots int64[K]; actions float[W, K, 3]; intents,
+    compounds int[W, K] (an array of shape (0, 0) when not given); n_compounds: the rules' compound
+    count (compound indices are -1 = unchanged or 0 .. n_compounds - 1); pit_enabled: 0/1. code is
+    one of ARRAY_*; field is the action column (0 steering, 1 throttle, 2 brake) of a non-finite value.
+    Entries of slots whose episode has ended are ignored. Reads only."""
+    nw, nk = actions.shape[0], actions.shape[1]
+    for w in range(nw):
+        for k in range(nk):
+            c = slots[k]
+            if cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_TRUNCATED] != 0:
+                continue
+            for f in range(3):
+                if not math.isfinite(actions[w, k, f]):
+                    return ARRAY_NONFINITE, w, k, f
+    for code in (ARRAY_BAD_INTENT, ARRAY_BAD_COMPOUND, ARRAY_PIT_DISABLED):
+        arr = compounds if code == ARRAY_BAD_COMPOUND else intents
+        if arr.shape[0] == 0 or (code == ARRAY_PIT_DISABLED and pit_enabled):
+            continue
+        for w in range(nw):
+            for k in range(nk):
+                c = slots[k]
+                if cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_TRUNCATED] != 0:
+                    continue
+                v = arr[w, k]
+                if code == ARRAY_BAD_INTENT:
+                    bad = v < -1 or v > 2
+                elif code == ARRAY_BAD_COMPOUND:
+                    bad = v < -1 or v >= n_compounds
+                else:
+                    bad = v > 0
+                if bad:
+                    return code, w, k, 0
+    return ARRAY_OK, 0, 0, 0
+
+
+@kernel
+def apply_action_arrays(cars_i, slots, actions, intents, compounds, compound_codes, release, out_actions,
+                        out_apply):
+    """Scatter checked inputs (``check_action_arrays`` found nothing) into the step's per-slot buffers.
+
+    For every controlled slot: out_actions[w, slot] float32[W, C, 3] = the action clamped to
+    steering [-1, 1], throttle and brake [0, 1] (a non-finite value of an ended episode reads 0);
+    out_apply[w, slot] int8[W, C] = 1 when the episode runs and the car is not released. Running slots
+    also get: pit intent (cars_i I_PIT_INTENT, when intents[w, k] >= 0), pit target compound
+    (I_PIT_TARGET = compound_codes[compounds[w, k]] when >= 0), and, when ``release`` (int8[W, K])
+    is given (shape (0, 0) otherwise), the manual flag (I_MANUAL 0 for a released car, else 1)."""
+    nw, nk = actions.shape[0], actions.shape[1]
+    for w in range(nw):
+        for k in range(nk):
+            c = slots[k]
+            running = cars_i[w, c, I_TERMINATED] == 0 and cars_i[w, c, I_TRUNCATED] == 0
+            for f in range(3):
+                v = actions[w, k, f]
+                if not math.isfinite(v):
+                    v = 0.0
+                lo = -1.0 if f == 0 else 0.0
+                out_actions[w, c, f] = min(max(v, lo), 1.0)
+            released = release.shape[0] > 0 and running and release[w, k] != 0
+            if release.shape[0] > 0:
+                cars_i[w, c, I_MANUAL] = 0 if released else 1
+            out_apply[w, c] = 1 if running and not released else 0
+            if not running:
+                continue
+            if intents.shape[0] > 0 and intents[w, k] >= 0:
+                cars_i[w, c, I_PIT_INTENT] = intents[w, k]
+            if compounds.shape[0] > 0 and compounds[w, k] >= 0:
+                cars_i[w, c, I_PIT_TARGET] = compound_codes[compounds[w, k]]

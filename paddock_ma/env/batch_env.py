@@ -34,9 +34,12 @@ from ..sim.sensors import N_RADAR_FIELDS, sense_worlds, sensor_geometry
 from ..sim.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
 from ..sim.track import TrackFormatError, load_track
-from .actions import member_of, validate_action_array
+from .actions import (
+    ARRAY_BAD_INTENT, ARRAY_NONFINITE, ARRAY_OK, ARRAY_PIT_DISABLED, VEHICLE_FIELDS, apply_action_arrays,
+    check_action_arrays,
+)
 from .config import EnvConfig
-from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics
+from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, end_finished_races
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
@@ -45,6 +48,9 @@ from .scenarios import PLACEMENT_POLICIES, RANDOM_MOVING_MAX_KPH, preset_placeme
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
 # interaction flags through which a car enters other cars' observations (rays, radar, race order)
 _SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
+# "not given" for the optional per-step arrays of the action kernels
+_NONE_INT64 = np.zeros((0, 0), np.int64)
+_NONE_INT8 = np.zeros((0, 0), np.int8)
 
 
 @dataclass
@@ -137,6 +143,10 @@ class BatchEnv:
         self._obs = np.zeros((w, k, self.obs_size), np.float32)
         self._metrics = np.zeros((w, k, len(METRIC_NAMES)), np.float32)
         self._all_worlds = np.ones(w, np.int8)
+        self._controlled_sense = np.zeros((w, c), np.int8)     # the controlled cars of every world
+        self._controlled_sense[:, self.slots] = 1
+        # compound code of each index into the rules' compounds (pit_compound arrays index these)
+        self._compound_codes = np.array([COMPOUND_INDEX[x] for x in self.compounds] + [0], np.int32)
         self.state: WorldState | None = None
         self.seed: int | None = None
         self._scenario = None
@@ -268,41 +278,28 @@ class BatchEnv:
         """
         self._require_reset()
         state = self.state
-        running = self.running_mask()
-        controlled_mask = np.ones_like(running)
-        acts = validate_action_array(actions, controlled_mask, running, self.controlled)
-        intents = self._check_pit(pit_intent, running, "pit_intent", (-1, 0, 1, 2))
-        compounds = self._check_pit(pit_compound, running, "pit_compound",
-                                    tuple(range(-1, len(self.compounds))))
-        if intents is not None and self.config.rules.modules.pit_stops.enabled is False and (intents > 0).any():
-            w, k = (int(i) for i in np.argwhere(intents > 0)[0])
-            raise PaddockError(INVALID_ACTION, f"pit_intent[{w}].{self.controlled[k]}: {int(intents[w, k])} could "
-                               "not be applied: pit stops are disabled (rules.modules.pit_stops.enabled)",
-                               f"pit_intent[{w}].{self.controlled[k]}")
+        acts = self._action_array(actions)
+        intents = self._pit_array(pit_intent, "pit_intent")
+        compounds = self._pit_array(pit_compound, "pit_compound")
+        code, w, k, field = check_action_arrays(state.cars_i, self.slots, acts, intents, compounds,
+                                                len(self.compounds),
+                                                int(self.config.rules.modules.pit_stops.enabled is not False))
+        if code != ARRAY_OK:
+            self._raise_action_error(code, w, k, field, acts, intents, compounds)
         # Everything is valid: from here on the step happens.
-        apply = running.copy()
-        if release is not None:
-            release = np.asarray(release, bool) & running
-            apply &= ~release
-            state.cars_i[:, self.slots, L.I_MANUAL] = np.where(release, 0, 1)
-        self._actions[:, self.slots] = acts
-        self._apply[:, self.slots] = apply
-        ci = state.cars_i
-        if intents is not None:
-            cur = ci[:, self.slots, L.I_PIT_INTENT]
-            ci[:, self.slots, L.I_PIT_INTENT] = np.where(intents >= 0, intents, cur)
-        if compounds is not None:
-            codes = np.array([COMPOUND_INDEX[x] for x in self.compounds] + [0], np.int32)[compounds]
-            cur = ci[:, self.slots, L.I_PIT_TARGET]
-            ci[:, self.slots, L.I_PIT_TARGET] = np.where(compounds >= 0, codes, cur)
+        running = self.running_mask()
+        release = _NONE_INT8 if release is None else np.ascontiguousarray(release, np.int8)
+        if release.shape not in ((0, 0), running.shape):
+            raise PaddockError(INVALID_ACTION, f"release: expected shape {running.shape}, got {release.shape}",
+                               "release")
+        apply_action_arrays(state.cars_i, self.slots, acts, intents, compounds, self._compound_codes, release,
+                            self._actions, self._apply)
         self._kernel(self.track, state.cars_f, state.cars_i, state.world_f, state.world_i, state.car_params,
                      state.car_flags, state.rules, self._actions, self._apply, self.config.frame_skip,
                      self.config.episode.max_steps)
         if self.config.episode.end_on_race_finish:
-            self._end_finished_races(running)
-        sense = np.zeros_like(self._sense_mask)
-        sense[:, self.slots] = 1
-        self._sense_and_observe(self._all_worlds, sense)
+            end_finished_races(state.cars_i, state.world_i, self.slots, running)
+        self._sense_and_observe(self._all_worlds, self._controlled_sense)
         compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
         result = self._result(reward=None, reset_mask=np.zeros_like(running), final_obs=None)
         result.reward = self._reward(result, acts)
@@ -316,29 +313,45 @@ class BatchEnv:
                 result.reset_mask = done
         return result
 
-    def _check_pit(self, values, running, name, allowed):
-        if values is None:
-            return None
-        arr = np.asarray(values)
-        if arr.shape != running.shape or not np.issubdtype(arr.dtype, np.integer):
-            raise PaddockError(INVALID_ACTION, f"{name}: expected an integer array of shape {running.shape}, got "
-                               f"{arr.dtype} {arr.shape}", name)
-        bad = running & ~member_of(arr, allowed)
-        if bad.any():
-            w, k = (int(i) for i in np.argwhere(bad)[0])
-            raise PaddockError(INVALID_ACTION, f"{name}[{w}].{self.controlled[k]}: got {int(arr[w, k])}; expected "
-                               f"one of {list(allowed)} (-1 = unchanged)", f"{name}[{w}].{self.controlled[k]}")
-        return arr.astype(np.int32)
+    def _action_array(self, actions) -> np.ndarray:
+        """actions as a float32 or float64 [W, K, 3] array (the check kernel's dtypes), or PaddockError."""
+        arr = np.asarray(actions)
+        expected = (self.num_worlds, len(self.controlled), 3)
+        if arr.shape != expected:
+            raise PaddockError(INVALID_ACTION, f"actions: shape {arr.shape}, expected {expected} "
+                               "(worlds, car slots, [steering, throttle, brake])", "actions")
+        if arr.dtype == np.float32 or arr.dtype == np.float64:
+            return arr
+        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number):
+            raise PaddockError(INVALID_ACTION, f"actions: dtype {arr.dtype}, expected a float array", "actions")
+        return arr.astype(np.float64)
 
-    def _end_finished_races(self, running):
-        ci = self.state.cars_i
-        finished = (self.state.world_i[:, L.WI_RACE_FINISHED] != 0)[:, None] & running
-        sub = ci[:, self.slots]
-        now_done = finished & (sub[..., L.I_TERMINATED] == 0) & (sub[..., L.I_TRUNCATED] == 0)
-        if now_done.any():
-            w_idx, k_idx = np.nonzero(now_done)
-            ci[w_idx, self.slots[k_idx], L.I_TERMINATED] = 1
-            ci[w_idx, self.slots[k_idx], L.I_END_REASON] = L.END_RACE_FINISH
+    def _pit_array(self, values, name) -> np.ndarray:
+        """pit_intent / pit_compound as int64[W, K], or the (0, 0) array meaning "not given"."""
+        if values is None:
+            return _NONE_INT64
+        arr = np.asarray(values)
+        shape = (self.num_worlds, len(self.controlled))
+        if arr.shape != shape or not np.issubdtype(arr.dtype, np.integer):
+            raise PaddockError(INVALID_ACTION, f"{name}: expected an integer array of shape {shape}, got "
+                               f"{arr.dtype} {arr.shape}", name)
+        return arr.astype(np.int64, copy=False)
+
+    def _raise_action_error(self, code, w, k, field, acts, intents, compounds):
+        """The PaddockError of the first invalid entry ``check_action_arrays`` found."""
+        driver = self.controlled[k]
+        if code == ARRAY_NONFINITE:
+            name = VEHICLE_FIELDS[field]
+            raise PaddockError(INVALID_ACTION, f"actions[{w}].{driver}.{name}: got {acts[w, k]!r}; expected "
+                               "finite numbers", f"actions[{w}].{driver}.{name}")
+        if code == ARRAY_PIT_DISABLED:
+            raise PaddockError(INVALID_ACTION, f"pit_intent[{w}].{driver}: {int(intents[w, k])} could not be "
+                               "applied: pit stops are disabled (rules.modules.pit_stops.enabled)",
+                               f"pit_intent[{w}].{driver}")
+        name, arr, allowed = (("pit_intent", intents, (-1, 0, 1, 2)) if code == ARRAY_BAD_INTENT else
+                              ("pit_compound", compounds, tuple(range(-1, len(self.compounds)))))
+        raise PaddockError(INVALID_ACTION, f"{name}[{w}].{driver}: got {int(arr[w, k])}; expected one of "
+                           f"{list(allowed)} (-1 = unchanged)", f"{name}[{w}].{driver}")
 
     def _reward(self, result: BatchResult, acts):
         if self.reward_fn is not None:
@@ -471,12 +484,7 @@ class BatchEnv:
             self.state.restore(doc)
         except SnapshotError as exc:
             raise PaddockError("invalid_snapshot", str(exc), "snapshot") from None
-        self._sense_and_observe(self._all_worlds, self._controlled_sense_mask())
-
-    def _controlled_sense_mask(self):
-        m = np.zeros_like(self._sense_mask)
-        m[:, self.slots] = 1
-        return m
+        self._sense_and_observe(self._all_worlds, self._controlled_sense)
 
     def close(self) -> None:
         self.state = None

@@ -22,13 +22,17 @@ from ..sim import layout as L
 from .actions import action_spec, member_of, validate_actions
 from .batch_env import COMPOUND_INDEX, BatchEnv
 from .config import EnvConfig
-from .episodes import episode_dict, metrics_dict
+from .episodes import episode_dicts, metrics_dicts
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
 from .observations import object_view
 from .scenarios import parse_placements
 from .state_view import full_state, minimal_state
 
 STATE_OUTPUTS = ("full", "minimal", "none")
+_ACTIVE_STOP = (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING)
+# the per-step counters of ``cars_i`` from which ``_events`` emits per-car events
+_EVENT_COUNTERS = np.array([L.I_CNT_CONTACTS, L.I_CNT_DESTROYED, L.I_CNT_LAPS, L.I_CNT_PIT_ENTRY,
+                            L.I_CNT_PIT_STOP_DONE, L.I_CNT_PIT_EXIT])
 
 
 class RewardCallbackError(PaddockError):
@@ -82,20 +86,24 @@ class PaddockEnv:
         """Validate ``{driver: action}`` (nothing is stepped on an error), step ``frame_skip`` ticks."""
         self._require_reset()
         batch = self.batch
-        running = batch.running_mask()[0]
-        in_stop = member_of(batch.state.cars_i[0, batch.slots, L.I_PIT_STATUS],
-                            (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING))
-        slot_of = {d: k for k, d in enumerate(self.controlled)}
+        ci = batch.state.cars_i[0]
         validated = validate_actions(
-            actions, controlled=slot_of, running=running, num_slots=len(self.controlled),
-            compounds=batch.compounds, pit_stops_enabled=self.config.rules.modules.pit_stops.enabled,
-            in_active_stop=in_stop, policy=self.config.action_policy, all_drivers=self.config_driver_ids)
-        compounds = np.array([-1 if c < 0 else batch.compounds.index(L.COMPOUND_NAMES[c])
-                              for c in validated.pit_compound], np.int32)
+            actions, controlled=batch.controlled_index, running=batch.running_mask()[0],
+            num_slots=len(self.controlled), compounds=batch.compounds,
+            pit_stops_enabled=self.config.rules.modules.pit_stops.enabled,
+            in_active_stop=lambda: member_of(ci[batch.slots, L.I_PIT_STATUS], _ACTIVE_STOP),
+            policy=self.config.action_policy, all_drivers=self.config_driver_ids)
+        intents = compounds = None
+        if (validated.pit_intent >= 0).any() or (validated.pit_compound >= 0).any():
+            intents = validated.pit_intent[None]
+            # compound code -> index into the rules' compounds (BatchEnv's pit_compound)
+            index_of = np.array([batch.compounds.index(name) if name in batch.compounds else -1
+                                 for name in L.COMPOUND_NAMES] + [-1], np.int32)
+            compounds = index_of[validated.pit_compound][None]
         self._prev_state = self._last
         before = _race_flags(batch)
-        batch.step(validated.controls[None], pit_intent=validated.pit_intent[None],
-                   pit_compound=compounds[None], release=validated.release[None].astype(bool))
+        batch.step(validated.controls[None], pit_intent=intents, pit_compound=compounds,
+                   release=validated.release[None])
         result = self._build_result(scope=None, reward=None, action_errors=validated.errors, state_output=None,
                                     before=before)
         if self.config.reward is not None:
@@ -199,34 +207,33 @@ class PaddockEnv:
     def _build_result(self, scope, reward, action_errors, state_output, before=None) -> dict:
         batch = self.batch
         cfg = self.config
-        ids = list(scope) if scope is not None else list(self.controlled)
-        ks = [self.controlled.index(d) for d in ids]
-        ci = batch.state.cars_i[0]
+        if scope is None:
+            ids, ks = list(self.controlled), list(range(len(self.controlled)))
+        else:
+            ids = list(scope)
+            ks = [batch.controlled_index[d] for d in ids]
         events, per_driver_events = _events(batch, before)
         obs_cfg = cfg.observation
+        with_object = obs_cfg.output in ("full", "object")
+        with_vector = obs_cfg.output in ("full", "vector")
+        # one copy of the step's vectors; each driver's is a row of it (its own length)
+        vectors = batch._obs[0].copy() if with_vector else None
         observation = {}
         for d, k in zip(ids, ks):
             o = {}
-            if obs_cfg.output in ("full", "object"):
+            if with_object:
                 o["object"] = object_view(batch, 0, k)
-            if obs_cfg.output in ("full", "vector"):
-                o["vector"] = batch._obs[0, k, :batch.obs_sizes[k]].copy()
+            if with_vector:
+                o["vector"] = vectors[k, :batch.obs_sizes[k]]
                 if obs_cfg.include_schema:
                     o["schema"] = batch.schemas[d]
             o["events"] = per_driver_events.get(d, [])
             observation[d] = o
-        metrics = {d: metrics_dict(batch._metrics[0, k]) for d, k in zip(ids, ks)}
-        sub = ci[batch.slots]
-        drivers_info = {}
-        for k, d in enumerate(self.controlled):
-            drivers_info[d] = {"terminated": bool(sub[k, L.I_TERMINATED]), "truncated": bool(sub[k, L.I_TRUNCATED]),
-                               "end_reason": L.END_REASON_NAMES[int(sub[k, L.I_END_REASON])],
-                               "episode_id": int(sub[k, L.I_EPISODE_ID]),
-                               "episode_step": int(sub[k, L.I_EPISODE_STEP])}
-        term = [drivers_info[d]["terminated"] for d in ids]
-        trunc = [drivers_info[d]["truncated"] for d in ids]
-        done = all(a or b for a, b in zip(term, trunc))
-        terminated = done and all(term)
+        metrics = dict(zip(ids, metrics_dicts(batch._metrics[0, ks])))
+        drivers_info = dict(zip(self.controlled, episode_dicts(batch.state.cars_i[0, batch.slots])))
+        reported = [drivers_info[d] for d in ids]
+        done = all(i["terminated"] or i["truncated"] for i in reported)
+        terminated = done and all(i["terminated"] for i in reported)
         output = state_output or cfg.result.state_output
         return {
             "observation": observation,
@@ -242,7 +249,7 @@ class PaddockEnv:
                 "elapsed_seconds": float(batch.state.world_f[0, L.WF_TIME]),
                 "seed": batch.seed, "track": cfg.track, "controlled_drivers": ids,
                 "action_errors": action_errors, "drivers": drivers_info,
-                "end_reason": _common_reason([drivers_info[d]["end_reason"] for d in ids]) if done else None,
+                "end_reason": _common_reason([i["end_reason"] for i in reported]) if done else None,
             },
         }
 
@@ -279,7 +286,8 @@ def _events(batch, before=None):
         for d in drivers:
             per.setdefault(d, []).append(event)
 
-    for c, d in enumerate(ids):
+    for c in np.nonzero((ci[:, _EVENT_COUNTERS] > 0).any(axis=1))[0].tolist():
+        d = ids[c]
         row = ci[c]
         if row[L.I_CNT_CONTACTS] > 0:
             other = int(row[L.I_LAST_CONTACT_WITH])

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..sim import layout as L
+from ..sim.jit import kernel
 
 METRIC_NAMES = (
     "progress_delta_meters",        # race distance gained this step (negative when going backwards)
@@ -26,44 +27,69 @@ METRIC_NAMES = (
     "lap_time_seconds",             # the completed lap's time, NaN when no lap was completed
     "contact_count",                # car-car contact events involving the driver during the step
 )
+# (``metrics_dicts`` relies on this order: the floats, the booleans, the lap time, the contact count)
 M_PROGRESS, M_LEGAL_PROGRESS, M_KERB, M_OFF_TRACK, M_SEVERE_CUT, M_DESTROYED, M_UNDER_30, M_SPIN, \
     M_LAP_COMPLETED, M_LAP_TIME, M_CONTACTS = range(len(METRIC_NAMES))
+_KPH_30 = 30.0 * L.KPH
 BOOLEAN_METRICS = frozenset({"kerb", "off_track", "severe_cut", "destroyed", "under_30_kph",
                              "spin_or_backwards", "lap_completed"})
 
 
-def compute_metrics(cars_f: np.ndarray, cars_i: np.ndarray, slots: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """Fill ``out[W, K, M]`` float32 for the controlled ``slots`` from the state after a step."""
-    f = cars_f[:, slots]
-    i = cars_i[:, slots]
-    out[..., M_PROGRESS] = f[..., L.F_STEP_PROGRESS]
-    out[..., M_LEGAL_PROGRESS] = f[..., L.F_STEP_LEGAL_PROGRESS]
-    out[..., M_KERB] = i[..., L.I_CNT_KERB_TICKS] > 0
-    out[..., M_OFF_TRACK] = i[..., L.I_CNT_OFFTRACK_TICKS] > 0
-    out[..., M_SEVERE_CUT] = i[..., L.I_CNT_SEVERE_CUT_TICKS] > 0
-    out[..., M_DESTROYED] = i[..., L.I_DESTROYED] != 0
-    out[..., M_UNDER_30] = f[..., L.F_SPEED] < 30.0 * L.KPH
-    out[..., M_SPIN] = (i[..., L.I_CNT_SPIN_TICKS] > 0) | (i[..., L.I_DESTROYED] != 0)
-    lap = i[..., L.I_CNT_LAPS] > 0
-    out[..., M_LAP_COMPLETED] = lap
-    out[..., M_LAP_TIME] = np.where(lap, f[..., L.F_LAST_LAP_TIME], np.nan)
-    out[..., M_CONTACTS] = i[..., L.I_CNT_CONTACTS]
-    return out
+@kernel
+def compute_metrics(cars_f, cars_i, slots, out):
+    """Fill ``out[W, K, M]`` float32 for the controlled ``slots`` (int64[K]) from the state after a
+    step (``cars_f`` [W, C, NF], ``cars_i`` [W, C, NI])."""
+    for w in range(out.shape[0]):
+        for k in range(out.shape[1]):
+            f = cars_f[w, slots[k]]
+            i = cars_i[w, slots[k]]
+            row = out[w, k]
+            row[M_PROGRESS] = f[L.F_STEP_PROGRESS]
+            row[M_LEGAL_PROGRESS] = f[L.F_STEP_LEGAL_PROGRESS]
+            row[M_KERB] = i[L.I_CNT_KERB_TICKS] > 0
+            row[M_OFF_TRACK] = i[L.I_CNT_OFFTRACK_TICKS] > 0
+            row[M_SEVERE_CUT] = i[L.I_CNT_SEVERE_CUT_TICKS] > 0
+            row[M_DESTROYED] = i[L.I_DESTROYED] != 0
+            row[M_UNDER_30] = f[L.F_SPEED] < _KPH_30
+            row[M_SPIN] = i[L.I_CNT_SPIN_TICKS] > 0 or i[L.I_DESTROYED] != 0
+            lap = i[L.I_CNT_LAPS] > 0
+            row[M_LAP_COMPLETED] = lap
+            row[M_LAP_TIME] = f[L.F_LAST_LAP_TIME] if lap else np.nan
+            row[M_CONTACTS] = i[L.I_CNT_CONTACTS]
+
+
+@kernel
+def end_finished_races(cars_i, world_i, slots, was_running):
+    """Terminate (end reason race-finish) the controlled drivers (slots int64[K]) whose episode ran
+    before the step (was_running bool[W, K]) and is still running in a world whose race has finished."""
+    for w in range(was_running.shape[0]):
+        if world_i[w, L.WI_RACE_FINISHED] == 0:
+            continue
+        for k in range(was_running.shape[1]):
+            i = cars_i[w, slots[k]]
+            if was_running[w, k] and i[L.I_TERMINATED] == 0 and i[L.I_TRUNCATED] == 0:
+                i[L.I_TERMINATED] = 1
+                i[L.I_END_REASON] = L.END_RACE_FINISH
 
 
 def metrics_dict(row: np.ndarray) -> dict:
     """One driver's metrics (a row of M floats) as a dict with booleans, ints and None for NaN."""
-    out = {}
-    for name, value in zip(METRIC_NAMES, row.tolist()):
-        if name in BOOLEAN_METRICS:
-            out[name] = bool(value)
-        elif name == "contact_count":
-            out[name] = int(value)
-        elif name == "lap_time_seconds":
-            out[name] = None if value != value else float(value)
-        else:
-            out[name] = float(value)
-    return out
+    return metrics_dicts(np.asarray(row)[None])[0]
+
+
+def metrics_dicts(rows: np.ndarray) -> list:
+    """``metrics_dict`` of every row of float32[K, M]: each kind of column converted in one call (the
+    column order is two floats, the seven booleans, the lap time, the contact count)."""
+    floats = rows[:, :M_KERB].tolist()
+    flags = (rows[:, M_KERB:M_LAP_TIME] != 0).tolist()
+    lap_times = [None if v != v else v for v in rows[:, M_LAP_TIME].tolist()]
+    contacts = rows[:, M_CONTACTS].astype(np.int64).tolist()
+    # a dict display is the fastest way to build many dicts with the same keys (METRIC_NAMES, in
+    # order: tests/env/test_paddock_env.py checks the keys)
+    return [{"progress_delta_meters": f[0], "legal_progress_delta_meters": f[1], "kerb": b[0], "off_track": b[1],
+             "severe_cut": b[2], "destroyed": b[3], "under_30_kph": b[4], "spin_or_backwards": b[5],
+             "lap_completed": b[6], "lap_time_seconds": t, "contact_count": c}
+            for f, b, t, c in zip(floats, flags, lap_times, contacts)]
 
 
 @dataclass
@@ -78,14 +104,39 @@ class EpisodeArrays:
 
     @classmethod
     def gather(cls, cars_i: np.ndarray, slots: np.ndarray) -> "EpisodeArrays":
-        i = cars_i[:, slots]
-        return cls(terminated=i[..., L.I_TERMINATED] != 0, truncated=i[..., L.I_TRUNCATED] != 0,
-                   end_reason=i[..., L.I_END_REASON].copy(), episode_id=i[..., L.I_EPISODE_ID].copy(),
-                   episode_step=i[..., L.I_EPISODE_STEP].copy(), life=i[..., L.I_LIFE].copy())
+        w, k = cars_i.shape[0], slots.shape[0]
+        out = cls(np.empty((w, k), bool), np.empty((w, k), bool), *(np.empty((w, k), np.int32) for _ in range(4)))
+        _gather_episodes(cars_i, slots, out.terminated, out.truncated, out.end_reason, out.episode_id,
+                         out.episode_step, out.life)
+        return out
 
     @property
     def done(self) -> np.ndarray:
         return self.terminated | self.truncated
+
+
+@kernel
+def _gather_episodes(cars_i, slots, terminated, truncated, end_reason, episode_id, episode_step, life):
+    """Copy the episode fields of the controlled slots (int64[K]) out of ``cars_i`` [W, C, NI] into
+    the [W, K] arrays of ``EpisodeArrays``."""
+    for w in range(terminated.shape[0]):
+        for k in range(terminated.shape[1]):
+            i = cars_i[w, slots[k]]
+            terminated[w, k] = i[L.I_TERMINATED] != 0
+            truncated[w, k] = i[L.I_TRUNCATED] != 0
+            end_reason[w, k] = i[L.I_END_REASON]
+            episode_id[w, k] = i[L.I_EPISODE_ID]
+            episode_step[w, k] = i[L.I_EPISODE_STEP]
+            life[w, k] = i[L.I_LIFE]
+
+
+def episode_dicts(rows: np.ndarray) -> list:
+    """``info.drivers[driver]`` of every controlled driver from its rows of ``cars_i`` (int32[K, NI])."""
+    names = L.END_REASON_NAMES
+    return [{"terminated": t, "truncated": u, "end_reason": names[r], "episode_id": e, "episode_step": n}
+            for t, u, r, e, n in zip((rows[:, L.I_TERMINATED] != 0).tolist(), (rows[:, L.I_TRUNCATED] != 0).tolist(),
+                                     rows[:, L.I_END_REASON].tolist(), rows[:, L.I_EPISODE_ID].tolist(),
+                                     rows[:, L.I_EPISODE_STEP].tolist())]
 
 
 def episode_dict(ep: EpisodeArrays, w: int, k: int) -> dict:

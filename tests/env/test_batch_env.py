@@ -255,3 +255,31 @@ def test_builtin_driver_as_a_policy_drives_laps():
         progress += result.metrics[..., M_PROGRESS]
     assert not result.done.any() and not st.cars_i[:, slots, L.I_DESTROYED].any()
     assert (progress > 1100.0).all()             # > 55 m/s on average round the oval (measured ~65)
+
+
+def test_pit_arrays_and_release_reach_the_state_of_running_cars_only():
+    batch = BatchEnv(config(rules={"standing_start": False, "modules": {"pit_stops": {"enabled": True}}}), 2)
+    batch.reset()
+    s0, s1 = batch.slots
+    ci = batch.state.cars_i
+    ci[1, s1, L.I_TRUNCATED] = 1                   # world 1, car-01: its episode has ended
+    a = np.zeros((2, 2, 3), np.float32)
+    a[..., 1] = 5.0                                # clamped to 1
+    a[1, 1] = np.nan                               # ignored: the episode ended
+    intents = np.array([[2, -1], [1, 2]])
+    compounds = np.array([[batch.compounds.index("S"), -1], [-1, 0]])
+    release = np.array([[False, True], [False, True]])
+    batch.step(a, pit_intent=intents, pit_compound=compounds, release=release)
+    assert ci[0, s0, L.I_PIT_INTENT] == 2 and ci[1, s0, L.I_PIT_INTENT] == 1
+    assert ci[1, s1, L.I_PIT_INTENT] == 0          # not applied to the ended car
+    assert ci[0, s0, L.I_PIT_TARGET] == L.COMPOUND_S
+    assert batch._actions[0, s0, 1] == 1.0 and batch._actions[1, s1].tolist() == [0.0, 0.0, 0.0]
+    # a released running car is driven by the built-in driver this step; the ended one stays manual
+    assert ci[0, s1, L.I_MANUAL] == 0 and ci[1, s1, L.I_MANUAL] == 1 and ci[0, s0, L.I_MANUAL] == 1
+    assert batch._apply[0].tolist()[s1] == 0 and batch._apply[0].tolist()[s0] == 1
+    with pytest.raises(PaddockError) as info:
+        batch.step(a, pit_compound=np.array([[0, len(batch.compounds)], [0, 0]]))
+    assert info.value.field == "pit_compound[0].car-01"
+    assert info.value.message.endswith(f"expected one of {list(range(-1, len(batch.compounds)))} (-1 = unchanged)")
+    batch.step(a)                                  # no release: every running car is manual again
+    assert ci[0, s1, L.I_MANUAL] == 1

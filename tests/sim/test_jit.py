@@ -13,6 +13,7 @@ from numba.core.errors import TypingError
 from numba.core.registry import CPUDispatcher
 
 import paddock_ma
+import paddock_ma.env
 import paddock_ma.sim
 from paddock_ma.sim.jit import allocating_kernel, kernel
 
@@ -30,9 +31,10 @@ def test_no_bare_njit_in_the_package():
     assert not offenders, offenders
 
 
-def test_every_sim_dispatcher_states_its_refcount_mode():
+def test_every_dispatcher_states_its_refcount_mode():
     modules = [importlib.import_module(m.name)
-               for m in pkgutil.iter_modules(paddock_ma.sim.__path__, "paddock_ma.sim.")]
+               for pkg in (paddock_ma.sim, paddock_ma.env)
+               for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + ".")]
     modules.append(importlib.import_module("paddock_ma.bench"))
     found = 0
     for mod in modules:
