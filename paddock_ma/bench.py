@@ -133,17 +133,31 @@ def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "
             "python_ms": round(max(0.0, 1e3 * per_step - core_ms - sense_ms), 3)}
 
 
-def bench_paddock_env(seconds: float = 3.0) -> dict:
+def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant") -> dict:
     """PaddockEnv (one world, dict API) car-steps/s on ENV_WORKLOAD without auto-reset: a crashed
-    car is reset through reset_drivers by the loop, as a user's loop would."""
+    car is reset through reset_drivers by the loop, as a user's loop would. actions_from: as
+    ``bench_batch_env``; with ``driver`` the timing includes the numba call computing the built-in
+    driver's controls and turning them into the action dicts (a policy's output would be turned so)."""
     from .env.environment import PaddockEnv
 
     env = PaddockEnv(env_bench_config())
     env.reset(seed=1)
-    actions = {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0} for d in env.controlled}
+    constant = {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0} for d in env.controlled}
+    batch = env.batch
+    st = batch.state
+    slots = np.asarray(batch.slots, np.int64)
+    controls = np.zeros((1, len(slots), 3), np.float32)
+
+    def actions():
+        if actions_from != "driver":
+            return constant
+        ai_actions(batch.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, slots, controls)
+        running = batch.running_mask()[0].tolist()
+        return {d: {"steering": s, "throttle": t, "brake": b}
+                for d, live, (s, t, b) in zip(env.controlled, running, controls[0].tolist()) if live}
 
     def one_step():
-        result = env.step(actions)
+        result = env.step(actions())
         ended = [d for d, info in result["info"]["drivers"].items() if info["terminated"] or info["truncated"]]
         if ended:
             env.reset_drivers({d: None for d in ended}, observation_scope="reset", state_output="none")
@@ -152,7 +166,7 @@ def bench_paddock_env(seconds: float = 3.0) -> dict:
         one_step()
     calls, elapsed = _timed(one_step, seconds)
     k = len(env.controlled)
-    return {"worlds": 1, "cars_per_world": k, "steps": calls, "seconds": round(elapsed, 3),
+    return {"worlds": 1, "cars_per_world": k, "actions": actions_from, "steps": calls, "seconds": round(elapsed, 3),
             "car_steps_per_s": round(calls * k / elapsed), "ms_per_step": round(1e3 * elapsed / calls, 3)}
 
 
@@ -231,7 +245,7 @@ def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start
               "env_workload": ENV_WORKLOAD,
               "batch_env": [bench_batch_env(w, seconds=seconds, actions_from=a) for w in env_worlds
                             for a in ("constant", "driver")],
-              "paddock_env": bench_paddock_env(seconds=seconds)}
+              "paddock_env": [bench_paddock_env(seconds=seconds, actions_from=a) for a in ("constant", "driver")]}
     if with_start:
         report["start"] = bench_start()
     return report
@@ -251,8 +265,9 @@ def format_report(report: dict) -> str:
     for row in report["batch_env"]:
         lines.append(f"| BatchEnv, {row['actions']} actions | {row['worlds']} | {row['car_steps_per_s']:,} | "
                      f"{row['ms_per_step']} | {row['core_ms']} | {row['sensors_obs_ms']} | {row['python_ms']} |")
-    row = report["paddock_env"]
-    lines.append(f"| PaddockEnv (dict) | 1 | {row['car_steps_per_s']:,} | {row['ms_per_step']} | | | |")
+    for row in report["paddock_env"]:
+        lines.append(f"| PaddockEnv (dict), {row['actions']} actions | 1 | {row['car_steps_per_s']:,} | "
+                     f"{row['ms_per_step']} | | | |")
     if "tracks" in report:
         t = report["tracks"]
         lines += ["", "| procedural track build, median (s) | max (s) | locate with a good hint (ns/call) |",

@@ -59,7 +59,8 @@ def test_bench_report_has_every_section():
     assert report["core"][0]["car_ticks_per_s"] > 0 and report["core"][0]["memory_per_world_bytes"] > 0
     env = report["batch_env"][0]
     assert env["worlds"] == 2 and env["car_steps_per_s"] > 0 and env["core_ms"] > 0 and env["sensors_obs_ms"] > 0
-    assert report["paddock_env"]["car_steps_per_s"] > 0
+    assert [row["actions"] for row in report["paddock_env"]] == ["constant", "driver"]
+    assert all(row["car_steps_per_s"] > 0 for row in report["paddock_env"])
     tracks = report["tracks"]
     assert 0 < tracks["procedural_median_s"] <= tracks["procedural_max_s"] and tracks["locate_hint_ns"] > 0
     text = bench.format_report(report)

@@ -17,8 +17,10 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
   ``surface_at(tr, x, y, -1)``). Because |offset| is 1-Lipschitz the gap to the nearest band edge
   that matters for the open channels is a safe step (sphere tracing on exact distances); a second
   bound from the offset's rate along the ray and the local curvature lets rays that run along the
-  track take long steps; where pit surfaces matter the step is each open channel's raster bound
-  (``grid_pred_edge``, 1 m cells, and ``fine_pred_edge``, 0.25 m cells over the pit area).
+  track take long steps; where pit surfaces matter the step is the larger of each open channel's
+  raster bound (``grid_pred_edge``, 1 m cells, and ``fine_pred_edge``, 0.25 m cells over the pit
+  area) and the room left inside the pit part the sample is in (the exit from a pit-lane rectangle
+  along the ray, or the distance to a connector's edge).
   Steps never go below ``MIN_STEP`` (``PIT_MIN_STEP`` near the pit); a change is then bisected
   with exact queries. Driver precision: MIN_STEP 0.199 m (one bisection step reaches the 0.1 m
   bracket), reading within 0.1 m past the true crossing (the far end of the final bracket, as

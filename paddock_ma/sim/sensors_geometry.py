@@ -13,8 +13,8 @@ from .jit import allocating_kernel, kernel
 from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
 from .track import pit_surface
 from .track_core import (
-    _GRID_WINDOW, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _seg_d2a,
-    pit_bbox, pit_lane_frame,
+    _GRID_WINDOW, GARAGE_DEPTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _polyline_d2,
+    _seg_d2a, pit_bbox, pit_lane_frame,
 )
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
@@ -39,7 +39,9 @@ _G_LX, _G_LY, _G_LDX, _G_LDY, _G_LNX, _G_LNY = 12, 13, 14, 15, 16, 17
 # working lane [wu0, wu1] x (hw, v_work]; a rectangle's "clear" flag is 1 when every point of it is
 # beyond the kerb band (|offset| > kerb_edge), so the main track's bands cannot change inside it
 _G_LLEN, _G_LHW, _G_WU0, _G_WU1, _G_VWORK, _G_FAST_CLEAR, _G_WORK_CLEAR = 18, 19, 20, 21, 22, 23, 24
-N_GEO = 25               # then three blocks of one entry per segment (n = segments):
+# ``pit_surface``'s quick-reject box in that frame: outside [u0, u1] x [v0, v1] no point is a pit surface
+_G_QU0, _G_QU1, _G_QV0, _G_QV1 = 25, 26, 27, 28
+N_GEO = 29               # then three blocks of one entry per segment (n = segments):
                          # [N_GEO, N_GEO + n) its windowed turning-rate bound (1/m),
                          # [N_GEO + n, N_GEO + 2n) its length (m), [N_GEO + 2n, N_GEO + 3n) 1 / length
 _RECT_PROBE = 0.25       # m, spacing of the probes of a rectangle's edge for its clear flag
@@ -245,6 +247,15 @@ def _pit_frame(tr, geo):
     geo[_G_LLEN] = lane_len
     geo[_G_LHW] = hw
     geo[_G_VWORK] = hw + PIT_WORK_WIDTH
+    m = tr.px.shape[0]
+    u_a = (tr.px[0] - sx) * dx + (tr.py[0] - sy) * dy
+    u_b = (tr.px[m - 1] - sx) * dx + (tr.py[m - 1] - sy) * dy
+    v_a = (tr.px[0] - sx) * nx + (tr.py[0] - sy) * ny
+    v_b = (tr.px[m - 1] - sx) * nx + (tr.py[m - 1] - sy) * ny
+    geo[_G_QU0] = min(u_a, 0.0) - hw - 2.0
+    geo[_G_QU1] = max(u_b, lane_len) + hw + 2.0
+    geo[_G_QV0] = min(v_a, v_b) - hw - 2.0
+    geo[_G_QV1] = hw + PIT_WORK_WIDTH + GARAGE_DEPTH
     nb = tr.box_x.shape[0]
     if nb > 0:
         u_first = (tr.box_x[0] - sx) * dx + (tr.box_y[0] - sy) * dy
@@ -314,6 +325,27 @@ def _pit_rect_gap(geo, x, y, dx, dy, a):
 
 
 @kernel
+def _connector_gap(pv, geo, x, y, a):
+    """How far (m) a point at |offset| a (m) can move, in any direction, and stay a pit surface by
+    ``pit_surface``'s connector test: within pit_width / 2 of a connector's polyline (|distance| is
+    1-Lipschitz), inside the quick-reject box, and beyond the kerb band (pit surfaces count only
+    there). 0 when the point is not in a connector. Not inlined: only rays in the pit area get here."""
+    m = pv.px.shape[0]
+    if m <= 2 * PIT_CONN_STEPS + 1:
+        return 0.0
+    qx = x - geo[_G_LX]
+    qy = y - geo[_G_LY]
+    u = qx * geo[_G_LDX] + qy * geo[_G_LDY]
+    v = qx * geo[_G_LNX] + qy * geo[_G_LNY]
+    box = min(u - geo[_G_QU0], geo[_G_QU1] - u, v - geo[_G_QV0], geo[_G_QV1] - v)
+    if box <= 0.0:
+        return 0.0
+    d2 = min(_polyline_d2(pv.px, pv.py, 0, PIT_CONN_STEPS, x, y),
+             _polyline_d2(pv.px, pv.py, m - 1 - PIT_CONN_STEPS, m - 1, x, y))
+    return max(0.0, min(0.5 * pv.pit_width - math.sqrt(d2), box, a - geo[_G_KE]))
+
+
+@kernel
 def pit_view(tr):
     """The PitView of a track (its pit arrays, no copy)."""
     return PitView(tr.px, tr.py, tr.pit_side, tr.pit_width, tr.box_x, tr.box_y)
@@ -346,25 +378,30 @@ def _pred_bound(gpred, fpred, fgrid, pred, geo, x, y):
 
 
 @kernel(inline='always')
-def _pit_gap(gpred, fpred, fgrid, geo, x, y, dx, dy, a, need_edge, need_kerb, need_ill, origin_pit):
+def _pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb, need_ill, origin_pit):
     """``_safe_gap`` where pit surfaces may be involved (it returned 0) -> (gap m, on_edge): each open
     channel's own bound, exact for the main-track bands; where a pit surface can change the
-    predicate (beyond the kerb), the larger of its predicate raster's bound and the exit from the
-    pit-lane rectangle the sample is in (``_pit_rect_gap``; (dx, dy) is the ray's unit direction).
-    on_edge: the gap ends exactly on a rectangle's edge, so the next sample may be taken just past
-    it (a thin feature right behind the edge is not stepped over). Boundaries that do not change an
-    open channel's predicate (between pit parts, pit and asphalt for a car in the pit) do not
-    shorten the step."""
+    predicate (beyond the kerb), the largest of its predicate raster's bound, the exit from the
+    pit-lane rectangle the sample is in (``_pit_rect_gap``; (dx, dy) is the ray's unit direction)
+    and the room left inside a connector (``_connector_gap``). on_edge: the gap ends exactly on a
+    rectangle's edge, so the next sample may be taken just past it (a thin feature right behind the
+    edge is not stepped over). Boundaries that do not change an open channel's predicate (between
+    pit parts, pit and asphalt for a car in the pit) do not shorten the step."""
     hw = geo[_G_HW]
     ke = geo[_G_KE]
     gap = _FAR
     rect = -1.0
     exact = False
+    if (need_edge and origin_pit or need_ill) and a > ke:
+        # inside a pit part: the rectangle's exit, or the connector's room
+        rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
+        if rect <= 0.0:
+            rect = _connector_gap(pv, geo, x, y, a)
+            exact = False
     if need_edge:
         if not origin_pit:
             gap = abs(a - hw)
         elif a > ke:
-            rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
             gap = max(rect, _pred_bound(gpred, fpred, fgrid, PRED_INSIDE_PIT, geo, x, y))
         else:
             gap = min(abs(a - hw), ke - a)
@@ -372,8 +409,6 @@ def _pit_gap(gpred, fpred, fgrid, geo, x, y, dx, dy, a, need_edge, need_kerb, ne
         gap = min(gap, abs(a - hw), abs(a - ke))
     if need_ill:
         if a > ke:
-            if rect < 0.0:
-                rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
             gap = min(gap, max(rect, _pred_bound(gpred, fpred, fgrid, PRED_ILLEGAL, geo, x, y)))
         else:
             gap = min(gap, ke - a)

@@ -274,7 +274,7 @@ def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, 
             step_min = pit_min_step
         if gap <= 0.0:
             # pit geometry involved: the open channels' predicate raster bounds
-            gap, on_edge = _pit_gap(gpred, fpred, fgrid, geo, x, y, dx, dy, a, need_edge, need_kerb,
+            gap, on_edge = _pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb,
                                     need_ill, origin_pit)
             if on_edge:
                 # the step ends on a pit-lane rectangle's edge: look just past it

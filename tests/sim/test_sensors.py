@@ -235,6 +235,40 @@ def test_pit_area_rays_match_brute_force_march(name):
     assert hits.min() > 20, hits
 
 
+def connector_poses(tr, rng, n):
+    """Origins in and around the pit connectors (up to 2 m beyond their width), headings along the
+    connector or arbitrary."""
+    from paddock_ma.sim.track_core import PIT_CONN_STEPS
+
+    m = tr.px.shape[0]
+    poses = []
+    for i in range(n):
+        j = int(rng.integers(0, PIT_CONN_STEPS)) + (0 if i % 2 else m - 1 - PIT_CONN_STEPS)
+        ax, ay, bx, by = tr.px[j], tr.py[j], tr.px[j + 1], tr.py[j + 1]
+        heading = math.atan2(by - ay, bx - ax)
+        t = rng.uniform(0.0, 1.0)
+        side = rng.uniform(-0.5 * tr.pit_width - 2.0, 0.5 * tr.pit_width + 2.0)
+        x = ax + t * (bx - ax) - math.sin(heading) * side
+        y = ay + t * (by - ay) + math.cos(heading) * side
+        h = heading + rng.normal(0.0, 0.2) if i % 3 else rng.uniform(-math.pi, math.pi)
+        poses.append((x, y, h))
+    return poses
+
+
+@pytest.mark.parametrize("name", TRACKS)
+def test_connector_rays_match_brute_force_march(name):
+    # Rays from the pit connectors step by the room left inside the connector (_connector_gap);
+    # same precision contract as above.
+    tr = load_track(name)
+    rng = np.random.default_rng(29)
+    poses = connector_poses(tr, rng, 48)
+    origins = [surface_at(tr, x, y, -1)[0] for x, y, _ in poses]
+    assert sum(c in (L.SURF_PIT_ENTRY, L.SURF_PIT_EXIT) for c in origins) > 12, origins
+    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
+    assert not bad, bad[:5]
+    assert hits.min() > 20, hits
+
+
 def test_pit_rectangles_clear_flag_and_gap():
     # A rectangle of the pit frame is "clear" only when the kerb band cannot reach into it: the
     # fast lane is; a rectangle reaching over the start straight is not, and then the rectangle's
