@@ -54,7 +54,7 @@ def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_
 
 ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics, physical-driver profile, "
                 "driver-front-heavy rays (14) with all four channels, radar (6), frame skip 4, vector output, "
-                "state_output none, auto-reset at a random track position; actions: constant (steer 0, throttle 0.6; "
+                "state_output none, cars starting and auto-reset at random track positions (each world's own draws); actions: constant (steer 0, throttle 0.6; "
                 "PaddockEnv too) or the built-in driver's controls (driver: the cars drive laps)")
 
 
@@ -96,6 +96,9 @@ def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "
 
     env = BatchEnv(env_bench_config(), num_worlds, auto_reset=True, reset_placement="random")
     env.reset(seed=1)
+    # every car starts at a random track position of its world's own draws: the worlds are not copies
+    # of one another (64 identical worlds would drive the same stretch of track in lockstep)
+    env.reset_drivers(np.ones((num_worlds, len(env.controlled)), bool), "random")
     k = len(env.controlled)
     actions = np.zeros((num_worlds, k, 3), np.float32)
     actions[..., 1] = 0.6
@@ -142,6 +145,7 @@ def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant") -> d
 
     env = PaddockEnv(env_bench_config())
     env.reset(seed=1)
+    env.batch.reset_drivers(np.ones((1, len(env.controlled)), bool), "random")    # as bench_batch_env
     constant = {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0} for d in env.controlled}
     batch = env.batch
     st = batch.state

@@ -39,7 +39,7 @@ from .actions import (
     check_action_arrays,
 )
 from .config import EnvConfig
-from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, end_finished_races
+from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, end_finished_races, running_slots
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
@@ -267,8 +267,9 @@ class BatchEnv:
     def running_mask(self) -> np.ndarray:
         """bool[W, K]: controlled drivers whose episode is running (neither terminated nor truncated)."""
         self._require_reset()
-        ci = self.state.cars_i[:, self.slots]
-        return (ci[..., L.I_TERMINATED] == 0) & (ci[..., L.I_TRUNCATED] == 0)
+        out = np.empty((self.num_worlds, len(self.controlled)), bool)
+        running_slots(self.state.cars_i, self.slots, out)
+        return out
 
     def step(self, actions, pit_intent=None, pit_compound=None, release=None) -> BatchResult:
         """One env step of every world. Raises PaddockError (nothing stepped) on invalid input.

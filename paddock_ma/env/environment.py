@@ -56,6 +56,7 @@ class PaddockEnv:
         self.config = config
         self.batch = BatchEnv(config, 1, copy_obs=False, **self._batch_options)
         self.controlled = self.batch.controlled
+        self._config_driver_ids = tuple(d.id for d in config.drivers)
         self._prev_state = None
         self._prev_actions = None
 
@@ -114,7 +115,7 @@ class PaddockEnv:
 
     @property
     def config_driver_ids(self):
-        return tuple(d.id for d in self.config.drivers)
+        return self._config_driver_ids
 
     def _rewards(self, result, actions) -> dict:
         rewards = {}

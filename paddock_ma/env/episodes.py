@@ -59,6 +59,16 @@ def compute_metrics(cars_f, cars_i, slots, out):
 
 
 @kernel
+def running_slots(cars_i, slots, out):
+    """out bool[W, K] = the episode of controlled slot slots[k] (int64[K]) in world w runs (neither
+    terminated nor truncated)."""
+    for w in range(out.shape[0]):
+        for k in range(out.shape[1]):
+            i = cars_i[w, slots[k]]
+            out[w, k] = i[L.I_TERMINATED] == 0 and i[L.I_TRUNCATED] == 0
+
+
+@kernel
 def end_finished_races(cars_i, world_i, slots, was_running):
     """Terminate (end reason race-finish) the controlled drivers (slots int64[K]) whose episode ran
     before the step (was_running bool[W, K]) and is still running in a world whose race has finished."""
