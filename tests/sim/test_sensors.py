@@ -221,20 +221,6 @@ def pit_area_poses(tr, rng, n):
     return poses
 
 
-@pytest.mark.parametrize("name", TRACKS)
-def test_pit_area_rays_match_brute_force_march(name):
-    # Rays from all over the pit area take the pit lane's rectangle steps (_pit_rect_gap) and the
-    # predicate rasters; same precision contract as above.
-    tr = load_track(name)
-    geo = S.sensor_geometry(tr)
-    assert geo[G._G_LLEN] > 100.0 and geo[G._G_WU1] > geo[G._G_WU0]
-    rng = np.random.default_rng(23)
-    poses = pit_area_poses(tr, rng, 48)
-    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
-    assert not bad, bad[:5]
-    assert hits.min() > 20, hits
-
-
 def connector_poses(tr, rng, n):
     """Origins in and around the pit connectors (up to 2 m beyond their width), headings along the
     connector or arbitrary."""
@@ -256,14 +242,22 @@ def connector_poses(tr, rng, n):
 
 
 @pytest.mark.parametrize("name", TRACKS)
-def test_connector_rays_match_brute_force_march(name):
-    # Rays from the pit connectors step by the room left inside the connector (_connector_gap);
-    # same precision contract as above.
+@pytest.mark.parametrize("where", ["lane", "connectors"])
+def test_pit_area_rays_match_brute_force_march(name, where):
+    # Rays from all over the pit lane take the lane's rectangle steps (_pit_rect_gap) and the
+    # predicate rasters; rays from the connectors step by the room left inside the connector
+    # (_connector_gap). Same precision contract as above.
     tr = load_track(name)
-    rng = np.random.default_rng(29)
-    poses = connector_poses(tr, rng, 48)
-    origins = [surface_at(tr, x, y, -1)[0] for x, y, _ in poses]
-    assert sum(c in (L.SURF_PIT_ENTRY, L.SURF_PIT_EXIT) for c in origins) > 12, origins
+    geo = S.sensor_geometry(tr)
+    assert geo[G._G_LLEN] > 100.0 and geo[G._G_WU1] > geo[G._G_WU0]
+    if where == "lane":
+        rng = np.random.default_rng(23)
+        poses = pit_area_poses(tr, rng, 48)
+    else:
+        rng = np.random.default_rng(29)
+        poses = connector_poses(tr, rng, 48)
+        origins = [surface_at(tr, x, y, -1)[0] for x, y, _ in poses]
+        assert sum(c in (L.SURF_PIT_ENTRY, L.SURF_PIT_EXIT) for c in origins) > 12, origins
     bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
     assert not bad, bad[:5]
     assert hits.min() > 20, hits
