@@ -31,8 +31,6 @@ METRIC_NAMES = (
 M_PROGRESS, M_LEGAL_PROGRESS, M_KERB, M_OFF_TRACK, M_SEVERE_CUT, M_DESTROYED, M_UNDER_30, M_SPIN, \
     M_LAP_COMPLETED, M_LAP_TIME, M_CONTACTS = range(len(METRIC_NAMES))
 _KPH_30 = 30.0 * L.KPH
-BOOLEAN_METRICS = frozenset({"kerb", "off_track", "severe_cut", "destroyed", "under_30_kph",
-                             "spin_or_backwards", "lap_completed"})
 
 
 @kernel
