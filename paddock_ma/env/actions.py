@@ -52,7 +52,8 @@ class ValidatedActions:
 
     controls float32[C, 3] (clamped), apply int8[C] (1 = set as manual controls), release int8[C]
     (1 = hand the car to the built-in driver: report policy), pit_intent int32[C] (-1 = unchanged),
-    pit_compound int32[C] (-1 = unchanged), errors: the report-policy messages.
+    pit_compound int32[C] (-1 = unchanged, else an index into the rules' compounds, as BatchEnv's
+    ``pit_compound``), errors: the report-policy messages.
     """
     controls: np.ndarray
     apply: np.ndarray
@@ -60,6 +61,12 @@ class ValidatedActions:
     pit_intent: np.ndarray
     pit_compound: np.ndarray
     errors: list
+
+    @classmethod
+    def empty(cls, num_slots: int) -> "ValidatedActions":
+        """No controls applied, nothing released, pit fields unchanged."""
+        return cls(np.zeros((num_slots, 3), np.float32), np.zeros(num_slots, np.int8), np.zeros(num_slots, np.int8),
+                   np.full(num_slots, -1, np.int32), np.full(num_slots, -1, np.int32), [])
 
 
 def member_of(arr: np.ndarray, values) -> np.ndarray:
@@ -117,7 +124,7 @@ def _one_action(action, driver: str, compounds, pit_stops_enabled: bool, in_acti
             raise PaddockError(INVALID_ACTION, f"actions.{driver}.pit_compound: got {raw!r}; expected one of "
                                f"{list(compounds)!r} (rules.modules.tire_strategy.compounds)",
                                f"actions.{driver}.pit_compound")
-        compound = ("S", "M", "H").index(raw)
+        compound = tuple(compounds).index(raw)
     return values, intent, compound
 
 
@@ -154,9 +161,7 @@ def _plain_actions(actions: dict, controlled: dict, running: np.ndarray, num_slo
     values = np.array(rows, np.float64).reshape(len(rows), 3)
     if not np.isfinite(values).all():
         return None
-    out = ValidatedActions(np.zeros((num_slots, 3), np.float32), np.zeros(num_slots, np.int8),
-                           np.zeros(num_slots, np.int8), np.full(num_slots, -1, np.int32),
-                           np.full(num_slots, -1, np.int32), [])
+    out = ValidatedActions.empty(num_slots)
     out.controls[slots] = np.clip(values, _ACTION_LOW, _ACTION_HIGH)
     out.apply[slots] = 1
     return out
@@ -179,9 +184,7 @@ def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slot
     if plain is not None:
         return plain
     stops = None
-    out = ValidatedActions(np.zeros((num_slots, 3), np.float32), np.zeros(num_slots, np.int8),
-                           np.zeros(num_slots, np.int8), np.full(num_slots, -1, np.int32),
-                           np.full(num_slots, -1, np.int32), [])
+    out = ValidatedActions.empty(num_slots)
     for driver in actions:
         if driver not in controlled:
             known = "is not controlled" if driver in all_drivers else "is not a driver of this environment"

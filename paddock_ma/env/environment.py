@@ -96,11 +96,7 @@ class PaddockEnv:
             policy=self.config.action_policy, all_drivers=self.config_driver_ids)
         intents = compounds = None
         if (validated.pit_intent >= 0).any() or (validated.pit_compound >= 0).any():
-            intents = validated.pit_intent[None]
-            # compound code -> index into the rules' compounds (BatchEnv's pit_compound)
-            index_of = np.array([batch.compounds.index(name) if name in batch.compounds else -1
-                                 for name in L.COMPOUND_NAMES] + [-1], np.int32)
-            compounds = index_of[validated.pit_compound][None]
+            intents, compounds = validated.pit_intent[None], validated.pit_compound[None]
         self._prev_state = self._last
         before = _race_flags(batch)
         batch.step(validated.controls[None], pit_intent=intents, pit_compound=compounds,

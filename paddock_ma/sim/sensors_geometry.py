@@ -13,8 +13,8 @@ from .jit import allocating_kernel, kernel
 from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
 from .track import pit_surface
 from .track_core import (
-    _GRID_WINDOW, GARAGE_DEPTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _polyline_d2,
-    _seg_d2a, pit_bbox, pit_lane_frame,
+    _GRID_WINDOW, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _polyline_d2, _seg_d2a,
+    pit_bbox, pit_lane_frame, pit_quick_box,
 )
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
@@ -247,15 +247,7 @@ def _pit_frame(tr, geo):
     geo[_G_LLEN] = lane_len
     geo[_G_LHW] = hw
     geo[_G_VWORK] = hw + PIT_WORK_WIDTH
-    m = tr.px.shape[0]
-    u_a = (tr.px[0] - sx) * dx + (tr.py[0] - sy) * dy
-    u_b = (tr.px[m - 1] - sx) * dx + (tr.py[m - 1] - sy) * dy
-    v_a = (tr.px[0] - sx) * nx + (tr.py[0] - sy) * ny
-    v_b = (tr.px[m - 1] - sx) * nx + (tr.py[m - 1] - sy) * ny
-    geo[_G_QU0] = min(u_a, 0.0) - hw - 2.0
-    geo[_G_QU1] = max(u_b, lane_len) + hw + 2.0
-    geo[_G_QV0] = min(v_a, v_b) - hw - 2.0
-    geo[_G_QV1] = hw + PIT_WORK_WIDTH + GARAGE_DEPTH
+    geo[_G_QU0], geo[_G_QU1], geo[_G_QV0], geo[_G_QV1] = pit_quick_box(tr.px, tr.py, sx, sy, dx, dy, nx, ny, lane_len, hw)
     nb = tr.box_x.shape[0]
     if nb > 0:
         u_first = (tr.box_x[0] - sx) * dx + (tr.box_y[0] - sy) * dy
@@ -287,6 +279,15 @@ def _rect_clear(tr, geo, u0, u1, v0, v1):
 
 
 @kernel(inline='always')
+def _lane_uv(geo, x, y):
+    """(u, v) m of (x, y) in the pit lane's frame: along the fast lane from its start, and across it
+    (positive away from the track)."""
+    qx = x - geo[_G_LX]
+    qy = y - geo[_G_LY]
+    return qx * geo[_G_LDX] + qy * geo[_G_LDY], qx * geo[_G_LNX] + qy * geo[_G_LNY]
+
+
+@kernel(inline='always')
 def _pit_rect_gap(geo, x, y, dx, dy, a):
     """How far (m) a ray with unit direction (dx, dy) can go from (x, y) without leaving the pit-lane
     rectangle the point is in (fast lane or working lane: every point of either is a pit surface)
@@ -295,10 +296,7 @@ def _pit_rect_gap(geo, x, y, dx, dy, a):
     (not at the |offset| bound). (0, False) when the point is in neither rectangle. Inside, none of
     the ray predicates that see pit surfaces (inside-asphalt-or-pit, illegal) can change, however
     close the raster says a boundary of the pit area is."""
-    qx = x - geo[_G_LX]
-    qy = y - geo[_G_LY]
-    u = qx * geo[_G_LDX] + qy * geo[_G_LDY]
-    v = qx * geo[_G_LNX] + qy * geo[_G_LNY]
+    u, v = _lane_uv(geo, x, y)
     hw = geo[_G_LHW]
     if 0.0 <= u <= geo[_G_LLEN] and -hw <= v <= hw:
         u0, u1, v0, v1, clear = 0.0, geo[_G_LLEN], -hw, hw, geo[_G_FAST_CLEAR]
@@ -333,10 +331,7 @@ def _connector_gap(pv, geo, x, y, a):
     m = pv.px.shape[0]
     if m <= 2 * PIT_CONN_STEPS + 1:
         return 0.0
-    qx = x - geo[_G_LX]
-    qy = y - geo[_G_LY]
-    u = qx * geo[_G_LDX] + qy * geo[_G_LDY]
-    v = qx * geo[_G_LNX] + qy * geo[_G_LNY]
+    u, v = _lane_uv(geo, x, y)
     box = min(u - geo[_G_QU0], geo[_G_QU1] - u, v - geo[_G_QV0], geo[_G_QV1] - v)
     if box <= 0.0:
         return 0.0
@@ -392,7 +387,7 @@ def _pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb
     gap = _FAR
     rect = -1.0
     exact = False
-    if (need_edge and origin_pit or need_ill) and a > ke:
+    if ((need_edge and origin_pit) or need_ill) and a > ke:
         # inside a pit part: the rectangle's exit, or the connector's room
         rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
         if rect <= 0.0:

@@ -346,6 +346,20 @@ def pit_lane_frame(px, py, pit_side):
 
 
 @kernel(inline="always")
+def pit_quick_box(px, py, sx, sy, dx, dy, nx, ny, lane_len, hw):
+    """``pit_surface``'s quick reject: the box (u0, u1, v0, v1) m of the fast lane's frame
+    (``pit_lane_frame``'s sx .. lane_len) outside which no point is a pit surface (the path's end
+    points, the lane, the garages' outer edge and margins). hw: half the pit width (m)."""
+    m = px.shape[0]
+    u_a = (px[0] - sx) * dx + (py[0] - sy) * dy
+    u_b = (px[m - 1] - sx) * dx + (py[m - 1] - sy) * dy
+    v_a = (px[0] - sx) * nx + (py[0] - sy) * ny
+    v_b = (px[m - 1] - sx) * nx + (py[m - 1] - sy) * ny
+    return (min(u_a, 0.0) - hw - 2.0, max(u_b, lane_len) + hw + 2.0, min(v_a, v_b) - hw - 2.0,
+            hw + PIT_WORK_WIDTH + GARAGE_DEPTH)
+
+
+@kernel(inline="always")
 def pit_surface(tr, x, y):
     """Pit surface code at (x, y) (m), or -1 when the point is on no pit surface.
 
@@ -361,14 +375,8 @@ def pit_surface(tr, x, y):
     u = qx * dx + qy * dy
     v = qx * nx + qy * ny
     hw = 0.5 * tr.pit_width
-    # quick reject with the path's end points and the garages' outer edge
-    u_a = (tr.px[0] - sx) * dx + (tr.py[0] - sy) * dy
-    u_b = (tr.px[m - 1] - sx) * dx + (tr.py[m - 1] - sy) * dy
-    v_a = (tr.px[0] - sx) * nx + (tr.py[0] - sy) * ny
-    v_b = (tr.px[m - 1] - sx) * nx + (tr.py[m - 1] - sy) * ny
-    if u < min(u_a, 0.0) - hw - 2.0 or u > max(u_b, lane_len) + hw + 2.0:
-        return -1
-    if v < min(v_a, v_b) - hw - 2.0 or v > hw + PIT_WORK_WIDTH + GARAGE_DEPTH:
+    u0, u1, v0, v1 = pit_quick_box(tr.px, tr.py, sx, sy, dx, dy, nx, ny, lane_len, hw)
+    if u < u0 or u > u1 or v < v0 or v > v1:
         return -1
     nb = tr.box_x.shape[0]
     v_work = hw + PIT_WORK_WIDTH

@@ -241,3 +241,12 @@ def test_plain_action_maps_validate_as_the_per_field_path_does(monkeypatch):
     ]
     for actions in declined:
         assert A._plain_actions(actions, controlled, running, 3) is None, actions
+
+
+def test_pit_compound_names_a_compound_of_the_rules_not_a_position():
+    # the rules' compounds need not start at S: "H" is index 1 of ["M", "H"] and must fit hards
+    env = make_env(rules={"modules": {"pit_stops": {"enabled": True}, "tire_strategy": {"compounds": ["M", "H"]}}})
+    env.reset()
+    r = env.step({"car-00": act(pit_compound="H"), "car-01": act(pit_compound="M")})
+    assert r["observation"]["car-00"]["object"]["self"]["pit_target_compound"] == "H"
+    assert r["observation"]["car-01"]["object"]["self"]["pit_target_compound"] == "M"
