@@ -58,17 +58,32 @@ ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics,
                 "PaddockEnv too) or the built-in driver's controls (driver: the cars drive laps)")
 
 
-def env_bench_config(num_cars: int = 20) -> dict:
-    """The issue's environment workload as an EnvConfig dict."""
+# Ray variants of the environment workload. "driver-front-heavy" is the workload itself; the other two
+# are diagnostic (``paddock-ma bench --ray-floor``): the same 14 rays of 120 m and channels, all at +-90
+# degrees to the car (a ray across the track ends after the fewest march samples: one past the white
+# line, one past the kerb), and no rays at all (everything else of the step).
+RAY_VARIANTS = ("driver-front-heavy", "perpendicular", "none")
+
+
+def env_bench_config(num_cars: int = 20, rays: str = "driver-front-heavy") -> dict:
+    """The issue's environment workload as an EnvConfig dict; ``rays`` one of RAY_VARIANTS."""
+    if rays not in RAY_VARIANTS:
+        raise ValueError(f"rays: got {rays!r}; expected one of {RAY_VARIANTS}")
     ids = [f"car-{i:02d}" for i in range(num_cars)]
+    ray_config = {"layout": "driver-front-heavy", "channels": ["road_edge", "kerb", "illegal_surface", "car"]}
+    if rays == "perpendicular":
+        ray_config = {"channels": ray_config["channels"],
+                      "rays": [{"id": f"r{i}", "angle_degrees": 90.0 if i % 2 else -90.0, "length_meters": 120.0}
+                               for i in range(14)]}
+    elif rays == "none":
+        ray_config = {"enabled": False}
     return {
         "drivers": num_cars, "controlled_drivers": ids, "track": "grand-prix", "frame_skip": 4,
         "physics_mode": "simulator", "total_laps": 1000,
         "rules": {"standing_start": False},
         "participant_interactions": {"default_profile": "batch-training"},
         "observation": {"profile": "physical-driver", "output": "vector", "include_schema": False},
-        "sensors": {"rays": {"layout": "driver-front-heavy",
-                             "channels": ["road_edge", "kerb", "illegal_surface", "car"]}},
+        "sensors": {"rays": ray_config},
         "result": {"state_output": "none"},
     }
 
@@ -84,17 +99,17 @@ def _timed(fn, seconds: float) -> tuple[int, float]:
 
 
 def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "constant",
-                    warmup_steps: int = 300) -> dict:
+                    warmup_steps: int = 300, rays: str = "driver-front-heavy") -> dict:
     """BatchEnv car-steps/s on ENV_WORKLOAD, with the split between core, sensors+vectors and Python.
 
     actions_from: ``constant`` (steer 0, throttle 0.6: cars leave the track at the first corner, crash,
     and come back at random positions) or ``driver`` (each step's actions are the built-in driver's
     controls for the controlled cars, computed in one numba call that the timing includes: the cars
     drive laps, as a trained policy would). ``warmup_steps`` untimed steps first (300: 80 s of racing,
-    about a lap of the grand prix)."""
+    about a lap of the grand prix). ``rays``: one of RAY_VARIANTS (the workload's, or a diagnostic one)."""
     from .env.batch_env import BatchEnv
 
-    env = BatchEnv(env_bench_config(), num_worlds, auto_reset=True, reset_placement="random")
+    env = BatchEnv(env_bench_config(rays=rays), num_worlds, auto_reset=True, reset_placement="random")
     env.reset(seed=1)
     # every car starts at a random track position of its world's own draws: the worlds are not copies
     # of one another (64 identical worlds would drive the same stretch of track in lockstep)
@@ -130,7 +145,7 @@ def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "
     per_step = elapsed / calls
     core_ms = 1e3 * spent["core"] / calls
     sense_ms = 1e3 * spent["sense"] / calls
-    return {"worlds": num_worlds, "cars_per_world": k, "actions": actions_from, "steps": calls,
+    return {"worlds": num_worlds, "cars_per_world": k, "actions": actions_from, "rays": rays, "steps": calls,
             "seconds": round(elapsed, 3), "car_steps_per_s": round(calls * num_worlds * k / elapsed),
             "ms_per_step": round(1e3 * per_step, 3), "core_ms": round(core_ms, 3), "sensors_obs_ms": round(sense_ms, 3),
             "python_ms": round(max(0.0, 1e3 * per_step - core_ms - sense_ms), 3)}
@@ -241,8 +256,10 @@ def _locate_many(tr, xs, ys):
     return acc
 
 
-def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start: bool = True) -> dict:
-    """The benchmark suite; returns a JSON-able report."""
+def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start: bool = True,
+        ray_floor: bool = False) -> dict:
+    """The benchmark suite; returns a JSON-able report. ray_floor: also BatchEnv with the diagnostic ray
+    variants (RAY_VARIANTS), which show what the rays cost at their cheapest and what the rest costs."""
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     report = {"workload": CORE_WORKLOAD, "core": [bench_core(w, seconds=seconds) for w in worlds],
               "tracks": bench_tracks(),
@@ -250,6 +267,9 @@ def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start
               "batch_env": [bench_batch_env(w, seconds=seconds, actions_from=a) for w in env_worlds
                             for a in ("constant", "driver")],
               "paddock_env": [bench_paddock_env(seconds=seconds, actions_from=a) for a in ("constant", "driver")]}
+    if ray_floor:
+        report["batch_env"] += [bench_batch_env(w, seconds=seconds, actions_from=a, rays=r) for r in RAY_VARIANTS[1:]
+                                for w in env_worlds for a in ("constant", "driver")]
     if with_start:
         report["start"] = bench_start()
     return report
@@ -267,7 +287,8 @@ def format_report(report: dict) -> str:
               "| API | worlds | car-steps/s (1 core) | ms/step | core ms | sensors+vectors ms | other ms |",
               "|---|---:|---:|---:|---:|---:|---:|"]
     for row in report["batch_env"]:
-        lines.append(f"| BatchEnv, {row['actions']} actions | {row['worlds']} | {row['car_steps_per_s']:,} | "
+        rays = "" if row["rays"] == RAY_VARIANTS[0] else f", rays: {row['rays']}"
+        lines.append(f"| BatchEnv, {row['actions']} actions{rays} | {row['worlds']} | {row['car_steps_per_s']:,} | "
                      f"{row['ms_per_step']} | {row['core_ms']} | {row['sensors_obs_ms']} | {row['python_ms']} |")
     for row in report["paddock_env"]:
         lines.append(f"| PaddockEnv (dict), {row['actions']} actions | 1 | {row['car_steps_per_s']:,} | "

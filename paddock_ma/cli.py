@@ -56,7 +56,8 @@ def _cmd_bench(args) -> int:
 
     worlds = tuple(int(w) for w in args.worlds.split(","))
     env_worlds = tuple(int(w) for w in args.env_worlds.split(","))
-    report = bench.run(worlds=worlds, env_worlds=env_worlds, seconds=args.seconds, with_start=not args.no_start)
+    report = bench.run(worlds=worlds, env_worlds=env_worlds, seconds=args.seconds, with_start=not args.no_start,
+                       ray_floor=args.ray_floor)
     print(bench.main_json(report) if args.json else bench.format_report(report))
     return 0
 
@@ -94,6 +95,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--env-worlds", default="64", help="comma-separated world counts for BatchEnv")
     bench.add_argument("--seconds", type=float, default=3.0, help="timed seconds per workload")
     bench.add_argument("--no-start", action="store_true", help="skip the compile/start-up measurement")
+    bench.add_argument("--ray-floor", action="store_true",
+                       help="also BatchEnv with every ray across the track (the march's cheapest rays) and with no rays")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_cmd_bench)
 

@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -66,3 +68,26 @@ def test_bench_report_has_every_section():
     text = bench.format_report(report)
     for heading in ("car-ticks/s", "BatchEnv", "PaddockEnv", "procedural track build"):
         assert heading in text
+
+
+def test_bench_ray_floor_rows_run_the_diagnostic_ray_variants():
+    """``paddock-ma bench --ray-floor``: the same workload with every ray across the track, and with no
+    rays, as extra BatchEnv rows (what the rays cost at their cheapest, and what the rest costs)."""
+    import math
+
+    from paddock_ma import bench
+    from paddock_ma.env.batch_env import BatchEnv
+
+    perpendicular = BatchEnv(bench.env_bench_config(rays="perpendicular"), 1)
+    assert perpendicular.ray_count.tolist() == [14] * 20
+    assert sorted({round(math.degrees(a)) for a in perpendicular.ray_angle[0]}) == [-90, 90]
+    assert BatchEnv(bench.env_bench_config(rays="none"), 1).ray_count.tolist() == [0] * 20
+    with pytest.raises(ValueError, match="rays: got 'sideways'"):
+        bench.env_bench_config(rays="sideways")
+
+    report = bench.run(worlds=(1,), env_worlds=(2,), seconds=0.05, with_start=False, ray_floor=True)
+    rows = [(row["rays"], row["actions"]) for row in report["batch_env"]]
+    assert rows == [(r, a) for r in bench.RAY_VARIANTS for a in ("constant", "driver")]
+    assert all(row["car_steps_per_s"] > 0 for row in report["batch_env"])
+    text = bench.format_report(report)
+    assert "BatchEnv, driver actions, rays: perpendicular" in text and "rays: none" in text
