@@ -30,7 +30,7 @@ from ..sim.race import (
 )
 from ..sim.rng import world_keys
 from ..sim.rules import init_world
-from ..sim.sensors import N_RADAR_FIELDS, sense_worlds, sensor_geometry
+from ..sim.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sensor_geometry
 from ..sim.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
 from ..sim.track import TrackFormatError, load_track
@@ -181,6 +181,7 @@ class BatchEnv:
             self.ray_length[slot, :n] = s.ray_lengths
             self.ray_count[slot] = n
             self.channel_mask[slot] = s.channel_mask
+        self._ray_dir = ray_directions(self.ray_angle)
         self.k_physical = np.array([s.physical for s in senses], np.int8)
         self.k_look = np.array([len(s.lookahead) for s in senses], np.int32)
         self.k_radar = np.array([s.radar_k for s in senses], np.int32)
@@ -450,7 +451,7 @@ class BatchEnv:
             passes = ((sense_mask, self.debug_precision),)
         for mask, debug in passes:
             sense_worlds(self.track, self._sensor_geo, state.cars_f, state.cars_i, state.car_flags, mask,
-                         self.ray_angle, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
+                         self._ray_dir, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
                          self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
                          self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
         fill_vectors(self.track, state.cars_f, state.cars_i, state.car_flags, state.world_i,

@@ -11,7 +11,9 @@ Both are ``numba.njit(cache=True)``. They differ in numba's reference counting (
   ``.min()`` of an array, ...): numba rejects that at compile time.
 * ``allocating_kernel``: reference counting on, for the few kernels that create arrays (the entry
   points that allocate per-step scratch, builders of track tables, the Python-facing helpers).
-  They pass what they allocate down to ``kernel`` functions.
+  They pass what they allocate down to ``kernel`` functions. They must not take arrays back from a
+  ``kernel`` (e.g. ``pit_view``'s views of the track): the allocating caller would count the returned
+  arrays as references it owns and release them, freeing memory it never owned.
 
 Every jitted function of the package states one of the two explicitly: a function without the
 setting would inherit it from whichever caller compiled it first (numba's flag inheritance), so its

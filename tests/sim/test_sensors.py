@@ -121,8 +121,8 @@ def sense(tr, cars_f, cars_i, flags, angles_deg, lengths, *, mask=None, channels
         ray_rel_speed=np.full((W, C, R), v, np.float32),
         radar=np.full((W, C, K, S.N_RADAR_FIELDS), v, np.float32), radar_slot=np.full((W, C, K), v, np.int32),
         look=np.full((W, C, Q, 2), v, np.float32))
-    S.sense_worlds(tr, S.sensor_geometry(tr), cars_f, cars_i, flags, mask, ang, ln, count, ch, debug, radar_k,
-                   radius, look_d, *out.values())
+    S.sense_worlds(tr, S.sensor_geometry(tr), cars_f, cars_i, flags, mask, S.ray_directions(ang), ln, count, ch,
+                   debug, radar_k, radius, look_d, *out.values())
     return out
 
 
@@ -591,6 +591,28 @@ def test_mask_ray_count_and_layout_constants():
     fh = S.FRONT_HEAVY_ANGLES_DEG
     assert 0.0 in fh and 180.0 in fh and all(-a in fh for a in fh if abs(a) < 180.0)
     assert S.N_RADAR_FIELDS == S.RADAR_CLOSING + 1 == 10
+
+
+def test_each_cars_senses_do_not_depend_on_which_other_cars_are_sensed():
+    """``sense_worlds`` sweeps the masked cars in track order (by segment hint), across worlds: a car's
+    outputs must be the same bits whether it is sensed alone or with every car of every world."""
+    tr = load_track("grand-prix")
+    rng = np.random.default_rng(4)
+    W, C = 3, 6
+    cars_f, cars_i, flags = make_world(W, C)
+    for w in range(W):
+        for c in range(C):
+            s = rng.uniform(0.0, tr.length)
+            place(cars_f, w, c, *pose_at(tr, s, rng.uniform(-12.0, 12.0), rng.uniform(-0.5, 0.5)), v=30.0,
+                  progress=s)
+            cars_i[w, c, L.I_SEG_HINT] = rng.integers(0, tr.cx.shape[0] - 1)
+    together = sense(tr, cars_f, cars_i, flags, S.FRONT_HEAVY_ANGLES_DEG, [120.0])
+    for w, c in [(0, 0), (1, 3), (2, 5), (2, 1)]:
+        mask = np.zeros((W, C), np.int8)
+        mask[w, c] = 1
+        alone = sense(tr, cars_f, cars_i, flags, S.FRONT_HEAVY_ANGLES_DEG, [120.0], mask=mask)
+        for name, arr in alone.items():
+            np.testing.assert_array_equal(arr[w, c], together[name][w, c], err_msg=f"{name} of car {w}/{c}")
 
 
 def test_boundary_distances():
