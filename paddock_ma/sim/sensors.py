@@ -1,7 +1,7 @@
 """Sensors of the policy-controlled cars: rays per channel, nearby-car radar, track lookahead.
 
 One call, ``sense_worlds``, fills preallocated arrays for every car of every world whose
-``sense_mask`` is set (``sense_car`` does one car). Semantics follow
+``sense_mask`` is set (``sense_cars`` does a list of cars). Semantics follow
 PaddockJS 2.0.1 (spec section 6.6) in metres:
 
 * Rays start at the car centre, direction heading + angle (+ = right). Channels (bit, index):
@@ -128,168 +128,184 @@ def _slab(ox, oy, dx, dy, length, tx, ty, tc, ts):
 
 
 @kernel
-def sense_car(cx, cy, gseg, gpred, fpred, fgrid, cs, chead, ccurv, length_l, pv, geo, cars_f, cars_i, car_flags,
-              ray_dir, ray_length, ray_count, channel_mask, debug_precision, radar_k, radar_radius, lookahead_d,
-              ray_dist, ray_hit, ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look, w, c, cand, near_j,
-              near_d):
-    """Senses of car c of world w: arguments as ``sense_worlds``, except that the track comes as the
-    single arrays the senses read, with pv = ``pit_view(tr)`` (a non-inlined call passes these, not the
-    whole TrackArrays tuple), plus geo = ``sensor_geometry(tr)`` and scratch: cand int64[C] (ray targets near the sensing car), near_j int64[K] /
-    near_d float64[K] (radar: slots sorted by distance). Cars are independent: any order of calls
-    gives the same results."""
+def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_count, channel_mask, debug_precision,
+               radar_k, radar_radius, lookahead_d, ray_dist, ray_hit, ray_kind, ray_car, ray_rel_speed, radar,
+               radar_slot, look, order, cand, near_j, near_d):
+    """Senses of the cars of ``order`` (int64 flat indices w * C + c), in that order: arguments as
+    ``sense_worlds``, plus scratch: cand int64[C] (ray targets near the sensing car), near_j int64[K] /
+    near_d float64[K] (radar: slots sorted by distance). Cars are independent: any order gives the same
+    results. A kernel (no reference counting), because ``pit_view`` returns views of the track's
+    arrays: an allocating caller would count them as its own references and release them when done.
+    One loop with the car's work inside it: a call per car (~40 arguments, several machine words per
+    array) cost ~0.2 us a car."""
+    pv = pit_view(tr)
+    cx = tr.cx
+    cy = tr.cy
+    gseg = tr.grid_seg
+    gpred = tr.grid_pred_edge
+    fpred = tr.fine_pred_edge
+    fgrid = tr.fine_grid
+    cs = tr.cs
+    chead = tr.ch
+    ccurv = tr.ccurv
+    length_l = tr.length
     n_cars = cars_f.shape[1]
-    n_rays_max = ray_dir.shape[1]
-    kmax = max(0, min(radar_k, radar.shape[2]))
-    ox = cars_f[w, c, F_X]
-    oy = cars_f[w, c, F_Y]
-    oh = cars_f[w, c, F_HEADING]
-    ospeed = cars_f[w, c, F_SPEED]
-    destroyed = cars_i[w, c, I_DESTROYED] != 0
-    mask = channel_mask[c]
-    nr = min(ray_count[c], n_rays_max)
-    code0 = 0
-    a0 = 0.0
-    seg0 = -1
-    if (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) and not destroyed and nr > 0:
-        # the car's segment hint is a safe descent start: a wrong local minimum lies beyond
-        # the trust radius and falls back to the raster
-        hint = cars_i[w, c, I_SEG_HINT]
-        if hint < 0 or hint >= cx.shape[0] - 1:
-            hint = -1
-        code0, a0, seg0 = _classify(cx, cy, gseg, pv, geo, ox, oy, hint)
-    # ---- rays
-    cos_h = math.cos(oh)
-    sin_h = math.sin(oh)
-    max_len = 0.0
-    for r in range(nr):
-        max_len = max(max_len, ray_length[c, r])
-    n_cand = 0
-    if (mask & CH_CAR) and not destroyed:
-        reach = max_len + BODY_RADIUS
-        for j in range(n_cars):
-            if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_RAY_VISIBLE) == 0:
+    for q in range(order.shape[0]):
+        w = order[q] // n_cars
+        c = order[q] - w * n_cars
+        n_cars = cars_f.shape[1]
+        n_rays_max = ray_dir.shape[1]
+        kmax = max(0, min(radar_k, radar.shape[2]))
+        ox = cars_f[w, c, F_X]
+        oy = cars_f[w, c, F_Y]
+        oh = cars_f[w, c, F_HEADING]
+        ospeed = cars_f[w, c, F_SPEED]
+        destroyed = cars_i[w, c, I_DESTROYED] != 0
+        mask = channel_mask[c]
+        nr = min(ray_count[c], n_rays_max)
+        code0 = 0
+        a0 = 0.0
+        seg0 = -1
+        if (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) and not destroyed and nr > 0:
+            # the car's segment hint is a safe descent start: a wrong local minimum lies beyond
+            # the trust radius and falls back to the raster
+            hint = cars_i[w, c, I_SEG_HINT]
+            if hint < 0 or hint >= cx.shape[0] - 1:
+                hint = -1
+            code0, a0, seg0 = _classify(cx, cy, gseg, pv, geo, ox, oy, hint)
+        # ---- rays
+        cos_h = math.cos(oh)
+        sin_h = math.sin(oh)
+        max_len = 0.0
+        for r in range(nr):
+            max_len = max(max_len, ray_length[c, r])
+        n_cand = 0
+        if (mask & CH_CAR) and not destroyed:
+            reach = max_len + BODY_RADIUS
+            for j in range(n_cars):
+                if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_RAY_VISIBLE) == 0:
+                    continue
+                ddx = cars_f[w, j, F_X] - ox
+                ddy = cars_f[w, j, F_Y] - oy
+                if ddx * ddx + ddy * ddy <= reach * reach:
+                    cand[n_cand] = j
+                    n_cand += 1
+        for r in range(n_rays_max):
+            if r >= nr:
+                for ch in range(N_RAY_CHANNELS):
+                    ray_dist[w, c, r, ch] = 0.0
+                    ray_hit[w, c, r, ch] = 0
+                ray_kind[w, c, r] = 0
+                ray_car[w, c, r] = -1
+                ray_rel_speed[w, c, r] = 0.0
                 continue
-            ddx = cars_f[w, j, F_X] - ox
-            ddy = cars_f[w, j, F_Y] - oy
-            if ddx * ddx + ddy * ddy <= reach * reach:
-                cand[n_cand] = j
-                n_cand += 1
-    for r in range(n_rays_max):
-        if r >= nr:
+            length = ray_length[c, r]
             for ch in range(N_RAY_CHANNELS):
-                ray_dist[w, c, r, ch] = 0.0
+                ray_dist[w, c, r, ch] = length
                 ray_hit[w, c, r, ch] = 0
             ray_kind[w, c, r] = 0
             ray_car[w, c, r] = -1
             ray_rel_speed[w, c, r] = 0.0
-            continue
-        length = ray_length[c, r]
-        for ch in range(N_RAY_CHANNELS):
-            ray_dist[w, c, r, ch] = length
-            ray_hit[w, c, r, ch] = 0
-        ray_kind[w, c, r] = 0
-        ray_car[w, c, r] = -1
-        ray_rel_speed[w, c, r] = 0.0
-        if destroyed:
-            continue   # miss values, no march (PaddockJS: terminal placements read misses)
-        # direction heading + angle, by rotating the angle's cos / sin by the heading's
-        ca = ray_dir[c, r, 0]
-        sa = ray_dir[c, r, 1]
-        dx = cos_h * ca - sin_h * sa
-        dy = sin_h * ca + cos_h * sa
-        if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-            ray_kind[w, c, r] = _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0,
-                                       seg0, dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
-                                       ray_hit[w, c, r])
-        if n_cand > 0:
-            best = _FAR
-            best_j = -1
-            for q in range(n_cand):
-                j = cand[q]
-                tx = cars_f[w, j, F_X]
-                ty = cars_f[w, j, F_Y]
-                rx = tx - ox
-                ry = ty - oy
-                along = rx * dx + ry * dy
-                if along < -BODY_RADIUS or along > length + BODY_RADIUS:
+            if destroyed:
+                continue   # miss values, no march (PaddockJS: terminal placements read misses)
+            # direction heading + angle, by rotating the angle's cos / sin by the heading's
+            ca = ray_dir[c, r, 0]
+            sa = ray_dir[c, r, 1]
+            dx = cos_h * ca - sin_h * sa
+            dy = sin_h * ca + cos_h * sa
+            if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
+                ray_kind[w, c, r] = _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0,
+                                           seg0, dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
+                                           ray_hit[w, c, r])
+            if n_cand > 0:
+                best = _FAR
+                best_j = -1
+                for q in range(n_cand):
+                    j = cand[q]
+                    tx = cars_f[w, j, F_X]
+                    ty = cars_f[w, j, F_Y]
+                    rx = tx - ox
+                    ry = ty - oy
+                    along = rx * dx + ry * dy
+                    if along < -BODY_RADIUS or along > length + BODY_RADIUS:
+                        continue
+                    perp = rx * dy - ry * dx
+                    if abs(perp) > BODY_RADIUS:
+                        continue
+                    th = cars_f[w, j, F_HEADING]
+                    d = _slab(ox, oy, dx, dy, length, tx, ty, math.cos(th), math.sin(th))
+                    if d >= 0.0 and d < best:
+                        best = d
+                        best_j = j
+                if best_j >= 0:
+                    ray_dist[w, c, r, RAY_CAR] = best
+                    ray_hit[w, c, r, RAY_CAR] = 1
+                    ray_car[w, c, r] = best_j
+                    ray_rel_speed[w, c, r] = cars_f[w, best_j, F_SPEED] - ospeed
+        # ---- radar (every slot of the K axis is written; slots past radar_k read empty)
+        if radar.shape[2] > 0:
+            n_near = 0
+            r2max = radar_radius * radar_radius
+            for j in range(n_cars):
+                if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_RADAR_VISIBLE) == 0:
                     continue
-                perp = rx * dy - ry * dx
-                if abs(perp) > BODY_RADIUS:
+                ddx = cars_f[w, j, F_X] - ox
+                ddy = cars_f[w, j, F_Y] - oy
+                d2 = ddx * ddx + ddy * ddy
+                if d2 > r2max:
                     continue
-                th = cars_f[w, j, F_HEADING]
-                d = _slab(ox, oy, dx, dy, length, tx, ty, math.cos(th), math.sin(th))
-                if d >= 0.0 and d < best:
-                    best = d
-                    best_j = j
-            if best_j >= 0:
-                ray_dist[w, c, r, RAY_CAR] = best
-                ray_hit[w, c, r, RAY_CAR] = 1
-                ray_car[w, c, r] = best_j
-                ray_rel_speed[w, c, r] = cars_f[w, best_j, F_SPEED] - ospeed
-    # ---- radar (every slot of the K axis is written; slots past radar_k read empty)
-    if radar.shape[2] > 0:
-        n_near = 0
-        r2max = radar_radius * radar_radius
-        for j in range(n_cars):
-            if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_RADAR_VISIBLE) == 0:
-                continue
-            ddx = cars_f[w, j, F_X] - ox
-            ddy = cars_f[w, j, F_Y] - oy
-            d2 = ddx * ddx + ddy * ddy
-            if d2 > r2max:
-                continue
-            d = math.sqrt(d2)
-            if n_near == kmax and (kmax == 0 or d >= near_d[kmax - 1]):
-                continue
-            # insertion after every entry <= d: ties keep the lower slot first
-            p = min(n_near, kmax - 1)
-            while p > 0 and near_d[p - 1] > d:
-                near_d[p] = near_d[p - 1]
-                near_j[p] = near_j[p - 1]
-                p -= 1
-            near_d[p] = d
-            near_j[p] = j
-            if n_near < kmax:
-                n_near += 1
-        ch_ = cos_h
-        sh_ = sin_h
-        ovx = cars_f[w, c, F_VX]
-        ovy = cars_f[w, c, F_VY]
-        for s in range(radar.shape[2]):
-            f = radar[w, c, s]
-            for i in range(N_RADAR_FIELDS):
-                f[i] = 0.0
-            if s >= n_near:
-                f[RADAR_DISTANCE] = radar_radius
-                radar_slot[w, c, s] = -1
-                continue
-            j = near_j[s]
-            d = near_d[s]
-            ddx = cars_f[w, j, F_X] - ox
-            ddy = cars_f[w, j, F_Y] - oy
-            fwd = ddx * ch_ + ddy * sh_
-            rvx = cars_f[w, j, F_VX] - ovx
-            rvy = cars_f[w, j, F_VY] - ovy
-            f[RADAR_FORWARD] = fwd
-            f[RADAR_RIGHT] = -ddx * sh_ + ddy * ch_
-            f[RADAR_DISTANCE] = d
-            f[RADAR_SPEED] = cars_f[w, j, F_SPEED] - ospeed
-            f[RADAR_HEADING] = wrap_angle(cars_f[w, j, F_HEADING] - oh)
-            f[RADAR_AHEAD] = 1.0 if fwd > 0.0 else 0.0
-            f[RADAR_SAME_LAP] = 1.0 if cars_i[w, j, I_LAP] == cars_i[w, c, I_LAP] else 0.0
-            f[RADAR_VEL_FORWARD] = rvx * ch_ + rvy * sh_
-            f[RADAR_VEL_RIGHT] = -rvx * sh_ + rvy * ch_
-            f[RADAR_CLOSING] = -(ddx * rvx + ddy * rvy) / d if d > 0.0 else 0.0
-            radar_slot[w, c, s] = j
-    # ---- lookahead
-    nq = lookahead_d.shape[0]
-    if nq > 0:
-        prog = cars_f[w, c, F_PROGRESS]
-        h0, k0 = _centre_at(cs, chead, ccurv, length_l, prog)
-        for q in range(nq):
-            h1, k1 = _centre_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
-            look[w, c, q, 0] = k1
-            look[w, c, q, 1] = wrap_angle(h1 - h0)
+                d = math.sqrt(d2)
+                if n_near == kmax and (kmax == 0 or d >= near_d[kmax - 1]):
+                    continue
+                # insertion after every entry <= d: ties keep the lower slot first
+                p = min(n_near, kmax - 1)
+                while p > 0 and near_d[p - 1] > d:
+                    near_d[p] = near_d[p - 1]
+                    near_j[p] = near_j[p - 1]
+                    p -= 1
+                near_d[p] = d
+                near_j[p] = j
+                if n_near < kmax:
+                    n_near += 1
+            ch_ = cos_h
+            sh_ = sin_h
+            ovx = cars_f[w, c, F_VX]
+            ovy = cars_f[w, c, F_VY]
+            for s in range(radar.shape[2]):
+                f = radar[w, c, s]
+                for i in range(N_RADAR_FIELDS):
+                    f[i] = 0.0
+                if s >= n_near:
+                    f[RADAR_DISTANCE] = radar_radius
+                    radar_slot[w, c, s] = -1
+                    continue
+                j = near_j[s]
+                d = near_d[s]
+                ddx = cars_f[w, j, F_X] - ox
+                ddy = cars_f[w, j, F_Y] - oy
+                fwd = ddx * ch_ + ddy * sh_
+                rvx = cars_f[w, j, F_VX] - ovx
+                rvy = cars_f[w, j, F_VY] - ovy
+                f[RADAR_FORWARD] = fwd
+                f[RADAR_RIGHT] = -ddx * sh_ + ddy * ch_
+                f[RADAR_DISTANCE] = d
+                f[RADAR_SPEED] = cars_f[w, j, F_SPEED] - ospeed
+                f[RADAR_HEADING] = wrap_angle(cars_f[w, j, F_HEADING] - oh)
+                f[RADAR_AHEAD] = 1.0 if fwd > 0.0 else 0.0
+                f[RADAR_SAME_LAP] = 1.0 if cars_i[w, j, I_LAP] == cars_i[w, c, I_LAP] else 0.0
+                f[RADAR_VEL_FORWARD] = rvx * ch_ + rvy * sh_
+                f[RADAR_VEL_RIGHT] = -rvx * sh_ + rvy * ch_
+                f[RADAR_CLOSING] = -(ddx * rvx + ddy * rvy) / d if d > 0.0 else 0.0
+                radar_slot[w, c, s] = j
+        # ---- lookahead
+        nq = lookahead_d.shape[0]
+        if nq > 0:
+            prog = cars_f[w, c, F_PROGRESS]
+            h0, k0 = _centre_at(cs, chead, ccurv, length_l, prog)
+            for q in range(nq):
+                h1, k1 = _centre_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
+                look[w, c, q, 0] = k1
+                look[w, c, q, 1] = wrap_angle(h1 - h0)
 
 
 @allocating_kernel
@@ -325,36 +341,46 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_dir, ray_le
     cand = np.empty(cars_f.shape[1], dtype=np.int64)
     near_j = np.empty(kmax, dtype=np.int64)
     near_d = np.empty(kmax, dtype=np.float64)
-    n_cars = cars_f.shape[1]
     # The cars in track order (by segment hint), not world by world: consecutive cars then march over
     # nearby track, whose arrays and branch history are still warm (~5 % of the sweep with 64 worlds
     # spread over the lap). Each car's senses depend on the state only, so the order changes no result.
-    flat = np.flatnonzero(sense_mask)
-    hints = np.empty(flat.shape[0], dtype=np.int64)
-    for q in range(flat.shape[0]):
-        hints[q] = cars_i[flat[q] // n_cars, flat[q] % n_cars, I_SEG_HINT]
-    order = flat[np.argsort(hints, kind="mergesort")]
-    _sense_in_order(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_count, channel_mask,
-                    debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit, ray_kind, ray_car,
-                    ray_rel_speed, radar, radar_slot, look, order, cand, near_j, near_d)
+    order = _track_order(cars_i, sense_mask, tr.cx.shape[0] - 1)
+    sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_count, channel_mask, debug_precision,
+               radar_k, radar_radius, lookahead_d, ray_dist, ray_hit, ray_kind, ray_car, ray_rel_speed, radar,
+               radar_slot, look, order, cand, near_j, near_d)
 
 
-@kernel
-def _sense_in_order(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_count, channel_mask,
-                    debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit, ray_kind, ray_car,
-                    ray_rel_speed, radar, radar_slot, look, order, cand, near_j, near_d):
-    """``sense_car`` for the cars of ``order`` (int64 flat indices w * C + c), in that order. A kernel
-    (no reference counting), because ``pit_view`` returns views of the track's arrays: an allocating
-    caller would count them as its own references and release the track's arrays when done."""
-    pv = pit_view(tr)
-    n_cars = cars_f.shape[1]
-    for q in range(order.shape[0]):
-        w = order[q] // n_cars
-        c = order[q] - w * n_cars
-        sense_car(tr.cx, tr.cy, tr.grid_seg, tr.grid_pred_edge, tr.fine_pred_edge, tr.fine_grid, tr.cs, tr.ch,
-                  tr.ccurv, tr.length, pv, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_count,
-                  channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit, ray_kind,
-                  ray_car, ray_rel_speed, radar, radar_slot, look, w, c, cand, near_j, near_d)
+_ORDER_BLOCK = 16     # segments per bucket of the sensing order (~40 m of track)
+
+
+@kernel(inline="always")
+def _bucket(hint, n_seg):
+    """Bucket of a segment hint in ``_track_order``: 0 for no valid hint, then one per block."""
+    return 0 if hint < 0 or hint >= n_seg else 1 + hint // _ORDER_BLOCK
+
+
+@allocating_kernel
+def _track_order(cars_i, sense_mask, n_seg):
+    """Flat indices w * C + c of the cars with ``sense_mask`` set, bucketed by their segment hint in
+    blocks of _ORDER_BLOCK segments (a counting sort: stable, O(cars + buckets)); a hint outside
+    [0, n_seg) goes first."""
+    n_worlds, n_cars = sense_mask.shape
+    n_buckets = n_seg // _ORDER_BLOCK + 2
+    start = np.zeros(n_buckets + 1, dtype=np.int64)
+    for w in range(n_worlds):
+        for c in range(n_cars):
+            if sense_mask[w, c] != 0:
+                start[_bucket(cars_i[w, c, I_SEG_HINT], n_seg) + 1] += 1
+    for b in range(n_buckets):
+        start[b + 1] += start[b]
+    order = np.empty(start[n_buckets], dtype=np.int64)
+    for w in range(n_worlds):
+        for c in range(n_cars):
+            if sense_mask[w, c] != 0:
+                b = _bucket(cars_i[w, c, I_SEG_HINT], n_seg)
+                order[start[b]] = w * n_cars + c
+                start[b] += 1
+    return order
 
 
 @kernel
