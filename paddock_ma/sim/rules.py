@@ -382,7 +382,8 @@ def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i
         try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
 
 
-@kernel
+# inlined into tick_world: a call passes the track tuple as ~300 machine words, per world and tick
+@kernel(inline="always")
 def update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
                        old_progress, dt):
     """``update_car_rules`` for every active car of world ``w``; old_progress float64[C] (m). One

@@ -248,7 +248,8 @@ def classify_car(tr, cars_f, cars_i, w, c):
                          tr.pit_width, bbox, cars_f, cars_i, w, c, cos_h, sin_h)
 
 
-@kernel
+# inlined into tick_world: a call passes the track tuple as ~300 machine words, per world and tick
+@kernel(inline="always")
 def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, bbox):
     """``classify_car`` for every active car of world ``w``; touch int8[C] receives 1 where the
     car's body touches the barrier (0 otherwise, and for empty slots). One call per world: the
