@@ -150,12 +150,11 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
     ccurv = tr.ccurv
     length_l = tr.length
     n_cars = cars_f.shape[1]
+    n_rays_max = ray_dir.shape[1]
+    kmax = max(0, min(radar_k, radar.shape[2]))
     for q in range(order.shape[0]):
         w = order[q] // n_cars
         c = order[q] - w * n_cars
-        n_cars = cars_f.shape[1]
-        n_rays_max = ray_dir.shape[1]
-        kmax = max(0, min(radar_k, radar.shape[2]))
         ox = cars_f[w, c, F_X]
         oy = cars_f[w, c, F_Y]
         oh = cars_f[w, c, F_HEADING]
