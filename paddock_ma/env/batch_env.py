@@ -479,13 +479,13 @@ class BatchEnv:
         return self.state.snapshot()
 
     def restore(self, doc: dict) -> None:
-        """Restore a snapshot of this env's shape and track; raises PaddockError(invalid_snapshot)."""
+        """Restore a snapshot of this env's shape and track; raises PaddockError(snapshot_rejected)."""
         from ..sim.state import SnapshotError
         self._require_reset()
         try:
             self.state.restore(doc)
         except SnapshotError as exc:
-            raise PaddockError("invalid_snapshot", str(exc), "snapshot") from None
+            raise PaddockError("snapshot_rejected", str(exc), "snapshot") from None
         self._sense_and_observe(self._all_worlds, self._controlled_sense)
 
     def close(self) -> None:

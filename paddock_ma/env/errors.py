@@ -16,13 +16,16 @@ UNKNOWN_DRIVER = "unknown_driver"        # a driver id that is not in this envir
 EPISODE_ENDED = "episode_ended"          # an action for a driver whose episode ended: reset it first
 NOT_RESET = "not_reset"                  # the environment must be reset before this call
 INVALID_REQUEST = "invalid_request"      # a protocol message of the wrong shape or type
-INVALID_SNAPSHOT = "invalid_snapshot"    # a snapshot of another version, track, shape, or modified
-VERSION_MISMATCH = "version_mismatch"    # the peer speaks an incompatible protocol major version
+SNAPSHOT_REJECTED = "snapshot_rejected"  # a snapshot of another version, track or shape, or modified
+INTERNAL_ERROR = "internal"              # a bug or a failing user callback; the message says which
+# What only the wire needs (the worker protocol, paddock_ma.protocol):
+BAD_JSON = "bad_json"                    # a line that is not one strict JSON object (NaN, duplicate keys, caps)
 LINE_TOO_LONG = "line_too_long"          # an NDJSON line over the cap
-INTERNAL_ERROR = "internal_error"        # a bug or a failing user callback; the message says which
+UNKNOWN_TYPE = "unknown_type"            # a message whose "type" is missing or not a protocol message type
+VERSION_MISMATCH = "version_mismatch"    # the peer speaks an incompatible protocol major version
 
 ERROR_CODES = (INVALID_CONFIG, INVALID_ACTION, UNKNOWN_DRIVER, EPISODE_ENDED, NOT_RESET, INVALID_REQUEST,
-               INVALID_SNAPSHOT, VERSION_MISMATCH, LINE_TOO_LONG, INTERNAL_ERROR)
+               SNAPSHOT_REJECTED, INTERNAL_ERROR, BAD_JSON, LINE_TOO_LONG, UNKNOWN_TYPE, VERSION_MISMATCH)
 
 
 class PaddockError(Exception):
