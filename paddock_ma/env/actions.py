@@ -224,7 +224,7 @@ ARRAY_OK, ARRAY_NONFINITE, ARRAY_BAD_INTENT, ARRAY_BAD_COMPOUND, ARRAY_PIT_DISAB
 
 
 @kernel
-def check_action_arrays(cars_i, slots, actions, intents, compounds, n_compounds, pit_enabled):
+def check_action_arrays(cars_i, slots, actions, intents, compounds, n_compounds, pit_enabled, world_mask):
     """First invalid entry of a batched step's inputs for the running controlled slots, in the order
     the errors are reported (every action, then every pit intent, then every compound, then intents
     that pit stops being disabled forbid; each in (world, driver) order) -> (code, w, k, field).
@@ -233,9 +233,12 @@ def check_action_arrays(cars_i, slots, actions, intents, compounds, n_compounds,
     compounds int[W, K] (an array of shape (0, 0) when not given); n_compounds: the rules' compound
     count (compound indices are -1 = unchanged or 0 .. n_compounds - 1); pit_enabled: 0/1. code is
     one of ARRAY_*; field is the action column (0 steering, 1 throttle, 2 brake) of a non-finite value.
-    Entries of slots whose episode has ended are ignored. Reads only."""
+    Entries of slots whose episode has ended, and of worlds whose world_mask (int8[W]) is 0, are
+    ignored. Reads only."""
     nw, nk = actions.shape[0], actions.shape[1]
     for w in range(nw):
+        if world_mask[w] == 0:
+            continue
         for k in range(nk):
             c = slots[k]
             if cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_TRUNCATED] != 0:
@@ -248,6 +251,8 @@ def check_action_arrays(cars_i, slots, actions, intents, compounds, n_compounds,
         if arr.shape[0] == 0 or (code == ARRAY_PIT_DISABLED and pit_enabled):
             continue
         for w in range(nw):
+            if world_mask[w] == 0:
+                continue
             for k in range(nk):
                 c = slots[k]
                 if cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_TRUNCATED] != 0:
@@ -265,8 +270,8 @@ def check_action_arrays(cars_i, slots, actions, intents, compounds, n_compounds,
 
 
 @kernel
-def apply_action_arrays(cars_i, slots, actions, intents, compounds, compound_codes, release, out_actions,
-                        out_apply):
+def apply_action_arrays(cars_i, slots, actions, intents, compounds, compound_codes, release, world_mask,
+                        out_actions, out_apply):
     """Scatter checked inputs (``check_action_arrays`` found nothing) into the step's per-slot buffers.
 
     For every controlled slot: out_actions[w, slot] float32[W, C, 3] = the action clamped to
@@ -274,9 +279,12 @@ def apply_action_arrays(cars_i, slots, actions, intents, compounds, compound_cod
     out_apply[w, slot] int8[W, C] = 1 when the episode runs and the car is not released. Running slots
     also get: pit intent (cars_i I_PIT_INTENT, when intents[w, k] >= 0), pit target compound
     (I_PIT_TARGET = compound_codes[compounds[w, k]] when >= 0), and, when ``release`` (int8[W, K])
-    is given (shape (0, 0) otherwise), the manual flag (I_MANUAL 0 for a released car, else 1)."""
+    is given (shape (0, 0) otherwise), the manual flag (I_MANUAL 0 for a released car, else 1).
+    Worlds whose world_mask (int8[W]) is 0 are not touched."""
     nw, nk = actions.shape[0], actions.shape[1]
     for w in range(nw):
+        if world_mask[w] == 0:
+            continue
         for k in range(nk):
             c = slots[k]
             running = cars_i[w, c, I_TERMINATED] == 0 and cars_i[w, c, I_TRUNCATED] == 0

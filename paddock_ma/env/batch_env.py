@@ -201,21 +201,50 @@ class BatchEnv:
         return observation_spec(self.config, self.senses)
 
     # -- reset ---------------------------------------------------------------------------------
-    def reset(self, seed: int | None = None) -> BatchResult:
-        """Rebuild every world from the config; ``seed`` (or config.seed, or fresh entropy) seeds them."""
+    def reset(self, seed: int | None = None, worlds=None) -> BatchResult:
+        """Rebuild every world (or the worlds of ``worlds``, bool[W]) from the config.
+
+        ``seed`` (or config.seed, or fresh entropy) seeds them: world w's generator is the w-th of
+        ``SeedSequence(seed).spawn(W)``, so resetting world w alone with seed s gives the same world as
+        a reset of every world with seed s. Worlds outside ``worlds`` are left exactly as they are (a
+        selection needs a reset env: the first reset rebuilds every world).
+        """
         cfg = self.config
         if seed is None:
             seed = cfg.seed if cfg.seed is not None else int(np.random.SeedSequence().entropy % (2**63))
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ConfigError("seed", f"got {seed!r}; expected a non-negative integer")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
+            raise ConfigError("seed", f"got {seed!r}; expected an integer in [0, 2**63)")
+        if worlds is not None:
+            self._require_reset()
+            world_mask = self._world_mask(worlds)
+        fresh = self._fresh_state(int(seed))
         self.seed = int(seed)
+        w = self.num_worlds
+        if worlds is None:
+            self.state = fresh
+            self._actions[:] = 0
+            self._sense_and_observe(self._all_worlds, ((self._flags & L.FLAG_CONTROLLED) != 0)[None, :]
+                                    .repeat(w, 0).astype(np.int8))
+        else:
+            picked = world_mask != 0
+            for name, array in self.state.arrays().items():
+                array[picked] = getattr(fresh, name)[picked]
+            self._actions[picked] = 0
+            self._sense_and_observe(world_mask, ((self._flags & L.FLAG_CONTROLLED) != 0)[None, :]
+                                    .repeat(w, 0).astype(np.int8) * world_mask[:, None])
+        compute_metrics(self.state.cars_f, self.state.cars_i, self.slots, self._metrics)
+        return self._result(reward=None, reset_mask=np.zeros((w, len(self.controlled)), bool), final_obs=None)
+
+    def _fresh_state(self, seed: int) -> WorldState:
+        """A new WorldState of every world at its start, seeded from ``seed``."""
+        cfg = self.config
         w, c = self.num_worlds, len(self.driver_ids)
         state = WorldState.allocate(w, c, self.track)
         state.rules[:] = self._rules
         state.car_params[:] = self._params
         state.car_flags[:] = self._flags
-        state.world_i[:, L.WI_RNG_KEY] = world_keys(self.seed, w)
-        state.world_i[:, L.WI_SEED] = self.seed
+        state.world_i[:, L.WI_RNG_KEY] = world_keys(seed, w)
+        state.world_i[:, L.WI_SEED] = seed
         for wi in range(w):
             init_world(state.world_f, state.world_i, state.rules, wi)
         ci = state.cars_i
@@ -240,12 +269,12 @@ class BatchEnv:
             ci[:, grid_placed, L.I_GRID_LOCKED] = 1
         # race order of the start, so the reset observation has positions
         rank_worlds(state.cars_f, state.cars_i, state.car_flags, state.world_i, np.arange(w, dtype=np.int64))
-        self.state = state
-        self._actions[:] = 0
-        self._sense_and_observe(self._all_worlds, ((self._flags & L.FLAG_CONTROLLED) != 0)[None, :]
-                                .repeat(w, 0).astype(np.int8))
-        compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
-        return self._result(reward=None, reset_mask=np.zeros((w, len(self.controlled)), bool), final_obs=None)
+        return state
+
+    def scenario_placement(self, driver_id: str) -> tuple:
+        """The scenario's placement of ``driver_id``: (distance m, offset m, speed m/s or None, heading rad)."""
+        self._require_reset()
+        return self._scenario[driver_id]
 
     def _place(self, state, worlds, slots, placements):
         """Place cars (worlds[n], slots[n]) at placements[n] = (distance, offset, speed or None, heading)."""
@@ -272,36 +301,43 @@ class BatchEnv:
         running_slots(self.state.cars_i, self.slots, out)
         return out
 
-    def step(self, actions, pit_intent=None, pit_compound=None, release=None) -> BatchResult:
-        """One env step of every world. Raises PaddockError (nothing stepped) on invalid input.
+    def step(self, actions, pit_intent=None, pit_compound=None, release=None, worlds=None) -> BatchResult:
+        """One env step of every world (or of the worlds in ``worlds``). Raises PaddockError (nothing
+        stepped) on invalid input.
 
         release: optional bool[W, K]; True hands that car to the built-in driver for this step
-        (PaddockEnv's report policy).
+        (PaddockEnv's report policy). worlds: optional bool[W]; only these worlds step (the others are
+        left exactly as they are and their rows of ``actions`` are ignored); None = every world.
         """
         self._require_reset()
         state = self.state
+        world_mask = self._world_mask(worlds)
         acts = self._action_array(actions)
         intents = self._pit_array(pit_intent, "pit_intent")
         compounds = self._pit_array(pit_compound, "pit_compound")
         code, w, k, field = check_action_arrays(state.cars_i, self.slots, acts, intents, compounds,
                                                 len(self.compounds),
-                                                int(self.config.rules.modules.pit_stops.enabled is not False))
+                                                int(self.config.rules.modules.pit_stops.enabled is not False),
+                                                world_mask)
         if code != ARRAY_OK:
             self._raise_action_error(code, w, k, field, acts, intents, compounds)
         # Everything is valid: from here on the step happens.
-        running = self.running_mask()
+        running = self.running_mask() & (world_mask != 0)[:, None]
         release = _NONE_INT8 if release is None else np.ascontiguousarray(release, np.int8)
         if release.shape not in ((0, 0), running.shape):
             raise PaddockError(INVALID_ACTION, f"release: expected shape {running.shape}, got {release.shape}",
                                "release")
         apply_action_arrays(state.cars_i, self.slots, acts, intents, compounds, self._compound_codes, release,
-                            self._actions, self._apply)
+                            world_mask, self._actions, self._apply)
         self._kernel(self.track, state.cars_f, state.cars_i, state.world_f, state.world_i, state.car_params,
                      state.car_flags, state.rules, self._actions, self._apply, self.config.frame_skip,
-                     self.config.episode.max_steps)
+                     self.config.episode.max_steps, world_mask)
         if self.config.episode.end_on_race_finish:
             end_finished_races(state.cars_i, state.world_i, self.slots, running)
-        self._sense_and_observe(self._all_worlds, self._controlled_sense)
+        if worlds is None:
+            self._sense_and_observe(self._all_worlds, self._controlled_sense)
+        else:
+            self._sense_and_observe(world_mask, self._controlled_sense * world_mask[:, None])
         compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
         result = self._result(reward=None, reset_mask=np.zeros_like(running), final_obs=None)
         result.reward = self._reward(result, acts)
@@ -314,6 +350,16 @@ class BatchEnv:
                 result.final_obs = final
                 result.reset_mask = done
         return result
+
+    def _world_mask(self, worlds) -> np.ndarray:
+        """int8[W] of an optional bool[W] world selection (None = every world)."""
+        if worlds is None:
+            return self._all_worlds
+        mask = np.asarray(worlds)
+        if mask.shape != (self.num_worlds,) or mask.dtype != np.bool_:
+            raise PaddockError("invalid_request", f"worlds: expected a bool array of shape ({self.num_worlds},), "
+                               f"got {mask.dtype} {mask.shape}", "worlds")
+        return mask.astype(np.int8)
 
     def _action_array(self, actions) -> np.ndarray:
         """actions as a float32 or float64 [W, K, 3] array (the check kernel's dtypes), or PaddockError."""
@@ -468,6 +514,17 @@ class BatchEnv:
                            metrics=self._metrics.copy(), reset_mask=reset_mask, final_obs=final_obs,
                            world_step=self.state.world_i[:, L.WI_ENV_STEP].copy())
 
+    @property
+    def latest_obs(self) -> np.ndarray:
+        """float32[W, K, D]: the observation vectors of the latest reset, step or reset_drivers (the
+        engine's buffer, overwritten by the next call; driver k's vector is ``[:obs_sizes[k]]``)."""
+        return self._obs
+
+    @property
+    def latest_metrics(self) -> np.ndarray:
+        """float32[W, K, M]: the metrics (columns METRIC_NAMES) of the latest call (the engine's buffer)."""
+        return self._metrics
+
     # -- state ---------------------------------------------------------------------------------
     def checksums(self) -> np.ndarray:
         """uint64[W] state checksum of every world."""
@@ -479,14 +536,24 @@ class BatchEnv:
         return self.state.snapshot()
 
     def restore(self, doc: dict) -> None:
-        """Restore a snapshot of this env's shape and track; raises PaddockError(snapshot_rejected)."""
+        """Restore a snapshot of this env's shape and track, into a reset env or a fresh one (which
+        then needs no reset); raises PaddockError(snapshot_rejected) and changes nothing on a bad one."""
         from ..sim.state import SnapshotError
-        self._require_reset()
         try:
-            self.state.restore(doc)
+            if self.state is not None:
+                self.state.restore(doc)
+            else:
+                state = WorldState.from_snapshot(doc, self.track)
+                if (state.num_worlds, state.num_cars) != (self.num_worlds, len(self.driver_ids)):
+                    raise SnapshotError(f"snapshot.shape: {state.num_worlds} worlds x {state.num_cars} cars cannot "
+                                        f"restore into {self.num_worlds} worlds x {len(self.driver_ids)} cars")
+                self.state = state
+                self.seed = int(state.world_i[0, L.WI_SEED])
+                self._scenario = scenario_placements(self.config, self.track, self.driver_ids)
         except SnapshotError as exc:
             raise PaddockError("snapshot_rejected", str(exc), "snapshot") from None
         self._sense_and_observe(self._all_worlds, self._controlled_sense)
+        compute_metrics(self.state.cars_f, self.state.cars_i, self.slots, self._metrics)
 
     def close(self) -> None:
         self.state = None

@@ -50,15 +50,30 @@ class PaddockEnv:
     def __init__(self, config: EnvConfig | dict | None = None, **batch_options):
         self._batch_options = batch_options
         self._build(config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config))
-        self._last = None
+
+    @classmethod
+    def world_of(cls, batch: BatchEnv, w: int) -> "PaddockEnv":
+        """The dict API over world ``w`` of an existing ``batch`` (the worker protocol's worlds).
+
+        A view shares the batch: its ``reset`` re-seeds world ``w`` alone and its ``step`` steps world
+        ``w`` alone; a reset whose options change the config needs a new batch (rejected here).
+        """
+        env = cls.__new__(cls)
+        env._batch_options = None
+        env._attach(batch, w)
+        return env
 
     def _build(self, config: EnvConfig):
-        self.config = config
-        self.batch = BatchEnv(config, 1, copy_obs=False, **self._batch_options)
-        self.controlled = self.batch.controlled
-        self._config_driver_ids = tuple(d.id for d in config.drivers)
+        self._attach(BatchEnv(config, 1, copy_obs=False, **self._batch_options), 0)
+
+    def _attach(self, batch: BatchEnv, w: int):
+        self.config = batch.config
+        self.batch = batch
+        self.w = w
+        self.controlled = batch.controlled
+        self._config_driver_ids = tuple(d.id for d in batch.config.drivers)
         self._prev_state = None
-        self._prev_actions = None
+        self._last = None
 
     # -- specs --------------------------------------------------------------------------------
     def get_action_spec(self) -> dict:
@@ -74,11 +89,17 @@ class PaddockEnv:
             if not isinstance(options, dict):
                 raise PaddockError(INVALID_REQUEST, f"options: expected an object, got {type(options).__name__}",
                                    "options")
+            if self._batch_options is None:
+                raise PaddockError(INVALID_REQUEST, "options: this world shares its engine with other worlds; "
+                                   "config options apply to every world (rebuild the engine instead)", "options")
             merged = _deep_merge(self.config.to_dict(), options)
             config = EnvConfig.from_dict(merged)
             object.__setattr__(config, "reward", options.get("reward", self.config.reward))
             self._build(config)
-        self.batch.reset(seed)
+        if self.batch.num_worlds == 1 or self.batch.state is None:
+            self.batch.reset(seed)
+        else:
+            self.batch.reset(seed, worlds=self._world_selection())
         self._last = self._build_result(scope=None, reward=None, action_errors=[], state_output=None)
         return self._last
 
@@ -87,27 +108,46 @@ class PaddockEnv:
         """Validate ``{driver: action}`` (nothing is stepped on an error), step ``frame_skip`` ticks."""
         self._require_reset()
         batch = self.batch
-        ci = batch.state.cars_i[0]
+        w = self.w
         validated = validate_actions(
-            actions, controlled=batch.controlled_index, running=batch.running_mask()[0],
+            actions, controlled=batch.controlled_index, running=batch.running_mask()[w],
             num_slots=len(self.controlled), compounds=batch.compounds,
             pit_stops_enabled=self.config.rules.modules.pit_stops.enabled,
-            in_active_stop=lambda: member_of(ci[batch.slots, L.I_PIT_STATUS], _ACTIVE_STOP),
+            in_active_stop=self._active_stops,
             policy=self.config.action_policy, all_drivers=self.config_driver_ids)
         intents = compounds = None
         if (validated.pit_intent >= 0).any() or (validated.pit_compound >= 0).any():
-            intents, compounds = validated.pit_intent[None], validated.pit_compound[None]
+            intents, compounds = self._rows(validated.pit_intent, -1), self._rows(validated.pit_compound, -1)
         self._prev_state = self._last
-        before = _race_flags(batch)
-        batch.step(validated.controls[None], pit_intent=intents, pit_compound=compounds,
-                   release=validated.release[None])
+        before = _race_flags(batch, w)
+        batch.step(self._rows(validated.controls, 0.0), pit_intent=intents, pit_compound=compounds,
+                   release=self._rows(validated.release, 0),
+                   worlds=None if batch.num_worlds == 1 else self._world_selection())
         result = self._build_result(scope=None, reward=None, action_errors=validated.errors, state_output=None,
                                     before=before)
         if self.config.reward is not None:
             result["reward"] = self._rewards(result, actions)
-        self._prev_actions = actions
         self._last = result
         return result
+
+    def _active_stops(self) -> np.ndarray:
+        """bool[K]: the controlled cars of this world that are in an active pit stop."""
+        ci = self.batch.state.cars_i[self.w]
+        return member_of(ci[self.batch.slots, L.I_PIT_STATUS], _ACTIVE_STOP)
+
+    def _world_selection(self) -> np.ndarray:
+        """bool[W]: this world alone."""
+        mask = np.zeros(self.batch.num_worlds, bool)
+        mask[self.w] = True
+        return mask
+
+    def _rows(self, values: np.ndarray, fill) -> np.ndarray:
+        """``values`` ([K, ...], this world's) as the batch's [W, K, ...] array, ``fill`` elsewhere."""
+        if self.batch.num_worlds == 1:
+            return values[None]
+        out = np.full((self.batch.num_worlds,) + values.shape, fill, values.dtype)
+        out[self.w] = values
+        return out
 
     @property
     def config_driver_ids(self):
@@ -147,26 +187,27 @@ class PaddockEnv:
                                f"{STATE_OUTPUTS}", "state_output")
         parsed = parse_placements(placements, {d: k for k, d in enumerate(self.controlled)})
         batch = self.batch
-        mask = np.zeros((1, len(self.controlled)), bool)
+        mask = np.zeros((batch.num_worlds, len(self.controlled)), bool)
         resolved = []
         for k, driver in enumerate(self.controlled):
             if driver in parsed:
-                mask[0, k] = True
+                mask[self.w, k] = True
                 p = parsed[driver]
-                resolved.append(p if p is not None else batch._scenario[driver])
+                resolved.append(p if p is not None else batch.scenario_placement(driver))
         batch.reset_drivers(mask, resolved)
         reset_ids = [d for d in self.controlled if d in parsed]
         result = self._build_result(scope=reset_ids if scope == "reset" else None, reward=None, action_errors=[],
                                     state_output=state_output)
-        if self._last is not None:
-            merged_obs = dict(self._last["observation"])
-            merged_obs.update(result["observation"])
-            self._last = dict(self._last, observation=merged_obs)
+        # the latest result, as PaddockJS 2.0 keeps it: after a reset-scoped call, get_observation()
+        # covers the reset drivers only (a controller loop merges them into its own cache)
+        self._last = result
         return result
 
     # -- reads --------------------------------------------------------------------------------
     def get_observation(self) -> dict:
         self._require_reset()
+        if self._last is None:      # the engine was reset or stepped as a batch: the world as it is now
+            self._last = self._build_result(scope=None, reward=None, action_errors=[], state_output="none")
         return self._last["observation"]
 
     def get_state(self, output: str = "full") -> dict | None:
@@ -185,7 +226,7 @@ class PaddockEnv:
 
     def checksum(self) -> int:
         self._require_reset()
-        return int(self.batch.checksums()[0])
+        return int(self.batch.checksums()[self.w])
 
     def close(self) -> None:
         self.batch.close()
@@ -199,35 +240,36 @@ class PaddockEnv:
     def _state(self, output):
         if output == "none":
             return None
-        return full_state(self.batch, 0) if output == "full" else minimal_state(self.batch, 0)
+        return full_state(self.batch, self.w) if output == "full" else minimal_state(self.batch, self.w)
 
     def _build_result(self, scope, reward, action_errors, state_output, before=None) -> dict:
         batch = self.batch
         cfg = self.config
+        w = self.w
         if scope is None:
             ids, ks = list(self.controlled), list(range(len(self.controlled)))
         else:
             ids = list(scope)
             ks = [batch.controlled_index[d] for d in ids]
-        events, per_driver_events = _events(batch, before)
+        events, per_driver_events = _events(batch, w, before)
         obs_cfg = cfg.observation
         with_object = obs_cfg.output in ("full", "object")
         with_vector = obs_cfg.output in ("full", "vector")
         # one copy of the step's vectors; each driver's is a row of it (its own length)
-        vectors = batch._obs[0].copy() if with_vector else None
+        vectors = batch._obs[w].copy() if with_vector else None
         observation = {}
         for d, k in zip(ids, ks):
             o = {}
             if with_object:
-                o["object"] = object_view(batch, 0, k)
+                o["object"] = object_view(batch, w, k)
             if with_vector:
                 o["vector"] = vectors[k, :batch.obs_sizes[k]]
                 if obs_cfg.include_schema:
                     o["schema"] = batch.schemas[d]
             o["events"] = per_driver_events.get(d, [])
             observation[d] = o
-        metrics = dict(zip(ids, metrics_dicts(batch._metrics[0, ks])))
-        drivers_info = dict(zip(self.controlled, episode_dicts(batch.state.cars_i[0, batch.slots])))
+        metrics = dict(zip(ids, metrics_dicts(batch._metrics[w, ks])))
+        drivers_info = dict(zip(self.controlled, episode_dicts(batch.state.cars_i[w, batch.slots])))
         reported = [drivers_info[d] for d in ids]
         done = all(i["terminated"] or i["truncated"] for i in reported)
         terminated = done and all(i["terminated"] for i in reported)
@@ -242,9 +284,9 @@ class PaddockEnv:
             "metrics": metrics,
             "state": self._state(output),
             "info": {
-                "step": int(batch.state.world_i[0, L.WI_ENV_STEP]),
-                "elapsed_seconds": float(batch.state.world_f[0, L.WF_TIME]),
-                "seed": batch.seed, "track": cfg.track, "controlled_drivers": ids,
+                "step": int(batch.state.world_i[w, L.WI_ENV_STEP]),
+                "elapsed_seconds": float(batch.state.world_f[w, L.WF_TIME]),
+                "seed": int(batch.state.world_i[w, L.WI_SEED]), "track": cfg.track, "controlled_drivers": ids,
                 "action_errors": action_errors, "drivers": drivers_info,
                 "end_reason": _common_reason([i["end_reason"] for i in reported]) if done else None,
             },
@@ -256,14 +298,14 @@ def _common_reason(reasons):
     return reasons[0] if reasons and all(r == reasons[0] for r in reasons) else ("mixed" if reasons else None)
 
 
-def _race_flags(batch):
-    """Race-control facts compared before and after a step to emit transition events."""
+def _race_flags(batch, w):
+    """Race-control facts of world ``w`` compared before and after a step to emit transition events."""
     st = batch.state
-    return {"mode": int(st.world_i[0, L.WI_RACE_MODE]), "race_finished": int(st.world_i[0, L.WI_RACE_FINISHED]),
-            "finished": st.cars_i[0, :, L.I_FINISHED].copy()}
+    return {"mode": int(st.world_i[w, L.WI_RACE_MODE]), "race_finished": int(st.world_i[w, L.WI_RACE_FINISHED]),
+            "finished": st.cars_i[w, :, L.I_FINISHED].copy()}
 
 
-def _events(batch, before=None):
+def _events(batch, w=0, before=None):
     """Events of the latest step: (global list, {driver: list}).
 
     Per-car events come from the step's event counters (collision, destroyed, lap-completed, pit
@@ -271,8 +313,8 @@ def _events(batch, before=None):
     race flags before and after the step (``before``, None at reset). ``at`` is the step's end time.
     """
     st = batch.state
-    ci = st.cars_i[0]
-    t = float(st.world_f[0, L.WF_TIME])
+    ci = st.cars_i[w]
+    t = float(st.world_f[w, L.WF_TIME])
     ids = batch.driver_ids
     events, per = [], {}
 
@@ -297,18 +339,18 @@ def _events(batch, before=None):
         if row[L.I_CNT_DESTROYED] > 0:
             emit({"type": "destroyed"}, [d])
         if row[L.I_CNT_LAPS] > 0:
-            emit({"type": "lap-completed", "lap_time_seconds": float(st.cars_f[0, c, L.F_LAST_LAP_TIME]),
+            emit({"type": "lap-completed", "lap_time_seconds": float(st.cars_f[w, c, L.F_LAST_LAP_TIME]),
                   "completed_laps": int(row[L.I_COMPLETED_LAPS])}, [d])
         for counter, name in ((L.I_CNT_PIT_ENTRY, "pit-entry"), (L.I_CNT_PIT_STOP_DONE, "pit-stop-complete"),
                               (L.I_CNT_PIT_EXIT, "pit-exit")):
             if row[counter] > 0:
                 emit({"type": name}, [d])
     if before is not None:
-        after = _race_flags(batch)
+        after = _race_flags(batch, w)
         if before["mode"] == L.MODE_PRE_START and after["mode"] != L.MODE_PRE_START:
             emit({"type": "start-lights-out"}, [])
         for c in np.nonzero((after["finished"] != 0) & (before["finished"] == 0))[0]:
-            emit({"type": "car-finish", "finish_time_seconds": float(st.cars_f[0, c, L.F_FINISH_TIME]),
+            emit({"type": "car-finish", "finish_time_seconds": float(st.cars_f[w, c, L.F_FINISH_TIME]),
                   "rank": int(ci[c, L.I_RANK])}, [ids[c]])
         if after["race_finished"] and not before["race_finished"]:
             emit({"type": "race-finish"}, [])

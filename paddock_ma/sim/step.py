@@ -197,26 +197,29 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
 
 @kernel
 def step_worlds(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                apply_actions, n_ticks, max_episode_steps):
-    """Advance every world by one env step of ``n_ticks`` ticks, serially.
+                apply_actions, n_ticks, max_episode_steps, world_mask):
+    """Advance the worlds of ``world_mask`` by one env step of ``n_ticks`` ticks, serially.
 
     tr: TrackArrays; cars_f float64[W, C, NF]; cars_i int32[W, C, NI]; world_f float64[W, NWF];
     world_i int64[W, NWI]; car_params float64[W, C, NP]; car_flags int32[W, C]; rules float64[W, NR];
     actions float32[W, C, 3]; apply_actions int8[W, C]; n_ticks >= 1 (frame skip);
-    max_episode_steps: per-driver step cap, 0 = none. Everything is updated in place.
+    max_episode_steps: per-driver step cap, 0 = none; world_mask int8[W]: 1 = step this world, 0 =
+    leave it exactly as it is. Everything is updated in place.
     """
     for w in range(cars_f.shape[0]):
-        step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                   apply_actions, n_ticks, max_episode_steps, w)
+        if world_mask[w] != 0:
+            step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
+                       apply_actions, n_ticks, max_episode_steps, w)
 
 
 @kernel(parallel=True)
 def step_worlds_parallel(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                         apply_actions, n_ticks, max_episode_steps):
+                         apply_actions, n_ticks, max_episode_steps, world_mask):
     """``step_worlds`` with worlds split over numba threads; bit-identical to the serial kernel."""
     for w in prange(cars_f.shape[0]):
-        step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                   apply_actions, n_ticks, max_episode_steps, w)
+        if world_mask[w] != 0:
+            step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
+                       apply_actions, n_ticks, max_episode_steps, w)
 
 
 def step_state(state, actions=None, apply_actions=None, n_ticks=1, max_episode_steps=0, parallel=False):
@@ -232,5 +235,6 @@ def step_state(state, actions=None, apply_actions=None, n_ticks=1, max_episode_s
         apply_actions = np.ones((w, c), np.int8)
     kernel = step_worlds_parallel if parallel else step_worlds
     kernel(state.track, state.cars_f, state.cars_i, state.world_f, state.world_i, state.car_params,
-           state.car_flags, state.rules, actions, apply_actions, int(n_ticks), int(max_episode_steps))
+           state.car_flags, state.rules, actions, apply_actions, int(n_ticks), int(max_episode_steps),
+           np.ones(w, np.int8))
 

@@ -1,0 +1,77 @@
+"""The reply of a batched ``reset``/``step``/``resetDrivers``: columns over worlds and drivers.
+
+Built straight from the engine's arrays (a few ``tolist`` calls, no per-driver dicts), already in wire
+names. Every array's first index is the position of the world in the request's ``envs``; the second
+(where there is one) the controlled driver, in ``drivers`` order::
+
+    {"envs": [w, ...], "drivers": [id, ...], "encoding": "json" | "f32-base64",
+     "observation": {"vectors": [n][K][D] numbers, or {"f32", "shape": [n, K, D]}},   (vector output)
+     "objects": [n][K] observation objects,                                            (object output)
+     "reward": null, "terminated": [n][K], "truncated": [n][K], "done": [n],
+     "endReason": [n][K] names or null, "episodeId": [n][K], "episodeStep": [n][K],
+     "metrics": {"names": [M wire names], "values": [n][K][M] or {"f32", "shape"}},
+     "events": [n] lists of events, "step": [n], "elapsedSeconds": [n], "seed": [n],
+     "actionErrors": [n] lists (step only), "resetMask": [n][K] (resetDrivers only)}
+
+Vectors shorter than D (per-driver sensor overrides) are zero-padded: driver k's length is in the
+observation spec. Metric values are numbers (booleans as 0/1, a missing lap time as null).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..env.batch_env import BatchEnv
+from ..env.environment import _events
+from ..env.episodes import METRIC_NAMES
+from ..env.observations import object_view
+from ..sim import layout as L
+from .codec import F32_ENCODING, pack_f32
+from .wire_names import array_to_wire, to_wire, wire_name
+
+METRIC_WIRE_NAMES = [wire_name(n) for n in METRIC_NAMES]
+
+
+def batch_result(engine: BatchEnv, envs: list, encoding: str, before=None, action_errors=None,
+                 reset_mask=None) -> dict:
+    """The batched reply of the worlds ``envs`` after the engine's latest call (see the module docstring).
+
+    before: per world of ``envs``, the race flags taken before a step (for race-control events), or None.
+    """
+    st = engine.state
+    rows = np.asarray(envs, np.int64)
+    ci = st.cars_i[rows][:, engine.slots]                     # [n, K, NI]
+    terminated = ci[:, :, L.I_TERMINATED] != 0
+    truncated = ci[:, :, L.I_TRUNCATED] != 0
+    names = L.END_REASON_NAMES
+    out = {"envs": list(envs), "drivers": list(engine.controlled), "encoding": encoding}
+    output = engine.config.observation.output
+    if output in ("full", "vector"):
+        vectors = engine.latest_obs[rows]
+        out["observation"] = {"vectors": pack_f32(vectors) if encoding == F32_ENCODING else vectors.tolist()}
+    if output in ("full", "object"):
+        out["objects"] = [[to_wire(object_view(engine, w, k)) for k in range(len(engine.controlled))] for w in envs]
+    metrics = engine.latest_metrics[rows]
+    out.update({
+        "reward": None,
+        "terminated": terminated.tolist(),
+        "truncated": truncated.tolist(),
+        "done": (terminated | truncated).all(axis=1).tolist(),
+        "endReason": [[names[r] for r in world] for world in ci[:, :, L.I_END_REASON].tolist()],
+        "episodeId": ci[:, :, L.I_EPISODE_ID].tolist(),
+        "episodeStep": ci[:, :, L.I_EPISODE_STEP].tolist(),
+        "metrics": {"names": METRIC_WIRE_NAMES,
+                    "values": pack_f32(metrics) if encoding == F32_ENCODING else array_to_wire(metrics)},
+        "events": [to_wire(_events(engine, w, None if before is None else before[i])[0])
+                   for i, w in enumerate(envs)],
+        "step": st.world_i[rows, L.WI_ENV_STEP].tolist(),
+        "elapsedSeconds": st.world_f[rows, L.WF_TIME].tolist(),
+        "seed": st.world_i[rows, L.WI_SEED].tolist(),
+    })
+    if action_errors is not None:
+        out["actionErrors"] = to_wire(action_errors)
+    elif before is not None:
+        out["actionErrors"] = [[] for _ in envs]
+    if reset_mask is not None:
+        out["resetMask"] = reset_mask[rows].tolist()
+    return out

@@ -1,0 +1,502 @@
+"""The worker protocol's dispatcher: one JSON request in, one JSON reply out, no I/O.
+
+Every transport (in-process, the NDJSON stdio worker, a Ray shard) calls ``Dispatcher.handle_line`` (or
+``handle`` with an already-decoded value), so their replies are byte-identical. A dispatcher hosts W
+worlds of one config in one ``BatchEnv``; world ``w`` is also a ``PaddockEnv`` view (the dict API).
+
+Requests are PaddockJS 2.0's ``{"id", "type", ...}`` with camelCase fields; ``env`` (default 0) picks a
+world. Replies are ``{"id", "ok": true, "type": "<type>:result", "result"}`` or ``{"id", "ok": false,
+"type": "error", "error": "<message>", "code", "field"?}``. A rejected request changes no state.
+
+Types: ``hello`` (version handshake), ``reset`` (``options``: ``seed`` and config keys such as
+``scenario``), ``step`` (``actions``), ``resetDrivers`` (``placements``, ``resultOptions``),
+``getActionSpec``, ``getObservationSpec``, ``getObservation``, ``getState`` (``stateOptions.output``, alias
+``resultOptions.stateOutput``), ``snapshot``, ``restore`` (``snapshot``), ``destroy``.
+
+The batched form: ``reset``, ``step`` and ``resetDrivers`` with ``envs`` (``"all"`` or a list of world
+indices) run in one call of the engine, and the reply holds arrays whose first index is the position in
+``envs`` (see ``batch_results``). ``encoding: "f32-base64"`` sends vectors (and takes batched actions)
+as base64 float32 (``codec.pack_f32``) instead of JSON numbers.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import sys
+import traceback
+
+import numpy as np
+
+from .. import __version__
+from ..env.actions import validate_actions
+from ..env.batch_env import BatchEnv
+from ..env.config import EnvConfig
+from ..env.environment import PaddockEnv
+from ..env.errors import (
+    INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, SNAPSHOT_REJECTED, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
+)
+from ..env.scenarios import parse_placements
+from .batch_results import batch_result
+from .codec import ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, WireError, decode, encode, pack_f32, unpack_f32
+from .wire_names import from_wire, to_wire, wire_field
+
+PROTOCOL = "paddock-ma-worker"
+PROTOCOL_VERSION = "1.0"          # major.minor: a client of another major is refused at hello
+CONTRACT_VERSION = "2.0.1"        # the PaddockJS environment contract the replies follow
+DEFAULT_SEED = 0                  # a first reset without a seed (and no config seed) uses this
+MESSAGE_TYPES = ("hello", "reset", "step", "resetDrivers", "getActionSpec", "getObservationSpec",
+                 "getObservation", "getState", "snapshot", "restore", "destroy")
+# the request fields each type accepts (besides "id" and "type")
+_FIELDS = {
+    "hello": {"protocolVersion", "client"},
+    "reset": {"options", "env", "envs", "encoding"},
+    "step": {"actions", "env", "envs", "encoding"},
+    "resetDrivers": {"placements", "resultOptions", "env", "envs", "encoding"},
+    "getActionSpec": set(),
+    "getObservationSpec": set(),
+    "getObservation": {"env", "encoding"},
+    "getState": {"stateOptions", "resultOptions", "env"},
+    "snapshot": set(),
+    "restore": {"snapshot"},
+    "destroy": set(),
+}
+_STATE_OUTPUTS = ("full", "minimal", "none")
+_VERSION = re.compile(r"^(\d{1,6})\.(\d{1,6})$")
+_SNAPSHOT_LIMITS = Limits(max_line_bytes=1 << 30, max_string_chars=1 << 30)
+
+
+class Dispatcher:
+    """W worlds of one config behind the JSON worker protocol (see the module docstring)."""
+
+    def __init__(self, config: EnvConfig | dict, *, num_worlds: int = 1, env_id: str | None = None,
+                 limits: Limits = Limits()):
+        self.limits = limits
+        self.env_id = env_id
+        self.num_worlds = num_worlds
+        self._build(config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config))
+        self._handlers = {
+            "hello": self._hello, "reset": self._reset, "step": self._step, "resetDrivers": self._reset_drivers,
+            "getActionSpec": self._action_spec, "getObservationSpec": self._observation_spec,
+            "getObservation": self._get_observation, "getState": self._get_state, "snapshot": self._snapshot,
+            "restore": self._restore, "destroy": self._destroy,
+        }
+
+    def _build(self, config: EnvConfig) -> None:
+        self.engine = BatchEnv(config, self.num_worlds, copy_obs=False)
+        self.worlds = [PaddockEnv.world_of(self.engine, w) for w in range(self.num_worlds)]
+        self._seed: int | None = None
+
+    @property
+    def config(self) -> EnvConfig:
+        return self.engine.config
+
+    # -- entry points ----------------------------------------------------------------------------
+    def handle_line(self, line: bytes | str) -> bytes:
+        """One request line -> one reply line (compact JSON, no newline). Never raises."""
+        try:
+            message = decode(line, self.limits)
+        except WireError as exc:
+            return self.error_line(exc.code, exc.message, exc.field)
+        return encode(self.handle(message))
+
+    def error_line(self, code: str, message: str, field: str | None = None, id=None) -> bytes:
+        """An error reply line (for transports: e.g. ``line_too_long`` for a line they did not read)."""
+        return encode(_error(id, code, message, field))
+
+    def handle(self, message) -> dict:
+        """One decoded request -> its reply (JSON-safe). Never raises; a rejected request changes nothing."""
+        mid = None
+        try:
+            if not isinstance(message, dict):
+                raise PaddockError(INVALID_REQUEST, f"request: got {_json_kind(message)}; expected a JSON object "
+                                   "{\"id\", \"type\", ...}", "request")
+            mid = self._check_id(message.get("id"))
+            kind = message.get("type")
+            handler = self._handlers.get(kind) if isinstance(kind, str) else None
+            if handler is None:
+                shown = "undefined" if "type" not in message else repr(kind)
+                raise PaddockError(UNKNOWN_TYPE, f"Unsupported worker message type: {shown}; expected one of "
+                                   f"{', '.join(MESSAGE_TYPES)}", "type")
+            for key in message:
+                if key not in ("id", "type") and key not in _FIELDS[kind]:
+                    allowed = ", ".join(sorted(_FIELDS[kind])) or "none"
+                    raise PaddockError(INVALID_REQUEST, f"{key}: unknown field of a {kind} message; its fields: "
+                                       f"{allowed}", key)
+            return {"id": mid, "ok": True, "type": f"{kind}:result", "result": handler(message)}
+        except PaddockError as exc:
+            return _error(mid, exc.code, _wire_message(exc), wire_field(exc.field))
+        except Exception as exc:  # a bug: report it and keep serving
+            traceback.print_exc(file=sys.stderr)
+            return _error(mid, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", None)
+
+    def _check_id(self, mid):
+        if mid is None or type(mid) is int or (type(mid) is float):
+            return mid
+        if type(mid) is str:
+            if len(mid) > self.limits.max_id_chars:
+                raise PaddockError(INVALID_REQUEST, f"id: {len(mid)} characters is over the cap of "
+                                   f"{self.limits.max_id_chars}", "id")
+            return mid
+        raise PaddockError(INVALID_REQUEST, f"id: got {_json_kind(mid)}; expected a number, a string or null", "id")
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def _worlds_of(self, message) -> list[int] | None:
+        """The batched form's world list (``envs``), or None for a one-world request (``env``)."""
+        if "envs" not in message:
+            return None
+        if "env" in message:
+            raise PaddockError(INVALID_REQUEST, "env: give either env (one world) or envs (a batch), not both", "env")
+        envs = message["envs"]
+        if envs == "all":
+            return list(range(self.num_worlds))
+        if not isinstance(envs, list) or not envs:
+            raise PaddockError(INVALID_REQUEST, f"envs: got {_short(envs)}; expected \"all\" or a non-empty list of "
+                               f"world indices in [0, {self.num_worlds})", "envs")
+        for i, w in enumerate(envs):
+            if type(w) is not int or not 0 <= w < self.num_worlds:
+                raise PaddockError(INVALID_REQUEST, f"envs[{i}]: got {_short(w)}; expected a world index in "
+                                   f"[0, {self.num_worlds})", f"envs[{i}]")
+        if len(set(envs)) != len(envs):
+            raise PaddockError(INVALID_REQUEST, "envs: a world is listed twice", "envs")
+        return envs
+
+    def _world(self, message) -> PaddockEnv:
+        w = message.get("env", 0)
+        if type(w) is not int or not 0 <= w < self.num_worlds:
+            raise PaddockError(INVALID_REQUEST, f"env: got {_short(w)}; expected a world index in "
+                               f"[0, {self.num_worlds})", "env")
+        return self.worlds[w]
+
+    def _encoding(self, message) -> str:
+        encoding = message.get("encoding", PLAIN_ENCODING)
+        if encoding not in ENCODINGS:
+            raise PaddockError(INVALID_REQUEST, f"encoding: got {_short(encoding)}; expected one of "
+                               f"{', '.join(ENCODINGS)}", "encoding")
+        return encoding
+
+    def _object(self, message, key, default=None) -> dict | None:
+        value = message.get(key, default)
+        if value is not None and not isinstance(value, dict):
+            raise PaddockError(INVALID_REQUEST, f"{key}: got {_json_kind(value)}; expected an object", key)
+        return value
+
+    def _require_reset(self):
+        if self.engine.state is None:
+            raise PaddockError("not_reset", "the worker's worlds have not been reset: send a reset message first")
+
+    def _forget_results(self):
+        for world in self.worlds:
+            world._last = None
+
+    def _one_world_result(self, result: dict, encoding: str) -> dict:
+        if encoding == F32_ENCODING:
+            for obs in result["observation"].values():
+                if "vector" in obs:
+                    obs["vector"] = pack_f32(obs["vector"])
+        return to_wire(result)
+
+    # -- handlers ---------------------------------------------------------------------------------
+    def _hello(self, message) -> dict:
+        requested = message.get("protocolVersion")
+        if requested is not None:
+            match = _VERSION.match(requested) if isinstance(requested, str) else None
+            if match is None:
+                raise PaddockError(INVALID_REQUEST, f"protocolVersion: got {_short(requested)}; expected "
+                                   "\"MAJOR.MINOR\", e.g. \"1.0\"", "protocolVersion")
+            if match.group(1) != PROTOCOL_VERSION.split(".")[0]:
+                raise PaddockError(VERSION_MISMATCH, f"protocolVersion: the client speaks {requested}, this worker "
+                                   f"speaks {PROTOCOL_VERSION}; use a worker or client of the same major version",
+                                   "protocolVersion")
+        return to_wire({
+            "protocol": PROTOCOL, "protocol_version": PROTOCOL_VERSION, "package": "paddock-ma",
+            "package_version": __version__, "contract_version": CONTRACT_VERSION, "env_id": self.env_id,
+            "env_version": _env_version(self.env_id), "worlds": self.num_worlds,
+            "controlled_drivers": list(self.engine.controlled), "encodings": list(ENCODINGS),
+            "message_types": list(MESSAGE_TYPES),
+            "limits": {"max_line_bytes": self.limits.max_line_bytes, "max_depth": self.limits.max_depth,
+                       "max_drivers": self.limits.max_drivers},
+        })
+
+    def _reset(self, message) -> dict:
+        encoding = self._encoding(message)
+        envs = self._worlds_of(message)
+        options = from_wire(self._object(message, "options") or {})
+        seed = options.pop("seed", None)
+        if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
+            raise PaddockError(INVALID_REQUEST, f"options.seed: got {_short(seed)}; expected an integer in "
+                               "[0, 2**63)", "options.seed")
+        if seed is None:
+            seed = self._seed if self._seed is not None else (
+                self.config.seed if self.config.seed is not None else DEFAULT_SEED)
+        if options:   # config keys: a new engine for every world (checked before anything changes)
+            if envs is None and self.num_worlds > 1:
+                raise PaddockError(INVALID_REQUEST, "options: config keys change every world of this worker; "
+                                   "send them in a batched reset (envs: \"all\")", "options")
+            merged = _deep_merge(self.config.to_dict(), options)
+            config = EnvConfig.from_dict(merged)
+            self._build(config)
+        self._seed = seed
+        if envs is None:
+            return self._one_world_result(self._world(message).reset(seed), encoding)
+        if len(envs) == self.num_worlds or self.engine.state is None:
+            self.engine.reset(seed)
+        else:
+            picked = np.zeros(self.num_worlds, bool)
+            picked[envs] = True
+            self.engine.reset(seed, worlds=picked)
+        self._forget_results()
+        return batch_result(self.engine, envs, encoding, before=None)
+
+    def _step(self, message) -> dict:
+        self._require_reset()
+        encoding = self._encoding(message)
+        envs = self._worlds_of(message)
+        if "actions" not in message:
+            raise PaddockError(INVALID_ACTION, "actions: missing; send an object mapping each controlled driver "
+                               "to {steering, throttle, brake}", "actions")
+        if envs is None:
+            world = self._world(message)
+            actions = message["actions"]
+            self._check_driver_count(actions, "actions")
+            return self._one_world_result(world.step(from_wire(actions, "actions")
+                                                     if isinstance(actions, dict) else actions), encoding)
+        acts, intents, compounds, release, errors = self._batched_actions(message["actions"], envs, encoding)
+        picked = np.zeros(self.num_worlds, bool)
+        picked[envs] = True
+        before = _race_flags_of(self.engine, envs)
+        self.engine.step(acts, pit_intent=intents, pit_compound=compounds, release=release,
+                         worlds=None if len(envs) == self.num_worlds else picked)
+        self._forget_results()
+        return batch_result(self.engine, envs, encoding, before=before, action_errors=errors)
+
+    def _batched_actions(self, actions, envs, encoding):
+        """[W, K, 3] actions (and optional pit arrays, release, per-world action errors) of a batched step.
+
+        ``actions`` is a list (one entry per world of ``envs``) of ``{driver: action}`` objects, a nested
+        list [n][K][3] of numbers, or (f32-base64) a packed float32 [n, K, 3] array.
+        """
+        engine = self.engine
+        k = len(engine.controlled)
+        out = np.zeros((self.num_worlds, k, 3), np.float32)
+        if isinstance(actions, dict) and encoding == F32_ENCODING:
+            out[envs] = unpack_f32(actions, "actions", (len(envs), k, 3))
+            return out, None, None, None, None
+        if not isinstance(actions, list) or len(actions) != len(envs):
+            raise PaddockError(INVALID_ACTION, f"actions: expected a list of {len(envs)} entries (one per world of "
+                               "envs), each an object of driver actions or a [steering, throttle, brake] list per "
+                               f"controlled driver{' (or the packed f32 object)' if encoding == F32_ENCODING else ''}",
+                               "actions")
+        if all(isinstance(a, list) for a in actions):
+            try:
+                arr = np.array(actions, dtype=np.float64)
+            except (ValueError, TypeError):
+                arr = None
+            if arr is None or arr.shape != (len(envs), k, 3):
+                raise PaddockError(INVALID_ACTION, f"actions: expected numbers of shape [{len(envs)}, {k}, 3] "
+                                   "(worlds of envs, controlled drivers, [steering, throttle, brake])", "actions")
+            out[envs] = arr     # non-finite values are caught by the engine's check
+            return out, None, None, None, None
+        intents = np.full((self.num_worlds, k), -1, np.int64)
+        compounds = np.full((self.num_worlds, k), -1, np.int64)
+        release = np.zeros((self.num_worlds, k), np.int8)
+        running = engine.running_mask()
+        errors = []
+        pit_enabled = self.config.rules.modules.pit_stops.enabled
+        for i, (w, entry) in enumerate(zip(envs, actions)):
+            if not isinstance(entry, dict):
+                raise PaddockError(INVALID_ACTION, f"actions[{i}]: got {_json_kind(entry)}; expected an object "
+                                   "mapping controlled drivers to actions", f"actions[{i}]")
+            self._check_driver_count(entry, f"actions[{i}]")
+            try:
+                validated = validate_actions(
+                    from_wire(entry, "actions"), controlled=engine.controlled_index, running=running[w],
+                    num_slots=k, compounds=engine.compounds, pit_stops_enabled=pit_enabled,
+                    in_active_stop=lambda w=w: self.worlds[w]._active_stops(),
+                    policy=self.config.action_policy, all_drivers=self.worlds[w].config_driver_ids)
+            except PaddockError as exc:
+                raise PaddockError(exc.code, exc.message.replace("actions.", f"actions[{i}].", 1),
+                                   exc.field.replace("actions", f"actions[{i}]", 1) if exc.field else None) from None
+            out[w] = validated.controls
+            intents[w] = validated.pit_intent
+            compounds[w] = validated.pit_compound
+            release[w] = validated.release
+            errors.append(validated.errors)
+        return out, intents, compounds, release, errors
+
+    def _check_driver_count(self, entries, field):
+        if isinstance(entries, dict) and len(entries) > self.limits.max_drivers:
+            raise PaddockError(INVALID_REQUEST, f"{field}: {len(entries)} drivers is over the cap of "
+                               f"{self.limits.max_drivers} per message", field)
+
+    def _reset_drivers(self, message) -> dict:
+        self._require_reset()
+        encoding = self._encoding(message)
+        envs = self._worlds_of(message)
+        options = from_wire(self._object(message, "resultOptions") or {})
+        unknown = set(options) - {"observation_scope", "state_output"}
+        if unknown:
+            key = sorted(unknown)[0]
+            raise PaddockError(INVALID_REQUEST, f"resultOptions.{key}: unknown option; options: observationScope, "
+                               "stateOutput", f"resultOptions.{key}")
+        placements = message.get("placements")
+        if envs is None:
+            self._check_driver_count(placements, "placements")
+            return self._one_world_result(self._world(message).reset_drivers(
+                from_wire(placements, "placements") if isinstance(placements, dict) else placements,
+                options.get("observation_scope"), options.get("state_output")), encoding)
+        if options:
+            raise PaddockError(INVALID_REQUEST, "resultOptions: a batched resetDrivers always replies with the reset "
+                               "drivers' arrays and no state; leave resultOptions out", "resultOptions")
+        if not isinstance(placements, list) or len(placements) != len(envs):
+            raise PaddockError(INVALID_REQUEST, f"placements: expected a list of {len(envs)} objects (one per world "
+                               "of envs) mapping controlled drivers to placements", "placements")
+        engine = self.engine
+        mask = np.zeros((self.num_worlds, len(engine.controlled)), bool)
+        chosen = {}
+        for i, (w, entry) in enumerate(zip(envs, placements)):
+            if isinstance(entry, dict) and not entry:
+                continue
+            self._check_driver_count(entry, f"placements[{i}]")
+            try:
+                parsed = parse_placements(from_wire(entry, "placements") if isinstance(entry, dict) else entry,
+                                          engine.controlled_index)
+            except PaddockError as exc:
+                raise PaddockError(exc.code, exc.message.replace("placements", f"placements[{i}]", 1),
+                                   exc.field.replace("placements", f"placements[{i}]", 1) if exc.field else None) \
+                    from None
+            for driver, placement in parsed.items():
+                k = engine.controlled_index[driver]
+                mask[w, k] = True
+                chosen[(w, k)] = placement if placement is not None else engine.scenario_placement(driver)
+        worlds, ks = np.nonzero(mask)
+        engine.reset_drivers(mask, [chosen[(w, k)] for w, k in zip(worlds.tolist(), ks.tolist())])
+        self._forget_results()
+        return batch_result(engine, envs, encoding, before=None, reset_mask=mask)
+
+    def _action_spec(self, message) -> dict:
+        return to_wire(self.worlds[0].get_action_spec())
+
+    def _observation_spec(self, message) -> dict:
+        spec = self.worlds[0].get_observation_spec()
+        spec["encodings"] = list(ENCODINGS)
+        return to_wire(spec)
+
+    def _get_observation(self, message) -> dict:
+        self._require_reset()
+        observation = self._world(message).get_observation()
+        if self._encoding(message) == F32_ENCODING:
+            observation = {d: dict(o, vector=pack_f32(o["vector"])) if "vector" in o else o
+                           for d, o in observation.items()}
+        return to_wire(observation, "observation")
+
+    def _get_state(self, message) -> dict | None:
+        self._require_reset()
+        output = "full"
+        state_options = from_wire(self._object(message, "stateOptions") or {})
+        result_options = from_wire(self._object(message, "resultOptions") or {})
+        for name, options, key in (("stateOptions", state_options, "output"),
+                                   ("resultOptions", result_options, "state_output")):
+            extra = set(options) - {key}
+            if extra:
+                bad = sorted(extra)[0]
+                raise PaddockError(INVALID_REQUEST, f"{name}.{bad}: unknown option; getState reads "
+                                   "stateOptions.output (or its alias resultOptions.stateOutput)", f"{name}.{bad}")
+        if "state_output" in result_options:
+            output = result_options["state_output"]
+        if "output" in state_options:
+            output = state_options["output"]
+        if output not in _STATE_OUTPUTS:
+            raise PaddockError(INVALID_REQUEST, f"stateOptions.output: got {_short(output)}; expected one of "
+                               f"{', '.join(_STATE_OUTPUTS)}", "stateOptions.output")
+        return to_wire(self._world(message).get_state(output))
+
+    def _snapshot(self, message) -> dict:
+        """The whole worker's state as opaque text (base64 of the engine's checksummed JSON snapshot)."""
+        self._require_reset()
+        doc = self.engine.snapshot()
+        doc["worker"] = {"seed": self._seed, "worlds": self.num_worlds}
+        text = base64.b64encode(encode(doc)).decode("ascii")
+        return {"snapshot": text, "worlds": self.num_worlds, "steps": _world_steps(self.engine)}
+
+    def _restore(self, message) -> dict:
+        text = message.get("snapshot")
+        if not isinstance(text, str):
+            raise PaddockError(SNAPSHOT_REJECTED, f"snapshot: got {_json_kind(text)}; expected the text a snapshot "
+                               "reply gave", "snapshot")
+        try:
+            doc = decode(base64.b64decode(text, validate=True), _SNAPSHOT_LIMITS)
+        except (ValueError, WireError):
+            raise PaddockError(SNAPSHOT_REJECTED, "snapshot: not a snapshot of this protocol (not base64 of a JSON "
+                               "object); send the text of a snapshot reply unchanged", "snapshot") from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("worker"), dict):
+            raise PaddockError(SNAPSHOT_REJECTED, "snapshot: not a worker snapshot; send the text of a snapshot "
+                               "reply unchanged", "snapshot")
+        worker = doc.pop("worker")
+        if worker.get("worlds") != self.num_worlds:
+            raise PaddockError(SNAPSHOT_REJECTED, f"snapshot: taken on a worker of {worker.get('worlds')!r} worlds, "
+                               f"this one has {self.num_worlds}; restore it into a worker of the same size",
+                               "snapshot")
+        seed = worker.get("seed")
+        if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
+            raise PaddockError(SNAPSHOT_REJECTED, "snapshot: its seed is not a valid seed", "snapshot")
+        self.engine.restore(doc)      # checks track, layout, shape and checksums; nothing changes on failure
+        self._seed = seed
+        self._forget_results()
+        return {"worlds": self.num_worlds, "steps": _world_steps(self.engine)}
+
+    def _destroy(self, message) -> None:
+        """Release the cached results. The worlds stay: a later step still works, as in PaddockJS 2.0; a
+        worker process ends when its input closes."""
+        self._forget_results()
+        return None
+
+
+def _error(mid, code, message, field) -> dict:
+    out = {"id": mid, "ok": False, "type": "error", "error": message, "code": code}
+    if field is not None:
+        out["field"] = field
+    return out
+
+
+def _wire_message(exc: PaddockError) -> str:
+    """The error's message with its field path in wire names."""
+    if exc.field:
+        wire = wire_field(exc.field)
+        if wire != exc.field:
+            return exc.message.replace(exc.field, wire)
+    return exc.message
+
+
+def _json_kind(value) -> str:
+    if value is None:
+        return "null"
+    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
+            dict: "an object"}.get(type(value), type(value).__name__)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _env_version(env_id: str | None):
+    match = re.search(r"-v(\d+)$", env_id or "")
+    return int(match.group(1)) if match else None
+
+
+def _world_steps(engine: BatchEnv) -> list:
+    from ..sim import layout as L
+    return engine.state.world_i[:, L.WI_ENV_STEP].tolist()
+
+
+def _race_flags_of(engine: BatchEnv, envs) -> list:
+    from ..env.environment import _race_flags
+    return [_race_flags(engine, w) for w in envs]
+
+
+def _deep_merge(base: dict, extra: dict) -> dict:
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
