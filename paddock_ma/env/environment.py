@@ -277,11 +277,11 @@ class PaddockEnv:
         return {
             "observation": observation,
             "reward": reward,
+            "metrics": metrics,
             "terminated": terminated,
             "truncated": done and not terminated,
             "done": done,
             "events": events,
-            "metrics": metrics,
             "state": self._state(output),
             "info": {
                 "step": int(batch.state.world_i[w, L.WI_ENV_STEP]),

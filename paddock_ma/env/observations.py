@@ -26,7 +26,8 @@ FRONT_HEAVY_RAY_ANGLES = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 
                           135.0, 180.0)
 CHANNEL_BITS = {"road_edge": 1, "kerb": 2, "illegal_surface": 4, "car": 8}
 CHANNEL_ORDER = ("road_edge", "kerb", "illegal_surface", "car")
-WHEEL_NAMES = ("frontLeft", "frontRight", "rearLeft", "rearRight")
+WHEEL_NAMES = ("front_left", "front_right", "rear_left", "rear_right")          # object keys (Python names)
+WHEEL_SCHEMA_NAMES = ("frontLeft", "frontRight", "rearLeft", "rearRight")    # in vector schema names
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def vector_schema(s: DriverSenses) -> list[dict]:
         add("self.yawRateRadiansPerSecond", "rad/s", "/pi")
         add("self.leftBoundaryMeters", "m", f"/{BOUNDARY_SCALE:g}")
         add("self.rightBoundaryMeters", "m", f"/{BOUNDARY_SCALE:g}")
-        for wheel in WHEEL_NAMES:
+        for wheel in WHEEL_SCHEMA_NAMES:
             add(f"self.contactPatches.{wheel}.surfaceCode", "code", f"/{L.N_SURFACES - 1}")
             add(f"self.contactPatches.{wheel}.signedOffsetMeters", "m", "fixed:meters")
             add(f"self.contactPatches.{wheel}.crossTrackErrorMeters", "m", "fixed:meters")

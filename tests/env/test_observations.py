@@ -286,7 +286,7 @@ def test_physical_driver_profile():
     o = r["observation"]["car-00"]
     obj = o["object"]
     assert obj["track"]["lookahead"] == []      # no lookahead unless lookahead_meters is given
-    assert set(obj["self"]["contact_patches"]) == {"frontLeft", "frontRight", "rearLeft", "rearRight"}
+    assert set(obj["self"]["contact_patches"]) == {"front_left", "front_right", "rear_left", "rear_right"}
     assert {"left_boundary_meters", "right_boundary_meters", "yaw_rate_radians_per_second"} <= set(obj["self"])
     # surface-aware rays by default, no barrier channel
     assert set(obj["rays"][0]) == {"id", "angle_degrees", "length_meters", "track", "kerb", "illegal_surface", "car"}
