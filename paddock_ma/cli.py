@@ -1,9 +1,11 @@
-"""``paddock-ma``: the command line (demo, bench, tracks).
+"""``paddock-ma``: the command line (demo, bench, envs, tracks, serve).
 
 * ``paddock-ma demo``   a short rollout: built-in drivers race on every shipped track; prints a table.
 * ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output.
 * ``paddock-ma envs``   the environment catalogue (versioned env ids).
 * ``paddock-ma tracks`` the shipped tracks with their lap lengths.
+* ``paddock-ma serve``  the JSON worker protocol as NDJSON on stdin/stdout (``paddock_ma.protocol.server``):
+  ``--env ENV_ID`` or ``--config FILE``, ``--worlds W``, ``--max-line-bytes N``.
 """
 
 from __future__ import annotations
@@ -79,6 +81,12 @@ def _cmd_envs(args) -> int:
     return 0
 
 
+def _cmd_serve(args) -> int:
+    from .protocol import server
+
+    return server.run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paddock-ma", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -105,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     tracks = sub.add_parser("tracks", help="list the shipped tracks")
     tracks.set_defaults(func=_cmd_tracks)
+
+    from .protocol.server import add_arguments
+    serve = sub.add_parser("serve", help="serve the JSON worker protocol as NDJSON on stdin/stdout",
+                           description="Answer one JSON request per stdin line with one reply line on stdout "
+                                       "(DESIGN section 6); stdout carries replies only, logs go to stderr.")
+    add_arguments(serve)
+    serve.set_defaults(func=_cmd_serve)
     return parser
 
 

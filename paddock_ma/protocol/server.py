@@ -1,0 +1,298 @@
+"""The NDJSON stdio worker: requests on stdin, replies on stdout, one JSON object per line.
+
+``serve(dispatcher, stdin, stdout)`` reads stdin in bounded chunks (never a whole unbounded line),
+splits it at ``\\n`` (a ``\\r`` before it is dropped), and answers each non-blank line with the line
+``dispatcher.handle_line`` returns, in order, flushed one by one; pipelined requests need no waiting.
+A line longer than ``max_line_bytes`` (newline excluded) is answered once with ``line_too_long`` (id
+null) as soon as the cap is passed; the rest of it is discarded up to the next newline, and the line
+after it is served normally. Blank lines (only spaces, tabs, ``\\r``) get no reply.
+
+The worker ends with exit code 0 on end of input (the client closed stdin or died), on SIGTERM or
+SIGINT (after finishing the reply it is writing, if any), and when stdout's reader has gone away.
+
+``main(argv)`` is the ``paddock-ma serve`` command and ``workers/stdio_worker.py``: it moves file
+descriptor 1 to stderr before anything heavy is imported (so what numba, Ray or a ``print`` writes
+never reaches the frames) and keeps a private duplicate of the real stdout for the replies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+from typing import BinaryIO
+
+DEFAULT_CHUNK_BYTES = 1 << 16
+MIN_LINE_BYTES = 256
+MAX_WORLDS = 1 << 16
+_BLANK = b" \t\r"
+
+
+def is_blank(line: bytes) -> bool:
+    """Whether a request line holds only spaces, tabs and carriage returns (no reply is sent)."""
+    return not line.strip(_BLANK)
+
+
+def protect_stdout() -> BinaryIO:
+    """Point fd 1 (and ``sys.stdout``) at stderr and return a binary writer on the real stdout.
+
+    Everything written to stdout afterwards by Python code or C libraries lands on stderr; only the
+    returned stream carries protocol frames. Call it once, before importing numba or Ray.
+    """
+    sys.stdout.flush()
+    frames_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(frames_fd, "wb")
+
+
+class _Stop(BaseException):
+    """Raised by the signal handler while the loop waits for input: leave the loop, exit 0."""
+
+
+class _Signals:
+    """SIGTERM/SIGINT handling: stop at once while idle (reading), after the current reply while busy."""
+
+    def __init__(self):
+        self.busy = False
+        self.pending = False
+        self._previous = {}
+
+    def _handler(self, signum, frame):
+        if self.busy:
+            self.pending = True
+        else:
+            raise _Stop()
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return                          # signal handlers can only be set from the main thread
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._previous[sig] = signal.signal(sig, self._handler)
+
+    def restore(self) -> None:
+        for sig, previous in self._previous.items():
+            signal.signal(sig, previous)
+        self._previous.clear()
+
+
+def _fallback_error(message: str) -> bytes:
+    """An ``internal`` error reply built without the dispatcher (used only if the dispatcher failed)."""
+    return json.dumps({"id": None, "ok": False, "type": "error", "error": message, "code": "internal"},
+                      separators=(",", ":")).encode("utf-8")
+
+
+def _reply_to(dispatcher, line: bytes) -> bytes:
+    """The dispatcher's reply line to ``line``; an ``internal`` error reply if it raised anyway."""
+    try:
+        return dispatcher.handle_line(line)
+    except Exception as exc:            # the dispatcher never raises; a bug must not end the worker
+        message = f"internal error while handling the request: {type(exc).__name__}: {exc}"
+        try:
+            return dispatcher.error_line("internal", message)
+        except Exception:
+            return _fallback_error(message)
+
+
+def _too_long_reply(dispatcher, cap: int) -> bytes:
+    message = (f"request: the line is over the cap of {cap} bytes; it was discarded up to its newline. Send "
+               "smaller messages (fewer worlds per request, the f32-base64 encoding) or start the worker with "
+               "a larger --max-line-bytes")
+    try:
+        return dispatcher.error_line("line_too_long", message, "request")
+    except Exception:
+        return _fallback_error(message)
+
+
+def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
+          max_line_bytes: int | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
+          handle_signals: bool = True) -> int:
+    """Answer NDJSON requests from ``stdin`` on ``stdout`` until end of input; returns the exit code (0).
+
+    ``dispatcher`` has ``handle_line(bytes) -> bytes`` and ``error_line(code, message, field, id)``
+    (``paddock_ma.protocol.messages.Dispatcher``). ``stdin``/``stdout`` are binary streams (default
+    ``sys.stdin.buffer``/``sys.stdout.buffer``); ``max_line_bytes`` caps one request line without its
+    newline (default: the dispatcher's ``limits.max_line_bytes``). Memory held for a partial line never
+    exceeds the cap plus one chunk.
+    """
+    stdin = sys.stdin.buffer if stdin is None else stdin
+    stdout = sys.stdout.buffer if stdout is None else stdout
+    if max_line_bytes is None:
+        max_line_bytes = getattr(getattr(dispatcher, "limits", None), "max_line_bytes", 1 << 20)
+    read = getattr(stdin, "read1", None) or stdin.read
+    signals = _Signals()
+    if handle_signals:
+        signals.install()
+
+    def send(reply: bytes) -> bool:
+        """Write one frame; False when the reader has gone away."""
+        try:
+            stdout.write(reply + b"\n")
+            stdout.flush()
+        except (OSError, ValueError):       # BrokenPipeError, or stdout closed
+            return False
+        return True
+
+    def answer(line: bytes) -> bool:
+        """Reply to one complete line (its newline removed); False to stop serving."""
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if is_blank(line):
+            return True
+        if len(line) > max_line_bytes:
+            return send(_too_long_reply(dispatcher, max_line_bytes))
+        return send(_reply_to(dispatcher, line))
+
+    partial = bytearray()       # the current line's bytes so far (at most max_line_bytes + 1: a '\r')
+    discarding = False          # inside an overlong line that was answered already
+    try:
+        while True:
+            signals.busy = False            # a stop signal may interrupt the read ...
+            if signals.pending:
+                return 0
+            try:
+                chunk = read(chunk_bytes)
+            except InterruptedError:
+                continue
+            signals.busy = True             # ... but not a reply: it is finished first
+            if not chunk:
+                break
+            start = 0
+            while start < len(chunk):
+                newline = chunk.find(b"\n", start)
+                end = len(chunk) if newline < 0 else newline
+                if not discarding:
+                    partial += chunk[start:end]
+                    if len(partial) > max_line_bytes + 1:       # +1: room for a '\r' before the '\n'
+                        partial.clear()
+                        discarding = True
+                        if not send(_too_long_reply(dispatcher, max_line_bytes)) or signals.pending:
+                            return 0
+                if newline < 0:
+                    break
+                start = newline + 1
+                if discarding:
+                    discarding = False
+                    continue
+                line = bytes(partial)
+                partial.clear()
+                if not answer(line) or signals.pending:
+                    return 0
+        if partial and not discarding:      # a last line without its newline
+            answer(bytes(partial))
+        return 0
+    except _Stop:
+        return 0
+    finally:
+        signals.busy = True
+        signals.restore()
+
+
+# ---------------------------------------------------------------------------------------------
+# The command: paddock-ma serve / workers/stdio_worker.py
+# ---------------------------------------------------------------------------------------------
+def _worlds(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_WORLDS:
+        raise argparse.ArgumentTypeError(f"got {text!r}; give a whole number of worlds from 1 to {MAX_WORLDS}")
+    return value
+
+
+def _line_bytes(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < MIN_LINE_BYTES:
+        raise argparse.ArgumentTypeError(f"got {text!r}; give a number of bytes of at least {MIN_LINE_BYTES} "
+                                         "(the default is 1048576)")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The ``serve`` options (shared by ``paddock-ma serve`` and ``workers/stdio_worker.py``)."""
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--env", metavar="ENV_ID", help="a catalogued environment id (see `paddock-ma envs`)")
+    which.add_argument("--config", metavar="FILE",
+                       help="a JSON file holding one config object (snake_case or PaddockJS camelCase names)")
+    parser.add_argument("--worlds", type=_worlds, default=1, metavar="W",
+                        help="worlds stepped together (batched requests when W > 1; default 1)")
+    parser.add_argument("--max-line-bytes", type=_line_bytes, default=None, metavar="N",
+                        help="cap on one request line in bytes, newline excluded (default 1048576)")
+    return parser
+
+
+class UsageError(Exception):
+    """A bad ``serve`` argument, found before serving: the message names the value and the fix."""
+
+
+def load_config(args):
+    """``(EnvConfig, env_id or None)`` of the ``--env`` or ``--config`` argument, or UsageError."""
+    from ..env.errors import PaddockError
+
+    if args.env is not None:
+        from .. import catalog
+        try:
+            return catalog.env_config(args.env), args.env
+        except PaddockError as exc:
+            raise UsageError(f"--env {args.env!r}: {exc.message.split(': ', 1)[-1]}. "
+                             "Run `paddock-ma envs` to list the environment ids.") from None
+    from . import codec
+    path = args.config
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise UsageError(f"--config {path!r}: cannot read the file ({exc.strerror or exc}); "
+                         "give the path of a JSON config file") from None
+    try:
+        doc = codec.decode(raw, codec.Limits(max_line_bytes=max(len(raw), 1)))
+    except PaddockError as exc:
+        raise UsageError(f"--config {path!r}: {exc.message.replace('request: ', '', 1)}; "
+                         "the file must hold one strict JSON object") from None
+    if not isinstance(doc, dict):
+        raise UsageError(f"--config {path!r}: holds a JSON {type(doc).__name__}, not an object; "
+                         "the file must hold one config object")
+    from .wire_names import config_from_wire
+    try:
+        return config_from_wire(doc), None
+    except PaddockError as exc:
+        raise UsageError(f"--config {path!r}: {exc.message}") from None
+
+
+def run(args, frames: BinaryIO | None = None) -> int:
+    """Serve with parsed ``add_arguments`` options; 2 (and a message on stderr) on a bad argument."""
+    frames = protect_stdout() if frames is None else frames
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    from .codec import Limits
+    from ..env.errors import PaddockError
+
+    limits = Limits() if args.max_line_bytes is None else Limits(max_line_bytes=args.max_line_bytes)
+    try:
+        config, env_id = load_config(args)
+        from .messages import PROTOCOL_VERSION, Dispatcher
+        try:
+            dispatcher = Dispatcher(config, num_worlds=args.worlds, env_id=env_id, limits=limits)
+        except (PaddockError, ValueError) as exc:
+            reason = exc.message if isinstance(exc, PaddockError) else str(exc)
+            raise UsageError(f"{'--env ' + repr(env_id) if env_id else '--config ' + repr(args.config)} with "
+                             f"--worlds {args.worlds}: {reason}") from None
+    except UsageError as exc:
+        print(f"paddock-ma serve: error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    print(f"paddock-ma serve: ready, protocol {PROTOCOL_VERSION}, {env_id or args.config}, "
+          f"{args.worlds} world(s), line cap {limits.max_line_bytes} bytes", file=sys.stderr, flush=True)
+    return serve(dispatcher, sys.stdin.buffer, frames, max_line_bytes=limits.max_line_bytes)
+
+
+def main(argv=None) -> int:
+    """``paddock-ma serve``'s options as a program of its own (``workers/stdio_worker.py``)."""
+    parser = add_arguments(argparse.ArgumentParser(
+        prog="stdio_worker", description="Serve the paddock_ma worker protocol as NDJSON on stdin/stdout."))
+    return run(parser.parse_args(argv))

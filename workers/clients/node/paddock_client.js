@@ -1,0 +1,145 @@
+'use strict';
+/**
+ * A Node.js client of the paddock_ma NDJSON stdio worker (standard library only).
+ *
+ *   const { PaddockWorker } = require('./paddock_client');
+ *   const worker = new PaddockWorker('paddock-ma', ['serve', '--env', 'paddock/gp-v0']);
+ *   const reply = await worker.request({ type: 'reset', options: { seed: 7 } });
+ *   await worker.close();
+ *
+ * request(message) numbers a message that has no `id`, writes it as one line, and resolves with the
+ * reply object whose `id` matches (a reply with a null id, an error about the line itself, answers the
+ * oldest outstanding request: replies come in request order). requestLine(text) does the same with a
+ * raw line and resolves with the raw reply line, for byte-level comparisons. A request rejects only
+ * when the worker process fails; protocol errors are replies with `ok: false`.
+ *
+ * Vectors sent in the opt-in compact form `{f32: <base64 of little-endian float32>, shape: [...]}`
+ * become Float32Array with decodeF32 (one object) or decodeVectors (a whole reply).
+ */
+const { spawn } = require('node:child_process');
+const readline = require('node:readline');
+
+/** A `{f32, shape}` object (or a plain array) as a Float32Array, checked against its shape. */
+function decodeF32(obj) {
+  if (Array.isArray(obj)) return Float32Array.from(obj);
+  if (!obj || typeof obj.f32 !== 'string' || !Array.isArray(obj.shape)) {
+    throw new TypeError('decodeF32: expected {f32: base64 text, shape: [...]} or an array');
+  }
+  const bytes = Buffer.from(obj.f32, 'base64');
+  const count = obj.shape.reduce((a, b) => a * b, 1);
+  if (bytes.length !== 4 * count) {
+    throw new RangeError(`decodeF32: ${bytes.length} bytes do not hold shape [${obj.shape}] of float32`);
+  }
+  const out = new Float32Array(count);
+  for (let i = 0; i < count; i += 1) out[i] = bytes.readFloatLE(4 * i);   // little-endian on any host
+  return out;
+}
+
+/** `value` with every `{f32, shape}` object inside it replaced by its Float32Array. */
+function decodeVectors(value) {
+  if (Array.isArray(value)) return value.map(decodeVectors);
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value);
+    if (keys.length === 2 && typeof value.f32 === 'string' && Array.isArray(value.shape)) return decodeF32(value);
+    const out = {};
+    for (const key of keys) out[key] = decodeVectors(value[key]);
+    return out;
+  }
+  return value;
+}
+
+class PaddockWorker {
+  /**
+   * Spawn `command args...` (e.g. 'python', ['-m', 'paddock_ma.cli', 'serve', '--env', 'paddock/gp-v0']).
+   * options.stderr: 'inherit' (default), 'ignore' or 'pipe'; options.env: extra environment variables.
+   */
+  constructor(command, args = [], options = {}) {
+    this.child = spawn(command, args, {
+      stdio: ['pipe', 'pipe', options.stderr || 'inherit'],
+      env: { NUMBA_NUM_THREADS: '1', OMP_NUM_THREADS: '1', ...process.env, ...(options.env || {}) },
+    });
+    this.nextId = 1;
+    this.pending = [];              // [{id, raw, resolve, reject}] in the order sent
+    this.exited = null;             // {code, signal} once the process has ended
+    this.failure = null;
+    this.exitPromise = new Promise((resolve) => {
+      this.child.on('exit', (code, signal) => {
+        this.exited = { code, signal };
+        this._failAll(new Error(`worker exited (code ${code}, signal ${signal}) with requests unanswered`));
+        resolve(this.exited);
+      });
+    });
+    this.child.on('error', (err) => this._failAll(err));
+    this.child.stdin.on('error', (err) => this._failAll(err));   // EPIPE when the worker is gone
+    this.lines = readline.createInterface({ input: this.child.stdout, crlfDelay: Infinity });
+    this.lines.on('line', (line) => this._onLine(line));
+  }
+
+  get pid() { return this.child.pid; }
+
+  _failAll(err) {
+    this.failure = this.failure || err;
+    for (const entry of this.pending.splice(0)) entry.reject(err);
+  }
+
+  _onLine(line) {
+    let reply;
+    try {
+      reply = JSON.parse(line);
+    } catch (err) {
+      this._failAll(new Error(`worker wrote a line that is not JSON: ${line.slice(0, 200)}`));
+      return;
+    }
+    let index = 0;                  // a null id answers the oldest request
+    if (reply && reply.id !== null && reply.id !== undefined) {
+      index = this.pending.findIndex((entry) => entry.id === reply.id);
+    }
+    if (index < 0 || this.pending.length === 0) {
+      this._failAll(new Error(`worker reply answers no outstanding request: ${line.slice(0, 200)}`));
+      return;
+    }
+    const [entry] = this.pending.splice(index, 1);
+    entry.resolve(entry.raw ? line : reply);
+  }
+
+  _send(id, line, raw) {
+    if (this.failure) return Promise.reject(this.failure);
+    if (line.includes('\n')) return Promise.reject(new Error('a request line must not contain a newline'));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ id, raw, resolve, reject });
+      this.child.stdin.write(`${line}\n`);
+    });
+  }
+
+  /** Send one message object; resolves with its reply object. */
+  request(message) {
+    const id = message.id === undefined ? this.nextId++ : message.id;
+    return this._send(id, JSON.stringify({ id, ...message }), false);
+  }
+
+  /** Send one raw line (its `id` is read from it unless given); resolves with the raw reply line. */
+  requestLine(line, id) {
+    let key = id;
+    if (key === undefined) {
+      try { key = JSON.parse(line).id; } catch (err) { key = null; }   // a malformed line: answered with id null
+    }
+    return this._send(key === undefined || key === null ? null : key, line, true);
+  }
+
+  /** Close stdin (the worker exits at end of input); SIGTERM after timeoutMs, SIGKILL 2 s later. */
+  async close(timeoutMs = 5000) {
+    if (!this.exited) {
+      this.child.stdin.end();
+      const timer = (ms, fn) => setTimeout(() => { if (!this.exited) fn(); }, ms);
+      const term = timer(timeoutMs, () => this.child.kill('SIGTERM'));
+      const kill = timer(timeoutMs + 2000, () => this.child.kill('SIGKILL'));
+      await this.exitPromise;
+      clearTimeout(term);
+      clearTimeout(kill);
+    }
+    this.lines.close();
+    return this.exited;
+  }
+}
+
+module.exports = { PaddockWorker, decodeF32, decodeVectors };
