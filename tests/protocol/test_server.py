@@ -2,10 +2,12 @@
 
 One worker (``--max-line-bytes 4096``) serves the framing tests; a few more start for what ends a
 worker (end of input, SIGTERM) and for the entry program and ``--config``. Bad-argument runs stop
-before anything is compiled.
+before anything is compiled. One in-process test feeds ``serve`` its input in pieces of every size.
 """
 
+import io
 import json
+import random
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ from paddock_ma import catalog
 from paddock_ma.protocol.client import WorkerClient
 from paddock_ma.protocol.messages import Dispatcher
 from paddock_ma.protocol.codec import Limits
+from paddock_ma.protocol.server import serve
 
 from worker_helpers import ENV_ID, ROOT, WORKER_ENV, ask, finish, reply_of, serve_argv, start
 
@@ -184,3 +187,51 @@ def test_bad_config_files_exit_2_naming_the_file_and_the_problem(tmp_path, conte
     assert str(path) in stderr
     for text in expected:
         assert text in stderr
+
+
+class _Trickle(io.RawIOBase):
+    """A stdin whose reads return pseudo-random small pieces (1 .. 2 * CAP bytes)."""
+
+    def __init__(self, data: bytes, seed: int):
+        self.data, self.at, self.rng = data, 0, random.Random(seed)
+
+    def read1(self, size: int) -> bytes:
+        n = min(size, self.rng.choice([1, 2, 3, 5, 64, CAP - 1, CAP, CAP + 1, CAP + 2, 2 * CAP]))
+        piece = self.data[self.at:self.at + n]
+        self.at += len(piece)
+        return piece
+
+
+def test_serve_frames_the_same_however_the_input_is_split():
+    """In process: lines around the cap (with and without '\\r'), blank lines and a last line without its
+    newline, read in pieces of every size, get the replies of the plain line-by-line rule."""
+    local = Dispatcher(catalog.env_config(ENV_ID), env_id=ENV_ID, limits=Limits(max_line_bytes=CAP))
+
+    def line(i, size):
+        head = b'{"id":%d,"type":"hello","client":"' % i
+        return head + b"c" * (size - len(head) - 2) + b'"}'
+
+    rng = random.Random(1)
+    lines = []
+    for i in range(60):
+        size = rng.choice([30, 200, CAP - 1, CAP, CAP + 1, CAP + 2, 3 * CAP])
+        lines.append(line(i, size) + rng.choice([b"", b"\r"]))
+        lines += rng.choice([[], [b""], [b" \t"], [b"\r"]])
+    data = b"\n".join(lines)                                         # the last line has no newline
+
+    expected = []
+    for raw in data.split(b"\n"):
+        raw = raw[:-1] if raw.endswith(b"\r") else raw
+        if not raw.strip(b" \t\r"):
+            continue
+        expected.append(json.loads(local.handle_line(raw))["id"] if len(raw) <= CAP else "too long")
+    assert "too long" in expected and len(expected) == 60
+
+    for seed in range(4):
+        out = io.BytesIO()
+        assert serve(local, _Trickle(data, seed), out, max_line_bytes=CAP, chunk_bytes=CAP // 2,
+                     handle_signals=False) == 0
+        replies = [json.loads(r) for r in out.getvalue().splitlines()]
+        assert out.getvalue().endswith(b"\n")
+        got = [r["id"] if r["ok"] or r["code"] != "line_too_long" else "too long" for r in replies]
+        assert got == expected
