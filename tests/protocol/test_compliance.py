@@ -1,0 +1,153 @@
+"""The shipped compliance suite (``paddock_ma.protocol.compliance``) against the NDJSON stdio worker.
+
+``assert_compliant(send_lines, env_id, num_worlds)`` is the check any transport must pass (the Ray shard's
+test reuses it with its own ``send_lines``): the 200+ request script gives byte-identical replies from the
+transport and from a fresh in-process ``Dispatcher``, each reply carries its request's id and, when
+refused, a code of the closed set, the replies after a ``restore`` repeat those after the ``snapshot``,
+and the script reached every kind of refusal it is written to provoke.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paddock_ma.catalog import env_config
+from paddock_ma.protocol import compliance
+from paddock_ma.protocol.client import WorkerClient
+from paddock_ma.protocol.codec import Limits
+from paddock_ma.protocol.compliance import (
+    ComplianceError, check_transport, compliance_script, dispatcher_transport, run_script,
+)
+from paddock_ma.protocol.messages import Dispatcher
+
+CASES = [("paddock/gp-v0", 1), ("paddock/oval-batch-v0", 3)]
+# The refusals the script provokes on every environment (episode_ended: the short-episode section).
+EXPECTED_CODES = {"bad_json", "invalid_request", "invalid_action", "invalid_config", "unknown_driver",
+                  "episode_ended", "not_reset", "snapshot_rejected", "unknown_type", "version_mismatch"}
+KNOWN_INTERNAL = ("Dispatcher._one_world_result packs the vectors of the cached latest result in place, so a "
+                  "getObservation after a step sent with encoding f32-base64 replies with packed vectors (even "
+                  "in JSON) or, asked for f32-base64 itself, fails with an internal error")
+
+
+def assert_compliant(send_lines, env_id: str, num_worlds: int) -> compliance.ComplianceReport:
+    """The compliance suite against ``send_lines`` (a fresh worker of ``env_id`` with ``num_worlds`` worlds).
+
+    Internal errors are tolerated here (they are byte-identical across transports too) while the known
+    dispatcher bug stands; ``test_no_internal_errors`` tracks it.
+    """
+    report = check_transport(send_lines, env_id, num_worlds, allow_internal=True)
+    assert report.requests >= compliance.MIN_SCRIPT_LINES
+    assert report.ok >= 150, report.summary()
+    missing = EXPECTED_CODES - set(report.codes)
+    assert not missing, f"the script never provoked {sorted(missing)}: {report.summary()}"
+    assert set(report.codes) - {"internal"} <= EXPECTED_CODES, report.summary()
+    assert compliance.replay_spans(report.script), "the script has no snapshot/restore replay"
+    return report
+
+
+@pytest.mark.parametrize("env_id,num_worlds", CASES)
+def test_ndjson_worker_is_byte_identical_to_the_dispatcher(env_id, num_worlds):
+    """The NDJSON subprocess worker (``paddock-ma serve``) answers the whole script byte for byte like the
+    in-process dispatcher, and exits 0 when its input ends."""
+    with WorkerClient(env_id, worlds=num_worlds, timeout=120, stderr="capture") as worker:
+        report = assert_compliant(worker.pipeline, env_id, num_worlds)
+        assert worker.close() == 0, worker.stderr_text()[-2000:]
+    print(report.summary())
+
+
+def test_script_is_deterministic_and_long_enough():
+    """The same action spec, world count and seed give the same bytes; another seed other actions; every
+    line is one NDJSON line; the action spec may be the reply or its result."""
+    spec = {"id": 1, "ok": True, "type": "getActionSpec:result",
+            "result": {"controlledDrivers": ["car-00", "car-01"]}}
+    one = compliance_script(spec, 2, seed=5)
+    assert one == compliance_script(spec["result"], 2, seed=5)
+    assert one != compliance_script(spec, 2, seed=6)
+    assert len(one) >= compliance.MIN_SCRIPT_LINES
+    assert all(b"\n" not in line for line in one)
+    kinds = {json.loads(line).get("type") for line in one if _is_json_object(line)}
+    assert {"hello", "reset", "step", "resetDrivers", "getActionSpec", "getObservationSpec", "getObservation",
+            "getState", "snapshot", "restore", "destroy"} <= kinds
+    batched = [line for line in one if b'"envs":' in line]
+    assert batched and any(b'"encoding":"f32-base64"' in line for line in batched)
+    assert not any(b'"envs":' in line and b'"type":"step"' in line and b'"envs":"all"' in line
+                   for line in compliance_script(spec, 1))
+    with pytest.raises(ValueError):
+        compliance_script({"result": {}}, 1)
+
+
+def test_a_deviating_transport_is_named():
+    """check_transport names the first request whose reply differs (with both replies), and a transport
+    that loses a reply."""
+    env_id = "paddock/gp-v0"
+    config = env_config(env_id)
+
+    def altered(lines, d=Dispatcher(config, env_id=env_id), seen=[0]):
+        replies = dispatcher_transport(d)(lines)
+        for n, reply in enumerate(replies):
+            if seen[0] + n == 40:
+                replies[n] = reply.replace(b'"ok":', b'"ok" :', 1)
+        seen[0] += len(lines)
+        return replies
+
+    with pytest.raises(ComplianceError, match=r"request 40 .*\n  reference: .*\n  transport: "):
+        check_transport(altered, env_id, allow_internal=True)
+
+    def lossy(lines, d=Dispatcher(config, env_id=env_id)):
+        return dispatcher_transport(d)(lines)[:-1]
+
+    with pytest.raises(ComplianceError, match="replies to"):
+        check_transport(lossy, env_id, allow_internal=True)
+
+
+def test_snapshot_placeholder_is_filled_from_the_transports_own_reply():
+    """run_script sends up to a restore, then fills the placeholder with that run's latest snapshot text."""
+    sent = []
+
+    def fake(lines):
+        sent.append(list(lines))
+        return [b'{"id":1,"ok":true,"type":"snapshot:result","result":{"snapshot":"QUJD"}}'
+                if b'"snapshot"' in line and b"restore" not in line else b'{"id":1,"ok":true,"type":"x"}'
+                for line in lines]
+
+    script = [b'{"id":1,"type":"snapshot"}', b'{"id":2,"type":"hello"}',
+              b'{"id":3,"type":"restore","snapshot":"' + compliance.SNAPSHOT_REF.encode() + b'"}',
+              b'{"id":4,"type":"restore","snapshot":"' + compliance.TAMPERED_SNAPSHOT_REF.encode() + b'"}']
+    assert len(run_script(fake, script)) == 4
+    assert [len(batch) for batch in sent] == [2, 1, 1]
+    assert sent[1][0] == b'{"id":3,"type":"restore","snapshot":"QUJD"}'
+    assert sent[2][0] == b'{"id":4,"type":"restore","snapshot":"QUFD"}'      # "ABC" tampered to "AAC"
+
+
+@pytest.mark.xfail(strict=True, raises=ComplianceError, reason=KNOWN_INTERNAL)
+@pytest.mark.parametrize("env_id,num_worlds", CASES[:1])
+def test_no_internal_errors(env_id, num_worlds):
+    """No request of the script is answered with ``internal`` (a bug by definition). In process only: the
+    NDJSON worker gives the same bytes (test above)."""
+    config = env_config(env_id)
+    check_transport(dispatcher_transport(Dispatcher(config, num_worlds=num_worlds, env_id=env_id)), env_id,
+                    num_worlds)
+
+
+@pytest.mark.xfail(strict=True, reason="line_too_long is worded differently by the NDJSON worker (server.py "
+                   "'the line is over the cap of N bytes; it was discarded up to its newline...') and by the "
+                   "dispatcher (codec.decode 'M bytes is over the line cap of N bytes...'), so the replies are "
+                   "not byte-identical across transports")
+def test_oversized_line_reply_is_byte_identical():
+    """A line over the cap gets the same ``line_too_long`` reply in process and over NDJSON."""
+    env_id, cap = "paddock/gp-v0", 256
+    lines = [b'{"id":1,"type":"hello","client":"' + b"x" * cap + b'"}', b'{"id":2,"type":"getActionSpec"}']
+    reference = Dispatcher(env_config(env_id), env_id=env_id, limits=Limits(max_line_bytes=cap))
+    with WorkerClient(env_id, max_line_bytes=cap, timeout=120, stderr="capture") as worker:
+        got = worker.pipeline(lines)
+    assert json.loads(got[0])["code"] == "line_too_long"
+    assert got == dispatcher_transport(reference)(lines)
+
+
+def _is_json_object(line: bytes) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
