@@ -1,0 +1,249 @@
+"""EnvShard: a Ray actor owning one BatchEnv of W worlds, stepped by sequence-numbered calls.
+
+A shard holds the worlds with global indices ``world_offset .. world_offset + W - 1`` of a fleet. A
+world's identity is its global index ``g``: its generator key is ``SeedSequence(seed).spawn(n)[g]``'s
+(the same whatever ``n`` and whichever shard holds it), so its trajectory does not depend on how the
+fleet is cut into shards. Every car has lives: the engine runs with ``auto_reset``, so a car whose
+episode ends starts a new one at once (``reset_placement``) inside its running world.
+
+Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs size, M metrics):
+
+* ``reset(seed) -> arrays``: ``obs`` float32[W, K, D], ``episode_id``, ``life``, ``episode_step``
+  int32[W, K], ``checksum`` uint64[W] (FNV-1a-64 of each world's state), ``seq`` = 0.
+* ``step(seq, actions, snapshot=False) -> (seq, arrays)``: ``seq`` must be exactly the shard's last
+  sequence number + 1, else ``ShardSeqError`` and nothing is stepped (a replayed call can never step
+  twice). ``actions`` float32[W, K, 3] (steering [-1, 1], throttle [0, 1], brake [0, 1]) or None for the
+  built-in driver's controls. ``arrays``: ``action`` float32[W, K, 3] (what was applied), ``obs``
+  (the next observation: a car that just ended already shows its new life's), ``final_obs``
+  float32[W, K, D] or None (the last observation of the cars that ended), ``metrics`` float32[W, K, M]
+  (``episodes.METRIC_NAMES``, no reward), ``terminated``/``truncated`` bool[W, K], ``end_reason``
+  int32[W, K] (``layout.END_REASON_NAMES``), and ``episode_id``/``life``/``episode_step`` int32[W, K] of
+  the episode the transition belongs to (``episode_step`` counts its steps from 1), ``checksum``
+  uint64[W] after the step, and ``snapshot`` (a ``snapshot()`` document) when asked for.
+* ``snapshot() -> doc`` / ``restore(doc) -> arrays``: the worlds' whole state and the sequence number,
+  JSON-safe and checksummed; ``restore`` takes only a document of these same worlds.
+* ``checksums() -> uint64[W]``.
+
+JSON protocol path: ``handle(message) -> reply`` and ``handle_line(bytes) -> bytes`` delegate to
+``paddock_ma.protocol.messages.Dispatcher``, which builds its own engine of W worlds of the same config
+(its API constructs the engine itself): the protocol's worlds are not the array path's worlds.
+
+The actor runs with ``max_restarts=0`` and ``max_task_retries=0`` (at-most-once: Ray replaying a queued
+``step`` onto a fresh actor would silently corrupt trajectories); ``ShardFleet`` recovers shards itself.
+Numba, OpenMP and torch are pinned to one thread (``runtime_env`` environment variables).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                     "OPENBLAS_NUM_THREADS": "1", "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "")}
+SHARD_FORMAT = "paddock-ma-shard-snapshot"
+# The options every EnvShard actor is created with (tests read them back from the actor class).
+ACTOR_OPTIONS = {"num_cpus": 1, "max_restarts": 0, "max_task_retries": 0, "max_concurrency": 1,
+                 "runtime_env": {"env_vars": {k: v for k, v in SINGLE_THREAD_ENV.items() if v}}}
+
+
+class ShardError(RuntimeError):
+    """A shard refused a call; the message names the field, the value and the fix."""
+
+
+class ShardSeqError(ShardError):
+    """``step`` got a sequence number that is not the shard's next one (nothing was stepped)."""
+
+
+def world_keys_global(seed: int, world_offset: int, num_worlds: int) -> np.ndarray:
+    """int64[num_worlds]: generator keys of global worlds ``world_offset ..``, as ``SeedSequence(seed)
+    .spawn(n)[g]`` gives them for any ``n > g`` (a spawned child is ``SeedSequence(seed, spawn_key=(g,))``)."""
+    keys = [int(np.random.SeedSequence(int(seed), spawn_key=(g,)).generate_state(1, dtype=np.uint64)[0])
+            for g in range(world_offset, world_offset + num_worlds)]
+    return np.array(keys, dtype=np.uint64).view(np.int64)
+
+
+def _pin_threads() -> None:
+    for key, value in SINGLE_THREAD_ENV.items():
+        if key != "RAY_AUTH_MODE":
+            os.environ.setdefault(key, value)
+    try:
+        import numba
+        numba.set_num_threads(1)
+    except (ImportError, ValueError):
+        pass
+    import sys
+    if "torch" in sys.modules:      # torch reads OMP_NUM_THREADS when imported; pin it if already loaded
+        sys.modules["torch"].set_num_threads(1)
+
+
+class ShardCore:
+    """The shard's logic without Ray (``EnvShard`` is this class as a Ray actor).
+
+    config: an EnvConfig dict. world_offset: the global index of this shard's first world.
+    num_worlds: W. reset_placement: where a car's new life starts (``random``, ``random-moving``,
+    ``grid``, ``scenario``). start_placement: after ``reset``, every controlled car is placed once with
+    this policy from its world's own draws (so worlds are not copies of one another; its episode ids
+    then start at 1), or None to keep the scenario's grid.
+    Test-only fault hooks: ``hang_at_seq`` (sleep for ever when asked to step to that seq),
+    ``crash_at_seq`` (the process exits at once), ``fail_on_start`` (the constructor raises).
+    """
+
+    def __init__(self, config: dict, world_offset: int, num_worlds: int, *, reset_placement: str = "random",
+                 start_placement: str | None = "random", hang_at_seq: int | None = None,
+                 crash_at_seq: int | None = None, fail_on_start: bool = False):
+        _pin_threads()
+        if fail_on_start:
+            raise ShardError("fail_on_start: the test hook made this shard fail to start")
+        from ..env.batch_env import BatchEnv
+
+        if not isinstance(world_offset, int) or world_offset < 0:
+            raise ShardError(f"world_offset: got {world_offset!r}; expected an integer >= 0")
+        self.config_dict = config
+        self.world_offset = world_offset
+        self.num_worlds = num_worlds
+        self.env = BatchEnv(config, num_worlds, auto_reset=True, reset_placement=reset_placement)
+        self.start_placement = start_placement
+        self.hang_at_seq = hang_at_seq
+        self.crash_at_seq = crash_at_seq
+        self.seq: int | None = None
+        self.seed: int | None = None
+        self._slots = np.asarray(self.env.slots, np.int64)
+        self._dispatcher = None
+        self._builtin = np.zeros((num_worlds, len(self.env.controlled), 3), np.float32)
+
+    # -- identity ----------------------------------------------------------------------------------
+    def info(self) -> dict:
+        """pid, node id (when in Ray), worlds, drivers, obs size: what the fleet and tests need."""
+        node = None
+        try:
+            import ray
+            if ray.is_initialized():
+                node = ray.get_runtime_context().get_node_id()
+        except Exception:   # noqa: BLE001 - informational only
+            node = None
+        return {"pid": os.getpid(), "node_id": node, "world_offset": self.world_offset, "num_worlds": self.num_worlds,
+                "controlled": list(self.env.controlled), "obs_size": int(self.env.obs_size), "seq": self.seq}
+
+    # -- array fast path -------------------------------------------------------------------------
+    def reset(self, seed: int) -> dict:
+        """Reset every world from the root ``seed`` (see the module docstring); seq becomes 0."""
+        from ..sim import layout as L
+
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ShardError(f"seed: got {seed!r}; expected an integer >= 0")
+        env = self.env
+        result = env.reset(seed=int(seed))
+        wi = env.state.world_i
+        if np.any(wi[:, L.WI_RNG_COUNTER] != 0):
+            raise ShardError("config: this configuration draws random numbers while resetting, so its worlds "
+                             "cannot be re-keyed by global index; use a scenario without random placement at reset")
+        wi[:, L.WI_RNG_KEY] = world_keys_global(seed, self.world_offset, self.num_worlds)
+        if self.start_placement is not None:
+            result = env.reset_drivers(np.ones((self.num_worlds, len(env.controlled)), bool), self.start_placement)
+        self.seq = 0
+        self.seed = int(seed)
+        return self._head(result)
+
+    def _head(self, result) -> dict:
+        return {"seq": self.seq, "obs": np.array(result.obs, np.float32, copy=True),
+                "episode_id": result.episode_id, "life": result.life, "episode_step": result.episode_step,
+                "checksum": self.env.checksums()}
+
+    def step(self, seq: int, actions, snapshot: bool = False):
+        """Step every world once as step number ``seq`` (see the module docstring) -> ``(seq, arrays)``."""
+        if self.seq is None:
+            raise ShardError("step: the shard has not been reset; call reset(seed) first")
+        if isinstance(seq, bool) or not isinstance(seq, (int, np.integer)) or int(seq) != self.seq + 1:
+            raise ShardSeqError(f"seq: got {seq!r}; this shard is at {self.seq}, so the next step is "
+                                f"{self.seq + 1} (a replayed or out-of-order call is refused)")
+        if self.crash_at_seq is not None and seq == self.crash_at_seq:
+            os._exit(17)
+        if self.hang_at_seq is not None and seq == self.hang_at_seq:
+            while True:
+                time.sleep(3600)
+        env = self.env
+        if actions is None:
+            from ..sim.driver_ai import ai_actions
+            st = env.state
+            ai_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, self._slots,
+                       self._builtin)
+            actions = self._builtin
+        actions = np.asarray(actions)
+        result = env.step(actions)
+        self.seq = int(seq)
+        out = {"action": np.array(actions, np.float32, copy=True), "obs": result.obs, "final_obs": result.final_obs,
+               "metrics": result.metrics, "terminated": result.terminated, "truncated": result.truncated,
+               "end_reason": result.end_reason, "episode_id": result.episode_id, "life": result.life,
+               "episode_step": result.episode_step, "checksum": env.checksums()}
+        if snapshot:
+            out["snapshot"] = self.snapshot()
+        return self.seq, out
+
+    def snapshot(self) -> dict:
+        """``{"format", "seq", "world_offset", "num_worlds", "seed", "state"}``: JSON-safe; ``state`` is
+        BatchEnv.snapshot()'s checksummed document."""
+        if self.seq is None:
+            raise ShardError("snapshot: the shard has not been reset; call reset(seed) first")
+        return {"format": SHARD_FORMAT, "seq": self.seq, "world_offset": self.world_offset,
+                "num_worlds": self.num_worlds, "seed": self.seed, "state": self.env.snapshot()}
+
+    def restore(self, doc: dict) -> dict:
+        """Take a ``snapshot()`` document of these same worlds; returns the reset-shaped arrays at its seq."""
+        if not isinstance(doc, dict) or doc.get("format") != SHARD_FORMAT:
+            raise ShardError(f"snapshot.format: expected {SHARD_FORMAT!r}; pass a document from EnvShard.snapshot()")
+        for key, mine in (("world_offset", self.world_offset), ("num_worlds", self.num_worlds)):
+            if doc.get(key) != mine:
+                raise ShardError(f"snapshot.{key}: got {doc.get(key)!r}, this shard has {mine}; restore a "
+                                 "snapshot into a shard holding the same worlds")
+        seq, seed = doc.get("seq"), doc.get("seed")
+        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
+            raise ShardError(f"snapshot.seq: got {seq!r}; expected an integer >= 0")
+        self.env.restore(doc["state"])      # a fresh engine takes a snapshot without a reset first
+        self.seq, self.seed = seq, seed
+        env = self.env
+        res = env._result(None, np.zeros((self.num_worlds, len(env.controlled)), bool), None)
+        return self._head(res)
+
+    def checksums(self) -> np.ndarray:
+        """uint64[W] state checksum of each world (FNV-1a-64)."""
+        return self.env.checksums()
+
+    # -- JSON protocol path ----------------------------------------------------------------------
+    def _protocol(self):
+        if self._dispatcher is None:
+            from ..protocol.messages import Dispatcher
+            self._dispatcher = Dispatcher(self.config_dict, num_worlds=self.num_worlds)
+        return self._dispatcher
+
+    def handle(self, message) -> dict:
+        """One decoded JSON request -> its reply (the worker protocol, ``protocol.messages``)."""
+        return self._protocol().handle(message)
+
+    def handle_line(self, line: bytes) -> bytes:
+        """One NDJSON request line -> one reply line (strict JSON; never pickled or evaluated)."""
+        if not isinstance(line, (bytes, str)):
+            return self._protocol().error_line("bad_json", f"line: got {type(line).__name__}; expected bytes")
+        return self._protocol().handle_line(line)
+
+    def ping(self) -> int:
+        return os.getpid()
+
+
+def _make_actor_class():
+    import ray
+    return ray.remote(**ACTOR_OPTIONS)(ShardCore)
+
+
+class _LazyActor:
+    """``EnvShard`` is built on first use so ``import paddock_ma.distributed.shard`` does not import Ray."""
+    _cls = None
+
+    def __getattr__(self, name):
+        if _LazyActor._cls is None:
+            _LazyActor._cls = _make_actor_class()
+        return getattr(_LazyActor._cls, name)
+
+
+EnvShard = _LazyActor()

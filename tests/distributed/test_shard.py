@@ -1,0 +1,87 @@
+"""EnvShard: at-most-once actor options, global world identity, bit-exact snapshots, seq refusal, JSON path."""
+
+import json
+
+import numpy as np
+import pytest
+
+from paddock_ma.distributed.policies import random_policy
+from paddock_ma.distributed.shard import ACTOR_OPTIONS, EnvShard, ShardCore, ShardSeqError
+
+
+def test_actor_options_are_at_most_once_and_single_threaded():
+    opts = EnvShard._default_options
+    assert opts["max_task_retries"] == 0 and opts["max_restarts"] == 0 and opts["num_cpus"] == 1
+    env_vars = opts["runtime_env"]["env_vars"]
+    assert env_vars["OMP_NUM_THREADS"] == "1" and env_vars["NUMBA_NUM_THREADS"] == "1"
+    assert ACTOR_OPTIONS["max_task_retries"] == 0     # what ShardFleet creates its actors with
+
+
+def _drive(core, worlds, steps, seed, snapshot_at=None):
+    head = core.reset(seed) if core.seq is None else None
+    obs = head["obs"] if head else None
+    out, snap = [], None
+    for t in range(1, steps + 1):
+        _, a = core.step(t, random_policy(obs, worlds=worlds, seq=t, seed=seed), snapshot=t == snapshot_at)
+        out.append(a)
+        obs = a["obs"]
+        snap = a.get("snapshot", snap)
+    return out, snap
+
+
+def test_a_worlds_trajectory_does_not_depend_on_the_shard_holding_it(env_config, warm_cache):
+    wide, _ = _drive(ShardCore(env_config, 0, 4), np.arange(4), 30, seed=11)
+    narrow, _ = _drive(ShardCore(env_config, 2, 2), np.arange(2, 4), 30, seed=11)
+    for a, b in zip(wide, narrow):
+        assert np.array_equal(a["checksum"][2:], b["checksum"])
+        assert np.array_equal(a["obs"][2:], b["obs"])
+        assert np.array_equal(a["episode_id"][2:], b["episode_id"])
+    assert sum(int(a["truncated"].sum()) for a in wide) > 0, "no car ended: the test does not cover lives"
+
+
+def test_snapshot_restore_resumes_bit_exactly_and_a_replayed_seq_is_refused(env_config, warm_cache):
+    full, _ = _drive(ShardCore(env_config, 0, 3), np.arange(3), 40, seed=4)
+    first, snap = _drive(ShardCore(env_config, 0, 3), np.arange(3), 15, seed=4, snapshot_at=15)
+    snap = json.loads(json.dumps(snap))             # the document is JSON-safe
+    core = ShardCore(env_config, 0, 3)
+    head = core.restore(snap)
+    assert core.seq == 15 and np.array_equal(head["obs"], full[14]["obs"])
+    with pytest.raises(ShardSeqError, match="next step is 16"):
+        core.step(15, None)
+    obs = head["obs"]
+    for t in range(16, 41):
+        _, a = core.step(t, random_policy(obs, worlds=np.arange(3), seq=t, seed=4))
+        ref = full[t - 1]
+        for key in ("checksum", "obs", "metrics", "episode_id", "episode_step", "terminated", "truncated"):
+            assert np.array_equal(a[key], ref[key], equal_nan=True), (t, key)
+        obs = a["obs"]
+    with pytest.raises(Exception, match="same worlds"):
+        ShardCore(env_config, 3, 3).restore(snap)
+
+
+@pytest.mark.ray
+def test_shard_actor_array_path_and_json_path(ray_local, env_config):
+    ray = ray_local
+    shard = EnvShard.remote(env_config, 0, 2, start_placement=None)
+    local = ShardCore(env_config, 0, 2, start_placement=None)
+    head = ray.get(shard.reset.remote(9))
+    assert np.array_equal(head["obs"], local.reset(9)["obs"])
+    actions = np.tile(np.array([0.1, 0.8, 0.0], np.float32), (2, len(local.env.controlled), 1))
+    seq, arrays = ray.get(shard.step.remote(1, actions))
+    assert seq == 1 and np.array_equal(arrays["checksum"], local.step(1, actions)[1]["checksum"])
+    with pytest.raises(ray.exceptions.RayTaskError, match="next step is 2"):   # a replayed call never steps twice
+        ray.get(shard.step.remote(1, actions))
+    assert np.array_equal(ray.get(shard.checksums.remote()), local.checksums())
+    # the JSON protocol path: same worlds (offset 0, no start placement), same numbers as the array path
+    hello = json.loads(ray.get(shard.handle_line.remote(b'{"id": 1, "type": "hello", "protocolVersion": "1.0"}')))
+    assert hello["ok"], hello
+    reset = json.loads(ray.get(shard.handle_line.remote(b'{"id": 2, "type": "reset", "envs": "all", "options": {"seed": 9}}')))
+    assert reset["ok"], reset
+    assert np.array_equal(np.asarray(reset["result"]["observation"]["vectors"], np.float32), head["obs"])
+    msg = {"id": 3, "type": "step", "envs": "all", "actions": actions.tolist()}
+    step = ray.get(shard.handle.remote(msg))
+    assert step["ok"], step
+    assert np.array_equal(np.asarray(step["result"]["observation"]["vectors"], np.float32), arrays["obs"])
+    bad = json.loads(ray.get(shard.handle_line.remote(b'{"id": 4, "type": "step", "actions": [NaN]}')))
+    assert bad["ok"] is False and bad["code"] == "bad_json"
+    ray.kill(shard)
