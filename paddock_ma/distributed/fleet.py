@@ -1,0 +1,339 @@
+"""ShardFleet: N EnvShards over a Ray cluster, stepped asynchronously, recovered by the driver.
+
+Shard ``i`` holds global worlds ``i * W .. (i + 1) * W - 1``. Each shard always has exactly one call in
+flight; when its step comes back the fleet computes its next actions and submits the next step at once
+(``ray.wait`` over every in-flight call), so no shard waits for the slowest. Every step carries the
+shard's sequence number (1, 2, ...), and the shard refuses any other.
+
+Failure handling (Ray's own retries are off: shards are at-most-once). A shard is failed when a call
+raises ``RayActorError`` (died, unavailable), ``ActorUnschedulableError`` (not a ``RayActorError``),
+``WorkerCrashedError``/``ObjectLostError``/``NodeDiedError``, or misses its deadline (``deadline_s``
+after it was submitted: a hung actor is not dead to Ray). The failed actor is killed (``ray.kill``) and
+a new one is created with ``SPREAD`` scheduling (Ray places it on a live node). It is restored from the
+shard's last snapshot (taken every ``snapshot_every`` steps, or the reset when there is none), then
+replays the steps between that snapshot and the last step already handed out, with the actions recorded
+for them, checking each replayed step's world checksums against the recorded ones: the partial episodes
+resume bit-exactly, and those replayed transitions are not handed out again. A snapshot is also
+taken at the last step of ``run``, so a later ``run`` or a resumed collection starts from it. An exception raised by
+the shard's own code (a bad action, a refused sequence number) is not retried: ``FleetError``.
+
+``FleetError`` is raised when a shard fails ``max_consecutive_failures`` times without a completed step
+in between, when no shard completes a step for ``2 * deadline_s`` (every shard keeps failing: raised
+within twice the deadline, never a hang), or when a replay does not reproduce its checksums.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+import numpy as np
+
+from .policies import resolve_policy
+from .shard import ACTOR_OPTIONS, ShardCore
+
+
+class FleetError(RuntimeError):
+    """The fleet cannot go on (see the module docstring); ``events`` holds the failures seen."""
+
+    def __init__(self, message: str, events: list | None = None):
+        super().__init__(message)
+        self.events = list(events or [])
+
+
+@dataclass
+class ShardStep:
+    """One step of one shard, handed out once: ``shard``, ``seq``, ``worlds`` int64[W] (global indices),
+    ``obs`` float32[W, K, D] (what the cars acted on) and ``arrays`` (EnvShard.step's dict: ``action``,
+    ``obs`` (next), ``final_obs``, ``metrics``, ``terminated``, ``truncated``, ``end_reason``, ``episode_id``,
+    ``life``, ``episode_step``, ``checksum``, and ``snapshot`` when one was taken at this step)."""
+    shard: int
+    seq: int
+    worlds: np.ndarray
+    obs: np.ndarray
+    arrays: dict
+
+
+@dataclass
+class _Shard:
+    index: int
+    actor: object = None
+    incarnation: int = -1
+    seq: int = 0                       # last step handed out
+    obs: np.ndarray | None = None      # observation after step ``seq`` (what the next step acts on)
+    snap_seq: int = 0                  # seq of ``snap`` (0 with snap None: the reset)
+    snap: dict | None = None
+    history: dict = field(default_factory=dict)     # seq -> (actions or None, checksum uint64[W]) since snap
+    pending: list | None = None        # object refs of the call chain in flight
+    kind: str = ""                     # "start" (reset/restore + replays) or "step"
+    deadline: float = 0.0              # time.monotonic() by which the call in flight must be done
+    budget: float = 0.0
+    submitted_actions: object = None
+    consecutive_failures: int = 0
+    pid: int | None = None
+    node_id: str | None = None
+
+
+_FAILURE_TYPES: tuple = ()
+
+
+def _failure_types() -> tuple:
+    """Ray exceptions that mean "this actor is gone or unreachable", as opposed to a bug in a call."""
+    global _FAILURE_TYPES
+    if not _FAILURE_TYPES:
+        import ray.exceptions as E
+        _FAILURE_TYPES = tuple(getattr(E, n) for n in (
+            "RayActorError", "ActorUnschedulableError", "WorkerCrashedError", "ObjectLostError", "NodeDiedError",
+            "ActorPlacementGroupRemoved", "LocalRayletDiedError") if hasattr(E, n))
+    return _FAILURE_TYPES
+
+
+class ShardFleet:
+    """N shards of W worlds each (see the module docstring).
+
+    config: an EnvConfig dict (``collect.resolve_env`` turns an env id into one). seed: the root seed.
+    deadline_s: seconds a call may take once the fleet runs (pick more than an actor start-up plus a
+    step); start_timeout_s: for the first reset of the initial shards (a cold numba cache compiles
+    for minutes). snapshot_every: K, steps between snapshots. policy: ``builtin``, ``random``,
+    ``MODULE:FN`` or a callable (see ``policies``). resume: ``{shard: EnvShard.snapshot() doc}`` to start
+    those shards from a snapshot instead of a reset. shard_options: extra EnvShard constructor keywords
+    (``reset_placement``, ``start_placement``). fault_hooks: test only, ``{shard: {"hang_at_seq": n} or
+    {"crash_at_seq": n} or {"fail_on_start": True}}`` given to the first incarnation of that shard (to
+    every incarnation with ``faults_every_incarnation``).
+    """
+
+    def __init__(self, config: dict, num_shards: int, worlds_per_shard: int, seed: int = 0, *,
+                 deadline_s: float = 30.0, start_timeout_s: float = 300.0, snapshot_every: int = 16,
+                 policy="builtin", resume: dict | None = None, shard_options: dict | None = None,
+                 max_consecutive_failures: int = 3, fault_hooks: dict | None = None,
+                 faults_every_incarnation: bool = False, on_event: Callable[[dict], None] | None = None):
+        for name, value, low in (("num_shards", num_shards, 1), ("worlds_per_shard", worlds_per_shard, 1),
+                                 ("snapshot_every", snapshot_every, 1), ("seed", seed, 0),
+                                 ("max_consecutive_failures", max_consecutive_failures, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name}: got {value!r}; expected an integer >= {low}")
+        if not deadline_s > 0 or not start_timeout_s > 0:
+            raise ValueError(f"deadline_s / start_timeout_s: got {deadline_s!r} / {start_timeout_s!r}; expected > 0")
+        self.config = config
+        self.num_shards = num_shards
+        self.worlds_per_shard = worlds_per_shard
+        self.seed = seed
+        self.deadline_s = float(deadline_s)
+        self.start_timeout_s = float(start_timeout_s)
+        self.snapshot_every = snapshot_every
+        self.policy_name = policy if isinstance(policy, str) else getattr(policy, "__name__", "callable")
+        self.policy = resolve_policy(policy) if isinstance(policy, str) else policy
+        self.resume = dict(resume or {})
+        self.shard_options = dict(shard_options or {})
+        self.max_consecutive_failures = max_consecutive_failures
+        self.fault_hooks = dict(fault_hooks or {})
+        self.faults_every_incarnation = faults_every_incarnation
+        self.on_event = on_event
+        self.events: list[dict] = []
+        self.shards = [_Shard(i) for i in range(num_shards)]
+        self.steps_done = 0                 # shard-steps handed out by this fleet object
+        self._started = False
+        self._last_progress = 0.0
+        self._actor_cls = None
+        self._target = None
+
+    # -- bookkeeping -------------------------------------------------------------------------------
+    @property
+    def total_worlds(self) -> int:
+        return self.num_shards * self.worlds_per_shard
+
+    def worlds_of(self, shard: int) -> np.ndarray:
+        """int64[W]: the global world indices shard ``shard`` holds."""
+        w = self.worlds_per_shard
+        return np.arange(shard * w, (shard + 1) * w, dtype=np.int64)
+
+    def _event(self, kind: str, shard: int | None, **extra) -> None:
+        ev = {"time": time.time(), "kind": kind, "shard": shard, **extra}
+        self.events.append(ev)
+        if self.on_event is not None:
+            self.on_event(ev)
+
+    @property
+    def failures(self) -> list[dict]:
+        return [e for e in self.events if e["kind"] == "failure"]
+
+    # -- actors ------------------------------------------------------------------------------------
+    def _new_actor(self, sh: _Shard):
+        import ray
+        if self._actor_cls is None:
+            self._actor_cls = ray.remote(**ACTOR_OPTIONS)(ShardCore)
+        sh.incarnation += 1
+        kwargs = dict(self.shard_options)
+        if sh.index in self.fault_hooks and (sh.incarnation == 0 or self.faults_every_incarnation):
+            kwargs.update(self.fault_hooks[sh.index])
+        return self._actor_cls.options(scheduling_strategy="SPREAD").remote(
+            self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **kwargs)
+
+    def _start_chain(self, sh: _Shard, timeout: float) -> None:
+        """Create the shard's actor and queue: info, reset or restore, then the replays up to ``sh.seq``."""
+        sh.actor = self._new_actor(sh)
+        refs = [sh.actor.info.remote()]
+        refs.append(sh.actor.reset.remote(self.seed) if sh.snap is None else sh.actor.restore.remote(sh.snap))
+        for seq in range(sh.snap_seq + 1, sh.seq + 1):
+            refs.append(sh.actor.step.remote(seq, sh.history[seq][0]))
+        sh.pending, sh.kind, sh.budget = refs, "start", timeout
+        sh.deadline = time.monotonic() + timeout
+
+    def _submit_step(self, sh: _Shard) -> None:
+        seq = sh.seq + 1
+        actions = None if self.policy is None else np.ascontiguousarray(
+            self.policy(sh.obs, worlds=self.worlds_of(sh.index), seq=seq, seed=self.seed), np.float32)
+        sh.submitted_actions = actions
+        snap = seq % self.snapshot_every == 0 or seq == self._target     # and at the run's last step
+        sh.pending = [sh.actor.step.remote(seq, actions, snap)]
+        sh.kind, sh.budget = "step", self.deadline_s
+        sh.deadline = time.monotonic() + self.deadline_s
+
+    def start(self) -> None:
+        """Create every shard and reset (or restore) it; returns once they are submitted."""
+        import ray
+        if not ray.is_initialized():
+            raise FleetError("Ray is not initialised: call ray.init(address=...) (or collect --address) first")
+        for sh in self.shards:
+            doc = self.resume.get(sh.index)
+            if doc is not None:
+                sh.snap, sh.snap_seq, sh.seq = doc, int(doc["seq"]), int(doc["seq"])
+            self._start_chain(sh, self.start_timeout_s)
+        self._started = True
+
+    def _kill(self, sh: _Shard) -> None:
+        import ray
+        if sh.actor is not None:
+            try:
+                ray.kill(sh.actor, no_restart=True)
+            except Exception:   # noqa: BLE001 - the actor may already be gone with its node
+                pass
+        sh.actor, sh.pending = None, None
+
+    def _fail(self, sh: _Shard, reason: str) -> None:
+        sh.consecutive_failures += 1
+        self._event("failure", sh.index, reason=reason, seq=sh.seq, incarnation=sh.incarnation, pid=sh.pid)
+        self._kill(sh)
+        if sh.consecutive_failures >= self.max_consecutive_failures:
+            raise FleetError(f"shard {sh.index} failed {sh.consecutive_failures} times in a row (last: {reason}); "
+                             "check the cluster's health and the shard's logs", self.events)
+        self._start_chain(sh, 2 * self.deadline_s)
+        self._event("replace", sh.index, incarnation=sh.incarnation, restore_seq=sh.snap_seq,
+                    replay=sh.seq - sh.snap_seq)
+
+    # -- results -----------------------------------------------------------------------------------
+    def _finish_start(self, sh: _Shard, results: list) -> None:
+        info, head = results[0], results[1]
+        sh.pid, sh.node_id = info["pid"], info["node_id"]
+        if head["seq"] != sh.snap_seq:
+            raise FleetError(f"shard {sh.index}: restored to seq {head['seq']}, expected {sh.snap_seq}", self.events)
+        if sh.obs is None or sh.seq == sh.snap_seq:
+            sh.obs = head["obs"]
+        for seq, (got_seq, arrays) in zip(range(sh.snap_seq + 1, sh.seq + 1), results[2:]):
+            want = sh.history[seq][1]
+            if got_seq != seq or not np.array_equal(arrays["checksum"], want):
+                raise FleetError(f"shard {sh.index}: replay of step {seq} after recovery gave world checksums "
+                                 f"{arrays['checksum'].tolist()}, recorded {want.tolist()}: the replay is not "
+                                 "bit-exact", self.events)
+        if sh.seq > sh.snap_seq:
+            self._event("recovered", sh.index, seq=sh.seq, replayed=sh.seq - sh.snap_seq, pid=sh.pid)
+
+    def _finish_step(self, sh: _Shard, result) -> ShardStep:
+        seq, arrays = result
+        if seq != sh.seq + 1:
+            raise FleetError(f"shard {sh.index}: answered step {seq}, expected {sh.seq + 1}", self.events)
+        out = ShardStep(sh.index, seq, self.worlds_of(sh.index), sh.obs, arrays)
+        sh.seq, sh.obs = seq, arrays["obs"]
+        sh.history[seq] = (sh.submitted_actions, arrays["checksum"])
+        if "snapshot" in arrays:
+            sh.snap, sh.snap_seq = arrays["snapshot"], seq
+            sh.history = {s: v for s, v in sh.history.items() if s > seq}
+        sh.consecutive_failures = 0
+        self.steps_done += 1
+        return out
+
+    def run(self, steps: int) -> Iterator[ShardStep]:
+        """Step every shard up to sequence number ``steps``; yields each ShardStep once, as it arrives."""
+        import ray
+        from ray.exceptions import RayTaskError
+
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
+            raise ValueError(f"steps: got {steps!r}; expected an integer >= 0")
+        self._target = steps
+        if not self._started:
+            self.start()
+        self._last_progress = None           # set once every shard has started
+        while True:
+            live = [sh for sh in self.shards if sh.pending]
+            if not live:
+                if all(sh.seq >= steps for sh in self.shards):
+                    return
+                for sh in self.shards:    # shards that finished starting but have not stepped yet
+                    if sh.seq < steps and not sh.pending:
+                        self._submit_step(sh)
+                continue
+            now = time.monotonic()
+            if self._last_progress is not None and now - self._last_progress > 2 * self.deadline_s:
+                raise FleetError(f"no shard completed a step in {2 * self.deadline_s:.1f} s (2 x deadline_s); "
+                                 f"{len(self.failures)} failures so far: the cluster cannot run these shards",
+                                 self.events)
+            next_deadline = min(sh.deadline for sh in live)
+            if self._last_progress is not None:
+                next_deadline = min(next_deadline, self._last_progress + 2 * self.deadline_s)
+            by_ref = {sh.pending[-1]: sh for sh in live}
+            ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=max(0.0, next_deadline - now))
+            if ready:
+                ready, _ = ray.wait(list(by_ref), num_returns=len(by_ref), timeout=0)
+            for ref in ready:
+                sh = by_ref[ref]
+                try:
+                    results = ray.get(sh.pending)
+                except _failure_types() as exc:
+                    self._fail(sh, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+                    continue
+                except RayTaskError as exc:
+                    raise FleetError(f"shard {sh.index}: its call raised {type(exc.cause).__name__}: "
+                                     f"{exc.cause}", self.events) from exc.cause
+                kind = sh.kind
+                sh.pending = None
+                if kind == "start":
+                    self._finish_start(sh, results)
+                    if self._last_progress is None and all(s.kind != "start" or not s.pending for s in self.shards):
+                        self._last_progress = time.monotonic()
+                    if sh.seq < steps:
+                        self._submit_step(sh)
+                    continue
+                out = self._finish_step(sh, results[0])
+                self._last_progress = time.monotonic()
+                if sh.seq < steps:
+                    self._submit_step(sh)      # the next step is on its way before the consumer sees this one
+                yield out
+            now = time.monotonic()
+            for sh in self.shards:
+                if sh.pending and now > sh.deadline:
+                    what = "start/recovery" if sh.kind == "start" else f"step {sh.seq + 1}"
+                    self._fail(sh, f"deadline: {what} took more than {sh.budget:.1f} s (a hung or lost shard)")
+
+    # -- introspection / shutdown ----------------------------------------------------------------------
+    def shard_pids(self) -> dict:
+        """``{shard: pid}`` of the current incarnations (as reported when they started)."""
+        return {sh.index: sh.pid for sh in self.shards}
+
+    def shard_nodes(self) -> dict:
+        return {sh.index: sh.node_id for sh in self.shards}
+
+    def snapshots(self) -> dict:
+        """``{shard: (seq, doc or None)}``: the last snapshot of each shard (None: its reset)."""
+        return {sh.index: (sh.snap_seq, sh.snap) for sh in self.shards}
+
+    def shutdown(self) -> None:
+        """Kill every shard actor this fleet created (its current incarnations)."""
+        for sh in self.shards:
+            self._kill(sh)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.shutdown()
