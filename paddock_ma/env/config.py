@@ -9,6 +9,7 @@ silently ignored; every value is checked against its type and allowed values. Er
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import types
 import typing
@@ -88,9 +89,15 @@ def _convert(value: Any, hint: Any, path: str) -> Any:
     raise TypeError(f"config type {hint!r} at {path} is not supported")  # a bug in this module
 
 
+@functools.lru_cache(maxsize=None)
+def _fields_of(cls) -> tuple[dict, list]:
+    """(type hints, init field names) of a config dataclass; resolving the hints is slow (string
+    annotations are evaluated), and placements are parsed per reset_drivers call."""
+    return typing.get_type_hints(cls), [f.name for f in dataclasses.fields(cls) if f.init]
+
+
 def _from_dict(cls, data: dict, path: str):
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls) if f.init]
+    hints, names = _fields_of(cls)
     kwargs = {}
     for key, value in data.items():
         key_path = f"{path}.{key}" if path else str(key)

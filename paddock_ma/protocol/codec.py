@@ -20,6 +20,8 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -148,9 +150,42 @@ def _check_text(text: str, limits: Limits) -> None:
                             "without its pair); send well-formed Unicode", "request") from None
 
 
+class PackedF32:
+    """A float32 array that ``encode`` writes as ``pack_f32``'s object without passing its base64 text
+    through the JSON encoder (base64 needs no escaping; scanning megabytes of it for escapes is what a
+    compact reply would otherwise spend its time on). The bytes are the same as ``encode(pack_f32(a))``."""
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = np.ascontiguousarray(array, dtype="<f4")
+
+    def json_bytes(self) -> bytes:
+        shape = ",".join(str(d) for d in self.array.shape)
+        return b'{"f32":"' + base64.b64encode(self.array.tobytes()) + b'","shape":[' + shape.encode() + b"]}"
+
+
+# A marker no reply can hold otherwise: NUL characters are escaped by the encoder, and the nonce is this
+# process's own.
+_NONCE = os.urandom(8).hex()
+_MARKER = re.compile(rb'"\\u0000' + _NONCE.encode() + rb':(\d+)\\u0000"')
+
+
 def encode(value) -> bytes:
-    """A JSON-safe value (see ``wire_names.to_wire``) as compact UTF-8 JSON bytes, no newline."""
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    """A JSON-safe value (see ``wire_names.to_wire``; ``PackedF32`` allowed) as compact UTF-8 JSON bytes,
+    no newline."""
+    packed = []
+
+    def splice(obj):
+        if type(obj) is PackedF32:
+            packed.append(obj)
+            return f"\x00{_NONCE}:{len(packed) - 1}\x00"
+        raise TypeError(f"{type(obj).__name__} has no JSON form")
+
+    data = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"),
+                      default=splice).encode("utf-8")
+    if not packed:
+        return data
+    return _MARKER.sub(lambda m: packed[int(m.group(1))].json_bytes(), data)
 
 
 def pack_f32(array: np.ndarray) -> dict:

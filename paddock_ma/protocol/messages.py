@@ -37,8 +37,10 @@ from ..env.errors import (
     INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, SNAPSHOT_REJECTED, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
 )
 from ..env.scenarios import parse_placements
-from .batch_results import batch_result
-from .codec import ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, WireError, decode, encode, pack_f32, unpack_f32
+from .batch_results import batch_result, race_flags
+from .codec import (
+    ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, PackedF32, WireError, decode, encode, pack_f32, unpack_f32,
+)
 from .wire_names import from_wire, to_wire, wire_field
 
 PROTOCOL = "paddock-ma-worker"
@@ -98,7 +100,7 @@ class Dispatcher:
             message = decode(line, self.limits)
         except WireError as exc:
             return self.error_line(exc.code, exc.message, exc.field)
-        return encode(self.handle(message))
+        return encode(self._dispatch(message, PackedF32))
 
     def error_line(self, code: str, message: str, field: str | None = None, id=None) -> bytes:
         """An error reply line (for transports: e.g. ``line_too_long`` for a line they did not read)."""
@@ -106,6 +108,12 @@ class Dispatcher:
 
     def handle(self, message) -> dict:
         """One decoded request -> its reply (JSON-safe). Never raises; a rejected request changes nothing."""
+        return self._dispatch(message, pack_f32)
+
+    def _dispatch(self, message, pack) -> dict:
+        """``handle`` with ``pack`` turning float32 arrays into their f32-base64 form (``pack_f32``'s dict,
+        or ``PackedF32``, which ``encode`` writes with the same bytes, faster)."""
+        self._pack = pack
         mid = None
         try:
             if not isinstance(message, dict):
@@ -193,7 +201,7 @@ class Dispatcher:
         if encoding == F32_ENCODING:
             for obs in result["observation"].values():
                 if "vector" in obs:
-                    obs["vector"] = pack_f32(obs["vector"])
+                    obs["vector"] = self._pack(obs["vector"])
         return to_wire(result)
 
     # -- handlers ---------------------------------------------------------------------------------
@@ -246,7 +254,7 @@ class Dispatcher:
             picked[envs] = True
             self.engine.reset(seed, worlds=picked)
         self._forget_results()
-        return batch_result(self.engine, envs, encoding, before=None)
+        return batch_result(self.engine, envs, encoding, self._pack, before=None)
 
     def _step(self, message) -> dict:
         self._require_reset()
@@ -264,11 +272,11 @@ class Dispatcher:
         acts, intents, compounds, release, errors = self._batched_actions(message["actions"], envs, encoding)
         picked = np.zeros(self.num_worlds, bool)
         picked[envs] = True
-        before = _race_flags_of(self.engine, envs)
+        before = race_flags(self.engine, envs)
         self.engine.step(acts, pit_intent=intents, pit_compound=compounds, release=release,
                          worlds=None if len(envs) == self.num_worlds else picked)
         self._forget_results()
-        return batch_result(self.engine, envs, encoding, before=before, action_errors=errors)
+        return batch_result(self.engine, envs, encoding, self._pack, before=before, action_errors=errors)
 
     def _batched_actions(self, actions, envs, encoding):
         """[W, K, 3] actions (and optional pit arrays, release, per-world action errors) of a batched step.
@@ -345,9 +353,14 @@ class Dispatcher:
             return self._one_world_result(self._world(message).reset_drivers(
                 from_wire(placements, "placements") if isinstance(placements, dict) else placements,
                 options.get("observation_scope"), options.get("state_output")), encoding)
-        if options:
-            raise PaddockError(INVALID_REQUEST, "resultOptions: a batched resetDrivers always replies with the reset "
-                               "drivers' arrays and no state; leave resultOptions out", "resultOptions")
+        scope = options.get("observation_scope", self.config.result.reset_drivers_observation_scope)
+        if scope not in ("all", "reset"):
+            raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {_short(scope)}; expected "
+                               "'all' or 'reset'", "resultOptions.observationScope")
+        if options.get("state_output", "none") != "none":
+            raise PaddockError(INVALID_REQUEST, "resultOptions.stateOutput: a batched resetDrivers sends no state; "
+                               "leave it out or send 'none' (getState reads a world's state)",
+                               "resultOptions.stateOutput")
         if not isinstance(placements, list) or len(placements) != len(envs):
             raise PaddockError(INVALID_REQUEST, f"placements: expected a list of {len(envs)} objects (one per world "
                                "of envs) mapping controlled drivers to placements", "placements")
@@ -372,7 +385,8 @@ class Dispatcher:
         worlds, ks = np.nonzero(mask)
         engine.reset_drivers(mask, [chosen[(w, k)] for w, k in zip(worlds.tolist(), ks.tolist())])
         self._forget_results()
-        return batch_result(engine, envs, encoding, before=None, reset_mask=mask)
+        return batch_result(engine, envs, encoding, self._pack, before=None, reset_mask=mask,
+                            reset_scope=scope == "reset")
 
     def _action_spec(self, message) -> dict:
         return to_wire(self.worlds[0].get_action_spec())
@@ -386,7 +400,7 @@ class Dispatcher:
         self._require_reset()
         observation = self._world(message).get_observation()
         if self._encoding(message) == F32_ENCODING:
-            observation = {d: dict(o, vector=pack_f32(o["vector"])) if "vector" in o else o
+            observation = {d: dict(o, vector=self._pack(o["vector"])) if "vector" in o else o
                            for d, o in observation.items()}
         return to_wire(observation, "observation")
 
@@ -488,11 +502,6 @@ def _env_version(env_id: str | None):
 def _world_steps(engine: BatchEnv) -> list:
     from ..sim import layout as L
     return engine.state.world_i[:, L.WI_ENV_STEP].tolist()
-
-
-def _race_flags_of(engine: BatchEnv, envs) -> list:
-    from ..env.environment import _race_flags
-    return [_race_flags(engine, w) for w in envs]
 
 
 def _deep_merge(base: dict, extra: dict) -> dict:

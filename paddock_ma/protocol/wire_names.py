@@ -16,6 +16,8 @@ import math
 
 import numpy as np
 
+from .codec import PackedF32
+
 PYTHON_TO_WIRE = {
     "action": "action",
     "action_errors": "actionErrors",
@@ -321,6 +323,8 @@ def to_wire(value, parent: str | None = None):
         return value
     if isinstance(value, np.ndarray):
         return array_to_wire(value)
+    if isinstance(value, PackedF32):      # written by codec.encode
+        return value
     if isinstance(value, np.generic):
         return to_wire(value.item())
     raise TypeError(f"{kind.__name__} has no JSON form")

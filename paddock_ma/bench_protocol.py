@@ -1,0 +1,213 @@
+"""Benchmarks of the worker protocol: what JSON and a process boundary cost against in-process steps.
+
+Workloads (the environment benchmark's cars: ``bench.env_bench_config``, 20 controlled cars a world):
+
+* one world, PaddockJS-shaped messages (``{driver: {steering, throttle, brake}}`` per step);
+* a batched step of W worlds (``envs: "all"``), vector output and no state, with actions and vectors as
+  JSON numbers (the default) or as ``f32-base64``.
+
+Each is timed in process (``BatchEnv.step`` on arrays; ``Dispatcher.handle_line`` on JSON bytes) and
+through a ``paddock-ma serve`` subprocess, one request in flight at a time, the client decoding every
+reply (``json.loads``, and base64 to numpy for the compact encoding) as a real trainer must.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from .bench import _timed, env_bench_config
+
+
+def _action_array(rng, worlds, cars) -> np.ndarray:
+    acts = np.empty((worlds, cars, 3), np.float32)
+    acts[..., 0] = rng.uniform(-0.2, 0.2, (worlds, cars))
+    acts[..., 1] = rng.uniform(0.5, 1.0, (worlds, cars))
+    acts[..., 2] = 0.0
+    return acts
+
+
+def _line(msg: dict) -> bytes:
+    return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
+
+
+class _Trainer:
+    """What a trainer on the other side of the protocol does each step: build the request, send it,
+    decode the reply, and start a new episode (``resetDrivers`` at a random distance) for every car whose
+    episode ended. After the reset every car is moved to a random distance of its world's lap, so the
+    worlds do not drive the same stretch in lockstep."""
+
+    def __init__(self, call, worlds: int, cars: int, encoding: str, lap_meters: float, seed: int = 0):
+        self.call, self.worlds, self.cars, self.encoding = call, worlds, cars, encoding
+        self.batched = not (worlds == 1 and encoding == "dict")
+        self.rng = np.random.default_rng(seed)
+        self.lap = lap_meters
+        self.ids = [f"car-{i:02d}" for i in range(cars)]
+        self.running = np.ones((worlds, cars), bool)
+        self._send({"type": "reset", "envs": "all", "options": {"seed": 1}} if self.batched
+                   else {"type": "reset", "options": {"seed": 1}})
+        self._reset_drivers(np.ones((worlds, cars), bool))
+
+    def _send(self, msg: dict) -> dict:
+        doc = json.loads(self.call(_line(msg)))
+        if not doc["ok"]:
+            raise RuntimeError(f"worker refused a benchmark request: {doc['error']}")
+        return doc["result"]
+
+    def _reset_drivers(self, mask: np.ndarray) -> None:
+        dist = self.rng.uniform(0.0, self.lap, mask.shape)
+        worlds = np.nonzero(mask.any(axis=1))[0].tolist()
+        placements = [{d: {"distanceMeters": float(dist[w, k])} for k, d in enumerate(self.ids) if mask[w, k]}
+                      for w in worlds]
+        if self.batched:
+            msg = {"type": "resetDrivers", "envs": worlds, "placements": placements,
+                   "resultOptions": {"observationScope": "reset"}}
+            if self.encoding != "json":
+                msg["encoding"] = self.encoding
+            self._send(msg)
+        else:
+            self._send({"type": "resetDrivers", "placements": placements[0],
+                        "resultOptions": {"observationScope": "reset", "stateOutput": "none"}})
+        self.running |= mask
+
+    def step(self) -> None:
+        acts = _action_array(self.rng, self.worlds, self.cars)
+        if not self.batched:
+            result = self._send({"type": "step", "actions": {
+                d: {"steering": float(a[0]), "throttle": float(a[1]), "brake": float(a[2])}
+                for d, a, live in zip(self.ids, acts[0].tolist(), self.running[0]) if live}})
+            ended = np.array([[info["terminated"] or info["truncated"] for info in result["info"]["drivers"].values()]])
+        elif self.encoding == "f32-base64":
+            result = self._send({"type": "step", "envs": "all", "encoding": self.encoding, "actions": {
+                "f32": base64.b64encode(acts.astype("<f4").tobytes()).decode(), "shape": list(acts.shape)}})
+            np.frombuffer(base64.b64decode(result["observation"]["vectors"]["f32"]), "<f4")
+            ended = np.array(result["terminated"]) | np.array(result["truncated"])
+        else:
+            result = self._send({"type": "step", "envs": "all", "actions": acts.astype(np.float64).tolist()})
+            np.asarray(result["observation"]["vectors"], np.float32)
+            ended = np.array(result["terminated"]) | np.array(result["truncated"])
+        self.running &= ~ended
+        if ended.any():
+            self._reset_drivers(ended)
+
+
+def _timed_trainer(call, worlds, cars, encoding, seconds, lap) -> dict:
+    trainer = _Trainer(call, worlds, cars, encoding, lap)
+    for _ in range(20):      # warm up, and leave the start
+        trainer.step()
+    latencies = []
+
+    def one():
+        t = time.perf_counter()
+        trainer.step()
+        latencies.append(time.perf_counter() - t)
+
+    calls, elapsed = _timed(one, seconds)
+    return {"worlds": worlds, "car_steps_per_s": int(calls * worlds * cars / elapsed),
+            "ms_per_step": round(1e3 * elapsed / calls, 3),
+            "round_trip_ms_median": round(1e3 * float(np.median(latencies)), 3)}
+
+
+def _lap_meters() -> float:
+    from .sim.track import load_track
+    return float(load_track(env_bench_config()["track"]).length)
+
+
+def bench_in_process(worlds: int, cars: int, seconds: float) -> dict:
+    """Car-steps/s of the same trainer on ``BatchEnv`` arrays (no JSON): ``step``, then ``reset_drivers``
+    of the cars whose episode ended, at random distances."""
+    from .env.batch_env import BatchEnv
+
+    env = BatchEnv(env_bench_config(cars), worlds, copy_obs=False)
+    lap = _lap_meters()
+    rng = np.random.default_rng(0)
+
+    def reset_drivers(mask):
+        env.reset_drivers(mask, {"distance_meters": rng.uniform(0.0, lap, mask.shape).ravel(),
+                                 "speed_kph": np.full(mask.size, np.nan)})
+
+    env.reset(seed=1)
+    reset_drivers(np.ones((worlds, cars), bool))
+
+    def one():
+        result = env.step(_action_array(rng, worlds, cars))
+        ended = result.terminated | result.truncated
+        if ended.any():
+            reset_drivers(ended)
+
+    for _ in range(20):
+        one()
+    calls, elapsed = _timed(one, seconds)
+    return {"path": "in-process arrays (BatchEnv.step)", "worlds": worlds,
+            "car_steps_per_s": int(calls * worlds * cars / elapsed), "ms_per_step": round(1e3 * elapsed / calls, 3)}
+
+
+def bench_dispatcher(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
+    """Car-steps/s of ``Dispatcher.handle_line`` in process (JSON both ways, no transport)."""
+    from .protocol.messages import Dispatcher
+
+    d = Dispatcher(env_bench_config(cars), num_worlds=worlds)
+    row = _timed_trainer(d.handle_line, worlds, cars, encoding, seconds, _lap_meters())
+    return {"path": f"in-process JSON ({encoding})", **row}
+
+
+def bench_ndjson(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
+    """Car-steps/s and round-trip ms of a ``paddock-ma serve`` subprocess, one request in flight."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(env_bench_config(cars), f)
+        path = f.name
+    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "serve", "--config", path, "--worlds",
+                             str(worlds), "--max-line-bytes", str(64 << 20)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    try:        # replies of megabytes: a 1 MiB pipe moves one in a few writes instead of dozens
+        import fcntl
+        fcntl.fcntl(proc.stdout.fileno(), 1031, 1 << 20)   # F_SETPIPE_SZ
+    except OSError:
+        pass
+
+    def call(line: bytes) -> bytes:
+        proc.stdin.write(line)
+        proc.stdin.flush()
+        return proc.stdout.readline()
+
+    try:
+        row = _timed_trainer(call, worlds, cars, encoding, seconds, _lap_meters())
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        os.unlink(path)
+    return {"path": f"NDJSON worker ({encoding})", **row}
+
+
+def run(seconds: float = 3.0, worlds: int = 64, cars: int = 20) -> dict:
+    rows = [bench_in_process(1, cars, seconds), bench_dispatcher(1, cars, "dict", seconds),
+            bench_ndjson(1, cars, "dict", seconds), bench_in_process(worlds, cars, seconds)]
+    for encoding in ("json", "f32-base64"):
+        rows += [bench_dispatcher(worlds, cars, encoding, seconds), bench_ndjson(worlds, cars, encoding, seconds)]
+    base = {r["worlds"]: r["car_steps_per_s"] for r in rows if r["path"].startswith("in-process arrays")}
+    for r in rows:
+        r["ratio_to_in_process"] = round(r["car_steps_per_s"] / base[r["worlds"]], 3)
+    return {"cars_per_world": cars, "rows": rows}
+
+
+def format_report(report: dict) -> str:
+    lines = [f"Worker protocol, {report['cars_per_world']} controlled cars a world (the environment workload), "
+             "one request in flight, replies decoded by the client.", "",
+             "| path | worlds | car-steps/s | ms/step | round trip ms (median) | vs in-process arrays |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in report["rows"]:
+        lines.append(f"| {r['path']} | {r['worlds']} | {r['car_steps_per_s']:,} | {r['ms_per_step']} | "
+                     f"{r.get('round_trip_ms_median', '')} | {r['ratio_to_in_process']:.2f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    print(format_report(run(seconds=float(sys.argv[1]) if len(sys.argv) > 1 else 3.0)))
