@@ -178,7 +178,8 @@ class PaddockEnv:
         observation, metrics and info.controlled_drivers to the reset drivers.
         """
         self._require_reset()
-        scope = observation_scope or self.config.result.reset_drivers_observation_scope
+        scope = self.config.result.reset_drivers_observation_scope if observation_scope is None \
+            else observation_scope
         if scope not in ("all", "reset"):
             raise PaddockError(INVALID_REQUEST, f"observation_scope: got {scope!r}; expected 'all' or 'reset'",
                                "observation_scope")

@@ -66,6 +66,7 @@ _FIELDS = {
 _STATE_OUTPUTS = ("full", "minimal", "none")
 _VERSION = re.compile(r"^(\d{1,6})\.(\d{1,6})$")
 _SNAPSHOT_LIMITS = Limits(max_line_bytes=1 << 30, max_string_chars=1 << 30)
+_NUMBER_TYPES = frozenset({int, float})      # JSON numbers (a boolean is not one)
 
 
 class Dispatcher:
@@ -198,10 +199,9 @@ class Dispatcher:
             world._last = None
 
     def _one_world_result(self, result: dict, encoding: str) -> dict:
-        if encoding == F32_ENCODING:
-            for obs in result["observation"].values():
-                if "vector" in obs:
-                    obs["vector"] = self._pack(obs["vector"])
+        if encoding == F32_ENCODING:     # a copy: the world keeps its latest result for getObservation
+            result = dict(result, observation={d: dict(o, vector=self._pack(o["vector"])) if "vector" in o else o
+                                               for d, o in result["observation"].items()})
         return to_wire(result)
 
     # -- handlers ---------------------------------------------------------------------------------
@@ -229,6 +229,7 @@ class Dispatcher:
     def _reset(self, message) -> dict:
         encoding = self._encoding(message)
         envs = self._worlds_of(message)
+        world = self._world(message) if envs is None else None      # checked before anything changes
         options = from_wire(self._object(message, "options") or {})
         seed = options.pop("seed", None)
         if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
@@ -246,7 +247,7 @@ class Dispatcher:
             self._build(config)
         self._seed = seed
         if envs is None:
-            return self._one_world_result(self._world(message).reset(seed), encoding)
+            return self._one_world_result(self.worlds[world.w].reset(seed), encoding)
         if len(envs) == self.num_worlds or self.engine.state is None:
             self.engine.reset(seed)
         else:
@@ -297,13 +298,13 @@ class Dispatcher:
                                "actions")
         if all(isinstance(a, list) for a in actions):
             try:
-                arr = np.array(actions, dtype=np.float64)
-            except (ValueError, TypeError):
+                arr = np.array(actions, dtype=object)
+            except ValueError:      # ragged
                 arr = None
-            if arr is None or arr.shape != (len(envs), k, 3):
+            if arr is None or arr.shape != (len(envs), k, 3) or not _NUMBER_TYPES.issuperset(map(type, arr.flat)):
                 raise PaddockError(INVALID_ACTION, f"actions: expected numbers of shape [{len(envs)}, {k}, 3] "
                                    "(worlds of envs, controlled drivers, [steering, throttle, brake])", "actions")
-            out[envs] = arr     # non-finite values are caught by the engine's check
+            out[envs] = arr.astype(np.float64)     # non-finite values are caught by the engine's check
             return out, None, None, None, None
         intents = np.full((self.num_worlds, k), -1, np.int64)
         compounds = np.full((self.num_worlds, k), -1, np.int64)
