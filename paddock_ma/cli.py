@@ -4,6 +4,7 @@
 * ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output.
 * ``paddock-ma envs``   the environment catalogue (versioned env ids).
 * ``paddock-ma tracks`` the shipped tracks with their lap lengths.
+* ``paddock-ma collect`` a Parquet dataset over Ray shards; ``paddock-ma verify DIR`` checks one.
 * ``paddock-ma serve``  the JSON worker protocol as NDJSON on stdin/stdout (``paddock_ma.protocol.server``):
   ``--env ENV_ID`` or ``--config FILE``, ``--worlds W``, ``--max-line-bytes N``.
 """
@@ -120,6 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
                                        "(DESIGN section 6); stdout carries replies only, logs go to stderr.")
     add_arguments(serve)
     serve.set_defaults(func=_cmd_serve)
+
+    from .distributed.cli_collect import add_parsers as add_collect_parsers
+    add_collect_parsers(sub)      # collect, verify
     return parser
 
 

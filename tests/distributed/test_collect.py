@@ -1,0 +1,203 @@
+"""collect / verify on a real local Ray: byte-identical datasets with and without faults, resume, refusals."""
+
+import json
+import os
+import signal
+import stat
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from paddock_ma.cli import main as cli_main
+from paddock_ma.distributed.collect import CollectConfig, CollectError, collect, verify
+
+from .conftest import ENV_ID, OVERRIDES
+
+pytestmark = pytest.mark.ray
+
+
+def _cfg(**kw):
+    base = dict(env=ENV_ID, num_shards=2, worlds_per_shard=2, steps=40, seed=3, policy="random", fragment_steps=16,
+                snapshot_every=8, env_overrides=OVERRIDES)
+    base.update(kw)
+    return CollectConfig(**base)
+
+
+def _files(root):
+    m = json.loads((root / "manifest.json").read_text())
+    return {f["path"]: f["sha256"] for f in m["files"]}, m
+
+
+def _bytes(root):
+    return {p.name: p.read_bytes() for p in sorted((root / "data").glob("*.parquet"))}
+
+
+@pytest.fixture(scope="module")
+def clean(ray_session, warm_cache, tmp_path_factory):
+    ray_session.local()
+    out = tmp_path_factory.mktemp("clean") / "ds"
+    res = collect(_cfg(), out, progress=False)
+    assert res.failures == 0
+    return out
+
+
+def test_a_clean_collection_verifies_and_holds_every_transition(clean):
+    assert verify(clean) == []
+    files, m = _files(clean)
+    assert m["status"] == "complete" and len(files) == 2 * 3       # 40 steps = fragments of 16, 16, 8
+    assert m["config"]["steps"] == 40 and m["package_version"] and "config_hash" in m
+    assert sum(f["rows"] for f in m["files"]) == 40 * 4 * 8
+    t = pq.read_table(clean / "data")
+    assert t.num_rows == 40 * 4 * 8
+    assert t.column("truncated").to_numpy().sum() > 0          # cars did end episodes and start new lives
+    done = t.filter(pa.compute.or_(t["terminated"], t["truncated"]))
+    assert done["final_obs"].null_count == 0 and t["final_obs"].null_count == t.num_rows - done.num_rows
+    assert set(done["end_reason"].to_pylist()) <= {"destroyed", "stalled-off-track", "max-steps"}
+    assert t.schema.field("obs").type.list_size == 254 and t.schema.field("action").type.list_size == 3
+
+
+def test_killed_and_hung_shards_give_byte_identical_files(clean, tmp_path):
+    kills = {(0, 5), (1, 13), (0, 17), (1, 30), (0, 33)}
+
+    def fault(fleet, st):
+        if (st.shard, st.seq) in kills:
+            os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
+
+    res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=fault, deadline_s=3.0,
+                  fault_hooks={1: {"hang_at_seq": 9}})   # first incarnation only
+    assert res.failures == 6
+    assert verify(tmp_path / "ds") == []
+    assert _bytes(tmp_path / "ds") == _bytes(clean)
+    assert _files(tmp_path / "ds")[0] == _files(clean)[0]
+
+
+def test_a_worlds_rows_do_not_depend_on_the_number_of_shards(clean, tmp_path):
+    collect(_cfg(num_shards=1, worlds_per_shard=4), tmp_path / "one", progress=False)
+    assert verify(tmp_path / "one") == []
+    key = ["world", "driver", "seq"]
+    a = pq.read_table(clean / "data").drop_columns(["shard"]).sort_by([(k, "ascending") for k in key])
+    b = pq.read_table(tmp_path / "one" / "data").drop_columns(["shard"]).sort_by([(k, "ascending") for k in key])
+    assert a.column_names == b.column_names and a.num_rows == b.num_rows
+    for name in a.column_names:              # lap_time_seconds is NaN without a lap: NaN-aware equality
+        x, y = a[name].combine_chunks(), b[name].combine_chunks()
+        if pa.types.is_fixed_size_list(x.type):
+            assert x.is_null().equals(y.is_null()), name
+            x, y = x.flatten(), y.flatten()
+        if pa.types.is_floating(x.type):
+            assert np.array_equal(x.to_numpy(zero_copy_only=False), y.to_numpy(zero_copy_only=False),
+                                  equal_nan=True), name
+        else:
+            assert x.equals(y), name
+
+
+class _Interrupt(Exception):
+    pass
+
+
+def test_an_interrupted_run_resumes_to_the_same_bytes(clean, tmp_path):
+    out = tmp_path / "ds"
+
+    def stop(fleet, st):
+        if st.shard == 1 and st.seq == 27:
+            raise _Interrupt()
+
+    with pytest.raises(_Interrupt):
+        collect(_cfg(), out, progress=False, on_step=stop)
+    files, m = _files(out)
+    assert m["status"] == "running" and 2 <= len(files) < 6
+    assert verify(out) == []                     # a partial run is consistent as far as it goes
+    res = collect(_cfg(), out, progress=False)
+    assert res.manifest["status"] == "complete"
+    assert _bytes(out) == _bytes(clean) and verify(out) == []
+    with pytest.raises(CollectError, match="already holds this complete dataset"):
+        collect(_cfg(), out, progress=False)
+
+
+def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):
+    base = ["collect", "--env", ENV_ID, "--shards", "1", "--worlds-per-shard", "1", "--steps", "5", "--policy", "builtin",
+            "--no-progress"]
+
+    def run(*extra, out=None):
+        code = cli_main(base[:1] + [a for a in base[1:]] + ["--out", str(out or tmp_path / "new")] + list(extra))
+        return code, capsys.readouterr().err
+
+    code, err = run()
+    assert code == 0
+    assert (tmp_path / "new" / "manifest.json").exists()
+    cases = [
+        ((["--env", "paddock/nope-v0"]), "unknown environment 'paddock/nope-v0'"),
+        ((["--shards", "0"]), "--shards: got 0"),
+        ((["--worlds-per-shard", "-2"]), "--worlds-per-shard: got -2"),
+        ((["--steps", "0"]), "--steps: got 0"),
+        ((["--policy", "nosuchmodule:act"]), "--policy: cannot load"),
+    ]
+    for extra, message in cases:
+        argv = list(base)
+        for flag, value in zip(extra[::2], extra[1::2]):
+            argv[argv.index(flag) + 1] = value
+        code = cli_main(argv + ["--out", str(tmp_path / "never")])
+        err = capsys.readouterr().err
+        assert code == 2 and message in err, (extra, err)
+        assert not (tmp_path / "never").exists()
+    # --out: a directory with other content, another config's run, an unwritable place
+    (tmp_path / "busy").mkdir()
+    (tmp_path / "busy" / "notes.txt").write_text("keep me")
+    code, err = run(out=tmp_path / "busy")
+    assert code == 2 and "is not empty" in err and (tmp_path / "busy" / "notes.txt").read_text() == "keep me"
+    code = cli_main([a if a != "5" else "6" for a in base] + ["--out", str(tmp_path / "new")])
+    assert code == 2 and "another config" in capsys.readouterr().err
+    (tmp_path / "afile").write_text("")
+    code, err = run(out=tmp_path / "afile" / "ds")
+    assert code == 2 and "cannot write" in err
+    (tmp_path / "afile").write_text("")
+    code, err = run(out=tmp_path / "afile")
+    assert code == 2 and "not a directory" in err
+
+
+def test_unreachable_address_is_refused_before_any_work(tmp_path):
+    import subprocess
+    import sys
+    from paddock_ma.distributed.collect import check_address
+    with pytest.raises(CollectError, match="expected auto, local or HOST:PORT"):
+        check_address("nowhere")
+    out = tmp_path / "x"
+    proc = subprocess.run([sys.executable, "-m", "paddock_ma.cli", "collect", "--env", ENV_ID, "--shards", "1",
+                           "--worlds-per-shard", "1", "--steps", "5", "--out", str(out), "--address", "127.0.0.1:9"],
+                          capture_output=True, text=True, timeout=120, env=dict(os.environ, RAY_ADDRESS=""))
+    assert proc.returncode == 2, proc.stderr
+    assert "--address: cannot reach 127.0.0.1:9" in proc.stderr and "--address local" in proc.stderr
+    assert not out.exists()
+
+
+def test_verify_names_the_first_problem(clean, tmp_path):
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(clean, bad)
+    path = sorted((bad / "data").glob("*.parquet"))[0]
+    t = pq.read_table(path)
+    # a duplicated transition, with the manifest updated so the hashes and counts agree
+    pq.write_table(pa.concat_tables([t, t.slice(5, 1)]), path)
+    m = json.loads((bad / "manifest.json").read_text())
+    import hashlib
+    for f in m["files"]:
+        if f["path"] == f"data/{path.name}":
+            f["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            f["rows"] += 1
+    (bad / "manifest.json").write_text(json.dumps(m))
+    problems = verify(bad)
+    assert problems and problems[0].startswith("duplicate transition"), problems
+    assert cli_main(["verify", str(bad)]) == 1
+    # a lost transition
+    pq.write_table(t.slice(1), path)
+    for f in m["files"]:
+        if f["path"] == f"data/{path.name}":
+            f["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+            f["rows"] = t.num_rows - 1
+    (bad / "manifest.json").write_text(json.dumps(m))
+    assert verify(bad)[0].startswith("gap:"), verify(bad)
+    # a file changed behind the manifest's back
+    path.write_bytes(path.read_bytes()[:-10])
+    assert "SHA-256" in verify(bad)[0]
+    assert cli_main(["verify", str(clean)]) == 0
