@@ -93,3 +93,11 @@ def test_every_shard_failing_raises_fleet_error_within_twice_the_deadline(ray_lo
     fleet.shutdown()
     assert elapsed <= 2 * deadline + 1.5, f"FleetError {elapsed:.1f} s after the last step (deadline {deadline} s)"
     assert "2 x deadline_s" in str(err.value) and err.value.events
+
+
+def test_failure_types_include_errors_that_are_not_ray_actor_errors():
+    import ray.exceptions as E
+    from paddock_ma.distributed.fleet import _failure_types
+    assert not issubclass(E.ActorUnschedulableError, E.RayActorError)
+    assert E.ActorUnschedulableError in _failure_types() and E.RayActorError in _failure_types()
+    assert not any(issubclass(E.RayTaskError, t) for t in _failure_types())   # a bug in a call is not retried
