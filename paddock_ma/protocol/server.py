@@ -3,9 +3,10 @@
 ``serve(dispatcher, stdin, stdout)`` reads stdin in bounded chunks (never a whole unbounded line),
 splits it at ``\\n`` (a ``\\r`` before it is dropped), and answers each non-blank line with the line
 ``dispatcher.handle_line`` returns, in order, flushed one by one; pipelined requests need no waiting.
-A line longer than ``max_line_bytes`` (newline excluded) is answered once with ``line_too_long`` (id
-null) as soon as the cap is passed; the rest of it is discarded up to the next newline, and the line
-after it is served normally. Blank lines (only spaces, tabs, ``\\r``) get no reply.
+A line longer than ``max_line_bytes`` (newline excluded) is not kept: past the cap its bytes are only
+counted, and at its newline it gets one ``line_too_long`` reply (id null), the very bytes the in-process
+dispatcher answers that line with; the line after it is served normally. Blank lines (only spaces,
+tabs, ``\\r``) get no reply.
 
 The worker ends with exit code 0 on end of input (the client closed stdin or died), on SIGTERM or
 SIGINT (after finishing the reply it is writing, if any), and when stdout's reader has gone away.
@@ -97,10 +98,13 @@ def _reply_to(dispatcher, line: bytes) -> bytes:
             return _fallback_error(message)
 
 
-def _too_long_reply(dispatcher, cap: int) -> bytes:
-    message = (f"request: the line is over the cap of {cap} bytes; it was discarded up to its newline. Send "
-               "smaller messages (fewer worlds per request, the f32-base64 encoding) or start the worker with "
-               "a larger --max-line-bytes")
+def _too_long_reply(dispatcher, size: int, cap: int) -> bytes:
+    """The ``line_too_long`` reply to a line of ``size`` bytes, worded as ``codec.decode`` words it, so
+    a line the worker discarded gets the bytes the in-process dispatcher answers it with (the tests
+    compare the two)."""
+    message = (f"request: {size} bytes is over the line cap of {cap} bytes; send smaller messages (fewer "
+               "worlds per batched request, the f32-base64 encoding) or start the worker with a larger "
+               "--max-line-bytes")
     try:
         return dispatcher.error_line("line_too_long", message, "request")
     except Exception:
@@ -143,11 +147,17 @@ def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
         if is_blank(line):
             return True
         if len(line) > max_line_bytes:
-            return send(_too_long_reply(dispatcher, max_line_bytes))
+            return send(_too_long_reply(dispatcher, len(line), max_line_bytes))
         return send(_reply_to(dispatcher, line))
 
+    def answer_discarded() -> bool:
+        """Reply to the overlong line whose bytes were counted, not kept (a last '\r' not counted)."""
+        return send(_too_long_reply(dispatcher, discarded - ends_with_cr, max_line_bytes))
+
     partial = bytearray()       # the current line's bytes so far (at most max_line_bytes + 1: a '\r')
-    discarding = False          # inside an overlong line that was answered already
+    discarding = False          # inside an overlong line: its bytes are counted, not kept
+    discarded = 0               # the overlong line's size so far
+    ends_with_cr = False        # whether its last byte so far is '\r'
     try:
         while True:
             signals.busy = False            # a stop signal may interrupt the read ...
@@ -164,24 +174,30 @@ def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
             while start < len(chunk):
                 newline = chunk.find(b"\n", start)
                 end = len(chunk) if newline < 0 else newline
-                if not discarding:
+                if discarding:
+                    discarded += end - start
+                    if end > start:
+                        ends_with_cr = chunk[end - 1] == 13
+                else:
                     partial += chunk[start:end]
                     if len(partial) > max_line_bytes + 1:       # +1: room for a '\r' before the '\n'
+                        discarding, discarded, ends_with_cr = True, len(partial), partial[-1] == 13
                         partial.clear()
-                        discarding = True
-                        if not send(_too_long_reply(dispatcher, max_line_bytes)) or signals.pending:
-                            return 0
                 if newline < 0:
                     break
                 start = newline + 1
                 if discarding:
                     discarding = False
+                    if not answer_discarded() or signals.pending:
+                        return 0
                     continue
                 line = bytes(partial)
                 partial.clear()
                 if not answer(line) or signals.pending:
                     return 0
-        if partial and not discarding:      # a last line without its newline
+        if discarding:                      # a last line without its newline
+            answer_discarded()
+        elif partial:
             answer(bytes(partial))
         return 0
     except _Stop:
