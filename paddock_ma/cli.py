@@ -57,6 +57,12 @@ def _cmd_demo(args) -> int:
 def _cmd_bench(args) -> int:
     from . import bench
 
+    if args.protocol:
+        from . import bench_protocol
+
+        report = bench_protocol.run(seconds=args.seconds, worlds=int(args.env_worlds.split(",")[0]))
+        print(bench.main_json(report) if args.json else bench_protocol.format_report(report))
+        return 0
     worlds = tuple(int(w) for w in args.worlds.split(","))
     env_worlds = tuple(int(w) for w in args.env_worlds.split(","))
     report = bench.run(worlds=worlds, env_worlds=env_worlds, seconds=args.seconds, with_start=not args.no_start,
@@ -106,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--no-start", action="store_true", help="skip the compile/start-up measurement")
     bench.add_argument("--ray-floor", action="store_true",
                        help="also BatchEnv with every ray across the track (the march's cheapest rays) and with no rays")
+    bench.add_argument("--protocol", action="store_true",
+                       help="only the worker protocol: in process against JSON and a paddock-ma serve worker")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_cmd_bench)
 
