@@ -328,8 +328,8 @@ def main(argv=None) -> int:
             cluster = LocalCluster(args.workers, args.base_port, args.head_cpus, args.worker_cpus,
                                    args.object_store_mb, args.state_dir, args.dashboard).start()
             print(json.dumps(cluster.status(), indent=2))
-            print(f"\nconnect: ray.init(address={cluster.address!r})  or  paddock-ma collect --address {cluster.address} ...",
-                  file=sys.stderr)
+            print(f"\nconnect: ray.init(address={cluster.address!r}), or export RAY_ADDRESS={cluster.address} and "
+                  "run paddock-ma collect --address auto ...", file=sys.stderr)
         elif args.command == "status":
             print(json.dumps(LocalCluster.load(args.state_dir).status(), indent=2))
         else:
