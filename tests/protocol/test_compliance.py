@@ -26,23 +26,21 @@ CASES = [("paddock/gp-v0", 1), ("paddock/oval-batch-v0", 3)]
 # The refusals the script provokes on every environment (episode_ended: the short-episode section).
 EXPECTED_CODES = {"bad_json", "invalid_request", "invalid_action", "invalid_config", "unknown_driver",
                   "episode_ended", "not_reset", "snapshot_rejected", "unknown_type", "version_mismatch"}
-KNOWN_INTERNAL = ("Dispatcher._one_world_result packs the vectors of the cached latest result in place, so a "
-                  "getObservation after a step sent with encoding f32-base64 replies with packed vectors (even "
-                  "in JSON) or, asked for f32-base64 itself, fails with an internal error")
 
 
-def assert_compliant(send_lines, env_id: str, num_worlds: int) -> compliance.ComplianceReport:
-    """The compliance suite against ``send_lines`` (a fresh worker of ``env_id`` with ``num_worlds`` worlds).
-
-    Internal errors are tolerated here (they are byte-identical across transports too) while the known
-    dispatcher bug stands; ``test_no_internal_errors`` tracks it.
+def assert_compliant(send_lines, env_id: str, num_worlds: int, *, oversized_line: bool = True
+                     ) -> compliance.ComplianceReport:
+    """The compliance suite against ``send_lines`` (a fresh worker of ``env_id`` with ``num_worlds`` worlds
+    and the default caps): byte-identical replies, no ``internal`` reply, every expected refusal reached.
+    ``oversized_line`` also sends one line over the 1 MiB cap (a transport with another cap passes False).
     """
-    report = check_transport(send_lines, env_id, num_worlds, allow_internal=True)
+    report = check_transport(send_lines, env_id, num_worlds, oversized_line=oversized_line)
     assert report.requests >= compliance.MIN_SCRIPT_LINES
     assert report.ok >= 150, report.summary()
     missing = EXPECTED_CODES - set(report.codes)
     assert not missing, f"the script never provoked {sorted(missing)}: {report.summary()}"
-    assert set(report.codes) - {"internal"} <= EXPECTED_CODES, report.summary()
+    assert set(report.codes) <= EXPECTED_CODES | ({"line_too_long"} if oversized_line else set()), report.summary()
+    assert report.codes["line_too_long"] == (1 if oversized_line else 0), report.summary()
     assert compliance.replay_spans(report.script), "the script has no snapshot/restore replay"
     return report
 
@@ -93,13 +91,13 @@ def test_a_deviating_transport_is_named():
         return replies
 
     with pytest.raises(ComplianceError, match=r"request 40 .*\n  reference: .*\n  transport: "):
-        check_transport(altered, env_id, allow_internal=True)
+        check_transport(altered, env_id)
 
     def lossy(lines, d=Dispatcher(config, env_id=env_id)):
         return dispatcher_transport(d)(lines)[:-1]
 
     with pytest.raises(ComplianceError, match="replies to"):
-        check_transport(lossy, env_id, allow_internal=True)
+        check_transport(lossy, env_id)
 
 
 def test_snapshot_placeholder_is_filled_from_the_transports_own_reply():
@@ -121,22 +119,26 @@ def test_snapshot_placeholder_is_filled_from_the_transports_own_reply():
     assert sent[2][0] == b'{"id":4,"type":"restore","snapshot":"QUFD"}'      # "ABC" tampered to "AAC"
 
 
-@pytest.mark.xfail(strict=True, raises=ComplianceError, reason=KNOWN_INTERNAL)
-@pytest.mark.parametrize("env_id,num_worlds", CASES[:1])
-def test_no_internal_errors(env_id, num_worlds):
-    """No request of the script is answered with ``internal`` (a bug by definition). In process only: the
-    NDJSON worker gives the same bytes (test above)."""
-    config = env_config(env_id)
-    check_transport(dispatcher_transport(Dispatcher(config, num_worlds=num_worlds, env_id=env_id)), env_id,
-                    num_worlds)
+def test_internal_replies_fail_the_check(monkeypatch):
+    """A worker answering with ``internal`` (a bug by definition) fails the check, even when every
+    transport gives the same bytes, unless allowed; the report lists those requests either way."""
+    env_id = "paddock/gp-v0"
+
+    def broken_destroy(self, message):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(Dispatcher, "_destroy", broken_destroy)
+    transport = dispatcher_transport(Dispatcher(env_config(env_id), env_id=env_id))
+    with pytest.raises(ComplianceError, match="code internal"):
+        check_transport(transport, env_id)
+    transport = dispatcher_transport(Dispatcher(env_config(env_id), env_id=env_id))
+    report = check_transport(transport, env_id, allow_internal=True)
+    assert report.internal and all(b'"type":"destroy"' in line for line, _ in report.internal)
 
 
-@pytest.mark.xfail(strict=True, reason="line_too_long is worded differently by the NDJSON worker (server.py "
-                   "'the line is over the cap of N bytes; it was discarded up to its newline...') and by the "
-                   "dispatcher (codec.decode 'M bytes is over the line cap of N bytes...'), so the replies are "
-                   "not byte-identical across transports")
 def test_oversized_line_reply_is_byte_identical():
-    """A line over the cap gets the same ``line_too_long`` reply in process and over NDJSON."""
+    """A line over a small cap gets the same ``line_too_long`` reply in process and over NDJSON (regression:
+    the worker once worded it differently), and the next line is served."""
     env_id, cap = "paddock/gp-v0", 256
     lines = [b'{"id":1,"type":"hello","client":"' + b"x" * cap + b'"}', b'{"id":2,"type":"getActionSpec"}']
     reference = Dispatcher(env_config(env_id), env_id=env_id, limits=Limits(max_line_bytes=cap))

@@ -17,8 +17,8 @@ Each request gets exactly one reply line, ``ok`` false, a code from ``ERROR_CODE
 worker as it was: the engine's state checksums, the engine object and the worker's default seed.
 
 ``test_worker_survives_malformed_lines`` pipes a few thousand such lines into one ``paddock-ma serve``
-worker: one error reply per line (byte-identical to the in-process dispatcher's but for the wording of
-``line_too_long``), the same snapshot before and after, a valid request still answered, exit 0 on EOF.
+worker: one error reply per line, byte-identical to the in-process dispatcher's, the same snapshot before
+and after, a valid request still answered, exit 0 on EOF.
 
 ``EpisodeBookkeeping`` is a stateful test (``RuleBasedStateMachine``) of resets, steps, resetDrivers,
 getState, snapshot/restore and bad requests against a model of the per-driver episode bookkeeping.
@@ -65,13 +65,6 @@ PLACEMENT_FIELDS = ("distanceMeters", "offsetMeters", "speedKph", "headingErrorR
 FUZZ = settings(deadline=None, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
-# Known dispatcher bug (see the xfail test below): a reset refused for its world index has already
-# changed the worker (its default seed; with config keys, the whole engine). Until it is fixed the
-# generator leaves out resets with a bad ``env``; the xfail test reproduces it.
-RESET_ENV_BUG = True
-# Known bug: PaddockEnv.reset_drivers takes ``observation_scope or <config default>``, so a falsy wrong
-# value ([], "", 0, false, {}) of resultOptions.observationScope passes. Left out until fixed.
-FALSY_SCOPE_BUG = True
 
 # ------------------------------------------------------------------------------------------------
 # Strategies
@@ -190,8 +183,7 @@ def _invalid_field(draw, message):
     batched = message.get("envs") == "all"
     choices = []
     if kind in ("reset", "step", "resetDrivers", "getObservation", "getState"):
-        if not (kind == "reset" and RESET_ENV_BUG):
-            choices.append("env")
+        choices.append("env")
         choices.append("env and envs")
     if kind in ("reset", "step", "resetDrivers"):
         choices += ["envs", "encoding"]
@@ -200,8 +192,9 @@ def _invalid_field(draw, message):
     if kind == "reset":
         choices += ["options", "seed"]
     if kind == "step":
-        choices += ["actions"] if batched else ["actions", "missing driver", "unknown driver", "driver action",
-                                               "missing control", "control type", "extra control"]
+        choices += ["actions", "list action"] if batched else ["actions", "missing driver", "unknown driver",
+                                                              "driver action", "missing control", "control type",
+                                                              "extra control"]
     if kind == "resetDrivers":
         choices += ["placements"] if batched else ["placements", "unknown placement driver", "placement",
                                                   "placement field", "result options"]
@@ -237,6 +230,12 @@ def _invalid_field(draw, message):
                                             st.just(pack_f32(np.zeros((WORLDS, 1, 3), np.float32)))))
         if message["actions"] is None:
             del message["actions"]
+    elif choice == "list action":           # the [worlds][drivers][3] number form, one entry not a number
+        rows = [[[a["steering"], a["throttle"], a["brake"]] for a in entry.values()] for entry in message["actions"]]
+        w, k, c = (draw(st.integers(0, len(rows) - 1)), draw(st.integers(0, len(DRIVERS) - 1)),
+                   draw(st.integers(0, 2)))
+        rows[w][k][c] = draw(NOT_A_NUMBER.filter(lambda v: v is not None))
+        message["actions"] = rows
     elif choice == "missing driver":
         del message["actions"][d]
     elif choice == "unknown driver":
@@ -266,8 +265,7 @@ def _invalid_field(draw, message):
     elif choice == "result options":
         message["resultOptions"] = draw(st.one_of(
             NOT_NULL_NOR_OBJECT,
-            st.fixed_dictionaries({"observationScope": JSON_VALUES.filter(      # falsy: known bug, see below
-                lambda v: v not in ("all", "reset", None) and (bool(v) or not FALSY_SCOPE_BUG))}),
+            st.fixed_dictionaries({"observationScope": JSON_VALUES.filter(lambda v: v not in ("all", "reset", None))}),
             st.fixed_dictionaries({"stateOutput": JSON_VALUES.filter(lambda v: v not in ("full", "minimal", "none",
                                                                                             None))}),
             st.dictionaries(st.text(min_size=1, max_size=10).filter(
@@ -492,11 +490,10 @@ def test_fuzzed_dispatcher_still_steps_like_a_fresh_one(fuzz_dispatcher):
 
 
 # ------------------------------------------------------------------------------------------------
-# Known bugs, reproduced (strict xfail: they fail the suite once fixed, to re-enable the generators)
+# Regressions: bugs the fuzzing found (fixed in 7d3ac72), kept as plain examples
 # ------------------------------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="Dispatcher._reset sets the default seed (and, with config keys, "
-                   "rebuilds the engine) before it checks the env index, so a refused reset changes the worker")
 def test_refused_reset_with_a_bad_world_changes_nothing():
+    """A reset refused for its world index leaves the default seed and the engine (config keys) alone."""
     d = _fuzz_dispatcher()
     unchanged = _Unchanged(d)
     for message in ({"id": 1, "type": "reset", "env": WORLDS, "options": {"seed": 99}},
@@ -506,10 +503,8 @@ def test_refused_reset_with_a_bad_world_changes_nothing():
         unchanged.check(line)
 
 
-@pytest.mark.xfail(strict=True, reason="Dispatcher._batched_actions converts nested action lists with "
-                   "np.array(dtype=float64), so strings such as \"1\" and booleans pass as numbers in the batched "
-                   "form while the one-world form refuses them")
 def test_batched_list_actions_refuse_strings_and_booleans():
+    """The batched number-list form refuses strings and booleans as the one-world form does."""
     d = _fuzz_dispatcher()
     for bad in ("0.5", True):
         rows = [[[0.0, 0.5, 0.0] for _ in DRIVERS] for _ in range(WORLDS)]
@@ -518,9 +513,8 @@ def test_batched_list_actions_refuse_strings_and_booleans():
         assert reply["ok"] is False and reply["code"] == "invalid_action", reply
 
 
-@pytest.mark.xfail(strict=True, reason="PaddockEnv.reset_drivers reads `observation_scope or the config's "
-                   "default`, so falsy wrong values of resultOptions.observationScope are accepted")
 def test_reset_drivers_refuses_a_falsy_observation_scope():
+    """A falsy wrong resultOptions.observationScope ([], "", 0, false, {}) is refused, not defaulted."""
     d = _fuzz_dispatcher()
     for bad in ([], "", 0, False, {}):
         reply = json.loads(d.handle_line(encode({"id": 1, "type": "resetDrivers", "placements": {DRIVERS[0]: None},
@@ -552,9 +546,9 @@ def _generated_lines(count: int) -> list:
 
 def test_worker_survives_malformed_lines():
     """A few thousand malformed lines pipelined into one ``paddock-ma serve``: exactly one error reply per
-    line, in order, byte-identical to the in-process dispatcher's (line_too_long: same code, id null;
-    its wording differs, see test_compliance); the state is unchanged (same snapshot), a valid request is
-    still answered, and the worker exits 0 when its input ends."""
+    line, in order, byte-identical to the in-process dispatcher's (overlong lines included); the state is
+    unchanged (same snapshot), a valid request is still answered, and the worker exits 0 when its input
+    ends."""
     lines = _generated_lines(SUBPROCESS_LINES)
     assert len(lines) >= 2_000
     reference = _fuzz_dispatcher()
@@ -574,10 +568,7 @@ def test_worker_survives_malformed_lines():
         for n, (line, got, want) in enumerate(zip(lines, replies, expected)):
             reply = json.loads(got)
             assert reply["ok"] is False and reply["code"] in ERROR_CODES and reply["code"] != "internal", (n, line, got)
-            if reply["code"] == "line_too_long":
-                assert json.loads(want)["code"] == "line_too_long" and reply["id"] is None, (n, line)
-            else:
-                assert got == want, f"line {n} {line[:200]!r}:\n worker {got[:300]!r}\n in-process {want[:300]!r}"
+            assert got == want, f"line {n} {line[:200]!r}:\n worker {got[:300]!r}\n in-process {want[:300]!r}"
         assert worker.pipeline([snapshot])[0] == before
         spec = json.loads(worker.request_line(b'{"id":"last","type":"getActionSpec"}'))
         assert spec["ok"] and spec["id"] == "last" and spec["result"]["controlledDrivers"] == DRIVERS
