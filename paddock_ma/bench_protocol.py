@@ -1,6 +1,7 @@
 """Benchmarks of the worker protocol: what JSON and a process boundary cost against in-process steps.
 
-Workloads (the environment benchmark's cars: ``bench.env_bench_config``, 20 controlled cars a world):
+Workloads (the environment benchmark's cars: ``bench.env_bench_config``, 20 controlled cars a world, driven by a
+lane-keeping controller over their vectors, ``_policy``; cars whose episode ends get ``resetDrivers``):
 
 * one world, PaddockJS-shaped messages (``{driver: {steering, throttle, brake}}`` per step);
 * a batched step of W worlds (``envs: "all"``), vector output and no state, with actions and vectors as
@@ -26,11 +27,21 @@ import numpy as np
 from .bench import _timed, env_bench_config
 
 
-def _action_array(rng, worlds, cars) -> np.ndarray:
-    acts = np.empty((worlds, cars, 3), np.float32)
-    acts[..., 0] = rng.uniform(-0.2, 0.2, (worlds, cars))
-    acts[..., 1] = rng.uniform(0.5, 1.0, (worlds, cars))
-    acts[..., 2] = 0.0
+# Vector entries the benchmark's policy reads (the physical-driver schema's first entries).
+_SPEED, _OFFSET, _HEADING_ERROR = 1, 6, 7
+
+
+def _policy(obs: np.ndarray) -> np.ndarray:
+    """actions float32[W, K, 3] of a lane-keeping controller over observation vectors [W, K, D]: steer
+    against the track offset and heading error, hold about 140 km/h. It drives laps (episodes end now
+    and then, when a car runs wide), as a trained policy would; every path below runs the same one."""
+    offset = obs[..., _OFFSET]
+    heading = obs[..., _HEADING_ERROR] * np.pi
+    speed = obs[..., _SPEED] * 120.0
+    acts = np.zeros(obs.shape[:2] + (3,), np.float32)
+    acts[..., 0] = np.clip(-0.1 * offset - heading, -1.0, 1.0)
+    acts[..., 1] = np.where(speed < 40.0, 0.8, 0.0)
+    acts[..., 2] = np.where(speed > 48.0, 0.3, 0.0)
     return acts
 
 
@@ -51,9 +62,16 @@ class _Trainer:
         self.lap = lap_meters
         self.ids = [f"car-{i:02d}" for i in range(cars)]
         self.running = np.ones((worlds, cars), bool)
+        self.obs = np.zeros((worlds, cars, 1), np.float32)
         self._send({"type": "reset", "envs": "all", "options": {"seed": 1}} if self.batched
                    else {"type": "reset", "options": {"seed": 1}})
         self._reset_drivers(np.ones((worlds, cars), bool))
+
+    def _vectors(self, packed_or_lists) -> np.ndarray:
+        if self.encoding == "f32-base64":
+            shape = packed_or_lists["shape"]
+            return np.frombuffer(base64.b64decode(packed_or_lists["f32"]), "<f4").reshape(shape)
+        return np.asarray(packed_or_lists, np.float32)
 
     def _send(self, msg: dict) -> dict:
         doc = json.loads(self.call(_line(msg)))
@@ -71,27 +89,40 @@ class _Trainer:
                    "resultOptions": {"observationScope": "reset"}}
             if self.encoding != "json":
                 msg["encoding"] = self.encoding
-            self._send(msg)
+            result = self._send(msg)
+            if self.obs.shape[2] == 1:
+                self.obs = np.zeros((self.worlds, self.cars, len(self._vectors(result["observation"]["vectors"])[0])),
+                                    np.float32)
+            rows = np.zeros((self.worlds, self.cars), bool)
+            rows[worlds] = np.asarray(result["resetMask"], bool)
+            self.obs[rows] = self._vectors(result["observation"]["vectors"])
         else:
-            self._send({"type": "resetDrivers", "placements": placements[0],
-                        "resultOptions": {"observationScope": "reset", "stateOutput": "none"}})
+            result = self._send({"type": "resetDrivers", "placements": placements[0],
+                                 "resultOptions": {"observationScope": "reset", "stateOutput": "none"}})
+            for d, o in result["observation"].items():
+                vector = np.asarray(o["vector"], np.float32)
+                if self.obs.shape[2] == 1:
+                    self.obs = np.zeros((1, self.cars, len(vector)), np.float32)
+                self.obs[0, self.ids.index(d)] = vector
         self.running |= mask
 
     def step(self) -> None:
-        acts = _action_array(self.rng, self.worlds, self.cars)
+        acts = _policy(self.obs)
         if not self.batched:
             result = self._send({"type": "step", "actions": {
-                d: {"steering": float(a[0]), "throttle": float(a[1]), "brake": float(a[2])}
+                d: {"steering": a[0], "throttle": a[1], "brake": a[2]}
                 for d, a, live in zip(self.ids, acts[0].tolist(), self.running[0]) if live}})
+            for d, o in result["observation"].items():
+                self.obs[0, self.ids.index(d)] = o["vector"]
             ended = np.array([[info["terminated"] or info["truncated"] for info in result["info"]["drivers"].values()]])
         elif self.encoding == "f32-base64":
             result = self._send({"type": "step", "envs": "all", "encoding": self.encoding, "actions": {
                 "f32": base64.b64encode(acts.astype("<f4").tobytes()).decode(), "shape": list(acts.shape)}})
-            np.frombuffer(base64.b64decode(result["observation"]["vectors"]["f32"]), "<f4")
+            self.obs = self._vectors(result["observation"]["vectors"]).copy()
             ended = np.array(result["terminated"]) | np.array(result["truncated"])
         else:
             result = self._send({"type": "step", "envs": "all", "actions": acts.astype(np.float64).tolist()})
-            np.asarray(result["observation"]["vectors"], np.float32)
+            self.obs = self._vectors(result["observation"]["vectors"])
             ended = np.array(result["terminated"]) | np.array(result["truncated"])
         self.running &= ~ended
         if ended.any():
@@ -135,12 +166,16 @@ def bench_in_process(worlds: int, cars: int, seconds: float) -> dict:
 
     env.reset(seed=1)
     reset_drivers(np.ones((worlds, cars), bool))
+    obs = env.latest_obs.copy()
 
     def one():
-        result = env.step(_action_array(rng, worlds, cars))
+        nonlocal obs
+        result = env.step(_policy(obs))
+        obs = result.obs.copy()
         ended = result.terminated | result.truncated
         if ended.any():
             reset_drivers(ended)
+            obs[ended] = env.latest_obs[ended]
 
     for _ in range(20):
         one()
