@@ -86,13 +86,14 @@ class ShardCore:
     ``grid``, ``scenario``). start_placement: after ``reset``, every controlled car is placed once with
     this policy from its world's own draws (so worlds are not copies of one another; its episode ids
     then start at 1), or None to keep the scenario's grid.
+    env_id: the catalogue id the JSON path's ``hello`` names (optional).
     Test-only fault hooks: ``hang_at_seq`` (sleep for ever when asked to step to that seq),
     ``crash_at_seq`` (the process exits at once), ``fail_on_start`` (the constructor raises).
     """
 
     def __init__(self, config: dict, world_offset: int, num_worlds: int, *, reset_placement: str = "random",
                  start_placement: str | None = "random", hang_at_seq: int | None = None,
-                 crash_at_seq: int | None = None, fail_on_start: bool = False):
+                 crash_at_seq: int | None = None, fail_on_start: bool = False, env_id: str | None = None):
         _pin_threads()
         if fail_on_start:
             raise ShardError("fail_on_start: the test hook made this shard fail to start")
@@ -111,6 +112,7 @@ class ShardCore:
         self.seed: int | None = None
         self._slots = np.asarray(self.env.slots, np.int64)
         self._dispatcher = None
+        self.env_id = env_id
         self._builtin = np.zeros((num_worlds, len(self.env.controlled), 3), np.float32)
 
     # -- identity ----------------------------------------------------------------------------------
@@ -214,7 +216,7 @@ class ShardCore:
     def _protocol(self):
         if self._dispatcher is None:
             from ..protocol.messages import Dispatcher
-            self._dispatcher = Dispatcher(self.config_dict, num_worlds=self.num_worlds)
+            self._dispatcher = Dispatcher(self.config_dict, num_worlds=self.num_worlds, env_id=self.env_id)
         return self._dispatcher
 
     def handle(self, message) -> dict:

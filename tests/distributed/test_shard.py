@@ -85,3 +85,21 @@ def test_shard_actor_array_path_and_json_path(ray_local, env_config):
     bad = json.loads(ray.get(shard.handle_line.remote(b'{"id": 4, "type": "step", "actions": [NaN]}')))
     assert bad["ok"] is False and bad["code"] == "bad_json"
     ray.kill(shard)
+
+
+@pytest.mark.ray
+@pytest.mark.parametrize("env_id,worlds", [("paddock/gp-v0", 1), ("paddock/oval-batch-v0", 3)])
+def test_the_protocol_compliance_suite_passes_against_a_shard(ray_local, env_id, worlds):
+    """The JSON path of a shard answers the compliance script byte for byte like the in-process Dispatcher."""
+    from paddock_ma.distributed.collect import resolve_env
+    from paddock_ma.protocol.compliance import check_transport
+
+    ray = ray_local
+    shard = EnvShard.remote(resolve_env(env_id), 0, worlds, env_id=env_id)
+
+    def send_lines(lines):
+        return ray.get([shard.handle_line.remote(line) for line in lines])    # one actor: calls run in order
+
+    report = check_transport(send_lines, env_id, worlds)
+    assert report.ok >= 150 and not report.internal, report.summary()
+    ray.kill(shard)
