@@ -23,8 +23,10 @@ A ``restore`` needs the text of an earlier ``snapshot`` reply, which a script wr
 hold. The script therefore holds a placeholder, the JSON string ``SNAPSHOT_REF`` (or
 ``TAMPERED_SNAPSHOT_REF``), and ``run_script`` sends the script in segments: everything up to a line
 with a placeholder is sent in one ``send_lines`` call (pipelined), then the placeholder is replaced by
-the ``snapshot`` text of the latest successful ``snapshot`` reply of that same transport (or by that text
-with one character changed: a tampered snapshot, which must be refused with ``snapshot_rejected``).
+the ``snapshot`` text of the latest successful ``snapshot`` reply of that same transport (or by a
+tampered copy of it, ``tamper_snapshot``, which must be refused with ``snapshot_rejected``). The requests
+between that snapshot and the restore are sent again after it, with the same ids: their replies must be
+byte-identical to the first time (``replay_spans``).
 """
 
 from __future__ import annotations
@@ -251,7 +253,7 @@ def compliance_script(action_spec: dict, num_worlds: int, seed: int = 0, *,
     s.add("getObservation")
     s.add("step", actions=s.actions())
     s.add("hello")
-    if len(s.lines) < MIN_SCRIPT_LINES:                 # pad with steps (cannot happen with the loop above)
+    if len(s.lines) < MIN_SCRIPT_LINES:                 # a guard for later edits of the sections above
         raise AssertionError(f"the compliance script has only {len(s.lines)} lines")
     return s.lines
 
@@ -695,7 +697,7 @@ def first_difference(lines: Sequence[bytes], expected: Sequence[bytes], got: Seq
 
 
 def check_transport(send_lines: SendLines, config_or_env_id, num_worlds: int = 1, *, seed: int = 0,
-                    limits: Limits = Limits(), oversized_line: bool = False,
+                    limits: Limits = Limits(), oversized_line: bool = True,
                     allow_internal: bool = False) -> ComplianceReport:
     """Run the compliance script against a fresh in-process ``Dispatcher`` and against ``send_lines``.
 
@@ -703,7 +705,8 @@ def check_transport(send_lines: SendLines, config_or_env_id, num_worlds: int = 1
         environment the transport's worker hosts (an env id is also the ``envId`` hello names).
     send_lines: the transport (see the module docstring): a fresh worker of ``num_worlds`` worlds whose
         caps are ``limits`` (the default caps unless the worker was started with others).
-    oversized_line: also send a line over ``limits.max_line_bytes`` (see ``compliance_script``).
+    oversized_line: also send a line over ``limits.max_line_bytes`` (see ``compliance_script``); pass
+        False for a transport that cannot carry a line of that size.
     allow_internal: accept replies with the code ``internal`` (a bug of the worker by definition); they
         are listed in the report's ``internal`` either way.
 
