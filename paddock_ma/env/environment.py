@@ -185,7 +185,7 @@ class PaddockEnv:
                                "observation_scope")
         if state_output is not None and state_output not in STATE_OUTPUTS:
             raise PaddockError(INVALID_REQUEST, f"state_output: got {state_output!r}; expected one of "
-                               f"{STATE_OUTPUTS}", "state_output")
+                               f"{', '.join(STATE_OUTPUTS)}", "state_output")
         parsed = parse_placements(placements, {d: k for k, d in enumerate(self.controlled)})
         batch = self.batch
         mask = np.zeros((batch.num_worlds, len(self.controlled)), bool)
@@ -214,7 +214,7 @@ class PaddockEnv:
     def get_state(self, output: str = "full") -> dict | None:
         self._require_reset()
         if output not in STATE_OUTPUTS:
-            raise PaddockError(INVALID_REQUEST, f"output: got {output!r}; expected one of {STATE_OUTPUTS}", "output")
+            raise PaddockError(INVALID_REQUEST, f"output: got {output!r}; expected one of {', '.join(STATE_OUTPUTS)}", "output")
         return self._state(output)
 
     def snapshot(self) -> dict:

@@ -41,7 +41,8 @@ from .batch_results import batch_result, race_flags
 from .codec import (
     ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, PackedF32, WireError, decode, encode, pack_f32, unpack_f32,
 )
-from .wire_names import from_wire, to_wire, wire_field
+from .wire_names import PYTHON_TO_WIRE, to_wire, wire_field, wire_name
+from .wire_names import from_wire as _from_wire
 
 PROTOCOL = "paddock-ma-worker"
 PROTOCOL_VERSION = "1.0"          # major.minor: a client of another major is refused at hello
@@ -64,7 +65,7 @@ _FIELDS = {
     "destroy": set(),
 }
 _STATE_OUTPUTS = ("full", "minimal", "none")
-_VERSION = re.compile(r"^(\d{1,6})\.(\d{1,6})$")
+_VERSION = re.compile(r"([0-9]{1,6})\.([0-9]{1,6})")
 _SNAPSHOT_LIMITS = Limits(max_line_bytes=1 << 30, max_string_chars=1 << 30)
 _NUMBER_TYPES = frozenset({int, float})      # JSON numbers (a boolean is not one)
 
@@ -208,7 +209,7 @@ class Dispatcher:
     def _hello(self, message) -> dict:
         requested = message.get("protocolVersion")
         if requested is not None:
-            match = _VERSION.match(requested) if isinstance(requested, str) else None
+            match = _VERSION.fullmatch(requested) if isinstance(requested, str) else None
             if match is None:
                 raise PaddockError(INVALID_REQUEST, f"protocolVersion: got {_short(requested)}; expected "
                                    "\"MAJOR.MINOR\", e.g. \"1.0\"", "protocolVersion")
@@ -349,6 +350,13 @@ class Dispatcher:
             raise PaddockError(INVALID_REQUEST, f"resultOptions.{key}: unknown option; options: observationScope, "
                                "stateOutput", f"resultOptions.{key}")
         placements = message.get("placements")
+        scope, state_output = options.get("observation_scope"), options.get("state_output")
+        if scope is not None and scope not in ("all", "reset"):
+            raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {_short(scope)}; expected "
+                               "'all' or 'reset'", "resultOptions.observationScope")
+        if state_output is not None and state_output not in _STATE_OUTPUTS:
+            raise PaddockError(INVALID_REQUEST, f"resultOptions.stateOutput: got {_short(state_output)}; expected "
+                               f"one of {', '.join(_STATE_OUTPUTS)}", "resultOptions.stateOutput")
         if envs is None:
             self._check_driver_count(placements, "placements")
             return self._one_world_result(self._world(message).reset_drivers(
@@ -390,7 +398,11 @@ class Dispatcher:
                             reset_scope=scope == "reset")
 
     def _action_spec(self, message) -> dict:
-        return to_wire(self.worlds[0].get_action_spec())
+        spec = to_wire(self.worlds[0].get_action_spec())
+        action = spec.get("action", {})
+        if isinstance(action.get("perDriver"), dict):    # keyed by action field names here, not driver ids
+            action["perDriver"] = {wire_name(k): v for k, v in action["perDriver"].items()}
+        return spec
 
     def _observation_spec(self, message) -> dict:
         spec = self.worlds[0].get_observation_spec()
@@ -417,13 +429,14 @@ class Dispatcher:
                 bad = sorted(extra)[0]
                 raise PaddockError(INVALID_REQUEST, f"{name}.{bad}: unknown option; getState reads "
                                    "stateOptions.output (or its alias resultOptions.stateOutput)", f"{name}.{bad}")
+        field = None
         if "state_output" in result_options:
-            output = result_options["state_output"]
+            output, field = result_options["state_output"], "resultOptions.stateOutput"
         if "output" in state_options:
-            output = state_options["output"]
+            output, field = state_options["output"], "stateOptions.output"
         if output not in _STATE_OUTPUTS:
-            raise PaddockError(INVALID_REQUEST, f"stateOptions.output: got {_short(output)}; expected one of "
-                               f"{', '.join(_STATE_OUTPUTS)}", "stateOptions.output")
+            raise PaddockError(INVALID_REQUEST, f"{field}: got {_short(output)}; expected one of "
+                               f"{', '.join(_STATE_OUTPUTS)}", field)
         return to_wire(self._world(message).get_state(output))
 
     def _snapshot(self, message) -> dict:
@@ -474,13 +487,23 @@ def _error(mid, code, message, field) -> dict:
     return out
 
 
+_SNAKE_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+
+
 def _wire_message(exc: PaddockError) -> str:
-    """The error's message with its field path in wire names."""
+    """The error's message in wire names: its field path, and every Python name of the table in its text
+    (``known keys: controlled_drivers, ...`` reads ``controlledDrivers`` on the wire)."""
+    message = exc.message
     if exc.field:
         wire = wire_field(exc.field)
         if wire != exc.field:
-            return exc.message.replace(exc.field, wire)
-    return exc.message
+            message = message.replace(exc.field, wire)
+    return _SNAKE_NAME.sub(lambda m: PYTHON_TO_WIRE.get(m.group(0), m.group(0)), message)
+
+
+def from_wire(value, parent: str | None = None):
+    """``wire_names.from_wire`` refusing Python spellings: a request speaks wire names only."""
+    return _from_wire(value, parent, strict=True)
 
 
 def _json_kind(value) -> str:

@@ -339,17 +339,29 @@ def array_to_wire(array: np.ndarray) -> list:
     return array.tolist()
 
 
-def from_wire(value, parent: str | None = None):
-    """A request's JSON value with Python key names (data keys and unknown names kept as sent)."""
+def from_wire(value, parent: str | None = None, strict: bool = False):
+    """A request's JSON value with Python key names (data keys and unknown names kept as sent).
+
+    strict: a key spelt the Python way where the wire spelling differs (``pit_intent`` for ``pitIntent``)
+    is refused; config files may use either spelling, messages use the wire's.
+    """
     kind = type(value)
     if kind is dict:
         if parent in REQUEST_DATA_KEYED:
-            return {key: from_wire(item) for key, item in value.items()}
-        return {python_name(key): from_wire(item, python_name(key)) for key, item in value.items()}
+            return {key: from_wire(item, None, strict) for key, item in value.items()}
+        out = {}
+        for key, item in value.items():
+            if strict and key not in WIRE_TO_PYTHON and PYTHON_TO_WIRE.get(key, key) != key:
+                from ..env.errors import INVALID_REQUEST, PaddockError
+                raise PaddockError(INVALID_REQUEST, f"{key}: a Python name; the wire spells it "
+                                   f"{PYTHON_TO_WIRE[key]}", key)
+            name = python_name(key)
+            out[name] = from_wire(item, name, strict)
+        return out
     if kind is list:
         if parent == "channels":
             return [_VALUE_NAMES.get(item, item) if type(item) is str else item for item in value]
-        return [from_wire(item) for item in value]
+        return [from_wire(item, None, strict) for item in value]
     return value
 
 

@@ -360,4 +360,26 @@ def test_a_reset_with_config_options_rebuilds_and_a_one_world_config_change_need
     reply = send(d, {"type": "reset", "envs": "all", "options": {"frameSkip": 2, "seed": 4}})
     assert reply["ok"] and d.config.frame_skip == 2 and reply["result"]["seed"] == [4, 4]
     reply = send(d, {"type": "reset", "envs": "all", "options": {"frameSkp": 2}})
-    assert reply["code"] == "invalid_config" and "frame_skip" in reply["error"]
+    assert reply["code"] == "invalid_config" and "did you mean 'frameSkip'" in reply["error"]
+    assert "controlledDrivers" in reply["error"] and "controlled_drivers" not in reply["error"]
+
+
+def test_requests_speak_wire_names_only_and_errors_name_wire_fields():
+    d = Dispatcher(env_config("paddock/gp-v0"))
+    spec = send(d, {"type": "getActionSpec"})["result"]
+    assert list(spec["action"]["perDriver"]) == ["steering", "throttle", "brake", "pitIntent", "pitCompound"]
+    send(d, {"type": "reset"})
+    reply = send(d, {"type": "step", "actions": {"car-00": {"steering": 0, "throttle": 1, "brake": 0,
+                                                            "pit_intent": 0}}})
+    assert reply["code"] == "invalid_request" and "pitIntent" in reply["error"]
+    reply = send(d, {"type": "step", "actions": {"car-00": {"steering": 0, "throttle": 1, "brake": 0, "gear": 2}}})
+    assert reply["code"] == "invalid_action" and "pitIntent" in reply["error"] and "pit_intent" not in reply["error"]
+    reply = send(d, {"type": "resetDrivers", "placements": {"car-00": {}},
+                     "resultOptions": {"observationScope": "mine"}})
+    assert reply["field"] == "resultOptions.observationScope"
+    reply = send(d, {"type": "resetDrivers", "placements": {"car-00": {}}, "resultOptions": {"stateOutput": "all"}})
+    assert reply["field"] == "resultOptions.stateOutput" and "(" not in reply["error"]
+    reply = send(d, {"type": "getState", "resultOptions": {"stateOutput": "all"}})
+    assert reply["field"] == "resultOptions.stateOutput"
+    for version in ("1.0\n", "1.\u0663", "1", "1.0.0"):
+        assert send(d, {"type": "hello", "protocolVersion": version})["code"] == "invalid_request"
