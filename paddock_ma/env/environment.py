@@ -24,15 +24,13 @@ from .batch_env import COMPOUND_INDEX, BatchEnv
 from .config import EnvConfig
 from .episodes import episode_dicts, metrics_dicts
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
+from .events import race_flags, world_events
 from .observations import object_view
 from .scenarios import parse_placements
 from .state_view import full_state, minimal_state
 
 STATE_OUTPUTS = ("full", "minimal", "none")
 _ACTIVE_STOP = (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING)
-# the per-step counters of ``cars_i`` from which ``_events`` emits per-car events
-_EVENT_COUNTERS = np.array([L.I_CNT_CONTACTS, L.I_CNT_DESTROYED, L.I_CNT_LAPS, L.I_CNT_PIT_ENTRY,
-                            L.I_CNT_PIT_STOP_DONE, L.I_CNT_PIT_EXIT])
 
 
 class RewardCallbackError(PaddockError):
@@ -119,7 +117,7 @@ class PaddockEnv:
         if (validated.pit_intent >= 0).any() or (validated.pit_compound >= 0).any():
             intents, compounds = self._rows(validated.pit_intent, -1), self._rows(validated.pit_compound, -1)
         self._prev_state = self._last
-        before = _race_flags(batch, w)
+        before = race_flags(batch, w)
         batch.step(self._rows(validated.controls, 0.0), pit_intent=intents, pit_compound=compounds,
                    release=self._rows(validated.release, 0),
                    worlds=None if batch.num_worlds == 1 else self._world_selection())
@@ -252,7 +250,7 @@ class PaddockEnv:
         else:
             ids = list(scope)
             ks = [batch.controlled_index[d] for d in ids]
-        events, per_driver_events = _events(batch, w, before)
+        events, per_driver_events = world_events(batch, w, before)
         obs_cfg = cfg.observation
         with_object = obs_cfg.output in ("full", "object")
         with_vector = obs_cfg.output in ("full", "vector")
@@ -297,65 +295,6 @@ class PaddockEnv:
 def _common_reason(reasons):
     reasons = [r for r in reasons if r]
     return reasons[0] if reasons and all(r == reasons[0] for r in reasons) else ("mixed" if reasons else None)
-
-
-def _race_flags(batch, w):
-    """Race-control facts of world ``w`` compared before and after a step to emit transition events."""
-    st = batch.state
-    return {"mode": int(st.world_i[w, L.WI_RACE_MODE]), "race_finished": int(st.world_i[w, L.WI_RACE_FINISHED]),
-            "finished": st.cars_i[w, :, L.I_FINISHED].copy()}
-
-
-def _events(batch, w=0, before=None):
-    """Events of the latest step: (global list, {driver: list}).
-
-    Per-car events come from the step's event counters (collision, destroyed, lap-completed, pit
-    events); race-control transitions (start-lights-out, car-finish, race-finish) from comparing the
-    race flags before and after the step (``before``, None at reset). ``at`` is the step's end time.
-    """
-    st = batch.state
-    ci = st.cars_i[w]
-    t = float(st.world_f[w, L.WF_TIME])
-    ids = batch.driver_ids
-    events, per = [], {}
-
-    def emit(event, drivers):
-        event["at"] = t
-        event["driver_ids"] = list(drivers)
-        events.append(event)
-        for d in drivers:
-            per.setdefault(d, []).append(event)
-
-    for c in np.nonzero((ci[:, _EVENT_COUNTERS] > 0).any(axis=1))[0].tolist():
-        d = ids[c]
-        row = ci[c]
-        if row[L.I_CNT_CONTACTS] > 0:
-            other = int(row[L.I_LAST_CONTACT_WITH])
-            other_id = ids[other] if other >= 0 else None
-            # one event per contact pair, counted for both drivers: emitted from the lower slot, or from
-            # this one when the other car's latest contact in the step was with a third car
-            if other_id is None or c < other or ci[other, L.I_LAST_CONTACT_WITH] != c:
-                emit({"type": "collision", "primary_driver_id": d, "other_driver_id": other_id,
-                      "count": int(row[L.I_CNT_CONTACTS])}, [d] + ([other_id] if other_id else []))
-        if row[L.I_CNT_DESTROYED] > 0:
-            emit({"type": "destroyed"}, [d])
-        if row[L.I_CNT_LAPS] > 0:
-            emit({"type": "lap-completed", "lap_time_seconds": float(st.cars_f[w, c, L.F_LAST_LAP_TIME]),
-                  "completed_laps": int(row[L.I_COMPLETED_LAPS])}, [d])
-        for counter, name in ((L.I_CNT_PIT_ENTRY, "pit-entry"), (L.I_CNT_PIT_STOP_DONE, "pit-stop-complete"),
-                              (L.I_CNT_PIT_EXIT, "pit-exit")):
-            if row[counter] > 0:
-                emit({"type": name}, [d])
-    if before is not None:
-        after = _race_flags(batch, w)
-        if before["mode"] == L.MODE_PRE_START and after["mode"] != L.MODE_PRE_START:
-            emit({"type": "start-lights-out"}, [])
-        for c in np.nonzero((after["finished"] != 0) & (before["finished"] == 0))[0]:
-            emit({"type": "car-finish", "finish_time_seconds": float(st.cars_f[w, c, L.F_FINISH_TIME]),
-                  "rank": int(ci[c, L.I_RANK])}, [ids[c]])
-        if after["race_finished"] and not before["race_finished"]:
-            emit({"type": "race-finish"}, [])
-    return events, per
 
 
 def _deep_merge(base: dict, extra: dict) -> dict:

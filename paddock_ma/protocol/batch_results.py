@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..env.batch_env import BatchEnv
-from ..env.environment import _EVENT_COUNTERS, _events
 from ..env.episodes import METRIC_NAMES
+from ..env.events import EVENT_COUNTERS, world_events
 from ..env.observations import object_view
 from ..sim import layout as L
 from .codec import F32_ENCODING, pack_f32
@@ -95,7 +95,7 @@ def race_flags(engine: BatchEnv, envs: list) -> tuple:
 def _batch_events(engine: BatchEnv, envs: list, rows: np.ndarray, before) -> list:
     """The events of each world of ``envs``; only worlds where a counter or a race flag moved are read."""
     st = engine.state
-    busy = (st.cars_i[rows][:, :, _EVENT_COUNTERS] > 0).any(axis=(1, 2))
+    busy = (st.cars_i[rows][:, :, EVENT_COUNTERS] > 0).any(axis=(1, 2))
     if before is not None:
         mode, finished_race, finished = before
         now = race_flags(engine, envs)
@@ -104,5 +104,5 @@ def _batch_events(engine: BatchEnv, envs: list, rows: np.ndarray, before) -> lis
     for i in np.nonzero(busy)[0].tolist():
         flags = None if before is None else {"mode": int(before[0][i]), "race_finished": int(before[1][i]),
                                              "finished": before[2][i]}
-        out[i] = to_wire(_events(engine, envs[i], flags)[0])
+        out[i] = to_wire(world_events(engine, envs[i], flags)[0])
     return out

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from env_helpers import act, all_act, make_env, slot
+from paddock_ma.env.observations import WHEEL_NAMES, WHEEL_SCHEMA_NAMES
 from paddock_ma.sim import layout as L
 from sense_oracle import (
     check_surface_channel, oracle_lookahead, oracle_radar, oracle_rays, oracle_self,
@@ -69,7 +70,8 @@ def expected_vector(obj, spec_obj, track_length):
         e["self.yawRateRadiansPerSecond"] = s["yaw_rate_radians_per_second"] / math.pi
         e["self.leftBoundaryMeters"] = s["left_boundary_meters"] / 20
         e["self.rightBoundaryMeters"] = s["right_boundary_meters"] / 20
-        for wheel, p in s["contact_patches"].items():
+        assert tuple(s["contact_patches"]) == WHEEL_NAMES
+        for wheel, p in zip(WHEEL_SCHEMA_NAMES, s["contact_patches"].values()):
             e[f"self.contactPatches.{wheel}.surfaceCode"] = p["surface_code"] / (L.N_SURFACES - 1)
             e[f"self.contactPatches.{wheel}.signedOffsetMeters"] = p["signed_offset_meters"]
             e[f"self.contactPatches.{wheel}.crossTrackErrorMeters"] = p["cross_track_error_meters"]

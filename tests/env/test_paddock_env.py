@@ -297,14 +297,14 @@ def test_calls_before_reset_are_errors():
 def test_contact_events_with_three_cars_in_one_step():
     """A car touching two others in one step: one collision event per contact pair, so every involved
     driver's events include its contact (event building from the step's contact counters)."""
-    from paddock_ma.env.environment import _events
+    from paddock_ma.env.events import world_events
     env = make_env(drivers=3, controlled_drivers=["car-00", "car-01", "car-02"])
     env.reset()
     ci = env.batch.state.cars_i[0]
     ci[0, L.I_CNT_CONTACTS], ci[0, L.I_LAST_CONTACT_WITH] = 2, 2   # car-00 hit car-01, then car-02
     ci[1, L.I_CNT_CONTACTS], ci[1, L.I_LAST_CONTACT_WITH] = 1, 0
     ci[2, L.I_CNT_CONTACTS], ci[2, L.I_LAST_CONTACT_WITH] = 1, 0
-    events, per = _events(env.batch)
+    events, per = world_events(env.batch, 0)
     pairs = sorted(tuple(sorted(e["driver_ids"])) for e in events if e["type"] == "collision")
     assert pairs == [("car-00", "car-01"), ("car-00", "car-02")]
     assert {d: len(v) for d, v in per.items()} == {"car-00": 2, "car-01": 1, "car-02": 1}
