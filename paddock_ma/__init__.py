@@ -17,6 +17,8 @@ _EXPORTS = {
     "make": ("paddock_ma.catalog", "make"),
     "list_envs": ("paddock_ma.catalog", "list_envs"),
     "parallel_env": ("paddock_ma.adapters.pettingzoo_env", "parallel_env"),
+    "CarVectorEnv": ("paddock_ma.adapters.vector_env", "CarVectorEnv"),
+    "make_vec": ("paddock_ma.adapters.vector_env", "make_car_vector_env"),
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
@@ -28,3 +30,20 @@ def __getattr__(name):
         module, attr = _EXPORTS[name]
         return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'paddock_ma' has no attribute {name!r}")
+
+
+def _register_with_gymnasium():
+    """``gymnasium.make_vec("paddock/<name>-v<N>", num_envs=N)`` for every catalogued env (the catalogue is
+    JSON; nothing heavy is imported until an env is made)."""
+    try:
+        import gymnasium
+    except ImportError:      # pragma: no cover - gymnasium is a dependency
+        return
+    from .catalog import list_envs
+    for env in list_envs():
+        if env["id"] not in gymnasium.registry:
+            gymnasium.register(id=env["id"], vector_entry_point="paddock_ma.adapters.vector_env:make_car_vector_env",
+                               kwargs={"env_id": env["id"]})
+
+
+_register_with_gymnasium()
