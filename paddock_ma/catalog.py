@@ -40,18 +40,7 @@ def env_config(env_id: str, **overrides) -> EnvConfig:
     if env_id not in manifests:
         raise ConfigError("env_id", f"unknown environment {env_id!r}{suggest(env_id, manifests)}; "
                           f"known: {', '.join(sorted(manifests))}")
-    reward = overrides.pop("reward", None)
-    config = EnvConfig.from_dict(_merge(manifests[env_id]["config"], overrides))
-    if reward is not None:
-        object.__setattr__(config, "reward", reward)
-    return config
-
-
-def _merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
+    return EnvConfig.from_dict(manifests[env_id]["config"]).merged(overrides)
 
 
 def make(env_id: str, num_worlds: int | None = None, **overrides):

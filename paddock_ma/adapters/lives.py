@@ -20,17 +20,16 @@ Nothing here loops over cars in Python except to build the per-agent dicts the A
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..env.episodes import (
-    M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, METRIC_NAMES, EpisodeArrays, episode_dict, metrics_dict,
+    END_DESTROYED, END_REASON_NAMES, M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, METRIC_NAMES, EpisodeArrays,
+    episode_dict, metrics_dict,
 )
 from ..env.errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, ConfigError, PaddockError
 from ..env.scenarios import PLACEMENT_POLICIES
-from ..sim.layout import END_DESTROYED, END_REASON_NAMES
-
-ACTION_LOW = np.array([-1.0, 0.0, 0.0], np.float64)
-ACTION_HIGH = np.array([1.0, 1.0, 1.0], np.float64)
 
 
 # -- example rewards (vectorised: metrics float32[W, K, M] -> float32[W, K]) -------------------------
@@ -90,8 +89,6 @@ class Lives:
         self.world_steps = np.zeros(w, np.int64)
         self.life_progress = np.zeros(self.shape, np.float64)   # legal progress (m) of the current life
         self.life_steps = np.zeros(self.shape, np.int64)         # steps of the current life
-        self.ended = np.zeros(self.shape, bool)
-        self.retired = np.zeros(self.shape, bool)
         self.agents: list[str] = []
         # Running totals over every life that ended since this object was built (across resets):
         # exact per-life statistics for a trainer, independent of how it averages infos.
@@ -122,25 +119,27 @@ class Lives:
         self.world_over[:] = ~self.alive.any(axis=1)
         self.life_progress[:] = 0.0
         self.life_steps[:] = 0
-        self.ended[:] = False
-        self.retired[:] = False
         self.agents = self._live_list()
         return result
 
     # -- actions ----------------------------------------------------------------------------------
     def actions_to_arrays(self, actions, split=None):
-        """Validate a ``{agent: action}`` dict; returns float32[W, K, 3] (and pit arrays via ``split``).
+        """The arrays of a ``{agent: action}`` dict: float64[W, K, 3] (and pit arrays via ``split``).
 
-        Every live agent needs an action; unknown ids, ids that are not alive and actions outside the
-        space raise PaddockError naming the agent; nothing is stepped then. ``split(agent, value)``
-        returns ``(vehicle_action, pit_intent, pit_compound)`` for Dict action spaces.
+        This checks the dict's shape only: unknown ids, ids that are not alive, a missing action for
+        a live agent and a value that is not 3 numbers raise PaddockError naming the agent, and
+        nothing is stepped. The values themselves follow the contract's one action rule, applied by
+        ``BatchEnv.step`` (through ``step`` here): non-finite values are rejected naming the agent,
+        out-of-range values are clamped and the clamped controls reported (``applied_controls``).
+        ``split(agent, value)`` returns ``(vehicle_action, pit_intent, pit_compound)`` for Dict
+        action spaces.
         """
         if self.world_over.all() and not self.agents:
             raise PaddockError(EPISODE_ENDED, "the episode is over (no live agents): call reset()")
         if not isinstance(actions, dict):
             raise PaddockError(INVALID_ACTION, f"actions: got {type(actions).__name__}; expected a dict "
                                "mapping live agent ids to actions", "actions")
-        out = np.zeros(self.shape + (3,), np.float32)
+        out = np.zeros(self.shape + (3,), np.float64)
         intents = compounds = None
         if split is not None:
             intents = np.full(self.shape, -1, np.int64)
@@ -162,6 +161,13 @@ class Lives:
             state = "has finished" if life < self.life[w, k] or not self.alive[w, k] else "is not born yet"
             raise PaddockError(EPISODE_ENDED, f"actions.{agent}: agent {agent!r} is not alive ({state}); "
                                "send actions only for the agents in `agents`", f"actions.{agent}")
+        if len(keys) != int(self.alive.sum()):
+            given = np.zeros(self.shape, bool)
+            given[wi, ki] = True
+            w, k = (int(i) for i in np.argwhere(self.alive & ~given)[0])
+            agent = self.agent_of(w, k)
+            raise PaddockError(INVALID_ACTION, f"actions.{agent}: missing action for live agent {agent!r}",
+                               f"actions.{agent}")
         values = list(actions.values())
         if split is not None:
             parts = [split(a, v) for a, v in zip(keys, values)]
@@ -173,42 +179,38 @@ class Lives:
             ok = (vec.shape[1] == 3) if keys else True
         except (TypeError, ValueError):
             vec, ok = None, False
-        if ok:
-            bad = ~np.isfinite(vec).all(axis=1) | (vec < ACTION_LOW).any(axis=1) | (vec > ACTION_HIGH).any(axis=1)
-        if not ok or bad.any():
-            for i, (agent, value) in enumerate(zip(keys, values)):   # slow path: name the first bad agent
+        if not ok:
+            for agent, value in zip(keys, values):   # slow path: name the first agent whose value is no action
                 try:
-                    one = np.asarray(value, np.float64)
+                    ok = np.asarray(value, np.float64).shape == (3,)
                 except (TypeError, ValueError):
-                    one = None
-                if one is None or one.shape != (3,) or not np.isfinite(one).all() \
-                        or (one < ACTION_LOW).any() or (one > ACTION_HIGH).any():
-                    raise PaddockError(INVALID_ACTION, f"actions.{agent}: got {value!r}; expected 3 finite numbers "
-                                       "[steering in -1..1, throttle in 0..1, brake in 0..1] (the action space)",
-                                       f"actions.{agent}")
+                    ok = False
+                if not ok:
+                    raise PaddockError(INVALID_ACTION, f"actions.{agent}: got {value!r}; expected 3 numbers "
+                                       "[steering -1..1, throttle 0..1, brake 0..1] (out-of-range values are "
+                                       "clamped)", f"actions.{agent}")
         if keys:
             out[wi, ki] = vec
-        if len(keys) != int(self.alive.sum()):
-            given = np.zeros(self.shape, bool)
-            given[wi, ki] = True
-            w, k = (int(i) for i in np.argwhere(self.alive & ~given)[0])
-            agent = self.agent_of(w, k)
-            raise PaddockError(INVALID_ACTION, f"actions.{agent}: missing action for live agent {agent!r}",
-                               f"actions.{agent}")
         return out, intents, compounds
 
     # -- step -------------------------------------------------------------------------------------
-    def step(self, acts, intents=None, compounds=None):
-        """One BatchEnv step of every world plus the lives logic.
+    def step(self, acts, intents=None, compounds=None) -> "LivesStep":
+        """One BatchEnv step of every world plus the lives logic; returns the step's ``LivesStep``.
 
-        Returns ``(result, ended, newborn, reset_result)``: ``result`` the step's BatchResult (final
-        observations of ended agents); ``ended`` bool[W, K] agents whose life ended this step (their
-        flags: ``term``/``trunc`` bool[W, K] stored on self); ``newborn`` bool[W, K] cars reset into
-        their next life, whose observations are in ``reset_result.obs``.
+        A non-finite action value raises PaddockError naming the agent (nothing is stepped); values out
+        of range are clamped by the engine (``LivesStep.applied_controls``).
         """
         alive_before = self.alive.copy()
-        ended_ids = {}
-        result = self.batch.step(acts, intents, compounds)
+        try:
+            result = self.batch.step(acts, intents, compounds)
+        except PaddockError as exc:
+            where = getattr(exc, "where", None)
+            if where is None:
+                raise
+            agent = self.agent_of(*where)
+            raise PaddockError(exc.code, f"actions.{agent}: got {list(np.asarray(acts)[where])!r}; expected 3 finite "
+                               "numbers [steering -1..1, throttle 0..1, brake 0..1] (out-of-range values are "
+                               "clamped)", f"actions.{agent}") from None
         active = ~self.world_over
         self.world_steps[active] += 1
         done = result.done & alive_before
@@ -219,17 +221,10 @@ class Lives:
             cap = active & (self.world_steps >= self.max_world_steps)
         cap_trunc = alive_before & ~done & cap[:, None]
         ended = done | cap_trunc
-        self.term = result.terminated & done
-        self.trunc = (result.truncated & done) | cap_trunc
         wi, ki = np.nonzero(ended)
-        for a, b in zip(wi.tolist(), ki.tolist()):
-            ended_ids[(a, b)] = self.ids[a][b][self.life[a, b]]
-        self.ended_ids = ended_ids
+        ended_ids = {(a, b): self.ids[a][b][self.life[a, b]] for a, b in zip(wi.tolist(), ki.tolist())}
         self.alive &= ~ended
-        self.ended = ended
-        # per-life totals of the ended lives, read by info_for before the counters restart
-        self.ended_progress = self.life_progress.copy()
-        self.ended_steps = self.life_steps.copy()
+        ended_progress, ended_steps = self.life_progress.copy(), self.life_steps.copy()
         if ended.any():
             t = self.life_totals
             t["lives_ended"] += int(ended.sum())
@@ -248,10 +243,19 @@ class Lives:
                 # a placement that touches the barrier gives a terminal newborn: it still appears (obs
                 # only) and reports its termination on the next step.
                 self.alive |= newborn
-        self.retired = done & ~newborn
         self.world_over |= active & (cap | ~self.alive.any(axis=1))
         self.agents = self._live_list()
-        return result, ended, newborn, reset_result
+        return LivesStep(result=result, ended=ended, terminated=result.terminated & done,
+                         truncated=(result.truncated & done) | cap_trunc, ended_ids=ended_ids, newborn=newborn,
+                         reborn=reset_result, retired=done & ~newborn, capped=cap,
+                         ended_progress=ended_progress, ended_steps=ended_steps,
+                         applied_controls=self.batch.applied_controls())
+
+    def end_episode(self) -> None:
+        """End the env episode now: every world over, no agent alive (the next call is ``reset``)."""
+        self.alive[:] = False
+        self.world_over[:] = True
+        self.agents = []
 
     def episode_info(self, result, w, k) -> dict:
         ep = EpisodeArrays(result.terminated, result.truncated, result.end_reason, result.episode_id,
@@ -259,35 +263,68 @@ class Lives:
         return episode_dict(ep, w, k)
 
 
-def life_summary(lives: Lives, result, w: int, k: int) -> dict:
-    """Totals of the life of car (w, k) that ended this step, for per-life statistics."""
-    reason = int(result.end_reason[w, k])   # 0 (none) when the world step cap ended a running car
-    return {"legal_progress_meters": float(lives.ended_progress[w, k]), "steps": int(lives.ended_steps[w, k]),
-            "crashed": reason == END_DESTROYED, "end_reason": END_REASON_NAMES[reason] or "world-step-cap",
-            "retired": bool(lives.retired[w, k])}
+@dataclass
+class LivesStep:
+    """What one ``Lives.step`` did, as arrays over [W, K] (bool unless said otherwise).
 
-
-def info_for(lives: Lives, result, w: int, k: int, *, newborn: bool = False, full: bool = True) -> dict:
-    """The per-agent info.
-
-    full: driver, life, world step, the driver's episode state and the step's metrics, plus
-    ``newborn: True`` on a life's first appearance and ``life_summary`` on its last step. Otherwise
-    (cheap, for RLlib) only ``newborn``/``life`` on the first appearance and ``life_summary`` at the end.
+    result: the step's BatchResult (final observations of the lives that ended); ended: lives that
+    ended this step, with ``terminated``/``truncated`` their flags (a world step cap truncates);
+    ended_ids: (w, k) -> agent id of each ended life; newborn: cars reset into their next life, whose
+    observations are ``reborn.obs`` (``reborn`` None when there is none); retired: cars whose episode
+    ended with no life left to start; capped: bool[W] worlds that reached ``max_world_steps`` now;
+    ended_progress float64 / ended_steps int64: legal progress (m) and steps of each life up to this
+    step (read at the ended ones); applied_controls float32[W, K, 3]: the controls the engine applied
+    (out-of-range actions clamped).
     """
+    result: object
+    ended: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+    ended_ids: dict
+    newborn: np.ndarray
+    reborn: object
+    retired: np.ndarray
+    capped: np.ndarray
+    ended_progress: np.ndarray
+    ended_steps: np.ndarray
+    applied_controls: np.ndarray
+
+
+def life_summary(record: LivesStep, w: int, k: int) -> dict:
+    """Totals of the life of car (w, k) that ended in the step of ``record``, for per-life statistics."""
+    reason = int(record.result.end_reason[w, k])   # 0 (none) when the world step cap ended a running car
+    return {"legal_progress_meters": float(record.ended_progress[w, k]), "steps": int(record.ended_steps[w, k]),
+            "crashed": reason == END_DESTROYED, "end_reason": END_REASON_NAMES[reason] or "world-step-cap",
+            "retired": bool(record.retired[w, k])}
+
+
+def info_for(lives: Lives, result, w: int, k: int, *, record: LivesStep | None = None, newborn: bool = False,
+             full: bool = True) -> dict:
+    """The per-agent info of car (w, k) from ``result`` (a reset's, a step's, or ``record.reborn``).
+
+    full: driver, life, world step, the driver's episode state and the step's metrics and applied
+    controls, plus ``newborn: True`` on a life's first appearance and ``life_summary`` on its last
+    step. Otherwise (cheap, for RLlib) only ``newborn``/``life`` on the first appearance and
+    ``life_summary`` at the end. ``record``: the step's LivesStep (None after a reset).
+    """
+    ended = record is not None and not newborn and bool(record.ended[w, k])
     if not full:
         if newborn:
             return {"newborn": True, "life": int(result.life[w, k])}
-        return {"life_summary": life_summary(lives, result, w, k)} if lives.ended[w, k] else {}
+        return {"life_summary": life_summary(record, w, k)} if ended else {}
     info = {"driver": lives.batch.controlled[k], "life": int(result.life[w, k]),
             "world_step": int(lives.world_steps[w]), "episode": lives.episode_info(result, w, k)}
     if newborn:
         info["newborn"] = True
     else:
         info["metrics"] = metrics_dict(result.metrics[w, k])
-        if lives.ended[w, k]:
-            info["life_summary"] = life_summary(lives, result, w, k)
+        if record is not None:
+            info["applied_controls"] = dict(zip(("steering", "throttle", "brake"),
+                                                record.applied_controls[w, k].tolist()))
+        if ended:
+            info["life_summary"] = life_summary(record, w, k)
     return info
 
 
-__all__ = ["Lives", "EXAMPLE_REWARDS", "legal_progress_reward", "progress_crash_reward", "info_for",
+__all__ = ["Lives", "LivesStep", "EXAMPLE_REWARDS", "legal_progress_reward", "progress_crash_reward", "info_for",
            "METRIC_NAMES"]

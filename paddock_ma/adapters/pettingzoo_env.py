@@ -44,27 +44,15 @@ def default_reward(metrics: dict, episode: dict) -> float:
     return float(metrics["legal_progress_delta_meters"])
 
 
-def _merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
 def resolve_config(config_or_env_id, overrides: dict) -> EnvConfig:
     """An EnvConfig from a catalogue id, an EnvConfig or a config dict, with ``overrides`` merged."""
     if isinstance(config_or_env_id, str):
         from ..catalog import env_config
         return env_config(config_or_env_id, **overrides)
     if isinstance(config_or_env_id, EnvConfig):
-        if not overrides:
-            return config_or_env_id
-        reward = config_or_env_id.reward
-        cfg = EnvConfig.from_dict(_merge(config_or_env_id.to_dict(), overrides))
-        object.__setattr__(cfg, "reward", reward)
-        return cfg
+        return config_or_env_id.merged(overrides)
     if isinstance(config_or_env_id, dict) or config_or_env_id is None:
-        return EnvConfig.from_dict(_merge(config_or_env_id or {}, overrides))
+        return EnvConfig.from_dict(config_or_env_id).merged(overrides)
     raise ConfigError("config", f"got {type(config_or_env_id).__name__}; expected an env id, EnvConfig or dict")
 
 
@@ -132,7 +120,7 @@ class PaddockParallelEnv(ParallelEnv):
         for agent in self.agents:
             _, k, _ = self.lives.index[agent]
             obs[agent] = result.obs[0, k, :self.lives.obs_sizes[k]]
-            infos[agent] = info_for(self.lives, result, 0, k, newborn=False)
+            infos[agent] = info_for(self.lives, result, 0, k)
             infos[agent].pop("metrics", None)
         return obs, infos
 
@@ -150,28 +138,29 @@ class PaddockParallelEnv(ParallelEnv):
     def step(self, actions):
         lives = self.lives
         acts, intents, compounds = lives.actions_to_arrays(actions, self._split if self.pit_actions else None)
-        result, ended, newborn, reborn = lives.step(acts, intents, compounds)
+        record = lives.step(acts, intents, compounds)
+        result, reborn = record.result, record.reborn
         self._result = result if reborn is None else reborn
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         sizes = lives.obs_sizes
-        for (w, k), agent in lives.ended_ids.items():
+        for (w, k), agent in record.ended_ids.items():
             obs[agent] = result.obs[0, k, :sizes[k]]
-            info = info_for(lives, result, 0, k)
+            info = info_for(lives, result, 0, k, record=record)
             rewards[agent] = float(self.reward_fn(info["metrics"], info["episode"]))
-            terms[agent] = bool(lives.term[0, k])
-            truncs[agent] = bool(lives.trunc[0, k])
+            terms[agent] = bool(record.terminated[0, k])
+            truncs[agent] = bool(record.truncated[0, k])
             infos[agent] = info
         for agent in lives.agents:
             if agent in obs:
                 continue
             _, k, _ = lives.index[agent]
-            if newborn[0, k]:
+            if record.newborn[0, k]:
                 obs[agent] = reborn.obs[0, k, :sizes[k]]
                 rewards[agent], terms[agent], truncs[agent] = 0.0, False, False
-                infos[agent] = info_for(lives, reborn, 0, k, newborn=True)
+                infos[agent] = info_for(lives, reborn, 0, k, record=record, newborn=True)
                 continue
             obs[agent] = result.obs[0, k, :sizes[k]]
-            info = info_for(lives, result, 0, k)
+            info = info_for(lives, result, 0, k, record=record)
             rewards[agent] = float(self.reward_fn(info["metrics"], info["episode"]))
             terms[agent] = False
             truncs[agent] = False

@@ -100,36 +100,35 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
     def step(self, action_dict):
         lives = self.lives
         acts, _, _ = lives.actions_to_arrays(action_dict)
-        result, ended, newborn, reborn = lives.step(acts)
+        record = lives.step(acts)
+        result, reborn, newborn = record.result, record.reborn, record.newborn
         reward = np.asarray(self.reward_fn(result.metrics, result), np.float32)
         sizes = lives.obs_sizes
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
-        stepped = ended | (lives.alive & ~newborn)
+        stepped = record.ended | (lives.alive & ~newborn)
         w_idx, k_idx = np.nonzero(stepped)
         rew_list = reward[w_idx, k_idx].tolist()
         for w, k, r in zip(w_idx.tolist(), k_idx.tolist(), rew_list):
-            agent = lives.ended_ids.get((w, k)) or lives.ids[w][k][lives.life[w, k]]
+            agent = record.ended_ids.get((w, k)) or lives.agent_of(w, k)
             obs[agent] = result.obs[w, k, :sizes[k]]
             rewards[agent] = r
-            terms[agent] = bool(lives.term[w, k])
-            truncs[agent] = bool(lives.trunc[w, k])
-            infos[agent] = info_for(lives, result, w, k, full=self._full_infos)
+            terms[agent] = bool(record.terminated[w, k])
+            truncs[agent] = bool(record.truncated[w, k])
+            infos[agent] = info_for(lives, result, w, k, record=record, full=self._full_infos)
         # RLlib 2.60 declares a multi-agent episode terminated as soon as every agent it has seen is done,
         # before it looks at new ids in the same step: when every live agent ends in one step, newborn
         # lives would be dropped. End the env episode there instead (RLlib then resets the env).
         forced = reborn is not None and not (lives.alive & ~newborn).any()
         if forced:
-            lives.alive[:] = False
-            lives.world_over[:] = True
-            lives.agents = []
+            lives.end_episode()
         elif reborn is not None:
             for w, k in zip(*(a.tolist() for a in np.nonzero(newborn))):
-                agent = lives.ids[w][k][lives.life[w, k]]
+                agent = lives.agent_of(w, k)
                 obs[agent] = reborn.obs[w, k, :sizes[k]]
-                infos[agent] = info_for(lives, reborn, w, k, newborn=True, full=self._full_infos)
+                infos[agent] = info_for(lives, reborn, w, k, record=record, newborn=True, full=self._full_infos)
         over = lives.all_over
         capped = lives.max_world_steps is not None and bool((lives.world_steps >= lives.max_world_steps).any())
-        any_term = bool(lives.term.any())
+        any_term = bool(record.terminated.any())
         truncated_end = capped or (forced and not any_term)
         terms["__all__"] = over and not truncated_end
         truncs["__all__"] = over and truncated_end

@@ -51,6 +51,7 @@ _SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
 # "not given" for the optional per-step arrays of the action kernels
 _NONE_INT64 = np.zeros((0, 0), np.int64)
 _NONE_INT8 = np.zeros((0, 0), np.int8)
+_APPLIED = np.array([L.F_APPLIED_STEER, L.F_APPLIED_THROTTLE, L.F_APPLIED_BRAKE], np.int64)
 
 
 @dataclass
@@ -386,12 +387,15 @@ class BatchEnv:
         return arr.astype(np.int64, copy=False)
 
     def _raise_action_error(self, code, w, k, field, acts, intents, compounds):
-        """The PaddockError of the first invalid entry ``check_action_arrays`` found."""
+        """The PaddockError of the first invalid entry ``check_action_arrays`` found. A non-finite
+        action's error carries ``where = (w, k)`` so that a caller can name its own id for the car."""
         driver = self.controlled[k]
         if code == ARRAY_NONFINITE:
             name = VEHICLE_FIELDS[field]
-            raise PaddockError(INVALID_ACTION, f"actions[{w}].{driver}.{name}: got {acts[w, k]!r}; expected "
+            exc = PaddockError(INVALID_ACTION, f"actions[{w}].{driver}.{name}: got {acts[w, k]!r}; expected "
                                "finite numbers", f"actions[{w}].{driver}.{name}")
+            exc.where = (int(w), int(k))
+            raise exc
         if code == ARRAY_PIT_DISABLED:
             raise PaddockError(INVALID_ACTION, f"pit_intent[{w}].{driver}: {int(intents[w, k])} could not be "
                                "applied: pit stops are disabled (rules.modules.pit_stops.enabled)",
@@ -519,6 +523,12 @@ class BatchEnv:
         """float32[W, K, D]: the observation vectors of the latest reset, step or reset_drivers (the
         engine's buffer, overwritten by the next call; driver k's vector is ``[:obs_sizes[k]]``)."""
         return self._obs
+
+    def applied_controls(self) -> np.ndarray:
+        """float32[W, K, 3]: steering, throttle and brake each controlled car applied in the latest
+        tick (an out-of-range action is applied clamped; a built-in or released car's own controls)."""
+        self._require_reset()
+        return self.state.cars_f[:, self.slots][:, :, _APPLIED].astype(np.float32)
 
     @property
     def latest_metrics(self) -> np.ndarray:

@@ -127,6 +127,15 @@ def _to_dict(obj):
     return obj
 
 
+def deep_merge(base: dict, extra: dict) -> dict:
+    """``extra`` over ``base``: a dict value is merged key by key into the dict it meets, anything else
+    replaces (lists included). Neither argument is modified."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
 class _Config:
     """Mixin: ``from_dict`` / ``to_dict`` / ``replace`` for the frozen config dataclasses."""
 
@@ -420,6 +429,21 @@ class EnvConfig(_Config):
             if d.tire is not None:
                 _require(d.tire in compounds, f"drivers.{d.id}.tire",
                          f"got {d.tire!r}; expected one of the rules' compounds {list(compounds)!r}")
+
+    def merged(self, overrides: dict | None = None) -> "EnvConfig":
+        """A new config: ``overrides`` (config keys; a nested dict is merged key by key, anything else
+        replaces) over this one, validated as ``from_dict`` validates. ``reward`` is not data: it is
+        carried over unless ``overrides`` gives one (a callable, or None to drop it). The one way to
+        derive a config from another (the catalogue, the adapters, ``PaddockEnv.reset(options=...)``
+        and the evaluation cases use it)."""
+        if overrides is not None and not isinstance(overrides, dict):
+            raise ConfigError("options", f"expected an object of config keys, got {type(overrides).__name__}")
+        data = dict(overrides or {})
+        reward = data.pop("reward", self.reward)
+        if reward is not None and not callable(reward):
+            raise ConfigError("reward", f"got {reward!r}; expected a callable reward(context) or None")
+        config = EnvConfig.from_dict(deep_merge(self.to_dict(), data)) if data else self
+        return config if config.reward is reward else dataclasses.replace(config, reward=reward)
 
     def participant_ids(self) -> tuple[str, ...]:
         """Driver ids that race, in driver order (scenario.participants resolved)."""

@@ -90,10 +90,7 @@ class PaddockEnv:
             if self._batch_options is None:
                 raise PaddockError(INVALID_REQUEST, "options: this world shares its engine with other worlds; "
                                    "config options apply to every world (rebuild the engine instead)", "options")
-            merged = _deep_merge(self.config.to_dict(), options)
-            config = EnvConfig.from_dict(merged)
-            object.__setattr__(config, "reward", options.get("reward", self.config.reward))
-            self._build(config)
+            self._build(self.config.merged(options))
         if self.batch.num_worlds == 1 or self.batch.state is None:
             self.batch.reset(seed)
         else:
@@ -295,18 +292,6 @@ class PaddockEnv:
 def _common_reason(reasons):
     reasons = [r for r in reasons if r]
     return reasons[0] if reasons and all(r == reasons[0] for r in reasons) else ("mixed" if reasons else None)
-
-
-def _deep_merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for key, value in extra.items():
-        if key == "reward":
-            continue
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 __all__ = ["PaddockEnv", "RewardCallbackError", "COMPOUND_INDEX"]

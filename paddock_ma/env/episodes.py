@@ -14,6 +14,10 @@ import numpy as np
 from ..sim import layout as L
 from ..sim.jit import kernel
 
+# The end reasons of an episode, as the contract reports them (the sim's codes and their names).
+END_REASON_NAMES = L.END_REASON_NAMES
+END_DESTROYED = L.END_DESTROYED
+
 METRIC_NAMES = (
     "progress_delta_meters",        # race distance gained this step (negative when going backwards)
     "legal_progress_delta_meters",  # race distance gained while every wheel was on a legal surface

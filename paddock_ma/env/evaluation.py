@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .config import EnvConfig
+from .config import EnvConfig, deep_merge
 from .environment import PaddockEnv
 
 DEFAULT_ACTION = {"steering": 0.0, "throttle": 0.0, "brake": 1.0}
@@ -36,14 +36,12 @@ class EvaluationCase:
     preset: str | None = None              # defaults to ``name``
     options: dict = field(default_factory=dict, compare=False)  # extra config keys merged last
 
-    def config_dict(self, base: dict) -> dict:
-        cfg = _merge(base, {"seed": self.seed, "episode": {"max_steps": self.max_steps},
-                            "scenario": {"preset": self.preset or self.name}})
-        cfg = _merge(cfg, self.options)
-        result = dict(cfg.get("result") or {})
-        if result.get("state_output", "full") == "none":
-            result["state_output"] = "minimal"  # the tracker's bookkeeping needs a snapshot
-        cfg["result"] = result
+    def config(self, base: EnvConfig) -> EnvConfig:
+        """``base`` with the case's seed, step budget and preset, then its ``options``, merged over it."""
+        cfg = base.merged(deep_merge({"seed": self.seed, "episode": {"max_steps": self.max_steps},
+                                      "scenario": {"preset": self.preset or self.name}}, self.options or {}))
+        if cfg.result.state_output == "none":
+            cfg = cfg.merged({"result": {"state_output": "minimal"}})  # the tracker's bookkeeping needs a snapshot
         return cfg
 
 
@@ -53,16 +51,6 @@ DEFAULT_EVALUATION_CASES = (
     EvaluationCase("overtaking-pack", 7103, 600),
     EvaluationCase("pit-entry", 7104, 480),
 )
-
-
-def _merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for key, value in (extra or {}).items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def _snapshot_cars(result: dict) -> dict:
@@ -166,9 +154,9 @@ def run_case(base_config, policy, case) -> dict:
     """Run one evaluation case; see ``run_evaluation`` for the result entry."""
     predict = _resolve_policy(policy)
     case = _case(case)
-    base = base_config.to_dict() if isinstance(base_config, EnvConfig) else dict(base_config or {})
-    base.pop("reward", None)  # evaluation is reward-neutral
-    env = PaddockEnv(case.config_dict(base))
+    base = base_config if isinstance(base_config, EnvConfig) else EnvConfig.from_dict(base_config)
+    base = base.merged({"reward": None})  # evaluation is reward-neutral
+    env = PaddockEnv(case.config(base))
     try:
         result = env.reset(seed=case.seed)
         tracker = EvaluationTracker(result)

@@ -144,7 +144,7 @@ def test_default_reward_is_legal_progress_and_custom_reward_fn_is_used():
 
 
 @pytest.mark.parametrize("bad, code, needle", [
-    ({"car-00@0": np.array([0, 1.5, 0], np.float32), "car-01@0": np.zeros(3, np.float32)}, "invalid_action",
+    ({"car-00@0": np.array([0, np.inf, 0], np.float32), "car-01@0": np.zeros(3, np.float32)}, "invalid_action",
      "car-00@0"),
     ({"car-00@0": np.zeros(3, np.float32), "car-01@0": np.array([np.nan, 0, 0])}, "invalid_action", "car-01@0"),
     ({"car-00@0": np.zeros(3, np.float32), "car-01@0": np.zeros(2, np.float32)}, "invalid_action", "car-01@0"),

@@ -102,3 +102,30 @@ def test_unknown_track_and_driver_count():
     assert str(e) == "drivers: duplicate driver ids ['a']; ids must be unique"
     e = _err({"drivers": [{"id": "a", "ratings": {"grip": 120}}], "controlled_drivers": ["a"]})
     assert str(e) == "drivers.a.ratings.grip: got 120.0; ratings are 0..100 with 50 neutral"
+
+
+def test_merged_is_the_one_way_to_derive_a_config():
+    import dataclasses
+
+    def reward(ctx):
+        return 1.0
+
+    base = EnvConfig.from_dict({"drivers": 3, "reward": reward, "episode": {"max_steps": 50}})
+    out = base.merged({"episode": {"end_on_race_finish": False}, "seed": 4})
+    assert out.episode.max_steps == 50 and out.episode.end_on_race_finish is False and out.seed == 4
+    assert out.reward is reward and base.seed is None             # the reward is carried over, base untouched
+    assert base.merged({}) is base and base.merged(None) is base
+    assert base.merged({"reward": None}).reward is None
+    with pytest.raises(ConfigError) as exc:
+        base.merged({"reward": "fast"})
+    assert exc.value.field == "reward"
+    with pytest.raises(ConfigError) as exc:
+        base.merged({"episode": {"max_stepz": 3}})
+    assert exc.value.field == "episode.max_stepz"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        out.seed = 1
+    # the catalogue, the adapters and PaddockEnv's reset options derive configs through it
+    from paddock_ma.adapters.pettingzoo_env import resolve_config
+    from paddock_ma.catalog import env_config
+    assert env_config("paddock/oval-batch-v0", reward=reward).reward is reward
+    assert resolve_config(base, {"seed": 9}).reward is reward
