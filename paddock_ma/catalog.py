@@ -11,7 +11,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from .env.config import EnvConfig
+from .env.config import EnvConfig, deep_merge
 from .env.errors import ConfigError, suggest
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "envs" / "manifests"
@@ -41,6 +41,10 @@ def env_config(env_id: str, **overrides) -> EnvConfig:
         raise ConfigError("env_id", f"unknown environment {env_id!r}{suggest(env_id, manifests)}; "
                           f"known: {', '.join(sorted(manifests))}")
     return EnvConfig.from_dict(manifests[env_id]["config"]).merged(overrides)
+
+
+# Kept for paddock_ma.distributed.collect, which merges manifest dicts: the one merge is config.deep_merge.
+_merge = deep_merge
 
 
 def make(env_id: str, num_worlds: int | None = None, **overrides):
