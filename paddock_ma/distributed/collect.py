@@ -370,6 +370,10 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
         with bar as p:
             task = p.add_task("collect", total=total_steps, completed=already) if p else None
             for st in fleet.run(cfg.steps):
+                # own copies: the arrays Ray returns are views that pin their object in the object store
+                st.arrays = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
+                             for k, v in st.arrays.items()}
+                st.obs = np.array(st.obs, copy=True)
                 buffers[st.shard].append(st)
                 if on_step is not None:
                     on_step(fleet, st)

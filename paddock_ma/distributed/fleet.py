@@ -65,11 +65,11 @@ class _Shard:
     snap_seq: int = 0                  # seq of ``snap`` (0 with snap None: the reset)
     snap: dict | None = None
     history: dict = field(default_factory=dict)     # seq -> (actions or None, checksum uint64[W]) since snap
-    pending: list | None = None        # object refs of the call chain in flight
+    pending: list | None = None        # "start": the chain's refs; "step": the step calls in flight, in order
     kind: str = ""                     # "start" (reset/restore + replays) or "step"
+    inflight_actions: list = field(default_factory=list)     # actions of the step calls in ``pending``
     deadline: float = 0.0              # time.monotonic() by which the call in flight must be done
     budget: float = 0.0
-    submitted_actions: object = None
     consecutive_failures: int = 0
     pid: int | None = None
     node_id: str | None = None
@@ -100,14 +100,16 @@ class ShardFleet:
     those shards from a snapshot instead of a reset. shard_options: extra EnvShard constructor keywords
     (``reset_placement``, ``start_placement``). fault_hooks: test only, ``{shard: {"hang_at_seq": n} or
     {"crash_at_seq": n} or {"fail_on_start": True}}`` given to the first incarnation of that shard (to
-    every incarnation with ``faults_every_incarnation``).
+    every incarnation with ``faults_every_incarnation``). pipeline_depth: step calls kept in flight per
+    shard; 2 (builtin policy only) overlaps a step's transfer with the next step's simulation.
     """
 
     def __init__(self, config: dict, num_shards: int, worlds_per_shard: int, seed: int = 0, *,
                  deadline_s: float = 30.0, start_timeout_s: float = 300.0, snapshot_every: int = 16,
                  policy="builtin", resume: dict | None = None, shard_options: dict | None = None,
                  max_consecutive_failures: int = 3, fault_hooks: dict | None = None,
-                 faults_every_incarnation: bool = False, on_event: Callable[[dict], None] | None = None):
+                 faults_every_incarnation: bool = False, on_event: Callable[[dict], None] | None = None,
+                 pipeline_depth: int = 1):
         for name, value, low in (("num_shards", num_shards, 1), ("worlds_per_shard", worlds_per_shard, 1),
                                  ("snapshot_every", snapshot_every, 1), ("seed", seed, 0),
                                  ("max_consecutive_failures", max_consecutive_failures, 1)):
@@ -137,6 +139,11 @@ class ShardFleet:
         self._last_progress = 0.0
         self._actor_cls = None
         self._target = None
+        if pipeline_depth not in (1, 2) or (pipeline_depth == 2 and self.policy is not None):
+            raise ValueError(f"pipeline_depth: got {pipeline_depth!r}; expected 1, or 2 with the builtin policy "
+                             "(whose actions are computed in the shard, so step t+1 need not wait for step t's "
+                             "observations)")
+        self.pipeline_depth = pipeline_depth
 
     # -- bookkeeping -------------------------------------------------------------------------------
     @property
@@ -180,15 +187,24 @@ class ShardFleet:
         sh.pending, sh.kind, sh.budget = refs, "start", timeout
         sh.deadline = time.monotonic() + timeout
 
-    def _submit_step(self, sh: _Shard) -> None:
-        seq = sh.seq + 1
-        actions = None if self.policy is None else np.ascontiguousarray(
-            self.policy(sh.obs, worlds=self.worlds_of(sh.index), seq=seq, seed=self.seed), np.float32)
-        sh.submitted_actions = actions
-        snap = seq % self.snapshot_every == 0 or seq == self._target     # and at the run's last step
-        sh.pending = [sh.actor.step.remote(seq, actions, snap)]
-        sh.kind, sh.budget = "step", self.deadline_s
-        sh.deadline = time.monotonic() + self.deadline_s
+    def _fill(self, sh: _Shard) -> None:
+        """Submit steps until ``pipeline_depth`` are in flight (or the run's last step is); a new head
+        call's deadline starts now (the calls behind it start only when it is done)."""
+        if sh.kind != "step" or sh.pending is None:
+            sh.pending, sh.inflight_actions, sh.kind = [], [], "step"
+        was_empty = not sh.pending
+        while len(sh.pending) < self.pipeline_depth and sh.seq + len(sh.pending) < self._target:
+            seq = sh.seq + len(sh.pending) + 1
+            actions = None if self.policy is None else np.ascontiguousarray(
+                self.policy(sh.obs, worlds=self.worlds_of(sh.index), seq=seq, seed=self.seed), np.float32)
+            snap = seq % self.snapshot_every == 0 or seq == self._target     # and at the run's last step
+            sh.pending.append(sh.actor.step.remote(seq, actions, snap))
+            sh.inflight_actions.append(actions)
+        if was_empty and sh.pending:
+            sh.budget = self.deadline_s
+            sh.deadline = time.monotonic() + self.deadline_s
+        if not sh.pending:
+            sh.pending = None
 
     def start(self) -> None:
         """Create every shard and reset (or restore) it; returns once they are submitted."""
@@ -209,7 +225,7 @@ class ShardFleet:
                 ray.kill(sh.actor, no_restart=True)
             except Exception:   # noqa: BLE001 - the actor may already be gone with its node
                 pass
-        sh.actor, sh.pending = None, None
+        sh.actor, sh.pending, sh.inflight_actions = None, None, []
 
     def _fail(self, sh: _Shard, reason: str) -> None:
         sh.consecutive_failures += 1
@@ -239,13 +255,14 @@ class ShardFleet:
         if sh.seq > sh.snap_seq:
             self._event("recovered", sh.index, seq=sh.seq, replayed=sh.seq - sh.snap_seq, pid=sh.pid)
 
-    def _finish_step(self, sh: _Shard, result) -> ShardStep:
+    def _finish_step(self, sh: _Shard, result, actions) -> ShardStep:
         seq, arrays = result
         if seq != sh.seq + 1:
             raise FleetError(f"shard {sh.index}: answered step {seq}, expected {sh.seq + 1}", self.events)
         out = ShardStep(sh.index, seq, self.worlds_of(sh.index), sh.obs, arrays)
         sh.seq, sh.obs = seq, arrays["obs"]
-        sh.history[seq] = (sh.submitted_actions, arrays["checksum"])
+        # a copy: a view would pin the whole returned object (observations included) in the object store
+        sh.history[seq] = (actions, np.array(arrays["checksum"], copy=True))
         if "snapshot" in arrays:
             sh.snap, sh.snap_seq = arrays["snapshot"], seq
             sh.history = {s: v for s, v in sh.history.items() if s > seq}
@@ -271,7 +288,7 @@ class ShardFleet:
                     return
                 for sh in self.shards:    # shards that finished starting but have not stepped yet
                     if sh.seq < steps and not sh.pending:
-                        self._submit_step(sh)
+                        self._fill(sh)
                 continue
             now = time.monotonic()
             if self._last_progress is not None and now - self._last_progress > 2 * self.deadline_s:
@@ -281,33 +298,34 @@ class ShardFleet:
             next_deadline = min(sh.deadline for sh in live)
             if self._last_progress is not None:
                 next_deadline = min(next_deadline, self._last_progress + 2 * self.deadline_s)
-            by_ref = {sh.pending[-1]: sh for sh in live}
+            # a start chain is done when its last call is; step calls finish in order: watch the first
+            by_ref = {(sh.pending[-1] if sh.kind == "start" else sh.pending[0]): sh for sh in live}
             ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=max(0.0, next_deadline - now))
             if ready:
                 ready, _ = ray.wait(list(by_ref), num_returns=len(by_ref), timeout=0)
             for ref in ready:
                 sh = by_ref[ref]
                 try:
-                    results = ray.get(sh.pending)
+                    results = ray.get(sh.pending if sh.kind == "start" else ref)
                 except _failure_types() as exc:
                     self._fail(sh, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                     continue
                 except RayTaskError as exc:
                     raise FleetError(f"shard {sh.index}: its call raised {type(exc.cause).__name__}: "
                                      f"{exc.cause}", self.events) from exc.cause
-                kind = sh.kind
-                sh.pending = None
-                if kind == "start":
+                if sh.kind == "start":
+                    sh.pending = None
                     self._finish_start(sh, results)
                     if self._last_progress is None and all(s.kind != "start" or not s.pending for s in self.shards):
                         self._last_progress = time.monotonic()
-                    if sh.seq < steps:
-                        self._submit_step(sh)
+                    self._fill(sh)
                     continue
-                out = self._finish_step(sh, results[0])
+                sh.pending.pop(0)
+                out = self._finish_step(sh, results, sh.inflight_actions.pop(0))
                 self._last_progress = time.monotonic()
-                if sh.seq < steps:
-                    self._submit_step(sh)      # the next step is on its way before the consumer sees this one
+                if sh.pending:                 # the next call in flight is the head now: its deadline starts
+                    sh.deadline = time.monotonic() + self.deadline_s
+                self._fill(sh)                 # the next step is on its way before the consumer sees this one
                 yield out
             now = time.monotonic()
             for sh in self.shards:

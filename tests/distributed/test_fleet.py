@@ -101,3 +101,18 @@ def test_failure_types_include_errors_that_are_not_ray_actor_errors():
     assert not issubclass(E.ActorUnschedulableError, E.RayActorError)
     assert E.ActorUnschedulableError in _failure_types() and E.RayActorError in _failure_types()
     assert not any(issubclass(E.RayTaskError, t) for t in _failure_types())   # a bug in a call is not retried
+
+
+def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ray_local, env_config):
+    plain, _ = _run(env_config, policy="builtin")
+
+    def kill(fleet, st):
+        if (st.shard, st.seq) in {(0, 7), (1, 18)}:
+            os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
+
+    piped, fleet = _run(env_config, policy="builtin", pipeline_depth=2, on_step=kill, deadline_s=3.0,
+                        fault_hooks={0: {"hang_at_seq": 4}})
+    assert sorted(f["reason"].split(":")[0] for f in fleet.failures) == ["ActorDiedError", "ActorDiedError", "deadline"]
+    _same(plain, piped)
+    with pytest.raises(ValueError, match="builtin policy"):
+        ShardFleet(env_config, 1, 1, policy="random", pipeline_depth=2)
