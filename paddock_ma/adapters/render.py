@@ -13,6 +13,8 @@ so a right turn looks like a right turn).
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from ..sim import layout as L
@@ -34,14 +36,17 @@ DESTROYED_COLOUR = (150, 150, 150)
 RAY_COLOUR = (250, 250, 120)
 MIN_CAR_PIXELS = 8.0
 
+# Backgrounds by (digest of the track's surface raster, size): a key of the content, which no other
+# track can share, unlike an id() that a new object may reuse once the old one is gone.
 _BACKGROUNDS: dict = {}
 
 
 def _background(track, size: int):
-    key = (id(track), size)
+    key = (hashlib.blake2b(track.grid_surf.tobytes(), digest_size=16).digest(), track.grid_surf.shape,
+           float(track.grid_cell), size)
     hit = _BACKGROUNDS.get(key)
-    if hit is not None and hit[0] is track:
-        return hit[1], hit[2]
+    if hit is not None:
+        return hit
     ny, nx = track.grid_surf.shape
     scale = size / max(nx, ny)                                  # pixels per raster cell
     h, w = max(1, int(round(ny * scale))), max(1, int(round(nx * scale)))
@@ -50,10 +55,11 @@ def _background(track, size: int):
     codes = track.grid_surf[rows[:, None], cols[None, :]].astype(np.int64)
     codes = np.clip(codes, 0, len(SURFACE_COLOURS) - 1)
     bg = SURFACE_COLOURS[codes]
+    bg.flags.writeable = False                                  # shared: callers draw on a copy
     px_per_m = scale / track.grid_cell
     if len(_BACKGROUNDS) > 16:
         _BACKGROUNDS.clear()
-    _BACKGROUNDS[key] = (track, bg, px_per_m)
+    _BACKGROUNDS[key] = (bg, px_per_m)
     return bg, px_per_m
 
 

@@ -83,7 +83,7 @@ def rules_from_config(config: EnvConfig) -> np.ndarray:
         physics_mode=L.PHYSICS_SIMULATOR if config.physics_mode == "simulator" else L.PHYSICS_ARCADE,
         total_laps=config.total_laps, standing_start=float(r.standing_start),
         tire_degradation=float(m.tire_degradation.enabled), pit_stops=float(pit.enabled),
-        pit_speed_limit=pit.pit_lane_speed_limit_kph * L.KPH, pit_stop_seconds=pit.default_stop_seconds,
+        pit_speed_limit=pit.pit_lane_speed_limit_kph * L.MPS_PER_KPH, pit_stop_seconds=pit.default_stop_seconds,
         pit_variability=float(pit.variability.enabled), pit_perfect=float(pit.variability.perfect),
         pit_max_concurrent=pit.max_concurrent_pit_lane_cars, stalled_dnf=float(m.stalled_dnf.enabled),
         stall_seconds=m.stalled_dnf.seconds, restitution=r.collision_restitution,
@@ -341,7 +341,7 @@ class BatchEnv:
             self._sense_and_observe(world_mask, self._controlled_sense * world_mask[:, None])
         compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
         result = self._result(reward=None, reset_mask=np.zeros_like(running), final_obs=None)
-        result.reward = self._reward(result, acts)
+        result.reward = self._reward(result)
         if self.auto_reset:
             done = result.done & running
             if done.any():
@@ -405,7 +405,7 @@ class BatchEnv:
         raise PaddockError(INVALID_ACTION, f"{name}[{w}].{driver}: got {int(arr[w, k])}; expected one of "
                            f"{list(allowed)} (-1 = unchanged)", f"{name}[{w}].{driver}")
 
-    def _reward(self, result: BatchResult, acts):
+    def _reward(self, result: BatchResult):
         if self.reward_fn is not None:
             return np.asarray(self.reward_fn(result, self), np.float32)
         return None
@@ -471,7 +471,7 @@ class BatchEnv:
                 return [self._scenario[self.driver_ids[s]] for s in slots]
             if placement in ("random", "random-moving"):
                 dist, off, speed = np.empty(n), np.empty(n), np.empty(n)
-                vmax = RANDOM_MOVING_MAX_KPH * L.KPH if placement == "random-moving" else 0.0
+                vmax = RANDOM_MOVING_MAX_KPH * L.MPS_PER_KPH if placement == "random-moving" else 0.0
                 random_track_placements(self.track, self.state.world_i, worlds.astype(np.int64), 1.5, vmax,
                                         dist, off, speed)
                 return [(d, o, v, 0.0) for d, o, v in zip(dist, off, speed)]
@@ -483,7 +483,7 @@ class BatchEnv:
                 a = np.asarray(placement.get(key, np.zeros(self.num_worlds * len(self.controlled))), np.float64)
                 arrays[key] = a.reshape(self.num_worlds, len(self.controlled))[worlds, ks]
             speed = arrays["speed_kph"]
-            return [(max(0.0, d), o, None if s != s else s * L.KPH, h) for d, o, s, h in
+            return [(max(0.0, d), o, None if s != s else s * L.MPS_PER_KPH, h) for d, o, s, h in
                     zip(arrays["distance_meters"], arrays["offset_meters"], speed, arrays["heading_error_radians"])]
         if isinstance(placement, list) and len(placement) == n:
             return placement

@@ -34,7 +34,7 @@ METRIC_NAMES = (
 # (``metrics_dicts`` relies on this order: the floats, the booleans, the lap time, the contact count)
 M_PROGRESS, M_LEGAL_PROGRESS, M_KERB, M_OFF_TRACK, M_SEVERE_CUT, M_DESTROYED, M_UNDER_30, M_SPIN, \
     M_LAP_COMPLETED, M_LAP_TIME, M_CONTACTS = range(len(METRIC_NAMES))
-_KPH_30 = 30.0 * L.KPH
+_KPH_30 = 30.0 * L.MPS_PER_KPH
 
 
 @kernel

@@ -9,10 +9,8 @@ are data shared with clients in other languages.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-import numpy as np
 
 from ..sim import layout as L
 from ..sim.observe import BOUNDARY_SCALE, RADAR_VELOCITY_SCALE
@@ -185,15 +183,6 @@ def _object_spec(s: DriverSenses) -> dict:
         "track": {"lookahead_meters": list(s.lookahead)},
         "physical_driver": s.physical,
     }
-
-
-def decode_vector(vector: np.ndarray, schema: list[dict]) -> dict:
-    """``{name: value}`` of a vector by its schema names (for tests and debugging)."""
-    return {entry["name"]: float(vector[i]) for i, entry in enumerate(schema)}
-
-
-def angle_deg(rad: float) -> float:
-    return math.degrees(rad)
 
 
 def object_view(env, w: int, k: int) -> dict:

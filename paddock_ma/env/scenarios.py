@@ -23,7 +23,7 @@ PRESET_SPEEDS_KPH = {"cornering": 135.0, "off-track-recovery": 52.0, "pit-entry"
 
 
 def placement_tuple(p: Placement):
-    speed = None if p.speed_kph is None else p.speed_kph * L.KPH
+    speed = None if p.speed_kph is None else p.speed_kph * L.MPS_PER_KPH
     return (max(0.0, p.distance_meters), p.offset_meters, speed, p.heading_error_radians)
 
 
@@ -32,7 +32,7 @@ def grid_placements(participants, standing: bool) -> dict:
     out = {}
     for i, driver in enumerate(participants):
         d, off = grid_slot(i, standing)
-        speed = 0.0 if standing else max(70.0, 84.0 - 0.55 * i) * L.KPH
+        speed = 0.0 if standing else max(70.0, 84.0 - 0.55 * i) * L.MPS_PER_KPH
         out[driver] = (d, off, speed, 0.0)
     return out
 
@@ -47,15 +47,15 @@ def preset_placements(preset: str, track, config: EnvConfig, participants) -> di
         curv = np.abs(track.ccurv[:-1])
         eligible = s >= 350.0
         idx = int(np.argmax(np.where(eligible, curv, -1.0)))
-        return {lead: ((s[idx] - 70.0) % length, 0.0, 135.0 * L.KPH, 0.0)}
+        return {lead: ((s[idx] - 70.0) % length, 0.0, 135.0 * L.MPS_PER_KPH, 0.0)}
     if preset == "off-track-recovery":
-        return {lead: (0.42 * length, track.half_width + 7.0, 52.0 * L.KPH, -0.45)}
+        return {lead: (0.42 * length, track.half_width + 7.0, 52.0 * L.MPS_PER_KPH, -0.45)}
     if preset == "pit-entry":
-        return {lead: ((track.pit_entry_s - 170.0) % length, 0.0, 120.0 * L.KPH, 0.0)}
+        return {lead: ((track.pit_entry_s - 170.0) % length, 0.0, 120.0 * L.MPS_PER_KPH, 0.0)}
     if preset == "overtaking-pack":
         out = {}
         for i, driver in enumerate(participants[:4]):
-            out[driver] = (0.35 * length + i * 18.0, -2.2 if i % 2 == 0 else 2.2, (135.0 - 3.0 * (i + 1)) * L.KPH,
+            out[driver] = (0.35 * length + i * 18.0, -2.2 if i % 2 == 0 else 2.2, (135.0 - 3.0 * (i + 1)) * L.MPS_PER_KPH,
                            0.0)
         return out
     raise PaddockError("invalid_config", f"scenario.preset: unknown preset {preset!r}", "scenario.preset")
@@ -71,7 +71,7 @@ def scenario_placements(config: EnvConfig, track, participants) -> dict:
         out[driver] = placement_tuple(p)
     for entry in config.scenario.traffic:
         ref = out[entry.relative_to]
-        speed = ref[2] if entry.speed_kph is None else entry.speed_kph * L.KPH
+        speed = ref[2] if entry.speed_kph is None else entry.speed_kph * L.MPS_PER_KPH
         out[entry.driver_id] = (max(0.0, ref[0] + entry.delta_distance_meters), entry.offset_meters, speed,
                                 entry.heading_error_radians)
     return out

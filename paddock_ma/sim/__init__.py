@@ -1,12 +1,16 @@
 """The numba simulation core: pure jitted kernels (``jit.py``) over structure-of-arrays state, no Python
 objects.
 
-Numba's on-disk cache (``cache=True``) checks only the source file of the function it loads, not the
-files whose kernels it calls or inlines, so editing one module could leave a stale compiled caller.
-Unless the user chose ``NUMBA_CACHE_DIR``, the cache therefore lives in a directory keyed by a hash of
-every module of this package: any source change starts a fresh cache. Caches of other sources are
-pruned when a new one starts (the two most recent stay, for another checkout state in use), so
-editing the package does not pile up compiled code (~25 MB per cache).
+Numba cache policy. Kernels are compiled with ``cache=True``. Numba's on-disk cache checks only the
+source file of the function it loads, not the files whose kernels it calls or inlines, so editing one
+module could load a stale compiled caller. So, unless the user set ``NUMBA_CACHE_DIR`` (then numba's
+own rules apply and this package changes nothing), importing ``paddock_ma.sim`` points numba's cache
+directory at ``paddock_ma/sim/__pycache__/numba-<hash of every module of this package>``: any source
+change starts a fresh cache. This has to happen at import, before the first kernel is decorated (numba
+picks a kernel's cache location when it is defined); it is the only thing the import does besides
+defining the package. Nothing is deleted at import: another process may be using an older cache right
+now (another checkout state, a long run). ``prune_numba_caches(keep)`` removes all but the ``keep``
+most recent other caches (~25 MB each) when you ask for it (``paddock_ma.sim.prune_numba_caches()``).
 """
 
 import hashlib
@@ -14,28 +18,35 @@ import os
 import shutil
 from pathlib import Path
 
-_KEEP_OTHER_CACHES = 2
+_HERE = Path(__file__).resolve().parent
 
 
-def _prune_caches(current: Path, keep: int) -> None:
-    """Remove sibling ``numba-*`` cache directories of ``current`` but the ``keep`` most recent."""
+def numba_cache_dir() -> Path | None:
+    """The cache directory this package chose for numba (None when ``NUMBA_CACHE_DIR`` was set)."""
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return None
+    digest = hashlib.sha256()
+    for path in sorted(_HERE.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return _HERE / "__pycache__" / f"numba-{digest.hexdigest()[:16]}"
+
+
+def prune_numba_caches(keep: int = 2) -> list[Path]:
+    """Remove the package's ``numba-*`` caches other than the current one, but the ``keep`` most
+    recent; returns the removed directories. Only call it when no other process runs older sources."""
+    current = numba_cache_dir() or Path(os.environ["NUMBA_CACHE_DIR"])
     try:
-        others = [p for p in current.parent.glob("numba-*") if p != current and p.is_dir()]
+        others = [p for p in (_HERE / "__pycache__").glob("numba-*") if p != current and p.is_dir()]
         others.sort(key=lambda p: p.stat().st_mtime, reverse=True)
     except OSError:
-        return
+        return []
     for old in others[keep:]:
         shutil.rmtree(old, ignore_errors=True)
+    return others[keep:]
 
 
-if not os.environ.get("NUMBA_CACHE_DIR"):
+_CACHE_DIR = numba_cache_dir()
+if _CACHE_DIR is not None:
     import numba
 
-    _here = Path(__file__).resolve().parent
-    _digest = hashlib.sha256()
-    for _path in sorted(_here.glob("*.py")):
-        _digest.update(_path.name.encode() + b"\0" + _path.read_bytes())
-    _cache = _here / "__pycache__" / f"numba-{_digest.hexdigest()[:16]}"
-    if not _cache.exists():
-        _prune_caches(_cache, _KEEP_OTHER_CACHES)
-    numba.config.CACHE_DIR = str(_cache)
+    numba.config.CACHE_DIR = str(_CACHE_DIR)

@@ -33,11 +33,12 @@ import numpy as np
 
 from .jit import allocating_kernel, kernel
 from .layout import (
-    CAR_WIDTH, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT,
+    CAR_WIDTH, CONTROL_BUILTIN, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT,
     F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
     I_ACTIVE, I_AI_REJOIN, I_COMPOUND, I_DESTROYED, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT,
-    I_PIT_STATUS, I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL,
-    P_MASS, P_PACE, P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING,
+    I_PIT_STATUS, I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL,
+    P_MASS, P_PACE, P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, PRE_COS, PRE_HEADING,
+    PRE_SIN, PRE_TYRE,
     R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL,
     SURF_KERB, SURF_TRACK, WHEELBASE,
 )
@@ -45,15 +46,13 @@ from .ai_preview import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIE
 from .track_core import sample_at
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
-KPH = 1.0 / 3.6
-
 # Preview interval boundaries (m ahead) and the per-track table: see ai_preview.PREVIEW_D.
 
 GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
 BRAKE_FRAC = 0.55        # fraction of the grip budget assumed for braking (conservative)
 BRAKE_FRAC_ARCADE = 0.7  # fraction of the arcade brake cap assumed for braking
 SIM_AERO_GRIP = 0.25     # simulator: lateral grip gained per unit of mu * Cl / m * v^2 (fit)
-MIN_TARGET = 55.0 * KPH  # m/s, never plan slower than this on track
+MIN_TARGET = 55.0 * MPS_PER_KPH  # m/s, never plan slower than this on track
 LOOK_MIN = 10.0          # m, pure-pursuit lookahead bounds
 LOOK_MAX = 110.0
 LOOK_BASE = 12.0         # m, lookahead = LOOK_BASE + LOOK_TIME * v, then shrunk in corners
@@ -228,7 +227,7 @@ def _traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
 @kernel(inline="always")
 def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, car_flags, rules,
             w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h):
-    """ai_controls on bare track arrays (inlined into ``ai_controls`` and ``ai_world``): traffic
+    """One built-in car's controls on bare track arrays (inlined into ``ai_world``): traffic
     from ``gather_traffic`` (tidx..tspd, tm cars), tf the tyre factor of the car's F_TIRE_ENERGY,
     cos_h / sin_h of its F_HEADING."""
     update_pit_intent(cars_f, cars_i, car_flags, rules, w, c)
@@ -237,7 +236,6 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
 
     x = cars_f[w, c, F_X]
     y = cars_f[w, c, F_Y]
-    h = cars_f[w, c, F_HEADING]
     v = max(cars_f[w, c, F_SPEED], 0.0)
     s = cars_f[w, c, F_PROGRESS]
     off = cars_f[w, c, F_OFFSET]
@@ -318,15 +316,15 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         lane = min(max(off, -lane_lim), lane_lim) * 0.6
         surf = cars_i[w, c, I_SURFACE]
         if surf == SURF_TRACK:
-            v_rejoin = 88.0 * KPH
+            v_rejoin = 88.0 * MPS_PER_KPH
         elif surf == SURF_KERB:
-            v_rejoin = 72.0 * KPH
+            v_rejoin = 72.0 * MPS_PER_KPH
         elif surf == SURF_GRAVEL:
-            v_rejoin = 56.0 * KPH
+            v_rejoin = 56.0 * MPS_PER_KPH
         elif surf == SURF_GRASS:
-            v_rejoin = 48.0 * KPH
+            v_rejoin = 48.0 * MPS_PER_KPH
         else:
-            v_rejoin = 34.0 * KPH
+            v_rejoin = 34.0 * MPS_PER_KPH
         v_target = min(v_target, v_rejoin)
         look = LOOK_MIN + 0.3 * v
     else:
@@ -400,36 +398,15 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
     return steer, 0.0, brake
 
 
-@allocating_kernel
-def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c, n_cars):
-    """Controls of built-in car ``c`` in world ``w`` for this tick.
-
-    tr: TrackArrays; cars_f float64[W, C, NF]; cars_i int32[W, C, NI]; car_params float64[W, C, NP];
-    car_flags int32[W, C]; rules float64[W, NR]; world_i int64[W, NWI] (unused: the driver is
-    deterministic); n_cars: car slots in the world.
-
-    Returns (steer in [-1, 1] as a fraction of the maximum road-wheel angle, throttle in [0, 1],
-    brake in [0, 1]). Side effects: F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks
-    left), I_PIT_INTENT (tyre-driven pit requests). Reads the car's track position (F_PROGRESS,
-    F_OFFSET, F_HEADING_ERROR) as written by ``surfaces.classify_car``.
-    """
-    tidx = np.empty(n_cars, np.int64)
-    tprog = np.empty(n_cars, np.float64)
-    toffs = np.empty(n_cars, np.float64)
-    tspd = np.empty(n_cars, np.float64)
-    tm = gather_traffic(cars_f, cars_i, car_flags, w, n_cars, tidx, tprog, toffs, tspd)
-    h = cars_f[w, c, F_HEADING]
-    return _ai_one(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.ai_preview, tr.length, tr.half_width,
-                   cars_f, cars_i, car_params, car_flags, rules, w, c, tidx, tprog, toffs, tspd, tm,
-                   tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
-
-
 @kernel
-def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre, tidx,
+def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source, controls, pre, tidx,
              tbuf):
-    """``ai_controls`` for every car of world ``w`` whose ``mode[c]`` (int8[C]) is 2 (built-in
-    driver), written to ``controls`` float64[C, 3] (steer, throttle, brake). pre float64[C, 4]:
-    (heading, its cos, its sin, tyre factor) of each such car, computed by the step. Scratch:
+    """The built-in driver's controls of every car of world ``w`` whose ``source[c]`` (int8[C]) is
+    CONTROL_BUILTIN, written to ``controls`` float64[C, 3] (steer in [-1, 1] as a fraction of the
+    maximum road-wheel angle, throttle, brake in [0, 1]). pre float64[C, 4] (columns PRE_*: heading,
+    its cos, its sin, tyre factor) of each such car, computed by the step. Side effects:
+    F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks left), I_PIT_INTENT (tyre-driven
+    pit requests). Reads the car's track position as ``surfaces.classify_car`` wrote it. Scratch:
     tidx int64[C], tbuf float64[3, C] (the gathered traffic). One call per world: the track
     arrays are unpacked, and the traffic gathered, once, not per car."""
     cx = tr.cx
@@ -445,11 +422,11 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, 
     tspd = tbuf[2]
     tm = gather_traffic(cars_f, cars_i, car_flags, w, n_cars, tidx, tprog, toffs, tspd)
     for c in range(n_cars):
-        if mode[c] != 2:
+        if source[c] != CONTROL_BUILTIN:
             continue
         st, th, br = _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params,
-                             car_flags, rules, w, c, tidx, tprog, toffs, tspd, tm, pre[c, 3],
-                             pre[c, 1], pre[c, 2])
+                             car_flags, rules, w, c, tidx, tprog, toffs, tspd, tm, pre[c, PRE_TYRE],
+                             pre[c, PRE_COS], pre[c, PRE_SIN])
         controls[c, 0] = st
         controls[c, 1] = th
         controls[c, 2] = br
@@ -465,22 +442,22 @@ def ai_actions(tr, cars_f, cars_i, car_params, car_flags, rules, slots, out):
     like it keeps the driver's memory of those cars (F_AI_LANE_OFFSET, I_AI_REJOIN) up to date.
     """
     n_cars = cars_f.shape[1]
-    mode = np.zeros(n_cars, np.int8)
+    source = np.zeros(n_cars, np.int8)
     controls = np.zeros((n_cars, 3))
     pre = np.zeros((n_cars, 4))
     tidx = np.empty(n_cars, np.int64)
     tbuf = np.empty((3, n_cars))
     for k in range(slots.shape[0]):
-        mode[slots[k]] = 2
+        source[slots[k]] = CONTROL_BUILTIN
     for w in range(cars_f.shape[0]):
         for k in range(slots.shape[0]):
             c = slots[k]
             h = cars_f[w, c, F_HEADING]
-            pre[c, 0] = h
-            pre[c, 1] = math.cos(h)
-            pre[c, 2] = math.sin(h)
-            pre[c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
-        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre, tidx, tbuf)
+            pre[c, PRE_HEADING] = h
+            pre[c, PRE_COS] = math.cos(h)
+            pre[c, PRE_SIN] = math.sin(h)
+            pre[c, PRE_TYRE] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source, controls, pre, tidx, tbuf)
         for k in range(slots.shape[0]):
             for j in range(3):
                 out[w, k, j] = controls[slots[k], j]

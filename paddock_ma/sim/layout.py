@@ -70,7 +70,7 @@ F_FINISH_TIME = 42      # s (world time) when the car finished, 0 = not finished
 F_STEP_PROGRESS = 43    # m, race distance gained during the current env step
 F_STEP_LEGAL_PROGRESS = 44  # m, race distance gained on legal surfaces during the current env step
 F_AI_LANE_OFFSET = 45   # m, the built-in driver's current lateral target (smoothed)
-F_MAX_SPEED_STEP = 46   # m/s, reserved for per-step statistics (max speed this step)
+# 46 is not used; NF keeps it so that snapshots of the same version keep their shape.
 NF = 47
 
 # Contact patches, in wheel order FL, FR, RL, RR (left = lateral -1).
@@ -250,8 +250,19 @@ END_DESTROYED = 1
 END_STALLED = 2
 END_MAX_STEPS = 3
 END_RACE_FINISH = 4
-END_RETIRED = 5         # the car ran out of lives in an adapter
-END_REASON_NAMES = (None, "destroyed", "stalled-off-track", "max-steps", "race-finish", "retired")
+END_REASON_NAMES = (None, "destroyed", "stalled-off-track", "max-steps", "race-finish")
+
+# Who moves a car in a tick (step.py's per-car scratch ``source``; not the race mode, WI_MODE).
+CONTROL_NONE = 0        # nobody: an empty slot, a held car, or the pit route drives it
+CONTROL_POLICY = 1      # the policy's latched controls (I_MANUAL)
+CONTROL_BUILTIN = 2     # the built-in driver (driver_ai)
+
+# Columns of the step's per-car scratch ``pre`` float64[C, 4]: the heading the row belongs to, its cos
+# and sin (computed once per heading, shared by the stages of a tick), and the tyre grip factor.
+PRE_HEADING = 0
+PRE_COS = 1
+PRE_SIN = 2
+PRE_TYRE = 3
 
 # --------------------------------------------------------------------------------------------
 # Fixed constants of the simulation (PaddockJS values, converted to SI)
@@ -268,4 +279,5 @@ MAX_STEER_ANGLE = 0.56          # rad, at |steering| = 1
 STEER_RATE = 2.35               # rad/s, road-wheel angle rate limit
 MAX_SPEED = 330.0 / 3.6         # m/s, hard cap (330 km/h)
 GRAVITY = 9.80665               # m/s^2
-KPH = 1.0 / 3.6                 # m/s per km/h
+MPS_PER_KPH = 1.0 / 3.6         # m/s per km/h: speed_kph * MPS_PER_KPH is m/s
+KPH_PER_MPS = 3.6               # km/h per m/s: speed * KPH_PER_MPS is km/h

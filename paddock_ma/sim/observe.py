@@ -19,15 +19,13 @@ Entries past a slot's own vector length (per-driver sensor configs) are zero.
 
 import math
 
-import numpy as np
-
 from .jit import kernel
 from .sensors import boundary_distances
 from .layout import (
     F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_HEADING_ERROR, F_OFFSET, F_PROGRESS, F_SPEED,
     F_STEER_ANGLE, F_TIRE_ENERGY, F_WHEEL_OFFSET_FL, F_YAW_RATE, FLAG_CLASSIFIED, I_ACTIVE, I_IN_PIT_LANE,
     I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_RANK, I_WHEEL_SURFACE_FL, MODE_GREEN, MODE_SAFETY_CAR,
-    N_SURFACES, PIT_COMPLETED, PIT_PENDING, WI_PIT_LANE_OPEN, WI_RACE_MODE, WI_RED_FLAG,
+    KPH_PER_MPS, N_SURFACES, PIT_COMPLETED, PIT_PENDING, WI_PIT_LANE_OPEN, WI_RACE_MODE, WI_RED_FLAG,
 )
 
 BASE_SIZE = 19
@@ -38,7 +36,6 @@ RADAR_SIZE = 8
 RADAR_RICH_SIZE = 11
 BOUNDARY_SCALE = 20.0          # m: boundary distances are divided by this
 RADAR_VELOCITY_SCALE = 50.0    # m/s: rich radar velocities are divided by this
-KPH = 3.6
 
 
 @kernel
@@ -89,7 +86,7 @@ def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look
             speed = cars_f[w, c, F_SPEED]
             status = cars_i[w, c, I_PIT_STATUS]
             rank = cars_i[w, c, I_RANK]
-            v[0] = speed * KPH / 400.0
+            v[0] = speed * KPH_PER_MPS / 400.0
             v[1] = speed / 120.0
             v[2] = cars_f[w, c, F_STEER_ANGLE] / math.pi
             v[3] = cars_f[w, c, F_APPLIED_THROTTLE]
@@ -144,7 +141,7 @@ def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look
                 if mask & 8:
                     v[i] = _clamp(ray_dist[w, c, r, 3] / ray_length[c, r], 0.0, 1.0)
                     v[i + 1] = ray_hit[w, c, r, 3]
-                    v[i + 2] = ray_rel_speed[w, c, r] * KPH / 200.0
+                    v[i + 2] = ray_rel_speed[w, c, r] * KPH_PER_MPS / 200.0
                     i += 3
             radius = radar_radius[k]
             for s in range(radar_k[k]):
@@ -155,7 +152,7 @@ def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look
                     v[i + 1] = _clamp(f[0] / radius, -1.0, 1.0)
                     v[i + 2] = _clamp(f[1] / radius, -1.0, 1.0)
                     v[i + 3] = _clamp(f[2] / radius, 0.0, 1.0)
-                    v[i + 4] = f[3] * KPH / 200.0
+                    v[i + 4] = f[3] * KPH_PER_MPS / 200.0
                     v[i + 5] = f[4] / math.pi
                     v[i + 6] = f[5]
                     v[i + 7] = f[6]

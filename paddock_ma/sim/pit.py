@@ -25,7 +25,7 @@ from .layout import (
     F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y, F_YAW_RATE, FLAG_PIT_OCCUPIES, I_ACTIVE,
     I_CNT_PIT_ENTRY, I_CNT_PIT_EXIT, I_CNT_PIT_STOP_DONE, I_COMPOUND, I_DESTROYED, I_FINISHED,
     I_GRID_LOCKED, I_IN_PIT_LANE, I_PIT_BOX, I_PIT_INTENT, I_PIT_STATUS, I_PIT_STOPS,
-    I_PIT_TARGET, I_RETIRED, I_SEG_HINT, I_TERMINATED, I_USED_COMPOUNDS, KPH, MODE_RED_FLAG,
+    I_PIT_TARGET, I_RETIRED, I_SEG_HINT, I_TERMINATED, I_USED_COMPOUNDS, MPS_PER_KPH, MODE_RED_FLAG,
     P_PIT_CREW_CONSISTENCY, P_PIT_CREW_RELIABILITY, P_PIT_CREW_SPEED, PIT_COMPLETED, PIT_ENTERING,
     PIT_EXITING, PIT_PENDING, PIT_QUEUED, PIT_SERVICING, R_PIT_ISSUE_CHANCE,
     R_PIT_ISSUE_MAX_DELAY, R_PIT_MAX_CONCURRENT, R_PIT_MIN_GAP, R_PIT_PERFECT, R_PIT_SPEED_LIMIT,
@@ -36,11 +36,11 @@ from .rng import rng_uniform
 from .track import pit_point_at, point_at, wrap_angle
 
 # Route constants (spec 4.6; SI).
-APPROACH_MAX_SPEED = 150.0 * KPH   # m/s, off-limiter cap
-ABOVE_LIMIT_CAP = 75.0 * KPH       # m/s, off-limiter speed is at most limit + this
+APPROACH_MAX_SPEED = 150.0 * MPS_PER_KPH   # m/s, off-limiter cap
+ABOVE_LIMIT_CAP = 75.0 * MPS_PER_KPH       # m/s, off-limiter speed is at most limit + this
 RAMP_SLOPE = 0.045                 # (m/s)/m, target ramp down to the limit before the fast lane
-CRAWL_SPEED = 30.0 * KPH           # m/s, rolling gate from the queue point into the box
-EXIT_MIN_SPEED = 95.0 * KPH        # m/s, speed floor when the car rejoins the track
+CRAWL_SPEED = 30.0 * MPS_PER_KPH           # m/s, rolling gate from the queue point into the box
+EXIT_MIN_SPEED = 95.0 * MPS_PER_KPH        # m/s, speed floor when the car rejoins the track
 ROUTE_ACCEL = 8.0                  # m/s^2, scripted acceleration (about 0.8 g)
 ROUTE_BRAKE = 14.0                 # m/s^2, scripted braking toward a lower target (about 1.4 g)
 STOP_DECEL = 6.0                   # m/s^2, planned deceleration to the queue point / box

@@ -25,7 +25,7 @@ RULE_DEFAULTS = {
     "standing_start": (L.R_STANDING_START, 1.0),
     "tire_degradation": (L.R_TIRE_DEGRADATION, 1.0),
     "pit_stops": (L.R_PIT_STOPS, 0.0),
-    "pit_speed_limit": (L.R_PIT_SPEED_LIMIT, 80.0 * L.KPH),
+    "pit_speed_limit": (L.R_PIT_SPEED_LIMIT, 80.0 * L.MPS_PER_KPH),
     "pit_stop_seconds": (L.R_PIT_STOP_SECONDS, 2.8),
     "pit_variability": (L.R_PIT_VARIABILITY, 0.0),
     "pit_perfect": (L.R_PIT_PERFECT, 0.0),
@@ -99,7 +99,7 @@ def reset_grid(state: WorldState, worlds: np.ndarray, n_active: int) -> None:
     standing = state.rules[0, L.R_STANDING_START] > 0.5
     slots = np.arange(n_active)
     grid = np.array([grid_slot(int(i), standing) for i in slots], np.float64).reshape(-1, 2)
-    speed = np.zeros(n_active) if standing else np.maximum(70.0, 84.0 - 0.55 * slots) * L.KPH
+    speed = np.zeros(n_active) if standing else np.maximum(70.0, 84.0 - 0.55 * slots) * L.MPS_PER_KPH
     ws = np.repeat(np.asarray(worlds, np.int64), n_active)
     cs = np.tile(slots.astype(np.int64), len(worlds))
     ci = state.cars_i

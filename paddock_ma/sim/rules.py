@@ -33,7 +33,7 @@ from .layout import (
     I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_LAST_CONTACT_WITH, I_ON_TRACK, I_PIT_INTENT,
     I_PIT_STATUS, I_PIT_STOPS, I_RANK, I_RETIRED, I_SECTOR, I_SEG_HINT, I_TERMINATED,
     I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, END_STALLED,
-    KPH, LAST_COUNTER, MODE_GREEN, MODE_PRE_START, MODE_RED_FLAG, MODE_SAFETY_CAR, PIT_COMPLETED,
+    MPS_PER_KPH, LAST_COUNTER, MODE_GREEN, MODE_PRE_START, MODE_RED_FLAG, MODE_SAFETY_CAR, PIT_COMPLETED,
     PIT_PENDING,
     R_LIGHT_COUNT, R_LIGHT_INTERVAL, R_LIGHTS_OUT_HOLD, R_STALL_SECONDS, R_STALLED_DNF,
     R_STANDING_START, R_TOTAL_LAPS, SURF_KERB, WF_LIGHTS_OUT_AT, WF_RED_FLAG_TIME, WF_TIME,
@@ -45,10 +45,10 @@ from .pit import (  # noqa: F401  (re-exported: the step imports every rule kern
 )
 from .track import locate, point_at, wrap_angle
 
-SLOW_SPEED = 30.0 * KPH            # m/s, "under 30 km/h" counter (2.0.1 metrics)
+SLOW_SPEED = 30.0 * MPS_PER_KPH            # m/s, "under 30 km/h" counter (2.0.1 metrics)
 SPIN_HEADING_ERROR = math.radians(100.0)  # rad, "backwards" heading error for the spin counter
-STALL_SPEED = 5.0 * KPH            # m/s, below this off legal surfaces the stall clock runs
-RESTART_SPEED = 60.0 * KPH         # m/s, minimum speed when a red flag is withdrawn (spec 4.3)
+STALL_SPEED = 5.0 * MPS_PER_KPH            # m/s, below this off legal surfaces the stall clock runs
+RESTART_SPEED = 60.0 * MPS_PER_KPH         # m/s, minimum speed when a red flag is withdrawn (spec 4.3)
 LIGHTS_EPS = 1e-9                  # s, tolerance on the accumulated clock at lights out
 
 

@@ -28,10 +28,10 @@ from .collisions import resolve_contacts
 from .driver_ai import ai_world
 from .jit import allocating_kernel, kernel
 from .layout import (
-    DT, END_DESTROYED, END_MAX_STEPS, END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
+    CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
     F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER, FLAG_CONTROLLED,
     I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL, I_RETIRED,
-    I_TERMINATED, I_TRUNCATED, LAST_COUNTER, WI_ENV_STEP,
+    I_TERMINATED, I_TRUNCATED, LAST_COUNTER, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
 )
 from .physics import hold_car, integrate_car_pre
 from .rules import (
@@ -65,12 +65,13 @@ def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
 
 @kernel
 def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-               mode, controls, touch, pre, tidx, tbuf, bbox):
+               source, controls, touch, pre, tidx, tbuf, bbox):
     """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
 
-    Scratch buffers: old_progress float64[C] (progress before the tick), mode int8[C], controls
-    float64[C, 3], touch int8[C], pre float64[C, 4] (heading, cos, sin, tyre factor; rows keyed by
-    the heading, so cos and sin of an unchanged heading are computed once, not per kernel), tidx
+    Scratch buffers: old_progress float64[C] (progress before the tick), source int8[C] (who moves
+    the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, 4] (columns
+    layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
+    unchanged heading are computed once, not per kernel), tidx
     int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track_core.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
     (``ai_world``, ``classify_world``, ``update_rules_world``): one call per world and stage, whose
     per-car bodies are inlined. (Per-car calls taking the track tuple once cost reference counting
@@ -80,10 +81,10 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     n_cars = cars_f.shape[1]
     race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, DT)
 
-    # 1-2. controls and vehicle dynamics; mode: 0 moved by its route / held / empty, 1 policy, 2 AI
+    # 1-2. controls and vehicle dynamics
     n_ai = 0
     for c in range(n_cars):
-        mode[c] = 0
+        source[c] = CONTROL_NONE
         if cars_i[w, c, I_ACTIVE] == 0:
             continue
         cars_f[w, c, F_PREV_X] = cars_f[w, c, F_X]
@@ -97,30 +98,30 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
             hold_car(cars_f, w, c)
             continue
         if cars_i[w, c, I_MANUAL] != 0:
-            mode[c] = 1
+            source[c] = CONTROL_POLICY
             controls[c, 0] = cars_f[w, c, F_STEER_CMD]
             controls[c, 1] = cars_f[w, c, F_THROTTLE_CMD]
             controls[c, 2] = cars_f[w, c, F_BRAKE_CMD]
         else:
-            mode[c] = 2
+            source[c] = CONTROL_BUILTIN
             n_ai += 1
         h = cars_f[w, c, F_HEADING]
-        if pre[c, 0] != h:
-            pre[c, 0] = h
-            pre[c, 1] = math.cos(h)
-            pre[c, 2] = math.sin(h)
-        pre[c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+        if pre[c, PRE_HEADING] != h:
+            pre[c, PRE_HEADING] = h
+            pre[c, PRE_COS] = math.cos(h)
+            pre[c, PRE_SIN] = math.sin(h)
+        pre[c, PRE_TYRE] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
     if n_ai > 0:
-        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, mode, controls, pre,
+        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source, controls, pre,
                  tidx, tbuf)
     for c in range(n_cars):
-        if mode[c] != 0:
+        if source[c] != CONTROL_NONE:
             h2, c2, s2 = integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[c, 0],
-                                           controls[c, 1], controls[c, 2], DT, pre[c, 3], pre[c, 1],
-                                           pre[c, 2])
-            pre[c, 0] = h2
-            pre[c, 1] = c2
-            pre[c, 2] = s2
+                                           controls[c, 1], controls[c, 2], DT, pre[c, PRE_TYRE],
+                                           pre[c, PRE_COS], pre[c, PRE_SIN])
+            pre[c, PRE_HEADING] = h2
+            pre[c, PRE_COS] = c2
+            pre[c, PRE_SIN] = s2
 
     # 3. surfaces and track position; the barrier destroys
     for c in range(n_cars):
@@ -179,7 +180,7 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     """One env step of world ``w``: latch actions, ``n_ticks`` physics ticks, episode bookkeeping."""
     n_cars = cars_f.shape[1]
     old_progress = np.empty(n_cars, np.float64)
-    mode = np.empty(n_cars, np.int8)
+    source = np.empty(n_cars, np.int8)
     controls = np.zeros((n_cars, 3), np.float64)
     touch = np.empty(n_cars, np.int8)
     pre = np.full((n_cars, 4), np.nan, np.float64)
@@ -191,7 +192,7 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     begin_env_step(cars_f, cars_i, actions, apply_actions, w)
     for _ in range(n_ticks):
         tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-                   mode, controls, touch, pre, tidx, tbuf, bbox)
+                   source, controls, touch, pre, tidx, tbuf, bbox)
     end_env_step(cars_i, world_i, w, was_running, max_episode_steps)
 
 

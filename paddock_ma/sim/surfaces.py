@@ -29,7 +29,7 @@ from .layout import (
     I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_SEG_HINT, I_SURFACE, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
     I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, PATCH_LENGTH, PATCH_WIDTH, SURF_BARRIER, SURF_GRASS,
     SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
-    WHEEL_X, WHEEL_Y,
+    PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
 from .track_core import (
     HINT_WINDOW, _finish_a, _locate_slow, _walk, pit_bbox, pit_surface_call, wrap_angle,
@@ -255,7 +255,7 @@ def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, bbox):
     car's body touches the barrier (0 otherwise, and for empty slots). One call per world: the
     track arrays are unpacked once, not per car.
 
-    trig float64[C, 3]: (heading, cos, sin) cache; a row whose heading equals the car's F_HEADING
+    trig float64[C, >= 3]: the step's ``pre`` (columns PRE_HEADING, PRE_COS, PRE_SIN); a row whose heading equals the car's F_HEADING
     supplies cos and sin (the dynamics leave them there), any other row is recomputed and stored.
     bbox: ``pit_bbox`` of the track (x0, y0, x1, y1), computed once by the caller.
     """
@@ -286,12 +286,12 @@ def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, bbox):
         if cars_i[w, c, I_ACTIVE] == 0:
             continue
         h = cars_f[w, c, F_HEADING]
-        if trig[c, 0] != h:
-            trig[c, 0] = h
-            trig[c, 1] = math.cos(h)
-            trig[c, 2] = math.sin(h)
-        cos_h = trig[c, 1]
-        sin_h = trig[c, 2]
+        if trig[c, PRE_HEADING] != h:
+            trig[c, PRE_HEADING] = h
+            trig[c, PRE_COS] = math.cos(h)
+            trig[c, PRE_SIN] = math.sin(h)
+        cos_h = trig[c, PRE_COS]
+        sin_h = trig[c, PRE_SIN]
         if _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, length, hw,
                          kerb, gravel, grass, px, py, box_x, box_y, pit_side, pit_width,
                          bbox, cars_f, cars_i, w, c, cos_h, sin_h):

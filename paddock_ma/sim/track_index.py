@@ -262,4 +262,15 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
     edge = _edge_field(surf, float(cell))
     tr = tr._replace(grid_surf=surf, grid_edge=edge, grid_pred_edge=predicate_edge_fields(surf, float(cell)))
     fine_grid, fine_edge = fine_pit_fields(tr)
-    return tr._replace(fine_grid=fine_grid, fine_pred_edge=fine_edge)
+    return read_only(tr._replace(fine_grid=fine_grid, fine_pred_edge=fine_edge))
+
+
+def read_only(tr: TrackArrays) -> TrackArrays:
+    """``tr`` with every array marked read-only: a track is shared by every world (and, cached, by
+    every env of the process), so a write through one of them would silently change all the others.
+    Numba compiles kernels for read-only arrays as for writable ones; a kernel that writes to one is
+    rejected at compile time."""
+    for value in tr:
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return tr

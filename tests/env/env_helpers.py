@@ -69,5 +69,5 @@ def decode(vector, schema) -> dict:
     return {e["name"]: float(v) for e, v in zip(schema, vector)}
 
 
-KPH = 3.6
+KPH_PER_MPS = 3.6
 SURF = L.SURFACE_NAMES

@@ -103,7 +103,7 @@ def test_auto_reset_placement_policies(policy):
                 if policy == "random":
                     assert speed == 0.0
                 else:             # random-moving: a speed drawn in [0, 250) km/h
-                    assert 0.0 <= speed < 250.0 * L.KPH
+                    assert 0.0 <= speed < 250.0 * L.MPS_PER_KPH
     if policy.startswith("random"):       # each world draws from its own generator
         c = batch.slots[0]
         assert cf[0, c, L.F_RACE_DISTANCE] != cf[1, c, L.F_RACE_DISTANCE]

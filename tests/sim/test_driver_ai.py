@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from paddock_ma.sim import layout as L
-from paddock_ma.sim.driver_ai import ai_controls
+from paddock_ma.sim.driver_ai import ai_actions
 from paddock_ma.sim.race import new_race
 from paddock_ma.sim.rules import place_car
 from paddock_ma.sim.step import step_state
@@ -13,6 +13,15 @@ from paddock_ma.sim.track import list_tracks, load_track, oval_track
 
 MODES = [pytest.param(L.PHYSICS_SIMULATOR, id="simulator"),
          pytest.param(L.PHYSICS_ARCADE, id="arcade")]
+
+
+def ai_controls(tr, cars_f, cars_i, car_params, car_flags, rules, world_i, w, c, n_cars):
+    """The built-in driver's (steer, throttle, brake) for car ``c`` of world ``w`` (of a one-world state)
+    through the public ``ai_actions``, which decides exactly as a tick does."""
+    assert cars_f.shape[0] == 1 and w == 0
+    out = np.zeros((1, 1, 3), np.float32)
+    ai_actions(tr, cars_f, cars_i, car_params, car_flags, rules, np.array([c], np.int64), out)
+    return tuple(float(v) for v in out[0, 0])
 
 
 def run_until(state, done, max_seconds, ticks_per_step=60):

@@ -31,7 +31,7 @@ def make(n=1, seed=1, **overrides):
         wf=np.zeros((1, L.NWF)), wi=np.zeros((1, L.NWI), np.int64),
         cp=np.full((1, n, L.NP), 0.5), fl=np.full((1, n), FLAGS, np.int32), ru=np.zeros((1, L.NR)),
     )
-    rules = dict(total_laps=5, standing_start=0, pit_stops=1, pit_speed_limit=80 * L.KPH,
+    rules = dict(total_laps=5, standing_start=0, pit_stops=1, pit_speed_limit=80 * L.MPS_PER_KPH,
                  pit_stop_seconds=2.8, pit_max_concurrent=3, pit_min_gap=20, pit_issue_chance=0.12,
                  pit_issue_max_delay=4.0)
     rules.update(overrides)
@@ -100,7 +100,7 @@ def test_committed_stop_full_cycle(tr):
     # Rejoining: on the track at the exit, at >= 95 km/h (spec 4.6), heading along the track.
     x, y, h, _ = point_at(tr, tr.pit_exit_s)
     assert math.hypot(cf[0, 0, L.F_X] - x, cf[0, 0, L.F_Y] - y) < 8.0
-    assert cf[0, 0, L.F_SPEED] >= 95.0 * L.KPH
+    assert cf[0, 0, L.F_SPEED] >= 95.0 * L.MPS_PER_KPH
     assert math.cos(cf[0, 0, L.F_HEADING] - h) == pytest.approx(1.0)
     assert abs(cf[0, 0, L.F_PROGRESS] - tr.pit_exit_s) < 1.0
     assert cf[0, 0, L.F_VX] == pytest.approx(cf[0, 0, L.F_SPEED] * math.cos(cf[0, 0, L.F_HEADING]))
@@ -114,7 +114,7 @@ def test_route_speeds_respect_the_pit_limit(tr):
     s = make(1)
     cf, ci = s["cf"], s["ci"]
     place(tr, s, 0, 240.0, speed=80.0)
-    limit = 80.0 * L.KPH
+    limit = 80.0 * L.MPS_PER_KPH
     prev = cf[0, 0, L.F_SPEED]
     for _ in range(4000):
         kinematic_tick(tr, s)
@@ -124,7 +124,7 @@ def test_route_speeds_respect_the_pit_limit(tr):
             assert cf[0, 0, L.F_SPEED] <= limit + 1e-9
         if st in ACTIVE:
             # Spec cap 150 km/h off the limiter: a car arriving faster (288 km/h here) only slows.
-            assert cf[0, 0, L.F_SPEED] <= max(150.0 * L.KPH, prev) + 1e-9
+            assert cf[0, 0, L.F_SPEED] <= max(150.0 * L.MPS_PER_KPH, prev) + 1e-9
         prev = cf[0, 0, L.F_SPEED]
         if st == L.PIT_COMPLETED:
             break

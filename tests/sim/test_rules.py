@@ -29,7 +29,7 @@ def make(n=2, **overrides):
         cp=np.full((1, n, L.NP), 0.5), fl=np.full((1, n), FLAGS, np.int32), ru=np.zeros((1, L.NR)),
     )
     ru = s["ru"]
-    defaults = dict(total_laps=5, standing_start=0, pit_stops=0, pit_speed_limit=80 * L.KPH,
+    defaults = dict(total_laps=5, standing_start=0, pit_stops=0, pit_speed_limit=80 * L.MPS_PER_KPH,
                     pit_stop_seconds=2.8, pit_max_concurrent=3, pit_min_gap=20, stall_seconds=10,
                     light_count=5, light_interval=0.72, lights_out_hold=0.78, pit_issue_chance=0.12,
                     pit_issue_max_delay=4.0)
@@ -179,7 +179,7 @@ def test_red_flag_holds_closes_pit_and_restarts(tr):
     R.race_control_tick(cf, ci, s["wf"], wi, s["ru"], 0, 2, DT)
     assert wi[0, L.WI_RACE_MODE] == L.MODE_GREEN and R.pit_lane_is_open(wi, 0)
     # Spec 4.3: cars restart at >= 60 km/h.
-    assert (cf[0, :, L.F_SPEED] >= 60.0 * L.KPH - 1e-12).all()
+    assert (cf[0, :, L.F_SPEED] >= 60.0 * L.MPS_PER_KPH - 1e-12).all()
 
 
 def test_red_flag_ignored_before_the_start(tr):
@@ -199,7 +199,7 @@ def test_stalled_dnf(tr, enabled):
     # Car 0 stopped in the gravel (|offset| 14.5 m is between kerb 9 m and gravel 21 m, the spec's
     # off-track-recovery preset); car 1 crawls at 10 km/h in the gravel: above the 5 km/h stall speed.
     R.place_car(tr, cf, ci, 0, 0, 600.0, 14.5, 0.0, 0.0)
-    R.place_car(tr, cf, ci, 0, 1, 700.0, 14.5, 10.0 * L.KPH, 0.0)
+    R.place_car(tr, cf, ci, 0, 1, 700.0, 14.5, 10.0 * L.MPS_PER_KPH, 0.0)
     for _ in range(int(2.0 / DT) + 2):
         kinematic_tick(tr, s)
     assert ci[0, 0, L.I_ON_TRACK] == 0
@@ -233,7 +233,7 @@ def test_tick_counters(tr):
     # Car 2: on the asphalt at 20 km/h -> slow.
     R.place_car(tr, cf, ci, 0, 0, 300.0, 8.0, 50.0, 0.0)
     R.place_car(tr, cf, ci, 0, 1, 600.0, 14.0, 50.0, 0.0)
-    R.place_car(tr, cf, ci, 0, 2, 900.0, 0.0, 20.0 * L.KPH, 0.0)
+    R.place_car(tr, cf, ci, 0, 2, 900.0, 0.0, 20.0 * L.MPS_PER_KPH, 0.0)
     for _ in range(10):
         kinematic_tick(tr, s)
     assert ci[0, 0, L.I_CNT_KERB_TICKS] == 10 and ci[0, 0, L.I_CNT_OFFTRACK_TICKS] == 0

@@ -1,0 +1,62 @@
+"""No hidden shared state: cached tracks are read-only, the numba cache policy is explicit (importing
+the package deletes nothing), caches are keyed by content, not by id()."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import paddock_ma.sim as sim
+from paddock_ma.sim.track import load_track, oval_track, procedural_track
+
+
+@pytest.mark.parametrize("get", [oval_track, lambda: load_track("grand-prix"), lambda: procedural_track(3)])
+def test_cached_track_arrays_are_read_only(get):
+    track = get()
+    assert get() is track                          # cached, so shared by every world and env
+    arrays = [v for v in track if isinstance(v, np.ndarray)]
+    assert len(arrays) > 20
+    for a in arrays:
+        assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        track.cx[0] = 1.0
+    with pytest.raises(ValueError):
+        track.grid_surf[0, 0] = 0
+
+
+def test_the_numba_cache_directory_is_keyed_by_the_sources_and_import_deletes_nothing(tmp_path):
+    here = Path(sim.__file__).resolve().parent
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        assert sim.numba_cache_dir() is None
+        return
+    current = sim.numba_cache_dir()
+    assert current.parent == here / "__pycache__" and current.name.startswith("numba-")
+    import numba
+    assert Path(numba.config.CACHE_DIR) == current
+    # an older cache of other sources survives a fresh import of the package
+    decoy = here / "__pycache__" / "numba-0000000000000000-test-decoy"
+    decoy.mkdir(parents=True, exist_ok=True)
+    try:
+        os.utime(decoy, (0, 0))                   # the oldest of all: the first a prune would remove
+        subprocess.run([sys.executable, "-c", "import paddock_ma.sim"], check=True,
+                       env={k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"})
+        assert decoy.is_dir()
+    finally:
+        if decoy.is_dir():
+            decoy.rmdir()
+
+
+def test_render_background_cache_is_keyed_by_content():
+    from paddock_ma.adapters import render
+    oval, gp = oval_track(), load_track("grand-prix")
+    bg1, _ = render._background(oval, 64)
+    bg2, _ = render._background(gp, 64)
+    assert bg1.shape != bg2.shape or not np.array_equal(bg1, bg2)
+    assert render._background(oval, 64)[0] is bg1     # a hit for the same track
+    assert not bg1.flags.writeable
+    # a track object rebuilt with another raster (what a reused id() could point to) gets its own
+    other = oval._replace(grid_surf=np.full_like(oval.grid_surf, 4))
+    assert not np.array_equal(render._background(other, 64)[0], bg1)
