@@ -39,8 +39,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..env.episodes import METRIC_NAMES
-from ..sim.layout import END_REASON_NAMES
+from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
 from .policies import PolicyError, resolve_policy
 
 DATASET_FORMAT = "paddock-ma-dataset"
@@ -59,8 +58,8 @@ class CollectError(ValueError):
 # -- configuration ---------------------------------------------------------------------------------------
 def resolve_env(env: str, overrides: dict | None = None) -> dict:
     """The EnvConfig dict of catalogue id ``env`` with ``overrides`` deep-merged; CollectError if unknown."""
-    from ..catalog import _manifests, _merge
-    from ..env.config import EnvConfig
+    from ..catalog import _manifests
+    from ..env.config import EnvConfig, deep_merge
     from ..env.errors import ConfigError
 
     manifests = _manifests()
@@ -68,7 +67,7 @@ def resolve_env(env: str, overrides: dict | None = None) -> dict:
         from ..env.errors import suggest
         raise CollectError(f"--env: unknown environment {env!r}{suggest(env, manifests)}; known: "
                            f"{', '.join(sorted(manifests))} (`paddock-ma envs` lists them)")
-    config = _merge(manifests[env]["config"], dict(overrides or {}))
+    config = deep_merge(manifests[env]["config"], dict(overrides or {}))
     try:
         EnvConfig.from_dict(config)
     except ConfigError as exc:
