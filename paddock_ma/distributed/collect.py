@@ -2,7 +2,7 @@
 
 Layout of ``--out DIR``::
 
-    manifest.json                        config and its hash, package version, git commit, seeds,
+    manifest.json                        config and its hash, package version, git commit, code fingerprint, seeds,
                                          files (path, shard, fragment, seq range, rows, SHA-256), status
     data/shard-SSSS-frag-FFFFFF.parquet  shard S's steps ``F * fragment_steps + 1 .. (F + 1) * fragment_steps``
     state/shard-SSSS.json                shard S's snapshot at the end of its last written fragment
@@ -178,6 +178,11 @@ def _prepare_out(out: Path, manifest_base: dict) -> dict | None:
                 raise CollectError(f"--out: {out} holds a run of another config (config_hash "
                                    f"{manifest.get('config_hash', '?')[:12]}, this one {manifest_base['config_hash'][:12]}); "
                                    "resume it with the same arguments or pass a new directory")
+            if manifest.get("code_fingerprint") != manifest_base["code_fingerprint"]:
+                raise CollectError(f"--out: {out} was collected by other paddock_ma code (fingerprint "
+                                   f"{manifest.get('code_fingerprint')}, this one {manifest_base['code_fingerprint']}): "
+                                   "its remaining fragments would not continue its trajectories; resume it with "
+                                   f"that code (git commit {manifest.get('git_commit')}) or pass a new directory")
             if manifest.get("status") == "complete":
                 raise CollectError(f"--out: {out} already holds this complete dataset; run `paddock-ma verify {out}` "
                                    "or pass a new directory")
@@ -311,7 +316,8 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
     ray_address = None if ray.is_initialized() else check_address(address)
     from ..env.config import EnvConfig
     config_doc = cfg.to_dict()
-    base = {"format": DATASET_FORMAT, "format_version": DATASET_VERSION,
+    from .shard import code_fingerprint
+    base = {"format": DATASET_FORMAT, "format_version": DATASET_VERSION, "code_fingerprint": code_fingerprint(),
             "config_hash": hashlib.sha256(_canonical({"collect": config_doc, "env_config": env_config,
                                                       "dataset_version": DATASET_VERSION})).hexdigest()}
     manifest = _prepare_out(out, base)

@@ -17,7 +17,8 @@ resume bit-exactly, and those replayed transitions are not handed out again. A s
 taken at the last step of ``run``, so a later ``run`` or a resumed collection starts from it. An exception raised by
 the shard's own code (a bad action, a refused sequence number) is not retried: ``FleetError``.
 
-``FleetError`` is raised when a shard fails ``max_consecutive_failures`` times without a completed step
+A shard whose code fingerprint (``shard.code_fingerprint``) differs from the driver's is refused
+(``FleetError``). ``FleetError`` is also raised when a shard fails ``max_consecutive_failures`` times without a completed step
 in between, when no shard completes a step for ``2 * deadline_s`` (every shard keeps failing: raised
 within twice the deadline, never a hang), or when a replay does not reproduce its checksums.
 """
@@ -31,7 +32,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from .policies import resolve_policy
-from .shard import ACTOR_OPTIONS, ShardCore
+from .shard import ACTOR_OPTIONS, ShardCore, code_fingerprint
 
 
 class FleetError(RuntimeError):
@@ -133,6 +134,7 @@ class ShardFleet:
         self.faults_every_incarnation = faults_every_incarnation
         self.on_event = on_event
         self.events: list[dict] = []
+        self.code = code_fingerprint()
         self.shards = [_Shard(i) for i in range(num_shards)]
         self.steps_done = 0                 # shard-steps handed out by this fleet object
         self._started = False
@@ -242,6 +244,10 @@ class ShardFleet:
     def _finish_start(self, sh: _Shard, results: list) -> None:
         info, head = results[0], results[1]
         sh.pid, sh.node_id = info["pid"], info["node_id"]
+        if info.get("code") != self.code:
+            raise FleetError(f"shard {sh.index} on node {info['node_id']} runs paddock_ma code {info.get('code')}, this "
+                             f"driver {self.code}: install the same paddock_ma (and envs/) on every node (a "
+                             "replayed shard would otherwise not reproduce its trajectory)", self.events)
         if head["seq"] != sh.snap_seq:
             raise FleetError(f"shard {sh.index}: restored to seq {head['seq']}, expected {sh.snap_seq}", self.events)
         if sh.obs is None or sh.seq == sh.snap_seq:

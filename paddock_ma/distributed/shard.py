@@ -64,6 +64,31 @@ def world_keys_global(seed: int, world_offset: int, num_worlds: int) -> np.ndarr
     return np.array(keys, dtype=np.uint64).view(np.int64)
 
 
+_FINGERPRINT: str | None = None
+
+
+def code_fingerprint() -> str:
+    """SHA-256 (hex, 16 chars) of the package version and the bytes of every module that decides a
+    trajectory (``paddock_ma/sim``, ``paddock_ma/env``, ``distributed/shard.py``, ``distributed/policies.py``,
+    the catalogue's manifests and tracks). Shards and the driver must agree on it: a cluster whose nodes run
+    different code would replay a failed shard into a different trajectory."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        import hashlib
+        from pathlib import Path
+
+        from .. import __version__
+        pkg = Path(__file__).resolve().parent.parent
+        files = sorted([*(pkg / "sim").rglob("*.py"), *(pkg / "env").rglob("*.py"),
+                        pkg / "distributed" / "shard.py", pkg / "distributed" / "policies.py",
+                        *(pkg.parent / "envs").rglob("*.json")])
+        h = hashlib.sha256(__version__.encode())
+        for f in files:
+            h.update(str(f.relative_to(pkg.parent)).encode() + b"\0" + f.read_bytes() + b"\0")
+        _FINGERPRINT = h.hexdigest()[:16]
+    return _FINGERPRINT
+
+
 def _pin_threads() -> None:
     for key, value in SINGLE_THREAD_ENV.items():
         if key != "RAY_AUTH_MODE":
@@ -95,6 +120,7 @@ class ShardCore:
                  start_placement: str | None = "random", hang_at_seq: int | None = None,
                  crash_at_seq: int | None = None, fail_on_start: bool = False, env_id: str | None = None):
         _pin_threads()
+        self.code = code_fingerprint()       # at import time of this process: what its kernels run
         if fail_on_start:
             raise ShardError("fail_on_start: the test hook made this shard fail to start")
         from ..env.batch_env import BatchEnv
@@ -125,7 +151,8 @@ class ShardCore:
                 node = ray.get_runtime_context().get_node_id()
         except Exception:   # noqa: BLE001 - informational only
             node = None
-        return {"pid": os.getpid(), "node_id": node, "world_offset": self.world_offset, "num_worlds": self.num_worlds,
+        return {"pid": os.getpid(), "node_id": node, "code": self.code, "world_offset": self.world_offset,
+                "num_worlds": self.num_worlds,
                 "controlled": list(self.env.controlled), "obs_size": int(self.env.obs_size), "seq": self.seq}
 
     # -- array fast path -------------------------------------------------------------------------

@@ -113,6 +113,11 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(clean, tmp_path):
     assert _bytes(out) == _bytes(clean) and verify(out) == []
     with pytest.raises(CollectError, match="already holds this complete dataset"):
         collect(_cfg(), out, progress=False)
+    m = json.loads((out / "manifest.json").read_text())
+    m["status"], m["code_fingerprint"] = "running", "0000000000000000"     # as if collected by other code
+    (out / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(CollectError, match="other paddock_ma code"):
+        collect(_cfg(), out, progress=False)
 
 
 def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):

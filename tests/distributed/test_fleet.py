@@ -116,3 +116,17 @@ def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ra
     _same(plain, piped)
     with pytest.raises(ValueError, match="builtin policy"):
         ShardFleet(env_config, 1, 1, policy="random", pipeline_depth=2)
+
+
+@pytest.mark.chaos
+def test_shards_that_cannot_start_or_run_other_code_raise_fleet_error(ray_local, env_config):
+    fleet = ShardFleet(env_config, 2, 1, seed=5, deadline_s=3.0, fault_hooks={0: {"fail_on_start": True}},
+                       faults_every_incarnation=True, max_consecutive_failures=2)
+    with pytest.raises(FleetError, match="shard 0 failed 2 times in a row"):
+        list(fleet.run(5))
+    fleet.shutdown()
+    fleet = ShardFleet(env_config, 1, 1, seed=5)
+    fleet.code = "0000000000000000"           # as if this driver ran another version of the simulator
+    with pytest.raises(FleetError, match="install the same paddock_ma"):
+        list(fleet.run(5))
+    fleet.shutdown()
