@@ -297,7 +297,8 @@ class ShardFleet:
                         self._fill(sh)
                 continue
             now = time.monotonic()
-            if self._last_progress is not None and now - self._last_progress > 2 * self.deadline_s:
+            if (self._last_progress is not None and now - self._last_progress > 2 * self.deadline_s
+                    and not self._any_ready(live)):
                 raise FleetError(f"no shard completed a step in {2 * self.deadline_s:.1f} s (2 x deadline_s); "
                                  f"{len(self.failures)} failures so far: the cluster cannot run these shards",
                                  self.events)
@@ -335,9 +336,16 @@ class ShardFleet:
                 yield out
             now = time.monotonic()
             for sh in self.shards:
-                if sh.pending and now > sh.deadline:
+                # a call that finished while the consumer held the generator is not late: next round takes it
+                if sh.pending and now > sh.deadline and not self._any_ready([sh]):
                     what = "start/recovery" if sh.kind == "start" else f"step {sh.seq + 1}"
                     self._fail(sh, f"deadline: {what} took more than {sh.budget:.1f} s (a hung or lost shard)")
+
+    @staticmethod
+    def _any_ready(shards) -> bool:
+        import ray
+        refs = [sh.pending[-1] if sh.kind == "start" else sh.pending[0] for sh in shards if sh.pending]
+        return bool(refs) and bool(ray.wait(refs, num_returns=1, timeout=0)[0])
 
     # -- introspection / shutdown ----------------------------------------------------------------------
     def shard_pids(self) -> dict:

@@ -130,3 +130,14 @@ def test_shards_that_cannot_start_or_run_other_code_raise_fleet_error(ray_local,
     with pytest.raises(FleetError, match="install the same paddock_ma"):
         list(fleet.run(5))
     fleet.shutdown()
+
+
+def test_a_slow_consumer_does_not_make_finished_shards_late(baseline, env_config):
+    """Time the consumer holds the generator is not charged to shards whose calls finished meanwhile."""
+    def slow(fleet, st):
+        if (st.shard, st.seq) == (0, 5):
+            time.sleep(2.5)        # longer than the deadline: both shards' next calls finish meanwhile
+
+    seen, fleet = _run(env_config, deadline_s=2.0, on_step=slow)
+    assert not fleet.failures, fleet.failures
+    _same(baseline, seen)
