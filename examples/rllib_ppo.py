@@ -36,7 +36,7 @@ CRASH_PENALTY = 200.0              # once, on the step a car hits the barrier (P
 OFF_TRACK_PENALTY = 0.05           # per step with a wheel off the legal surface
 
 
-def user_reward(metrics, result, crash_penalty=CRASH_PENALTY):
+def user_reward(metrics, crash_penalty=CRASH_PENALTY):
     """The user's reward, vectorised over worlds x cars: metres of legal progress minus penalties."""
     return (metrics[..., M_LEGAL_PROGRESS] - crash_penalty * metrics[..., M_DESTROYED]
             - OFF_TRACK_PENALTY * metrics[..., M_OFF_TRACK])

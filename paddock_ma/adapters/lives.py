@@ -25,28 +25,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..env.episodes import (
-    END_DESTROYED, END_REASON_NAMES, M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, METRIC_NAMES, EpisodeArrays,
-    episode_dict, metrics_dict,
+    END_DESTROYED, END_REASON_NAMES, M_LEGAL_PROGRESS, METRIC_NAMES, EpisodeArrays, episode_dict, metrics_dict,
 )
 from ..env.errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, ConfigError, PaddockError
 from ..env.scenarios import PLACEMENT_POLICIES
 
 
-# -- example rewards (vectorised: metrics float32[W, K, M] -> float32[W, K]) -------------------------
-def legal_progress_reward(metrics: np.ndarray) -> np.ndarray:
-    """Metres of race distance gained this step with every wheel on a legal surface."""
-    return metrics[..., M_LEGAL_PROGRESS].astype(np.float32)
-
-
-def progress_crash_reward(metrics: np.ndarray, crash_penalty: float = 50.0, off_track_penalty: float = 0.1):
-    """Legal progress (m) minus ``crash_penalty`` when the car hit the barrier and a small off-track cost."""
-    return (metrics[..., M_LEGAL_PROGRESS] - crash_penalty * metrics[..., M_DESTROYED]
-            - off_track_penalty * metrics[..., M_OFF_TRACK]).astype(np.float32)
-
-
-# Example rewards by name. They are examples for getting started, not the project's canonical reward:
-# write your own from the neutral metrics (``paddock_ma.env.episodes.METRIC_NAMES``).
-EXAMPLE_REWARDS = {"legal_progress": legal_progress_reward, "progress_crash": progress_crash_reward}
+# The example rewards live in paddock_ma.env.rewards (the one reward module); kept importable from here.
+from ..env.rewards import EXAMPLE_REWARDS, legal_progress_reward, progress_crash_reward  # noqa: E402, F401
 
 
 def check_options(max_lives, reset_placement, max_world_steps):

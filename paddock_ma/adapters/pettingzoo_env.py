@@ -17,8 +17,10 @@ Spaces are built once per env instance and agent. Observation: ``Box(-inf, inf, 
 Action: ``Box([-1, 0, 0], [1, 1, 1], float32)`` (steering, throttle, brake), or with ``pit_actions=True``
 ``Dict(vehicle=Box, pit_intent=Discrete(3), pit_compound=Discrete(len(compounds)))``.
 
-Rewards: ``reward_fn(metrics: dict, episode: dict) -> float`` per agent; the default, legal progress in
-metres this step, is an example for getting started, not a canonical reward.
+Rewards: the one vectorised interface (``paddock_ma.env.rewards``): ``reward_fn`` is a callable
+``fn(metrics float32[W, K, M]) -> [W, K]``, a ``VectorReward`` or an example reward's name, or the
+config's ``reward`` (a VectorReward) is used. The default, ``legal_progress`` (metres of legal
+progress this step), is an example for getting started, not a canonical reward.
 
 Options that are not adapter options are config overrides (deep-merged into the catalogue config or
 the given config), e.g. ``parallel_env("paddock/oval-batch-v0", episode={"max_steps": 200})``.
@@ -37,11 +39,6 @@ from .lives import Lives, info_for
 
 ADAPTER_OPTIONS = ("max_lives", "auto_reset", "reset_placement", "max_world_steps", "reward_fn", "pit_actions",
                    "render_mode", "render_rays", "render_size")
-
-
-def default_reward(metrics: dict, episode: dict) -> float:
-    """Example reward: metres of legal progress this step (not a canonical reward)."""
-    return float(metrics["legal_progress_delta_meters"])
 
 
 def resolve_config(config_or_env_id, overrides: dict) -> EnvConfig:
@@ -73,14 +70,13 @@ class PaddockParallelEnv(ParallelEnv):
                  render_size: int = 640):
         if render_mode not in (None, "rgb_array"):
             raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
-        if reward_fn is not None and not callable(reward_fn):
-            raise ConfigError("reward_fn", f"got {reward_fn!r}; expected callable(metrics, episode) -> float")
-        self.batch = BatchEnv(config, 1)
+        if reward_fn is None and config.reward is None:
+            reward_fn = "legal_progress"
+        self.batch = BatchEnv(config, 1, reward_fn=reward_fn)
         if pit_actions and not self.batch.config.rules.modules.pit_stops.enabled:
             raise ConfigError("pit_actions", "pit actions need rules.modules.pit_stops.enabled = true")
         self.lives = Lives(self.batch, "{driver}@{life}", max_lives=max_lives, auto_reset=auto_reset,
                            reset_placement=reset_placement, max_world_steps=max_world_steps)
-        self.reward_fn = reward_fn or default_reward
         self.pit_actions = bool(pit_actions)
         self.render_mode = render_mode
         self.render_rays = render_rays
@@ -146,7 +142,7 @@ class PaddockParallelEnv(ParallelEnv):
         for (w, k), agent in record.ended_ids.items():
             obs[agent] = result.obs[0, k, :sizes[k]]
             info = info_for(lives, result, 0, k, record=record)
-            rewards[agent] = float(self.reward_fn(info["metrics"], info["episode"]))
+            rewards[agent] = float(result.reward[0, k])
             terms[agent] = bool(record.terminated[0, k])
             truncs[agent] = bool(record.truncated[0, k])
             infos[agent] = info
@@ -161,7 +157,7 @@ class PaddockParallelEnv(ParallelEnv):
                 continue
             obs[agent] = result.obs[0, k, :sizes[k]]
             info = info_for(lives, result, 0, k, record=record)
-            rewards[agent] = float(self.reward_fn(info["metrics"], info["episode"]))
+            rewards[agent] = float(result.reward[0, k])
             terms[agent] = False
             truncs[agent] = False
             infos[agent] = info

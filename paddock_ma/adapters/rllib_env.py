@@ -14,9 +14,10 @@ per-agent flags of the step.
 ``config`` (an EnvConfig or dict), ``overrides`` (config keys merged over it), ``num_worlds`` (1),
 ``max_lives`` (8), ``auto_reset`` (True), ``reset_placement`` ("random"), ``max_world_steps`` (None),
 ``seed`` (None: fresh entropy per reset unless the reset passes one; with a seed, reset n uses
-``seed + n``), ``reward``: the name of an example reward in ``lives.EXAMPLE_REWARDS`` (default
-``legal_progress``; examples, not canonical rewards) or a vectorised callable
-``fn(metrics: float32[W, K, M], result: BatchResult) -> float[W, K]``; ``infos``: ``"summary"``
+``seed + n``), ``reward``: the one vectorised interface of ``paddock_ma.env.rewards``, a callable
+``fn(metrics: float32[W, K, M]) -> float[W, K]``, a ``VectorReward`` or the name of an example reward
+(``rewards.EXAMPLE_REWARDS``; default ``legal_progress`` unless the config has a reward; examples,
+not canonical rewards); ``infos``: ``"summary"``
 (default: an info is empty except ``{"newborn", "life"}`` on a life's first appearance and
 ``{"life_summary": {legal_progress_meters, steps, crashed, end_reason, retired}}`` on its last step, so
 callbacks can compute per-life figures cheaply) or ``"full"`` (driver, life, world step, episode state
@@ -31,7 +32,8 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..env.batch_env import BatchEnv
 from ..env.errors import ConfigError
-from .lives import EXAMPLE_REWARDS, Lives, info_for
+from ..env.rewards import resolve_reward
+from .lives import Lives, info_for
 from .pettingzoo_env import resolve_config
 
 ENV_CONFIG_KEYS = ("env_id", "config", "overrides", "num_worlds", "max_lives", "auto_reset", "reset_placement",
@@ -50,18 +52,9 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
             raise ConfigError(f"env_config.{unknown[0]}", f"unknown key; known keys: {', '.join(ENV_CONFIG_KEYS)}")
         source = cfg.get("config") if cfg.get("config") is not None else cfg.get("env_id", "paddock/oval-batch-v0")
         config = resolve_config(source, dict(cfg.get("overrides") or {}))
-        reward = cfg.get("reward", "legal_progress")
-        if isinstance(reward, str):
-            if reward not in EXAMPLE_REWARDS:
-                raise ConfigError("env_config.reward", f"got {reward!r}; expected a callable or one of "
-                                  f"{sorted(EXAMPLE_REWARDS)}")
-            fn = EXAMPLE_REWARDS[reward]
-            self.reward_fn = lambda metrics, result: fn(metrics)
-        elif callable(reward):
-            self.reward_fn = reward
-        else:
-            raise ConfigError("env_config.reward", f"got {reward!r}; expected a name or a callable")
-        self.batch = BatchEnv(config, int(cfg.get("num_worlds", 1)))
+        reward = cfg.get("reward", "legal_progress" if config.reward is None else None)
+        self.batch = BatchEnv(config, int(cfg.get("num_worlds", 1)),
+                              reward_fn=resolve_reward(reward, "env_config.reward"))
         self.lives = Lives(self.batch, "w{w}/{driver}@{life}", max_lives=cfg.get("max_lives", 8),
                            auto_reset=cfg.get("auto_reset", True),
                            reset_placement=cfg.get("reset_placement", "random"),
@@ -102,7 +95,7 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         acts, _, _ = lives.actions_to_arrays(action_dict)
         record = lives.step(acts)
         result, reborn, newborn = record.result, record.reborn, record.newborn
-        reward = np.asarray(self.reward_fn(result.metrics, result), np.float32)
+        reward = result.reward
         sizes = lives.obs_sizes
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         stepped = record.ended | (lives.alive & ~newborn)

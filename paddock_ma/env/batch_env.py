@@ -43,6 +43,7 @@ from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, end_finished
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
+from .rewards import engine_reward
 from .scenarios import PLACEMENT_POLICIES, RANDOM_MOVING_MAX_KPH, preset_placements, scenario_placements
 
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
@@ -101,8 +102,10 @@ class BatchEnv:
     ``reset_placement`` policy: ``grid`` (its grid slot), ``random`` (a random legal track position
     from the world's RNG, at rest), ``random-moving`` (the same at a speed uniform in [0, 250) km/h
     from that RNG) or ``scenario`` (the scenario's placement of that driver).
-    reward_fn: optional vectorised reward ``fn(result, env) -> float32[W, K]``; a config ``reward``
-    callable is called per driver instead (slower; PaddockEnv's contract).
+    reward_fn: the reward of ``BatchResult.reward``: a vectorised ``fn(metrics float32[W, K, M]) ->
+    [W, K]``, a ``rewards.VectorReward`` or an example reward's name; or set ``config.reward`` to a
+    VectorReward (not both). A config's per-driver ``reward(context)`` is PaddockEnv's alone and
+    rejected here (``rewards`` module docstring).
     """
 
     def __init__(self, config: EnvConfig | dict | None = None, num_worlds: int = 1, *, auto_reset: bool = False,
@@ -121,6 +124,7 @@ class BatchEnv:
         self.num_worlds = num_worlds
         self.auto_reset = auto_reset
         self.reset_placement = reset_placement
+        self.reward = engine_reward(self.config.reward, reward_fn)     # VectorReward or None
         self.reward_fn = reward_fn
         self.copy_obs = copy_obs
         self._kernel = step_worlds_parallel if parallel else step_worlds
@@ -406,9 +410,7 @@ class BatchEnv:
                            f"{list(allowed)} (-1 = unchanged)", f"{name}[{w}].{driver}")
 
     def _reward(self, result: BatchResult):
-        if self.reward_fn is not None:
-            return np.asarray(self.reward_fn(result, self), np.float32)
-        return None
+        return None if self.reward is None else self.reward(result.metrics)
 
     # -- reset_drivers -------------------------------------------------------------------------
     def reset_drivers(self, mask, placement="grid") -> BatchResult:

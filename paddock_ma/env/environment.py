@@ -26,6 +26,7 @@ from .episodes import episode_dicts, metrics_dicts
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
 from .events import race_flags, world_events
 from .observations import object_view
+from .rewards import VectorReward
 from .scenarios import parse_placements
 from .state_view import full_state, minimal_state
 
@@ -62,7 +63,11 @@ class PaddockEnv:
         return env
 
     def _build(self, config: EnvConfig):
-        self._attach(BatchEnv(config, 1, copy_obs=False, **self._batch_options), 0)
+        # a PaddockJS reward(context) is called here, per driver; the engine computes only vectorised ones
+        context_reward = config.reward is not None and not isinstance(config.reward, VectorReward)
+        engine_config = config.merged({"reward": None}) if context_reward else config
+        self._attach(BatchEnv(engine_config, 1, copy_obs=False, **self._batch_options), 0)
+        self.config = config
 
     def _attach(self, batch: BatchEnv, w: int):
         self.config = batch.config
@@ -115,12 +120,14 @@ class PaddockEnv:
             intents, compounds = self._rows(validated.pit_intent, -1), self._rows(validated.pit_compound, -1)
         self._prev_state = self._last
         before = race_flags(batch, w)
-        batch.step(self._rows(validated.controls, 0.0), pit_intent=intents, pit_compound=compounds,
-                   release=self._rows(validated.release, 0),
-                   worlds=None if batch.num_worlds == 1 else self._world_selection())
+        stepped = batch.step(self._rows(validated.controls, 0.0), pit_intent=intents, pit_compound=compounds,
+                             release=self._rows(validated.release, 0),
+                             worlds=None if batch.num_worlds == 1 else self._world_selection())
         result = self._build_result(scope=None, reward=None, action_errors=validated.errors, state_output=None,
                                     before=before)
-        if self.config.reward is not None:
+        if stepped.reward is not None:       # the engine's vectorised reward (the config's VectorReward)
+            result["reward"] = dict(zip(self.controlled, stepped.reward[w].tolist()))
+        elif self.config.reward is not None:
             result["reward"] = self._rewards(result, actions)
         self._last = result
         return result

@@ -104,6 +104,11 @@ def metrics_dicts(rows: np.ndarray) -> list:
             for f, b, t, c in zip(floats, flags, lap_times, contacts)]
 
 
+def metrics_row(metrics: dict) -> np.ndarray:
+    """float32[M] of a ``metrics_dict`` (its inverse: booleans 0/1, a None lap time NaN)."""
+    return np.array([np.nan if metrics[name] is None else float(metrics[name]) for name in METRIC_NAMES], np.float32)
+
+
 @dataclass
 class EpisodeArrays:
     """Per-driver episode state of W worlds x K controlled drivers (views gathered after a step)."""

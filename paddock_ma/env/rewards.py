@@ -1,4 +1,24 @@
-"""A demo reward for examples and smoke tests. It is NOT a canonical or recommended objective.
+"""Rewards: one vectorised interface, named example rewards, and PaddockJS's per-driver context.
+
+**The interface.** A reward is ``fn(metrics: float32[W, K, M]) -> float[W, K]`` over a step's metric
+arrays (columns ``episodes.METRIC_NAMES``: worlds x controlled drivers x metrics). ``VectorReward(fn)``
+marks a callable as one (so that ``EnvConfig.reward`` can tell it from a PaddockJS context reward) and
+checks the shape it returns; ``resolve_reward(spec)`` turns a name of ``EXAMPLE_REWARDS``, a
+VectorReward or a plain callable (taken to be vectorised) into a VectorReward. Where a reward comes from:
+
+* ``EnvConfig.reward = VectorReward(fn)``: honoured by ``BatchEnv`` (``BatchResult.reward``),
+  ``PaddockEnv`` (``result["reward"]``), the PettingZoo and RLlib adapters, with the same numbers;
+* ``BatchEnv(reward_fn=...)``, PettingZoo's ``reward_fn=`` and RLlib's ``env_config["reward"]``: the
+  same kinds of spec; giving one there and one in the config is an error (which one would count?);
+* ``EnvConfig.reward = reward(context)``, a plain callable: PaddockJS 2.0.1's per-driver contract with
+  a dict context (``driver_id``, ``metrics``, ``episode``, ``observation``, ``action``, ``events``,
+  ``previous``, ``state``). Only ``PaddockEnv`` can call it; ``BatchEnv`` and the adapters reject it
+  with a ConfigError saying to wrap a vectorised reward instead. ``VectorReward.per_driver`` is the
+  dict-shaped wrapper the other way round: a vectorised reward as a ``reward(context)`` callable.
+
+**Examples** (for getting started, NOT canonical objectives; write your own from the neutral metrics):
+``legal_progress`` and ``progress_crash`` (vectorised, in ``EXAMPLE_REWARDS``), and ``progress_reward``,
+a demo ``reward(context)``:
 
 ``progress_reward(weights)`` returns a ``reward(context)`` callable usable as ``EnvConfig.reward``.
 Real training code should write its own domain-specific ``reward(context)`` (or collect data with no
@@ -18,6 +38,79 @@ full run for the same transition:
 from __future__ import annotations
 
 import math
+
+import numpy as np
+
+from .episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, metrics_row
+from .errors import INTERNAL_ERROR, ConfigError, PaddockError
+
+
+class VectorReward:
+    """A vectorised reward ``fn(metrics float32[W, K, M]) -> float[W, K]`` (module docstring)."""
+
+    def __init__(self, fn, name: str | None = None):
+        if not callable(fn):
+            raise ConfigError("reward", f"got {fn!r}; expected a callable fn(metrics[W, K, M]) -> [W, K]")
+        self.fn = fn
+        self.name = name or getattr(fn, "__name__", "reward")
+
+    def __call__(self, metrics: np.ndarray) -> np.ndarray:
+        """float32[W, K] of ``metrics`` float32[W, K, M]; PaddockError (internal) on another shape."""
+        out = np.asarray(self.fn(metrics), np.float32)
+        if out.shape != metrics.shape[:-1]:
+            raise PaddockError(INTERNAL_ERROR, f"reward {self.name!r} returned shape {out.shape}; expected "
+                               f"{metrics.shape[:-1]} (worlds, controlled drivers)", "reward")
+        return out
+
+    def per_driver(self, context: dict) -> float:
+        """This reward as a PaddockJS ``reward(context)``: the context's metrics dict as one row."""
+        return float(self(metrics_row(context["metrics"])[None, None])[0, 0])
+
+    def __repr__(self) -> str:
+        return f"VectorReward({self.name!r})"
+
+
+def legal_progress_reward(metrics: np.ndarray) -> np.ndarray:
+    """Example: metres of race distance gained this step with every wheel on a legal surface."""
+    return metrics[..., M_LEGAL_PROGRESS].astype(np.float32)
+
+
+def progress_crash_reward(metrics: np.ndarray, crash_penalty: float = 50.0, off_track_penalty: float = 0.1):
+    """Example: legal progress (m) minus ``crash_penalty`` when the car hit the barrier and a small
+    off-track cost."""
+    return (metrics[..., M_LEGAL_PROGRESS] - crash_penalty * metrics[..., M_DESTROYED]
+            - off_track_penalty * metrics[..., M_OFF_TRACK]).astype(np.float32)
+
+
+# Example rewards by name: examples for getting started, not the project's canonical reward.
+EXAMPLE_REWARDS = {"legal_progress": legal_progress_reward, "progress_crash": progress_crash_reward}
+
+
+def resolve_reward(spec, field: str = "reward") -> VectorReward | None:
+    """A VectorReward from None, an ``EXAMPLE_REWARDS`` name, a VectorReward or a vectorised callable."""
+    if spec is None or isinstance(spec, VectorReward):
+        return spec
+    if isinstance(spec, str):
+        if spec not in EXAMPLE_REWARDS:
+            raise ConfigError(field, f"got {spec!r}; expected a vectorised callable or one of {sorted(EXAMPLE_REWARDS)}")
+        return VectorReward(EXAMPLE_REWARDS[spec], spec)
+    if callable(spec):
+        return VectorReward(spec)
+    raise ConfigError(field, f"got {spec!r}; expected a name of {sorted(EXAMPLE_REWARDS)} or a callable "
+                      "fn(metrics[W, K, M]) -> [W, K]")
+
+
+def engine_reward(config_reward, given, field: str = "reward_fn") -> VectorReward | None:
+    """The reward an engine computes: ``given`` (its own option) or the config's vectorised reward.
+
+    A PaddockJS context reward in the config, or a reward given both ways, is a ConfigError."""
+    if config_reward is not None and not isinstance(config_reward, VectorReward):
+        raise ConfigError("reward", "the config's reward is a per-driver reward(context), which only PaddockEnv "
+                          "calls; BatchEnv, PettingZoo and RLlib take a vectorised reward: set "
+                          "paddock_ma.env.rewards.VectorReward(fn) with fn(metrics[W, K, M]) -> [W, K]")
+    if given is not None and config_reward is not None:
+        raise ConfigError(field, "a reward is given here and in the config (config.reward); give one of them")
+    return resolve_reward(given, field) if given is not None else config_reward
 
 DEFAULT_WEIGHTS = {
     "progress": 1.0,     # per metre of legal race-distance gain
@@ -90,4 +183,5 @@ def progress_reward(weights: dict | None = None):
     return reward
 
 
-__all__ = ["DEFAULT_WEIGHTS", "progress_reward"]
+__all__ = ["VectorReward", "EXAMPLE_REWARDS", "resolve_reward", "engine_reward", "legal_progress_reward",
+           "progress_crash_reward", "DEFAULT_WEIGHTS", "progress_reward"]

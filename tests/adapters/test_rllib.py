@@ -86,7 +86,7 @@ def test_world_step_cap_truncates_all():
 
 
 def test_reward_by_name_and_callable():
-    env = PaddockMultiAgentEnv(dict(BASE, seed=1, reward=lambda m, res: np.full(m.shape[:2], 7.0)))
+    env = PaddockMultiAgentEnv(dict(BASE, seed=1, reward=lambda m: np.full(m.shape[:2], 7.0)))
     env.reset()
     _, rew, *_ = env.step(full_throttle(env))
     assert set(rew.values()) == {7.0}

@@ -146,9 +146,9 @@ def test_bad_action_arrays_rejected_nothing_stepped():
 def test_ended_driver_values_are_ignored_and_reward_fn():
     calls = []
 
-    def reward_fn(result, env):
-        calls.append(result.world_step.copy())
-        return result.metrics[..., M_PROGRESS] * 10.0
+    def reward_fn(metrics):
+        calls.append(metrics.copy())
+        return metrics[..., M_PROGRESS] * 10.0
 
     batch = BatchEnv(config(episode={"max_steps": 1}), 2, reward_fn=reward_fn)
     b = batch.reset()
