@@ -85,9 +85,7 @@ def decode(line: bytes | str, limits: Limits = Limits()):
     """One request line -> a JSON value (dict, list, str, number, bool or None), or WireError."""
     size = len(line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line)
     if size > limits.max_line_bytes:
-        raise WireError(LINE_TOO_LONG, f"request: {size} bytes is over the line cap of {limits.max_line_bytes} "
-                        "bytes; send smaller messages (fewer worlds per batched request, the f32-base64 "
-                        "encoding) or start the worker with a larger --max-line-bytes", "request")
+        raise WireError(LINE_TOO_LONG, line_too_long_message(size, limits.max_line_bytes), "request")
     if isinstance(line, (bytes, bytearray, memoryview)):
         try:
             text = bytes(line).decode("utf-8")
@@ -105,6 +103,12 @@ def decode(line: bytes | str, limits: Limits = Limits()):
         raise WireError(BAD_JSON, f"request: not strict JSON: {exc}", "request") from None
     _check_value(value, limits)
     return value
+
+
+def line_too_long_message(size: int, cap: int) -> str:
+    """The ``line_too_long`` error text (one wording for every transport: their replies are the same bytes)."""
+    return (f"request: {size} bytes is over the line cap of {cap} bytes; send smaller messages (fewer worlds "
+            "per batched request, the f32-base64 encoding) or start the worker with a larger --max-line-bytes")
 
 
 def _check_value(value, limits: Limits) -> None:

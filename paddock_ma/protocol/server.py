@@ -102,9 +102,9 @@ def _too_long_reply(dispatcher, size: int, cap: int) -> bytes:
     """The ``line_too_long`` reply to a line of ``size`` bytes, worded as ``codec.decode`` words it, so
     a line the worker discarded gets the bytes the in-process dispatcher answers it with (the tests
     compare the two)."""
-    message = (f"request: {size} bytes is over the line cap of {cap} bytes; send smaller messages (fewer "
-               "worlds per batched request, the f32-base64 encoding) or start the worker with a larger "
-               "--max-line-bytes")
+    from .codec import line_too_long_message
+
+    message = line_too_long_message(size, cap)
     try:
         return dispatcher.error_line("line_too_long", message, "request")
     except Exception:
