@@ -93,16 +93,21 @@ def test_the_guides_resetdrivers_and_getstate_messages_work_unchanged(golden_dis
     assert send(d, {"id": 3, "type": "getState", "stateOptions": {"output": "none"}})["result"] is None
 
 
-def _all_keys(value, out: set, parent=None):
+WIRE_DATA_KEYED = ("observation", "metrics", "reward", "drivers", "perDriver")     # maps keyed by driver ids
+PYTHON_DATA_KEYED = ("observation", "metrics", "reward", "drivers", "per_driver")
+
+
+def _all_keys(value, out: set, data_keyed=WIRE_DATA_KEYED, parent=None):
+    """Every key of ``value`` (recursively), except the driver ids of the maps under ``data_keyed`` keys."""
     if isinstance(value, dict):
-        data_keyed = parent in ("observation", "metrics", "reward", "drivers", "perDriver")
+        skip = parent in data_keyed
         for key, item in value.items():
-            if not data_keyed:
+            if not skip:
                 out.add(key)
-            _all_keys(item, out, None if data_keyed else key)
+            _all_keys(item, out, data_keyed, None if skip else key)
     elif isinstance(value, list):
         for item in value:
-            _all_keys(item, out)
+            _all_keys(item, out, data_keyed)
 
 
 def test_every_reply_key_is_a_wire_name_of_the_table_and_no_python_name_leaks():
@@ -140,24 +145,11 @@ def test_every_python_result_key_is_in_the_table_and_snake_case():
                       "observation": {"profile": "physical-driver", "output": "full"},
                       "result": {"state_output": "full"}})
     keys = set()
-    _python_keys(env.reset(seed=2), keys)
-    _python_keys(env.step({"car-00": {"steering": 0.2, "throttle": 1, "brake": 0}}), keys)
-    _python_keys(env.get_observation_spec(), keys)
-    _python_keys(env.get_action_spec(), keys)
+    for result in (env.reset(seed=2), env.step({"car-00": {"steering": 0.2, "throttle": 1, "brake": 0}}),
+                   env.get_observation_spec(), env.get_action_spec()):
+        _all_keys(result, keys, PYTHON_DATA_KEYED)
     assert keys - set(PYTHON_TO_WIRE) == set()
     assert not [k for k in keys if k != k.lower()]
-
-
-def _python_keys(value, out, parent=None):
-    if isinstance(value, dict):
-        data_keyed = parent in ("observation", "metrics", "reward", "drivers", "per_driver")
-        for key, item in value.items():
-            if not data_keyed:
-                out.add(key)
-            _python_keys(item, out, None if data_keyed else key)
-    elif isinstance(value, list):
-        for item in value:
-            _python_keys(item, out)
 
 
 def test_the_table_is_one_to_one():
