@@ -74,6 +74,7 @@ class _Shard:
     consecutive_failures: int = 0
     pid: int | None = None
     node_id: str | None = None
+    head: dict | None = None           # the reset/restore arrays the shard's current run started from
 
 
 _FAILURE_TYPES: tuple = ()
@@ -141,6 +142,7 @@ class ShardFleet:
         self._last_progress = 0.0
         self._actor_cls = None
         self._target = None
+        self._snapshot_at_end = True
         if pipeline_depth not in (1, 2) or (pipeline_depth == 2 and self.policy is not None):
             raise ValueError(f"pipeline_depth: got {pipeline_depth!r}; expected 1, or 2 with the builtin policy "
                              "(whose actions are computed in the shard, so step t+1 need not wait for step t's "
@@ -199,7 +201,7 @@ class ShardFleet:
             seq = sh.seq + len(sh.pending) + 1
             actions = None if self.policy is None else np.ascontiguousarray(
                 self.policy(sh.obs, worlds=self.worlds_of(sh.index), seq=seq, seed=self.seed), np.float32)
-            snap = seq % self.snapshot_every == 0 or seq == self._target     # and at the run's last step
+            snap = seq % self.snapshot_every == 0 or (seq == self._target and self._snapshot_at_end)
             sh.pending.append(sh.actor.step.remote(seq, actions, snap))
             sh.inflight_actions.append(actions)
         if was_empty and sh.pending:
@@ -251,7 +253,7 @@ class ShardFleet:
         if head["seq"] != sh.snap_seq:
             raise FleetError(f"shard {sh.index}: restored to seq {head['seq']}, expected {sh.snap_seq}", self.events)
         if sh.obs is None or sh.seq == sh.snap_seq:
-            sh.obs = head["obs"]
+            sh.obs, sh.head = head["obs"], head
         for seq, (got_seq, arrays) in zip(range(sh.snap_seq + 1, sh.seq + 1), results[2:]):
             want = sh.history[seq][1]
             if got_seq != seq or not np.array_equal(arrays["checksum"], want):
@@ -276,17 +278,23 @@ class ShardFleet:
         self.steps_done += 1
         return out
 
-    def run(self, steps: int) -> Iterator[ShardStep]:
-        """Step every shard up to sequence number ``steps``; yields each ShardStep once, as it arrives."""
+    def run(self, steps: int, snapshot_at_end: bool = True) -> Iterator[ShardStep]:
+        """Step every shard up to sequence number ``steps``; yields each ShardStep once, as it arrives.
+
+        Can be called again with a larger ``steps`` to go on. snapshot_at_end: also snapshot each shard at
+        ``steps`` (a later run or a resumed collection starts there); a lockstep caller that runs one step
+        at a time passes False and relies on ``snapshot_every``."""
         import ray
         from ray.exceptions import RayTaskError
 
         if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
             raise ValueError(f"steps: got {steps!r}; expected an integer >= 0")
-        self._target = steps
+        self._target, self._snapshot_at_end = steps, snapshot_at_end
         if not self._started:
             self.start()
-        self._last_progress = None           # set once every shard has started
+        # the no-progress watchdog runs once every shard has started
+        starting = any(sh.kind == "start" and sh.pending for sh in self.shards)
+        self._last_progress = None if starting else time.monotonic()
         while True:
             live = [sh for sh in self.shards if sh.pending]
             if not live:
