@@ -259,10 +259,11 @@ class LocalCluster:
                            "resources": n.resources, "node_manager_port": n.ports["node_manager"], "log": n.log}
                           for n in self.nodes]}
 
-    def stop(self, grace_s: float = 8.0) -> list[int]:
+    def stop(self, grace_s: float = 3.0) -> list[int]:
         """Stop exactly the process groups this launcher started (workers first, then the head).
 
-        SIGTERM to each recorded group, SIGKILL to what is left after ``grace_s``. Returns the pids
+        SIGTERM to each recorded group, SIGKILL to what is left after ``grace_s`` (raylets and the GCS take
+        longer than that to shut down gracefully; a throwaway cluster keeps no state worth it). Returns the pids
         signalled. The state file is removed once nothing of the cluster is left.
         """
         signalled = []
@@ -321,7 +322,8 @@ def main(argv=None) -> int:
     start.add_argument("--object-store-mb", type=int, default=100)
     start.add_argument("--dashboard", action="store_true", help="start the dashboard, bound to 127.0.0.1")
     sub.add_parser("status", help="print the recorded nodes and whether they are alive (JSON)")
-    sub.add_parser("stop", help="stop exactly the processes this launcher started")
+    stop = sub.add_parser("stop", help="stop exactly the processes this launcher started")
+    stop.add_argument("--grace", type=float, default=3.0, help="seconds between SIGTERM and SIGKILL")
     args = parser.parse_args(argv)
     try:
         if args.command == "start":
@@ -333,7 +335,7 @@ def main(argv=None) -> int:
         elif args.command == "status":
             print(json.dumps(LocalCluster.load(args.state_dir).status(), indent=2))
         else:
-            pids = LocalCluster.load(args.state_dir).stop()
+            pids = LocalCluster.load(args.state_dir).stop(args.grace)
             print(f"stopped {len(pids)} processes: {pids}")
     except LocalClusterError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -82,7 +82,7 @@ def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_confi
 @pytest.mark.chaos
 @pytest.mark.parametrize("hook", [{"crash_at_seq": 4}, {"hang_at_seq": 4}], ids=["crash", "hang"])
 def test_every_shard_failing_raises_fleet_error_within_twice_the_deadline(ray_local, env_config, hook):
-    deadline = 3.0
+    deadline = 2.0
     fleet = ShardFleet(env_config, 2, 2, seed=5, deadline_s=deadline, snapshot_every=2, policy="random",
                        fault_hooks={0: hook, 1: hook}, faults_every_incarnation=True, max_consecutive_failures=50)
     last = None
