@@ -1,1 +1,11 @@
+"""Ray shards across a cluster (DESIGN.md section 7).
 
+* ``shard``: ``EnvShard``, a Ray actor owning one BatchEnv of W worlds (array fast path and JSON protocol).
+* ``fleet``: ``ShardFleet``, N shards stepped asynchronously with deadlines, snapshots and bit-exact recovery.
+* ``collect``: ``paddock-ma collect`` / ``verify``: Parquet datasets with a manifest, resumable.
+* ``vector``: ``FleetVectorEnv``, a gymnasium VectorEnv over a fleet (the cluster twin of CarVectorEnv).
+* ``policies``: ``builtin``, ``random`` (counter-based) and ``MODULE:FN`` policies.
+* ``bench_fleet``: throughput of the fleet against the in-process engine.
+
+Nothing here imports Ray until it is used.
+"""
