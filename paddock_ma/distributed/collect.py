@@ -158,7 +158,8 @@ def check_address(address: str) -> str:
 
 # -- out directory ---------------------------------------------------------------------------------------
 def _prepare_out(out: Path, manifest_base: dict) -> dict | None:
-    """Create ``out`` or find the resumable manifest there; CollectError for anything else."""
+    """The resumable manifest in ``out``, or None when ``out`` is new or empty and its place writable;
+    CollectError for anything else. Writes nothing."""
     if out.exists() and not out.is_dir():
         raise CollectError(f"--out: {out} exists and is not a directory; pass a new directory")
     if out.is_dir():
@@ -187,6 +188,16 @@ def _prepare_out(out: Path, manifest_base: dict) -> dict | None:
                 raise CollectError(f"--out: {out} already holds this complete dataset; run `paddock-ma verify {out}` "
                                    "or pass a new directory")
             return manifest
+    anc = out.resolve()
+    while not anc.exists():
+        anc = anc.parent
+    if not anc.is_dir() or not os.access(anc, os.W_OK | os.X_OK):
+        raise CollectError(f"--out: cannot write to {out} ({anc} is {'not a directory' if not anc.is_dir() else 'not writable'}); "
+                           "pass a writable directory")
+    return None
+
+
+def _create_out(out: Path) -> None:
     try:
         (out / "data").mkdir(parents=True, exist_ok=True)
         (out / "state").mkdir(exist_ok=True)
@@ -195,7 +206,6 @@ def _prepare_out(out: Path, manifest_base: dict) -> dict | None:
         probe.unlink()
     except OSError as exc:
         raise CollectError(f"--out: cannot write to {out} ({exc.strerror or exc}); pass a writable directory") from None
-    return None
 
 
 def _write_json_atomic(path: Path, doc) -> None:
@@ -321,6 +331,23 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
             "config_hash": hashlib.sha256(_canonical({"collect": config_doc, "env_config": env_config,
                                                       "dataset_version": DATASET_VERSION})).hexdigest()}
     manifest = _prepare_out(out, base)
+    if ray_address is not None:
+        kwargs = dict(log_to_driver=False)
+        if ray_address == "local":
+            # logical CPUs: one per shard (more shards than cores share them; the machine is the user's call)
+            kwargs.update(num_cpus=cfg.num_shards, include_dashboard=False)
+        kwargs.update(ray_init_kwargs or {})
+        try:
+            ray.init(address=ray_address, **kwargs)
+        except Exception as exc:   # noqa: BLE001 - turned into a message naming the address
+            raise CollectError(f"--address {address}: Ray could not connect ({type(exc).__name__}: {exc}); check the "
+                               "cluster is up, or use --address local") from None
+    cpus = ray.cluster_resources().get("CPU", 0)
+    if cpus < cfg.num_shards:
+        raise CollectError(f"--shards: got {cfg.num_shards}, but the cluster has {cpus:g} CPUs and each shard takes one; "
+                           f"pass --shards {int(cpus)} or fewer, or add nodes")
+    if manifest is None:
+        _create_out(out)
     resume_docs = {}
     done_frags = {i: 0 for i in range(cfg.num_shards)}
     if manifest is not None:
@@ -347,16 +374,6 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
                         files=[], run={})
         _write_json_atomic(out / MANIFEST, manifest)
 
-    if ray_address is not None:
-        kwargs = dict(log_to_driver=False, include_dashboard=False)
-        if ray_address == "local":
-            kwargs.update(num_cpus=min(os.cpu_count() or 1, cfg.num_shards) or 1)
-        kwargs.update(ray_init_kwargs or {})
-        try:
-            ray.init(address=ray_address, **kwargs)
-        except Exception as exc:   # noqa: BLE001 - turned into a message naming the address
-            raise CollectError(f"--address {address}: Ray could not connect ({type(exc).__name__}: {exc}); check the "
-                               "cluster is up, or use --address local") from None
     from .fleet import ShardFleet
 
     fleet = ShardFleet(env_config, cfg.num_shards, cfg.worlds_per_shard, cfg.seed, deadline_s=deadline_s,

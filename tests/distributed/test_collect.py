@@ -137,6 +137,7 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):
         ((["--worlds-per-shard", "-2"]), "--worlds-per-shard: got -2"),
         ((["--steps", "0"]), "--steps: got 0"),
         ((["--policy", "nosuchmodule:act"]), "--policy: cannot load"),
+        ((["--shards", "3"]), "--shards: got 3, but the cluster has 2 CPUs"),     # the session's Ray has 2
     ]
     for extra, message in cases:
         argv = list(base)
