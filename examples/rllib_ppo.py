@@ -188,10 +188,15 @@ def run(args) -> list[dict]:
     import ray
 
     if not ray.is_initialized():
-        ray.init(address="local", num_cpus=args.num_cpus, object_store_memory=150 * 1024**2,
-                 include_dashboard=False, log_to_driver=False,
-                 runtime_env={"env_vars": {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}})
+        single_thread = {"env_vars": {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}}
+        if args.address == "local":     # a new local cluster, sized for this machine
+            ray.init(address="local", num_cpus=args.num_cpus, object_store_memory=150 * 1024**2,
+                     include_dashboard=False, log_to_driver=False, runtime_env=single_thread)
+        else:                           # a running cluster ("auto" or host:port): its nodes' own resources
+            ray.init(address=args.address, log_to_driver=False, runtime_env=single_thread)
     algo = build_config(args).build_algo()
+    runner_nodes = sorted(algo.env_runner_group.foreach_env_runner(
+        lambda runner: __import__("ray").get_runtime_context().get_node_id(), local_env_runner=False))
     rows = []
     before = env_life_totals(algo)
     initial = speed_start_eval(algo.get_module("shared"), args) if args.eval_every else {}
@@ -216,7 +221,8 @@ def run(args) -> list[dict]:
         algo.stop()
     if args.out:
         Path(args.out).write_text(json.dumps({"env_id": ENV_ID, "args": vars(args), "initial_eval": initial,
-                                              "iterations": rows}, indent=1, default=str))
+                                              "env_runner_nodes": runner_nodes, "iterations": rows},
+                                             indent=1, default=str))
     if args.plot:
         plot(rows, args.plot, initial)
     return rows
@@ -308,7 +314,10 @@ def parse_args(argv=None):
     p.add_argument("--train-batch", type=int, default=4000)
     p.add_argument("--minibatch", type=int, default=500)
     p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--num-cpus", type=int, default=2)
+    p.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local cluster (--address local)")
+    p.add_argument("--address", default="local",
+                   help="'local' starts a local Ray cluster; 'auto' or host:port joins a running one (its env "
+                        "runners spread over the cluster's nodes)")
     p.add_argument("--few-rays", action="store_true", help="5 rays instead of the 14-ray layout (faster)")
     p.add_argument("--start-speed", type=float, default=0.0,
                    help="km/h: start every world reset with the cars spread round the lap at this speed "
