@@ -65,10 +65,11 @@ class _Shard:
     obs: np.ndarray | None = None      # observation after step ``seq`` (what the next step acts on)
     snap_seq: int = 0                  # seq of ``snap`` (0 with snap None: the reset)
     snap: dict | None = None
-    history: dict = field(default_factory=dict)     # seq -> (actions or None, checksum uint64[W]) since snap
+    history: dict = field(default_factory=dict)     # seq -> ((actions, resets), checksum uint64[W]) since snap
     pending: list | None = None        # "start": the chain's refs; "step": the step calls in flight, in order
     kind: str = ""                     # "start" (reset/restore + replays) or "step"
-    inflight_actions: list = field(default_factory=list)     # actions of the step calls in ``pending``
+    inflight_actions: list = field(default_factory=list)     # (actions, resets) of the step calls in ``pending``
+    resets: dict = field(default_factory=dict)   # seq -> {placement: bool[W, K]}: per-driver resets after that step
     deadline: float = 0.0              # time.monotonic() by which the call in flight must be done
     budget: float = 0.0
     consecutive_failures: int = 0
@@ -187,7 +188,8 @@ class ShardFleet:
         refs = [sh.actor.info.remote()]
         refs.append(sh.actor.reset.remote(self.seed) if sh.snap is None else sh.actor.restore.remote(sh.snap))
         for seq in range(sh.snap_seq + 1, sh.seq + 1):
-            refs.append(sh.actor.step.remote(seq, sh.history[seq][0]))
+            actions, resets = sh.history[seq][0]
+            refs.append(sh.actor.step.remote(seq, actions, False, *self._reset_args(resets)))
         sh.pending, sh.kind, sh.budget = refs, "start", timeout
         sh.deadline = time.monotonic() + timeout
 
@@ -202,13 +204,57 @@ class ShardFleet:
             actions = None if self.policy is None else np.ascontiguousarray(
                 self.policy(sh.obs, worlds=self.worlds_of(sh.index), seq=seq, seed=self.seed), np.float32)
             snap = seq % self.snapshot_every == 0 or (seq == self._target and self._snapshot_at_end)
-            sh.pending.append(sh.actor.step.remote(seq, actions, snap))
-            sh.inflight_actions.append(actions)
+            resets = sh.resets.get(seq, {})        # kept until the step is handed out (a lost call resends it)
+            sh.pending.append(sh.actor.step.remote(seq, actions, snap, *self._reset_args(resets)))
+            sh.inflight_actions.append((actions, resets))
         if was_empty and sh.pending:
             sh.budget = self.deadline_s
             sh.deadline = time.monotonic() + self.deadline_s
         if not sh.pending:
             sh.pending = None
+
+    @staticmethod
+    def _reset_args(resets: dict) -> tuple:
+        """The shard step's (reset_mask, reset_placement) arguments of one step's reset requests."""
+        if not resets:
+            return ()
+        (placement, mask), = resets.items()
+        return (mask, placement)
+
+    def reset_drivers(self, worlds, drivers, placement: str = "random", at_seq: int | None = None) -> None:
+        """Start a new episode for car ``drivers[i]`` (a controlled-driver index or id) of global world
+        ``worlds[i]``, routed to the shard holding that world and applied right after its step ``at_seq``
+        (default: its next step not yet submitted; see ``EnvShard.step``'s ``reset_mask``). A step already
+        submitted cannot take one (ValueError naming it). Give ``at_seq`` for a reproducible run: "the next
+        step" depends on how far each shard has got. One placement per step and shard."""
+        from ..env.config import EnvConfig
+        from ..env.scenarios import PLACEMENT_POLICIES
+        if placement not in PLACEMENT_POLICIES:
+            raise ValueError(f"placement: got {placement!r}; expected one of {PLACEMENT_POLICIES}")
+        controlled = list(EnvConfig.from_dict(self.config).controlled_drivers)
+        worlds = np.atleast_1d(np.asarray(worlds))
+        drivers = list(np.atleast_1d(np.asarray(drivers, dtype=object)))
+        if len(worlds) != len(drivers):
+            raise ValueError(f"worlds / drivers: {len(worlds)} worlds for {len(drivers)} drivers; give one world per driver")
+        for g, d in zip(worlds.tolist(), drivers):
+            if not isinstance(g, int) or not 0 <= g < self.total_worlds:
+                raise ValueError(f"worlds: got {g!r}; expected a global world index in [0, {self.total_worlds})")
+            k = controlled.index(d) if isinstance(d, str) and d in controlled else d
+            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= int(k) < len(controlled):
+                raise ValueError(f"drivers: got {d!r}; expected one of {controlled} or an index below {len(controlled)}")
+            sh = self.shards[g // self.worlds_per_shard]
+            submitted = sh.seq + (len(sh.pending) if sh.kind == "step" and sh.pending else 0)
+            seq = submitted + 1 if at_seq is None else at_seq
+            if isinstance(seq, bool) or not isinstance(seq, int) or seq <= submitted:
+                raise ValueError(f"at_seq: got {at_seq!r}; shard {sh.index} (world {g}) has submitted up to step "
+                                 f"{submitted}, so the earliest is {submitted + 1}")
+            step_resets = sh.resets.setdefault(seq, {})
+            other = [p for p in step_resets if p != placement]
+            if other:
+                raise ValueError(f"placement: shard {sh.index} already has resets with placement {other[0]!r} "
+                                 f"after step {seq}; use one placement per step")
+            mask = step_resets.setdefault(placement, np.zeros((self.worlds_per_shard, len(controlled)), bool))
+            mask[g % self.worlds_per_shard, int(k)] = True
 
     def start(self) -> None:
         """Create every shard and reset (or restore) it; returns once they are submitted."""
@@ -263,12 +309,13 @@ class ShardFleet:
         if sh.seq > sh.snap_seq:
             self._event("recovered", sh.index, seq=sh.seq, replayed=sh.seq - sh.snap_seq, pid=sh.pid)
 
-    def _finish_step(self, sh: _Shard, result, actions) -> ShardStep:
+    def _finish_step(self, sh: _Shard, result, actions: tuple) -> ShardStep:
         seq, arrays = result
         if seq != sh.seq + 1:
             raise FleetError(f"shard {sh.index}: answered step {seq}, expected {sh.seq + 1}", self.events)
         out = ShardStep(sh.index, seq, self.worlds_of(sh.index), sh.obs, arrays)
         sh.seq, sh.obs = seq, arrays["obs"]
+        sh.resets.pop(seq, None)
         # a copy: a view would pin the whole returned object (observations included) in the object store
         sh.history[seq] = (actions, np.array(arrays["checksum"], copy=True))
         if "snapshot" in arrays:

@@ -180,8 +180,23 @@ class ShardCore:
                 "episode_id": result.episode_id, "life": result.life, "episode_step": result.episode_step,
                 "checksum": self.env.checksums()}
 
-    def step(self, seq: int, actions, snapshot: bool = False):
-        """Step every world once as step number ``seq`` (see the module docstring) -> ``(seq, arrays)``."""
+    def step(self, seq: int, actions, snapshot: bool = False, reset_mask=None, reset_placement: str = "random"):
+        """Step every world once as step number ``seq`` (see the module docstring) -> ``(seq, arrays)``.
+
+        reset_mask: optional bool[W, K], cars to start a new episode right after this step (the per-driver
+        ``reset_drivers`` of the contract, with ``reset_placement``), inside their running worlds. Their
+        transition of this step ends their episode: ``truncated`` is True for them, ``reset_requested``
+        bool[W, K] marks them, ``final_obs`` holds their last observation and ``obs`` their new episode's
+        first. A car whose episode ended in this step anyway is not reset twice.
+        """
+        if reset_mask is not None:
+            from ..env.scenarios import PLACEMENT_POLICIES
+            reset_mask = np.asarray(reset_mask)
+            shape = (self.num_worlds, len(self.env.controlled))
+            if reset_mask.shape != shape or reset_mask.dtype != np.bool_:
+                raise ShardError(f"reset_mask: got {reset_mask.dtype} {reset_mask.shape}; expected bool {shape}")
+            if reset_placement not in PLACEMENT_POLICIES:
+                raise ShardError(f"reset_placement: got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
         if self.seq is None:
             raise ShardError("step: the shard has not been reset; call reset(seed) first")
         if isinstance(seq, bool) or not isinstance(seq, (int, np.integer)) or int(seq) != self.seq + 1:
@@ -205,7 +220,17 @@ class ShardCore:
         out = {"action": np.array(actions, np.float32, copy=True), "obs": result.obs, "final_obs": result.final_obs,
                "metrics": result.metrics, "terminated": result.terminated, "truncated": result.truncated,
                "end_reason": result.end_reason, "episode_id": result.episode_id, "life": result.life,
-               "episode_step": result.episode_step, "checksum": env.checksums()}
+               "episode_step": result.episode_step}
+        if reset_mask is not None:
+            mask = reset_mask & ~result.reset_mask          # not the cars the step already reset
+            if mask.any():
+                final = result.final_obs if result.final_obs is not None else np.zeros_like(result.obs)
+                final[mask] = result.obs[mask]
+                placed = env.reset_drivers(mask, reset_placement)
+                out.update(obs=np.array(placed.obs, np.float32, copy=True), final_obs=final,
+                           truncated=result.truncated | mask)
+            out["reset_requested"] = mask
+        out["checksum"] = env.checksums()
         if snapshot:
             out["snapshot"] = self.snapshot()
         return self.seq, out

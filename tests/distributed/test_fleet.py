@@ -141,3 +141,47 @@ def test_a_slow_consumer_does_not_make_finished_shards_late(baseline, env_config
     seen, fleet = _run(env_config, deadline_s=2.0, on_step=slow)
     assert not fleet.failures, fleet.failures
     _same(baseline, seen)
+
+
+def test_per_driver_resets_are_routed_to_their_shard_and_survive_a_kill(ray_local, env_config):
+    """reset_drivers((world, driver)) reaches the shard holding that world, after its next step; a shard
+    killed with a reset in flight replays it; the steps equal an in-process shard given the same resets."""
+    from paddock_ma.distributed.shard import ShardCore
+    requests = {4: ([3, 0], ["car-02", 5]), 11: ([1], [7]), 12: ([2, 2], [0, 1])}
+
+    def run(kill):
+        fleet = ShardFleet(env_config, 2, 2, seed=5, deadline_s=6.0, snapshot_every=8, policy="builtin")
+        for t, (worlds, drivers) in requests.items():
+            fleet.reset_drivers(worlds, drivers, placement="random", at_seq=t)
+        seen = {}
+        try:
+            for st in fleet.run(STEPS):
+                seen[(st.shard, st.seq)] = {"checksum": st.arrays["checksum"].copy(), "obs": st.obs.copy(),
+                                            "truncated": st.arrays["truncated"].copy()}
+                if kill and (st.shard, st.seq) in {(1, 10), (0, 3)}:    # resets of steps 11/12 and 4 in flight
+                    os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
+                if (st.shard, st.seq) == (0, 20):
+                    with pytest.raises(ValueError, match="earliest is"):
+                        fleet.reset_drivers([0], [0], at_seq=20)
+        finally:
+            fleet.shutdown()
+        return seen, fleet
+
+    seen, _ = run(kill=False)
+    again, fleet = run(kill=True)
+    assert len(fleet.failures) == 2
+    _same(seen, again)
+    # in process: shard 1's worlds (2, 3) with the requests that routed to it, after the step they name
+    core = ShardCore(env_config, 2, 2)
+    core.reset(5)
+    reset_seen = 0
+    for t in range(1, STEPS + 1):
+        mask = np.zeros((2, 8), bool)
+        for g, d in zip(*requests.get(t, ([], []))):
+            if g >= 2:
+                mask[g - 2, ["car-00", "car-01", "car-02", "car-03", "car-04", "car-05", "car-06", "car-07"].index(d)
+                     if isinstance(d, str) else d] = True
+        _, a = core.step(t, None, reset_mask=mask if mask.any() else None)
+        assert np.array_equal(a["checksum"], seen[(1, t)]["checksum"]), t
+        reset_seen += int(a.get("reset_requested", np.zeros(1, bool)).sum())
+    assert reset_seen >= 3
