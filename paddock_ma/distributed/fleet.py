@@ -5,6 +5,9 @@ flight; when its step comes back the fleet computes its next actions and submits
 (``ray.wait`` over every in-flight call), so no shard waits for the slowest. Every step carries the
 shard's sequence number (1, 2, ...), and the shard refuses any other.
 
+``reset_drivers(worlds, drivers, placement, at_seq)`` routes per-driver resets to the shards holding those
+worlds; a reset is part of its step's record (replayed and resent with it).
+
 Failure handling (Ray's own retries are off: shards are at-most-once). A shard is failed when a call
 raises ``RayActorError`` (died, unavailable), ``ActorUnschedulableError`` (not a ``RayActorError``),
 ``WorkerCrashedError``/``ObjectLostError``/``NodeDiedError``, or misses its deadline (``deadline_s``

@@ -20,6 +20,8 @@ Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs 
   int32[W, K] (``layout.END_REASON_NAMES``), and ``episode_id``/``life``/``episode_step`` int32[W, K] of
   the episode the transition belongs to (``episode_step`` counts its steps from 1), ``checksum``
   uint64[W] after the step, and ``snapshot`` (a ``snapshot()`` document) when asked for.
+* ``step(..., reset_mask=bool[W, K], reset_placement=...)``: those cars start a new episode right after
+  the step (per-driver ``reset_drivers``); their transition is truncated, ``reset_requested`` marks it.
 * ``snapshot() -> doc`` / ``restore(doc) -> arrays``: the worlds' whole state and the sequence number,
   JSON-safe and checksummed; ``restore`` takes only a document of these same worlds.
 * ``checksums() -> uint64[W]``.
