@@ -316,6 +316,9 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
     """
     out = Path(out)
     cfg.validate()
+    for name, value in (("--deadline", deadline_s), ("start_timeout_s", start_timeout_s)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise CollectError(f"{name}: got {value!r}; expected seconds > 0 (more than a shard's start-up plus a step)")
     env_config = resolve_env(cfg.env, cfg.env_overrides)
     try:
         resolve_policy(cfg.policy)

@@ -138,11 +138,15 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):
         ((["--steps", "0"]), "--steps: got 0"),
         ((["--policy", "nosuchmodule:act"]), "--policy: cannot load"),
         ((["--shards", "3"]), "--shards: got 3, but the cluster has 2 CPUs"),     # the session's Ray has 2
+        ((["--deadline", "0"]), "--deadline: got 0.0"),
     ]
     for extra, message in cases:
         argv = list(base)
         for flag, value in zip(extra[::2], extra[1::2]):
-            argv[argv.index(flag) + 1] = value
+            if flag in argv:
+                argv[argv.index(flag) + 1] = value
+            else:
+                argv += [flag, value]
         code = cli_main(argv + ["--out", str(tmp_path / "never")])
         err = capsys.readouterr().err
         assert code == 2 and message in err, (extra, err)
