@@ -106,7 +106,7 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(clean, tmp_path):
     with pytest.raises(_Interrupt):
         collect(_cfg(), out, progress=False, on_step=stop)
     files, m = _files(out)
-    assert m["status"] == "running" and 2 <= len(files) < 6
+    assert m["status"] == "running" and 1 <= len(files) < 6     # shard 1 wrote fragment 0; shard 0 may lag
     assert verify(out) == []                     # a partial run is consistent as far as it goes
     res = collect(_cfg(), out, progress=False)
     assert res.manifest["status"] == "complete"
