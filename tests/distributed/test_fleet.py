@@ -58,14 +58,14 @@ def test_fleet_matches_in_process_shards(baseline, env_config):
 
 
 def test_sigkilled_shards_are_replaced_and_resume_bit_exactly(baseline, env_config):
-    kills = {(0, 3), (1, 9), (0, 12), (1, 20), (0, 26)}      # five SIGKILLs, both shards, between snapshots
+    kills = {(0, 3), (1, 12), (0, 26)}      # both shards, between snapshots (test_collect kills five times)
 
     def kill(fleet, st):
         if (st.shard, st.seq) in kills:
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
 
     seen, fleet = _run(env_config, on_step=kill)
-    assert len(fleet.failures) == 5, fleet.events
+    assert len(fleet.failures) == 3, fleet.events
     assert {e["shard"] for e in fleet.failures} == {0, 1}
     _same(baseline, seen)
 
