@@ -211,3 +211,11 @@ def test_verify_names_the_first_problem(clean, tmp_path):
     path.write_bytes(path.read_bytes()[:-10])
     assert "SHA-256" in verify(bad)[0]
     assert cli_main(["verify", str(clean)]) == 0
+
+
+def test_a_module_policy_is_loaded_by_name(clean, tmp_path):
+    """--policy MODULE:FN: the random policy named by its module gives the same first fragments."""
+    out = tmp_path / "named"
+    collect(_cfg(steps=16, policy="paddock_ma.distributed.policies:random_policy"), out, progress=False)
+    assert verify(out) == []
+    assert _bytes(out) == {k: v for k, v in _bytes(clean).items() if "frag-000000" in k}
