@@ -2,7 +2,7 @@
 verdict, and a PNG of collected trajectories replayed from the dataset and drawn on the track.
 
     python -m paddock_ma.distributed.demo [--env paddock/oval-batch-v0] [--shards 2] [--worlds-per-shard 16]
-        [--steps 1200] [--out DIR] [--png trajectories.png] [--seed 1]
+        [--steps 4000] [--out DIR] [--png trajectories.png] [--seed 1]
 
 No set-up: it starts a private local Ray (``address="local"``), collects with the random policy (cars
 crash and come back: several lives per car), then replays a few worlds in this process from their global
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
     p.add_argument("--env", default="paddock/oval-batch-v0")
     p.add_argument("--shards", type=int, default=2)
     p.add_argument("--worlds-per-shard", type=int, default=16)
-    p.add_argument("--steps", type=int, default=1200)
+    p.add_argument("--steps", type=int, default=4000, help="steps per world (4000: about a minute on 2 cores)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=None, help="dataset directory (default: a new temporary one)")
     p.add_argument("--png", default="trajectories.png")
