@@ -54,6 +54,8 @@ def test_launcher_starts_nodes_and_stops_exactly_its_processes(tmp_path):
     assert bystander.poll() is None, "stop touched a process it did not start"
     bystander.kill()
     assert not (tmp_path / "c" / "cluster.json").exists()
+    import shutil
+    shutil.rmtree(cluster.ray_temp_dir, ignore_errors=True)       # the stopped cluster's Ray logs
 
 
 def test_launcher_rejects_bad_values(tmp_path):
