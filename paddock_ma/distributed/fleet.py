@@ -98,7 +98,7 @@ def _failure_types() -> tuple:
 class ShardFleet:
     """N shards of W worlds each (see the module docstring).
 
-    config: an EnvConfig dict (``collect.resolve_env`` turns an env id into one). seed: the root seed.
+    config: a catalogue env id or an EnvConfig dict. seed: the root seed.
     deadline_s: seconds a call may take once the fleet runs (pick more than an actor start-up plus a
     step); start_timeout_s: for the first reset of the initial shards (a cold numba cache compiles
     for minutes). snapshot_every: K, steps between snapshots. policy: ``builtin``, ``random``,
@@ -110,7 +110,7 @@ class ShardFleet:
     shard; 2 (builtin policy only) overlaps a step's transfer with the next step's simulation.
     """
 
-    def __init__(self, config: dict, num_shards: int, worlds_per_shard: int, seed: int = 0, *,
+    def __init__(self, config: dict | str, num_shards: int, worlds_per_shard: int, seed: int = 0, *,
                  deadline_s: float = 30.0, start_timeout_s: float = 300.0, snapshot_every: int = 16,
                  policy="builtin", resume: dict | None = None, shard_options: dict | None = None,
                  max_consecutive_failures: int = 3, fault_hooks: dict | None = None,
@@ -123,6 +123,9 @@ class ShardFleet:
                 raise ValueError(f"{name}: got {value!r}; expected an integer >= {low}")
         if not deadline_s > 0 or not start_timeout_s > 0:
             raise ValueError(f"deadline_s / start_timeout_s: got {deadline_s!r} / {start_timeout_s!r}; expected > 0")
+        if isinstance(config, str):            # a catalogue env id
+            from .collect import resolve_env
+            config = resolve_env(config)
         self.config = config
         self.num_shards = num_shards
         self.worlds_per_shard = worlds_per_shard
@@ -189,7 +192,8 @@ class ShardFleet:
         """Create the shard's actor and queue: info, reset or restore, then the replays up to ``sh.seq``."""
         sh.actor = self._new_actor(sh)
         refs = [sh.actor.info.remote()]
-        refs.append(sh.actor.reset.remote(self.seed) if sh.snap is None else sh.actor.restore.remote(sh.snap))
+        refs.append(sh.actor.reset.remote(self.seed) if sh.snap is None
+                    else sh.actor.restore.remote(sh.snap, sh.snap_seq))
         for seq in range(sh.snap_seq + 1, sh.seq + 1):
             actions, resets = sh.history[seq][0]
             refs.append(sh.actor.step.remote(seq, actions, False, *self._reset_args(resets)))

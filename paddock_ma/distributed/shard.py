@@ -22,7 +22,7 @@ Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs 
   uint64[W] after the step, and ``snapshot`` (a ``snapshot()`` document) when asked for.
 * ``step(..., reset_mask=bool[W, K], reset_placement=...)``: those cars start a new episode right after
   the step (per-driver ``reset_drivers``); their transition is truncated, ``reset_requested`` marks it.
-* ``snapshot() -> doc`` / ``restore(doc) -> arrays``: the worlds' whole state and the sequence number,
+* ``snapshot() -> doc`` / ``restore(doc, seq=None) -> arrays``: the worlds' whole state and the sequence number,
   JSON-safe and checksummed; ``restore`` takes only a document of these same worlds.
 * ``checksums() -> uint64[W]``.
 
@@ -245,17 +245,20 @@ class ShardCore:
         return {"format": SHARD_FORMAT, "seq": self.seq, "world_offset": self.world_offset,
                 "num_worlds": self.num_worlds, "seed": self.seed, "state": self.env.snapshot()}
 
-    def restore(self, doc: dict) -> dict:
-        """Take a ``snapshot()`` document of these same worlds; returns the reset-shaped arrays at its seq."""
+    def restore(self, doc: dict, seq: int | None = None) -> dict:
+        """Take a ``snapshot()`` document of these same worlds; returns the reset-shaped arrays at its seq.
+        ``seq``, when given, must be the document's (the caller's check that it restores the step it means)."""
         if not isinstance(doc, dict) or doc.get("format") != SHARD_FORMAT:
             raise ShardError(f"snapshot.format: expected {SHARD_FORMAT!r}; pass a document from EnvShard.snapshot()")
         for key, mine in (("world_offset", self.world_offset), ("num_worlds", self.num_worlds)):
             if doc.get(key) != mine:
                 raise ShardError(f"snapshot.{key}: got {doc.get(key)!r}, this shard has {mine}; restore a "
                                  "snapshot into a shard holding the same worlds")
-        seq, seed = doc.get("seq"), doc.get("seed")
+        expected, (seq, seed) = seq, (doc.get("seq"), doc.get("seed"))
         if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
             raise ShardError(f"snapshot.seq: got {seq!r}; expected an integer >= 0")
+        if expected is not None and expected != seq:
+            raise ShardError(f"seq: got {expected!r}, but the snapshot was taken at step {seq}; pass its own seq")
         self.env.restore(doc["state"])      # a fresh engine takes a snapshot without a reset first
         self.seq, self.seed = seq, seed
         env = self.env

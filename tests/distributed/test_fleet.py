@@ -125,7 +125,7 @@ def test_shards_that_cannot_start_or_run_other_code_raise_fleet_error(ray_local,
     with pytest.raises(FleetError, match="shard 0 failed 2 times in a row"):
         list(fleet.run(5))
     fleet.shutdown()
-    fleet = ShardFleet(env_config, 1, 1, seed=5)
+    fleet = ShardFleet("paddock/oval-batch-v0", 1, 1, seed=5)     # an env id works as the config
     fleet.code = "0000000000000000"           # as if this driver ran another version of the simulator
     with pytest.raises(FleetError, match="install the same paddock_ma"):
         list(fleet.run(5))

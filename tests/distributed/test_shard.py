@@ -57,6 +57,8 @@ def test_snapshot_restore_resumes_bit_exactly_and_a_replayed_seq_is_refused(env_
         obs = a["obs"]
     with pytest.raises(Exception, match="same worlds"):
         ShardCore(env_config, 3, 3).restore(snap)
+    with pytest.raises(Exception, match="taken at step 15"):
+        ShardCore(env_config, 0, 3).restore(snap, 14)
 
 
 @pytest.mark.ray
