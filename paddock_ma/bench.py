@@ -139,8 +139,8 @@ def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "
             return out
         return call
 
-    env._kernel = timed_call(env._kernel, "core")
-    env._sense_and_observe = timed_call(env._sense_and_observe, "sense")
+    env.step_kernel = timed_call(env.step_kernel, "core")
+    env.sensors.sense = timed_call(env.sensors.sense, "sense")
     calls, elapsed = _timed(step, seconds)
     per_step = elapsed / calls
     core_ms = 1e3 * spent["core"] / calls
@@ -260,7 +260,6 @@ def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start
         ray_floor: bool = False) -> dict:
     """The benchmark suite; returns a JSON-able report. ray_floor: also BatchEnv with the diagnostic ray
     variants (RAY_VARIANTS), which show what the rays cost at their cheapest and what the rest costs."""
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     report = {"workload": CORE_WORKLOAD, "core": [bench_core(w, seconds=seconds) for w in worlds],
               "tracks": bench_tracks(),
               "env_workload": ENV_WORKLOAD,

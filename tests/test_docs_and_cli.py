@@ -84,9 +84,9 @@ def test_bench_ray_variants_are_the_workload_with_other_rays():
     from paddock_ma.env.batch_env import BatchEnv
 
     perpendicular = BatchEnv(bench.env_bench_config(rays="perpendicular"), 1)
-    assert perpendicular.ray_count.tolist() == [14] * 20
-    assert sorted({round(math.degrees(a)) for a in perpendicular.ray_angle[0]}) == [-90, 90]
-    assert BatchEnv(bench.env_bench_config(rays="none"), 1).ray_count.tolist() == [0] * 20
+    assert perpendicular.sensors.ray_count.tolist() == [14] * 20
+    assert sorted({round(math.degrees(a)) for a in perpendicular.sensors.ray_angle[0]}) == [-90, 90]
+    assert BatchEnv(bench.env_bench_config(rays="none"), 1).sensors.ray_count.tolist() == [0] * 20
     with pytest.raises(ValueError, match="rays: got 'sideways'"):
         bench.env_bench_config(rays="sideways")
     workload, across = bench.env_bench_config(), bench.env_bench_config(rays="perpendicular")

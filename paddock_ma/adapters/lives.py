@@ -7,8 +7,8 @@ declared up front. Per step (one ``BatchEnv.step`` for every world):
 
 * a car whose episode ends (terminated or truncated by the sim) reports its final observation, reward,
   flags and info under its current id, which then leaves the live set for good;
-* with ``auto_reset`` and lives left, the car is reset at once through ``BatchEnv.reset_drivers`` with
-  ``reset_placement`` and its next life appears in the observations returned by the same ``step`` call
+* with ``auto_reset`` and lives left, the car is reset at once by the engine's auto-reset
+  (``BatchEnv.step(auto_reset=mask)``, the engine's ``reset_placement``) and its next life appears in the observations returned by the same ``step`` call
   (the observation the policy acts on next) and nothing else; with no lives left the car retires;
 * a world is over when no car of it is alive, or when its step count reaches ``max_world_steps`` (every
   live agent of it is truncated then); the env episode is over when every world is over. A world that
@@ -50,8 +50,13 @@ class Lives:
     """Agent bookkeeping of W worlds x K controlled cars x ``max_lives`` lives over one BatchEnv."""
 
     def __init__(self, batch, id_format: str, *, max_lives: int = 8, auto_reset: bool = False,
-                 reset_placement: str = "grid", max_world_steps: int | None = None):
+                 reset_placement: str | None = None, max_world_steps: int | None = None):
+        reset_placement = batch.reset_placement if reset_placement is None else reset_placement
         check_options(max_lives, reset_placement, max_world_steps)
+        if reset_placement != batch.reset_placement:
+            raise ConfigError("reset_placement", f"got {reset_placement!r}, but the engine re-places with "
+                              f"{batch.reset_placement!r}: new lives are the engine's auto-reset (give "
+                              "BatchEnv(reset_placement=...) the same policy)")
         self.batch = batch
         self.auto_reset = bool(auto_reset)
         self.max_lives = int(max_lives) if auto_reset else 1
@@ -187,8 +192,15 @@ class Lives:
         of range are clamped by the engine (``LivesStep.applied_controls``).
         """
         alive_before = self.alive.copy()
+        active = ~self.world_over
+        cap = np.zeros_like(active)
+        if self.max_world_steps is not None:
+            cap = active & (self.world_steps + 1 >= self.max_world_steps)     # worlds that reach the cap now
+        # the engine's auto-reset starts the next life of a car whose life ends now, if it has lives left
+        # and its world goes on
+        may_reset = (alive_before & ~cap[:, None] & (self.life < self.max_lives - 1)) if self.auto_reset else False
         try:
-            result = self.batch.step(acts, intents, compounds)
+            result = self.batch.step(acts, intents, compounds, auto_reset=may_reset)
         except PaddockError as exc:
             where = getattr(exc, "where", None)
             if where is None:
@@ -197,14 +209,10 @@ class Lives:
             raise PaddockError(exc.code, f"actions.{agent}: got {list(np.asarray(acts)[where])!r}; expected 3 finite "
                                "numbers [steering -1..1, throttle 0..1, brake 0..1] (out-of-range values are "
                                "clamped)", f"actions.{agent}") from None
-        active = ~self.world_over
         self.world_steps[active] += 1
         done = result.done & alive_before
         self.life_progress += np.where(alive_before, result.metrics[..., M_LEGAL_PROGRESS], 0.0)
         self.life_steps += alive_before
-        cap = np.zeros_like(active)
-        if self.max_world_steps is not None:
-            cap = active & (self.world_steps >= self.max_world_steps)
         cap_trunc = alive_before & ~done & cap[:, None]
         ended = done | cap_trunc
         wi, ki = np.nonzero(ended)
@@ -219,19 +227,17 @@ class Lives:
             t["steps"] += int(self.life_steps[ended].sum())
         self.life_progress[ended] = 0.0
         self.life_steps[ended] = 0
-        newborn = np.zeros_like(ended)
-        reset_result = None
-        if self.auto_reset:
-            newborn = done & ~cap[:, None] & (result.life < self.max_lives - 1)
-            if newborn.any():
-                reset_result = self.batch.reset_drivers(newborn, self.reset_placement)
-                self.life[newborn] = reset_result.life[newborn]
-                # a placement that touches the barrier gives a terminal newborn: it still appears (obs
-                # only) and reports its termination on the next step.
-                self.alive |= newborn
+        newborn = result.reset_mask
+        reset_result = result.reset_result
+        if reset_result is not None:
+            self.life[newborn] = reset_result.life[newborn]
+            # a placement that touches the barrier gives a terminal newborn: it still appears (obs
+            # only) and reports its termination on the next step.
+            self.alive |= newborn
         self.world_over |= active & (cap | ~self.alive.any(axis=1))
         self.agents = self._live_list()
-        return LivesStep(result=result, ended=ended, terminated=result.terminated & done,
+        return LivesStep(result=result, final_obs=result.obs if result.final_obs is None else result.final_obs,
+                         ended=ended, terminated=result.terminated & done,
                          truncated=(result.truncated & done) | cap_trunc, ended_ids=ended_ids, newborn=newborn,
                          reborn=reset_result, retired=done & ~newborn, capped=cap,
                          ended_progress=ended_progress, ended_steps=ended_steps,
@@ -253,16 +259,19 @@ class Lives:
 class LivesStep:
     """What one ``Lives.step`` did, as arrays over [W, K] (bool unless said otherwise).
 
-    result: the step's BatchResult (final observations of the lives that ended); ended: lives that
+    result: the step's BatchResult (its ``obs`` are the newborn lives' first observations);
+    final_obs float32[W, K, D]: the observations the step ended with (an ended life's last); ended: lives that
     ended this step, with ``terminated``/``truncated`` their flags (a world step cap truncates);
     ended_ids: (w, k) -> agent id of each ended life; newborn: cars reset into their next life, whose
-    observations are ``reborn.obs`` (``reborn`` None when there is none); retired: cars whose episode
+    observations are ``result.obs`` and whose new episodes ``reborn`` holds (the engine's
+    ``reset_result``; None when there is none); retired: cars whose episode
     ended with no life left to start; capped: bool[W] worlds that reached ``max_world_steps`` now;
     ended_progress float64 / ended_steps int64: legal progress (m) and steps of each life up to this
     step (read at the ended ones); applied_controls float32[W, K, 3]: the controls the engine applied
     (out-of-range actions clamped).
     """
     result: object
+    final_obs: np.ndarray
     ended: np.ndarray
     terminated: np.ndarray
     truncated: np.ndarray

@@ -35,7 +35,7 @@ from pettingzoo import ParallelEnv
 from ..env.batch_env import BatchEnv
 from ..env.config import EnvConfig
 from ..env.errors import INVALID_ACTION, ConfigError, PaddockError
-from .lives import Lives, info_for
+from .lives import Lives, check_options, info_for
 
 ADAPTER_OPTIONS = ("max_lives", "auto_reset", "reset_placement", "max_world_steps", "reward_fn", "pit_actions",
                    "render_mode", "render_rays", "render_size")
@@ -72,7 +72,8 @@ class PaddockParallelEnv(ParallelEnv):
             raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
         if reward_fn is None and config.reward is None:
             reward_fn = "legal_progress"
-        self.batch = BatchEnv(config, 1, reward_fn=reward_fn)
+        check_options(max_lives, reset_placement, max_world_steps)
+        self.batch = BatchEnv(config, 1, reward_fn=reward_fn, reset_placement=reset_placement)
         if pit_actions and not self.batch.config.rules.modules.pit_stops.enabled:
             raise ConfigError("pit_actions", "pit actions need rules.modules.pit_stops.enabled = true")
         self.lives = Lives(self.batch, "{driver}@{life}", max_lives=max_lives, auto_reset=auto_reset,
@@ -94,7 +95,6 @@ class PaddockParallelEnv(ParallelEnv):
                                                        "pit_compound": spaces.Discrete(n_compounds)})
             else:
                 self._act_spaces[agent] = vehicle
-        self._result = None
 
     # -- spaces -----------------------------------------------------------------------------------
     def observation_space(self, agent):
@@ -110,7 +110,6 @@ class PaddockParallelEnv(ParallelEnv):
     # -- API --------------------------------------------------------------------------------------
     def reset(self, seed=None, options=None):
         result = self.lives.reset(seed)
-        self._result = result
         self.agents = list(self.lives.agents)
         obs, infos = {}, {}
         for agent in self.agents:
@@ -136,11 +135,10 @@ class PaddockParallelEnv(ParallelEnv):
         acts, intents, compounds = lives.actions_to_arrays(actions, self._split if self.pit_actions else None)
         record = lives.step(acts, intents, compounds)
         result, reborn = record.result, record.reborn
-        self._result = result if reborn is None else reborn
         obs, rewards, terms, truncs, infos = {}, {}, {}, {}, {}
         sizes = lives.obs_sizes
         for (w, k), agent in record.ended_ids.items():
-            obs[agent] = result.obs[0, k, :sizes[k]]
+            obs[agent] = record.final_obs[0, k, :sizes[k]]
             info = info_for(lives, result, 0, k, record=record)
             rewards[agent] = float(result.reward[0, k])
             terms[agent] = bool(record.terminated[0, k])
@@ -151,7 +149,7 @@ class PaddockParallelEnv(ParallelEnv):
                 continue
             _, k, _ = lives.index[agent]
             if record.newborn[0, k]:
-                obs[agent] = reborn.obs[0, k, :sizes[k]]
+                obs[agent] = result.obs[0, k, :sizes[k]]
                 rewards[agent], terms[agent], truncs[agent] = 0.0, False, False
                 infos[agent] = info_for(lives, reborn, 0, k, record=record, newborn=True)
                 continue

@@ -111,9 +111,9 @@ def render_world(batch, w: int = 0, *, size: int = 640, rays: bool = False) -> n
         for k, slot in enumerate(batch.slots):
             slot = int(slot)
             cx, cy = (cf[slot, L.F_X] - x0) * ppm, (cf[slot, L.F_Y] - y0) * ppm
-            for r in range(int(batch.ray_count[slot])):
-                ang = cf[slot, L.F_HEADING] + batch.ray_angle[slot, r]
-                d = float(batch.ray_dist[w, slot, r, 0]) * ppm
+            for r in range(int(batch.sensors.ray_count[slot])):
+                ang = cf[slot, L.F_HEADING] + batch.sensors.ray_angle[slot, r]
+                d = float(batch.sensors.ray_dist[w, slot, r, 0]) * ppm
                 _draw_line(img, cx, cy, cx + d * np.cos(ang), cy + d * np.sin(ang), RAY_COLOUR)
     for slot in range(cf.shape[0]):
         if not ci[slot, L.I_ACTIVE]:

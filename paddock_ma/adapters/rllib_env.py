@@ -33,7 +33,7 @@ from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ..env.batch_env import BatchEnv
 from ..env.errors import ConfigError
 from ..env.rewards import resolve_reward
-from .lives import Lives, info_for
+from .lives import Lives, check_options, info_for
 from .pettingzoo_env import resolve_config
 
 ENV_CONFIG_KEYS = ("env_id", "config", "overrides", "num_worlds", "max_lives", "auto_reset", "reset_placement",
@@ -53,8 +53,9 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         source = cfg.get("config") if cfg.get("config") is not None else cfg.get("env_id", "paddock/oval-batch-v0")
         config = resolve_config(source, dict(cfg.get("overrides") or {}))
         reward = cfg.get("reward", "legal_progress" if config.reward is None else None)
-        self.batch = BatchEnv(config, int(cfg.get("num_worlds", 1)),
-                              reward_fn=resolve_reward(reward, "env_config.reward"))
+        check_options(cfg.get("max_lives", 8), cfg.get("reset_placement", "random"), cfg.get("max_world_steps"))
+        self.batch = BatchEnv(config, int(cfg.get("num_worlds", 1)), reward_fn=resolve_reward(reward, "env_config.reward"),
+                              reset_placement=cfg.get("reset_placement", "random"))
         self.lives = Lives(self.batch, "w{w}/{driver}@{life}", max_lives=cfg.get("max_lives", 8),
                            auto_reset=cfg.get("auto_reset", True),
                            reset_placement=cfg.get("reset_placement", "random"),
@@ -103,7 +104,7 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         rew_list = reward[w_idx, k_idx].tolist()
         for w, k, r in zip(w_idx.tolist(), k_idx.tolist(), rew_list):
             agent = record.ended_ids.get((w, k)) or lives.agent_of(w, k)
-            obs[agent] = result.obs[w, k, :sizes[k]]
+            obs[agent] = record.final_obs[w, k, :sizes[k]]
             rewards[agent] = r
             terms[agent] = bool(record.terminated[w, k])
             truncs[agent] = bool(record.truncated[w, k])
@@ -117,7 +118,7 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         elif reborn is not None:
             for w, k in zip(*(a.tolist() for a in np.nonzero(newborn))):
                 agent = lives.agent_of(w, k)
-                obs[agent] = reborn.obs[w, k, :sizes[k]]
+                obs[agent] = result.obs[w, k, :sizes[k]]
                 infos[agent] = info_for(lives, reborn, w, k, record=record, newborn=True, full=self._full_infos)
         over = lives.all_over
         capped = lives.max_world_steps is not None and bool((lives.world_steps >= lives.max_world_steps).any())

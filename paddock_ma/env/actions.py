@@ -219,6 +219,57 @@ def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slot
     return out
 
 
+# -- action arrays (BatchEnv.step) -------------------------------------------------------------------
+# "not given" for the optional per-step arrays of the action kernels
+NONE_INT64 = np.zeros((0, 0), np.int64)
+
+
+def action_array(actions, shape: tuple) -> np.ndarray:
+    """``actions`` as a float32 or float64 array of ``shape`` (W, K, 3) (the check kernel's dtypes), or
+    PaddockError naming what is wrong with it."""
+    arr = np.asarray(actions)
+    if arr.shape != shape:
+        raise PaddockError(INVALID_ACTION, f"actions: shape {arr.shape}, expected {shape} "
+                           "(worlds, car slots, [steering, throttle, brake])", "actions")
+    if arr.dtype == np.float32 or arr.dtype == np.float64:
+        return arr
+    if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.number):
+        raise PaddockError(INVALID_ACTION, f"actions: dtype {arr.dtype}, expected a float array", "actions")
+    return arr.astype(np.float64)
+
+
+def pit_array(values, name: str, shape: tuple) -> np.ndarray:
+    """pit_intent / pit_compound as int64 of ``shape`` (W, K), or NONE_INT64 meaning "not given"."""
+    if values is None:
+        return NONE_INT64
+    arr = np.asarray(values)
+    if arr.shape != shape or not np.issubdtype(arr.dtype, np.integer):
+        raise PaddockError(INVALID_ACTION, f"{name}: expected an integer array of shape {shape}, got "
+                           f"{arr.dtype} {arr.shape}", name)
+    return arr.astype(np.int64, copy=False)
+
+
+def raise_array_error(code, w, k, field, controlled, acts, intents, compounds, n_compounds):
+    """Raise the PaddockError of the first invalid entry ``check_action_arrays`` found (``controlled``:
+    driver ids in K order). A non-finite action's error carries ``where = (w, k)`` so that a caller
+    can name its own id for the car (the adapters' agent ids)."""
+    driver = controlled[k]
+    if code == ARRAY_NONFINITE:
+        name = VEHICLE_FIELDS[field]
+        exc = PaddockError(INVALID_ACTION, f"actions[{w}].{driver}.{name}: got {acts[w, k]!r}; expected "
+                           "finite numbers", f"actions[{w}].{driver}.{name}")
+        exc.where = (int(w), int(k))
+        raise exc
+    if code == ARRAY_PIT_DISABLED:
+        raise PaddockError(INVALID_ACTION, f"pit_intent[{w}].{driver}: {int(intents[w, k])} could not be "
+                           "applied: pit stops are disabled (rules.modules.pit_stops.enabled)",
+                           f"pit_intent[{w}].{driver}")
+    name, arr, allowed = (("pit_intent", intents, (-1, 0, 1, 2)) if code == ARRAY_BAD_INTENT else
+                          ("pit_compound", compounds, tuple(range(-1, n_compounds))))
+    raise PaddockError(INVALID_ACTION, f"{name}[{w}].{driver}: got {int(arr[w, k])}; expected one of "
+                       f"{list(allowed)} (-1 = unchanged)", f"{name}[{w}].{driver}")
+
+
 # First error found by ``check_action_arrays`` (its first return value).
 ARRAY_OK, ARRAY_NONFINITE, ARRAY_BAD_INTENT, ARRAY_BAD_COMPOUND, ARRAY_PIT_DISABLED = range(5)
 

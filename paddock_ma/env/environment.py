@@ -20,7 +20,8 @@ import numpy as np
 
 from ..sim import layout as L
 from .actions import action_spec, member_of, validate_actions
-from .batch_env import COMPOUND_INDEX, BatchEnv
+from .batch_env import BatchEnv
+from .start import COMPOUND_INDEX
 from .config import EnvConfig
 from .episodes import episode_dicts, metrics_dicts
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
@@ -259,7 +260,7 @@ class PaddockEnv:
         with_object = obs_cfg.output in ("full", "object")
         with_vector = obs_cfg.output in ("full", "vector")
         # one copy of the step's vectors; each driver's is a row of it (its own length)
-        vectors = batch._obs[w].copy() if with_vector else None
+        vectors = batch.latest_obs[w].copy() if with_vector else None
         observation = {}
         for d, k in zip(ids, ks):
             o = {}
@@ -271,7 +272,7 @@ class PaddockEnv:
                     o["schema"] = batch.schemas[d]
             o["events"] = per_driver_events.get(d, [])
             observation[d] = o
-        metrics = dict(zip(ids, metrics_dicts(batch._metrics[w, ks])))
+        metrics = dict(zip(ids, metrics_dicts(batch.latest_metrics[w, ks])))
         drivers_info = dict(zip(self.controlled, episode_dicts(batch.state.cars_i[w, batch.slots])))
         reported = [drivers_info[d] for d in ids]
         done = all(i["terminated"] or i["truncated"] for i in reported)

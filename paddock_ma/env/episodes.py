@@ -70,20 +70,6 @@ def running_slots(cars_i, slots, out):
             out[w, k] = i[L.I_TERMINATED] == 0 and i[L.I_TRUNCATED] == 0
 
 
-@kernel
-def end_finished_races(cars_i, world_i, slots, was_running):
-    """Terminate (end reason race-finish) the controlled drivers (slots int64[K]) whose episode ran
-    before the step (was_running bool[W, K]) and is still running in a world whose race has finished."""
-    for w in range(was_running.shape[0]):
-        if world_i[w, L.WI_RACE_FINISHED] == 0:
-            continue
-        for k in range(was_running.shape[1]):
-            i = cars_i[w, slots[k]]
-            if was_running[w, k] and i[L.I_TERMINATED] == 0 and i[L.I_TRUNCATED] == 0:
-                i[L.I_TERMINATED] = 1
-                i[L.I_END_REASON] = L.END_RACE_FINISH
-
-
 def metrics_dict(row: np.ndarray) -> dict:
     """One driver's metrics (a row of M floats) as a dict with booleans, ints and None for NaN."""
     return metrics_dicts(np.asarray(row)[None])[0]

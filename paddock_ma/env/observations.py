@@ -13,19 +13,20 @@ from dataclasses import dataclass
 
 
 from ..sim import layout as L
-from ..sim.observe import BOUNDARY_SCALE, RADAR_VELOCITY_SCALE
+from ..sim.observe import (
+    BASE_FIELDS, LOOK_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_RICH_FIELDS, RAY_CHANNELS, WHEEL_FIELDS,
+    WHEEL_SCHEMA_NAMES,
+)
+from ..sim.sensors import DEFAULT_ANGLES_DEG, FRONT_HEAVY_ANGLES_DEG
 from .config import EnvConfig, RaysConfig, SensorsConfig
 
 OBSERVATION_SPEC_VERSION = 2
 DEFAULT_LOOKAHEAD = (20.0, 50.0, 100.0, 150.0)
-DEFAULT_RAY_ANGLES = (-135.0, -60.0, -20.0, 0.0, 20.0, 60.0, 135.0, 180.0)
-# A fan dense ahead and sparse behind, for policies that drive by their rays.
-FRONT_HEAVY_RAY_ANGLES = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0, 60.0, 90.0,
-                          135.0, 180.0)
-CHANNEL_BITS = {"road_edge": 1, "kerb": 2, "illegal_surface": 4, "car": 8}
-CHANNEL_ORDER = ("road_edge", "kerb", "illegal_surface", "car")
+DEFAULT_RAY_ANGLES = DEFAULT_ANGLES_DEG            # the sim's layouts (sim/sensors.py)
+FRONT_HEAVY_RAY_ANGLES = FRONT_HEAVY_ANGLES_DEG    # a fan dense ahead and sparse behind
+CHANNEL_BITS = {name: bit for name, bit, _, _ in RAY_CHANNELS}
+CHANNEL_ORDER = tuple(name for name, _, _, _ in RAY_CHANNELS)
 WHEEL_NAMES = ("front_left", "front_right", "rear_left", "rear_right")          # object keys (Python names)
-WHEEL_SCHEMA_NAMES = ("frontLeft", "frontRight", "rearLeft", "rearRight")    # in vector schema names
 
 
 @dataclass(frozen=True)
@@ -83,71 +84,28 @@ def resolve_senses(config: EnvConfig, driver_id: str | None) -> DriverSenses:
 
 
 def vector_schema(s: DriverSenses) -> list[dict]:
-    """``[{name, unit, scale}]`` for every vector entry, in the order ``fill_vectors`` writes them."""
+    """``[{name, unit, scale}]`` for every vector entry, generated from ``sim.observe``'s table in the
+    order ``fill_vectors`` writes them."""
     e = []
 
-    def add(name, unit, scale):
-        e.append({"name": name, "unit": unit, "scale": scale})
+    def add(fields, prefix=""):
+        e.extend({"name": prefix + name, "unit": unit, "scale": scale} for name, unit, scale in fields)
 
-    add("self.speedKph", "kph", "/400")
-    add("self.speedMetersPerSecond", "m/s", "/120")
-    add("self.steeringAngleRadians", "rad", "/pi")
-    add("self.throttle", "normalized", "1")
-    add("self.brake", "normalized", "1")
-    add("self.lapProgressRatio", "ratio", "clamp 0..1")
-    add("self.trackOffsetMeters", "m", "fixed:meters")
-    add("self.trackHeadingErrorRadians", "rad", "/pi")
-    add("self.onTrack", "boolean", "1")
-    add("self.inPitLane", "boolean", "1")
-    add("self.tireEnergy", "percent", "/100")
-    add("self.pitIntent", "0:none|1:if-free|2:committed", "/2")
-    add("self.pitStopActive", "boolean", "1")
-    add("race.positionNormalized", "ratio", "(rank-1)/(N-1)")
-    add("race.raceModeGreen", "boolean", "1")
-    add("race.raceModeSafetyCar", "boolean", "1")
-    add("race.redFlag", "boolean", "1")
-    add("race.pitLaneOpen", "boolean", "1")
-    add("track.curvature", "1/m", "fixed:1/m")
+    add(BASE_FIELDS)
     if s.physical:
-        add("self.yawRateRadiansPerSecond", "rad/s", "/pi")
-        add("self.leftBoundaryMeters", "m", f"/{BOUNDARY_SCALE:g}")
-        add("self.rightBoundaryMeters", "m", f"/{BOUNDARY_SCALE:g}")
+        add(PHYSICAL_FIELDS)
         for wheel in WHEEL_SCHEMA_NAMES:
-            add(f"self.contactPatches.{wheel}.surfaceCode", "code", f"/{L.N_SURFACES - 1}")
-            add(f"self.contactPatches.{wheel}.signedOffsetMeters", "m", "fixed:meters")
-            add(f"self.contactPatches.{wheel}.crossTrackErrorMeters", "m", "fixed:meters")
+            add(WHEEL_FIELDS, f"self.contactPatches.{wheel}.")
     for i, _ in enumerate(s.lookahead):
-        add(f"track.lookahead[{i}].curvature", "1/m", "fixed:1/m")
-        add(f"track.lookahead[{i}].headingDeltaRadians", "rad", "/pi")
+        add(LOOK_FIELDS, f"track.lookahead[{i}].")
     for i, _ in enumerate(s.ray_ids):
-        if "road_edge" in s.channels:
-            add(f"rays[{i}].track.distanceRatio", "ratio", "distance/length")
-            add(f"rays[{i}].track.hit", "boolean", "1")
-            add(f"rays[{i}].track.kindExit", "boolean", "1")
-            add(f"rays[{i}].track.kindEntry", "boolean", "1")
-        if "kerb" in s.channels:
-            add(f"rays[{i}].kerb.distanceRatio", "ratio", "distance/length")
-            add(f"rays[{i}].kerb.hit", "boolean", "1")
-        if "illegal_surface" in s.channels:
-            add(f"rays[{i}].illegalSurface.distanceRatio", "ratio", "distance/length")
-            add(f"rays[{i}].illegalSurface.hit", "boolean", "1")
-        if "car" in s.channels:
-            add(f"rays[{i}].car.distanceRatio", "ratio", "distance/length")
-            add(f"rays[{i}].car.hit", "boolean", "1")
-            add(f"rays[{i}].car.relativeSpeedKph", "kph", "/200")
+        for channel, _, group, fields in RAY_CHANNELS:
+            if channel in s.channels:
+                add(fields, f"rays[{i}].{group}.")
     for i in range(s.radar_k):
-        add(f"nearbyCars[{i}].present", "boolean", "1")
-        add(f"nearbyCars[{i}].relativeForwardRatio", "ratio", "forward/radius clamp -1..1")
-        add(f"nearbyCars[{i}].relativeRightRatio", "ratio", "right/radius clamp -1..1")
-        add(f"nearbyCars[{i}].relativeDistanceRatio", "ratio", "distance/radius, empty 1")
-        add(f"nearbyCars[{i}].relativeSpeedKph", "kph", "/200")
-        add(f"nearbyCars[{i}].relativeHeadingRadians", "rad", "/pi")
-        add(f"nearbyCars[{i}].ahead", "boolean", "1")
-        add(f"nearbyCars[{i}].sameLap", "boolean", "1")
+        add(RADAR_FIELDS, f"nearbyCars[{i}].")
         if s.rich_radar:
-            add(f"nearbyCars[{i}].relativeVelocityForwardMetersPerSecond", "m/s", f"/{RADAR_VELOCITY_SCALE:g}")
-            add(f"nearbyCars[{i}].relativeVelocityRightMetersPerSecond", "m/s", f"/{RADAR_VELOCITY_SCALE:g}")
-            add(f"nearbyCars[{i}].closingSpeedMetersPerSecond", "m/s", f"/{RADAR_VELOCITY_SCALE:g}")
+            add(RADAR_RICH_FIELDS, f"nearbyCars[{i}].")
     return e
 
 
@@ -250,15 +208,15 @@ def object_view(env, w: int, k: int) -> dict:
             "total_laps": int(st.rules[w, L.R_TOTAL_LAPS])}
     track = {"length_meters": float(env.track.length), "width_meters": float(2 * env.track.half_width),
              "curvature": float(f[L.F_CURVATURE]),
-             "lookahead": [{"distance_meters": d, "curvature": float(env.look[w, slot, q, 0]),
-                            "heading_delta_radians": float(env.look[w, slot, q, 1])}
+             "lookahead": [{"distance_meters": d, "curvature": float(env.sensors.look[w, slot, q, 0]),
+                            "heading_delta_radians": float(env.sensors.look[w, slot, q, 1])}
                            for q, d in enumerate(s.lookahead)]}
     rays = []
     for r, (rid, ang, length) in enumerate(zip(s.ray_ids, s.ray_angles_deg, s.ray_lengths)):
         ray = {"id": rid, "angle_degrees": ang, "length_meters": length}
-        dist, hit = env.ray_dist[w, slot, r], env.ray_hit[w, slot, r]
+        dist, hit = env.sensors.ray_dist[w, slot, r], env.sensors.ray_hit[w, slot, r]
         if "road_edge" in s.channels:
-            kind = int(env.ray_kind[w, slot, r])
+            kind = int(env.sensors.ray_kind[w, slot, r])
             ray["track"] = {"hit": bool(hit[0]), "distance_meters": float(dist[0]),
                             "kind": (None, "exit", "entry")[kind]}
         if "kerb" in s.channels:
@@ -266,17 +224,17 @@ def object_view(env, w: int, k: int) -> dict:
         if "illegal_surface" in s.channels:
             ray["illegal_surface"] = {"hit": bool(hit[2]), "distance_meters": float(dist[2])}
         if "car" in s.channels:
-            other = int(env.ray_car[w, slot, r])
+            other = int(env.sensors.ray_car[w, slot, r])
             ray["car"] = {"hit": bool(hit[3]), "distance_meters": float(dist[3]),
                           "driver_id": env.driver_ids[other] if other >= 0 else None,
-                          "relative_speed_kph": float(env.ray_rel_speed[w, slot, r] * 3.6)}
+                          "relative_speed_kph": float(env.sensors.ray_rel_speed[w, slot, r] * 3.6)}
         rays.append(ray)
     nearby = []
     for n in range(s.radar_k):
-        other = int(env.radar_slot[w, slot, n])
+        other = int(env.sensors.radar_slot[w, slot, n])
         if other < 0:
             continue
-        fld = env.radar[w, slot, n]
+        fld = env.sensors.radar[w, slot, n]
         car = {"id": env.driver_ids[other], "relative_forward_meters": float(fld[0]),
                "relative_right_meters": float(fld[1]), "relative_distance_meters": float(fld[2]),
                "relative_speed_kph": float(fld[3] * 3.6), "relative_heading_radians": float(fld[4]),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim import layout as L
-from ..sim.rules import grid_slot
+from ..sim.race import grid_placement
 from .config import EnvConfig, Placement
 from .errors import INVALID_REQUEST, PaddockError, suggest
 
@@ -29,12 +29,7 @@ def placement_tuple(p: Placement):
 
 def grid_placements(participants, standing: bool) -> dict:
     """Each participant on its grid slot (slot order = participant order), at rest or rolling."""
-    out = {}
-    for i, driver in enumerate(participants):
-        d, off = grid_slot(i, standing)
-        speed = 0.0 if standing else max(70.0, 84.0 - 0.55 * i) * L.MPS_PER_KPH
-        out[driver] = (d, off, speed, 0.0)
-    return out
+    return {driver: grid_placement(i, standing) for i, driver in enumerate(participants)}
 
 
 def preset_placements(preset: str, track, config: EnvConfig, participants) -> dict:

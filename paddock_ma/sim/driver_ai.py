@@ -86,16 +86,6 @@ POWER_SPEED = 13.0       # m/s, drive force = P_POWER below this speed, power-li
 
 
 @kernel(inline="always")
-def _wrap(a):
-    """Wrap an angle difference (rad, |a| < 3 pi: differences of wrapped headings) to [-pi, pi]."""
-    if a > math.pi:
-        a -= 2.0 * math.pi
-    elif a < -math.pi:
-        a += 2.0 * math.pi
-    return a
-
-
-@kernel(inline="always")
 def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     """Point (x, y) m at lap distance s (m, wrapped) shifted ``lane`` m along the right normal.
 

@@ -1,6 +1,8 @@
 """Observation vectors: one kernel fills ``out[W, K, D]`` float32 for the K controlled cars of W worlds.
 
-The block order is fixed and mirrored name by name in ``paddock_ma.env.observations.vector_schema``:
+The block order is fixed; ``BASE_FIELDS`` ... ``RADAR_RICH_FIELDS`` below are its one table (names,
+units, scales), from which the block sizes here and ``paddock_ma.env.observations.vector_schema`` are
+generated:
 
 1. base (19): speed, steering, controls, lap progress, offset, heading error, on-track, pit state,
    race position and mode, curvature at the car
@@ -21,6 +23,7 @@ import math
 
 from .jit import kernel
 from .sensors import boundary_distances
+from .sensors_march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE
 from .layout import (
     F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_HEADING_ERROR, F_OFFSET, F_PROGRESS, F_SPEED,
     F_STEER_ANGLE, F_TIRE_ENERGY, F_WHEEL_OFFSET_FL, F_YAW_RATE, FLAG_CLASSIFIED, I_ACTIVE, I_IN_PIT_LANE,
@@ -28,14 +31,80 @@ from .layout import (
     KPH_PER_MPS, N_SURFACES, PIT_COMPLETED, PIT_PENDING, WI_PIT_LANE_OPEN, WI_RACE_MODE, WI_RED_FLAG,
 )
 
-BASE_SIZE = 19
-PHYSICAL_SIZE = 3 + 4 * 3
-LOOK_SIZE = 2
-CHANNEL_SIZES = (4, 2, 2, 3)   # road_edge, kerb, illegal_surface, car
-RADAR_SIZE = 8
-RADAR_RICH_SIZE = 11
 BOUNDARY_SCALE = 20.0          # m: boundary distances are divided by this
 RADAR_VELOCITY_SCALE = 50.0    # m/s: rich radar velocities are divided by this
+
+# The vector's table: (schema name, unit, scale) of every entry, block by block, in the order
+# ``fill_vectors`` writes them. ``env.observations.vector_schema`` names a driver's vector from it, and
+# the block sizes the kernel uses are the lengths of its blocks, so the two cannot drift apart.
+BASE_FIELDS = (
+    ("self.speedKph", "kph", "/400"),
+    ("self.speedMetersPerSecond", "m/s", "/120"),
+    ("self.steeringAngleRadians", "rad", "/pi"),
+    ("self.throttle", "normalized", "1"),
+    ("self.brake", "normalized", "1"),
+    ("self.lapProgressRatio", "ratio", "clamp 0..1"),
+    ("self.trackOffsetMeters", "m", "fixed:meters"),
+    ("self.trackHeadingErrorRadians", "rad", "/pi"),
+    ("self.onTrack", "boolean", "1"),
+    ("self.inPitLane", "boolean", "1"),
+    ("self.tireEnergy", "percent", "/100"),
+    ("self.pitIntent", "0:none|1:if-free|2:committed", "/2"),
+    ("self.pitStopActive", "boolean", "1"),
+    ("race.positionNormalized", "ratio", "(rank-1)/(N-1)"),
+    ("race.raceModeGreen", "boolean", "1"),
+    ("race.raceModeSafetyCar", "boolean", "1"),
+    ("race.redFlag", "boolean", "1"),
+    ("race.pitLaneOpen", "boolean", "1"),
+    ("track.curvature", "1/m", "fixed:1/m"),
+)
+PHYSICAL_FIELDS = (                                   # physical-driver profile only, then per wheel:
+    ("self.yawRateRadiansPerSecond", "rad/s", "/pi"),
+    ("self.leftBoundaryMeters", "m", f"/{BOUNDARY_SCALE:g}"),
+    ("self.rightBoundaryMeters", "m", f"/{BOUNDARY_SCALE:g}"),
+)
+WHEEL_SCHEMA_NAMES = ("frontLeft", "frontRight", "rearLeft", "rearRight")    # contact patches FL, FR, RL, RR
+WHEEL_FIELDS = (                                      # self.contactPatches.<wheel>.<field>
+    ("surfaceCode", "code", f"/{N_SURFACES - 1}"),
+    ("signedOffsetMeters", "m", "fixed:meters"),
+    ("crossTrackErrorMeters", "m", "fixed:meters"),
+)
+LOOK_FIELDS = (                                       # track.lookahead[i].<field>
+    ("curvature", "1/m", "fixed:1/m"),
+    ("headingDeltaRadians", "rad", "/pi"),
+)
+# Ray channels in vector order (= the last axis of ray_dist): config name, channel_mask bit, schema
+# group, fields (rays[i].<group>.<field>).
+RAY_CHANNELS = (
+    ("road_edge", CH_ROAD_EDGE, "track", (("distanceRatio", "ratio", "distance/length"), ("hit", "boolean", "1"),
+                                          ("kindExit", "boolean", "1"), ("kindEntry", "boolean", "1"))),
+    ("kerb", CH_KERB, "kerb", (("distanceRatio", "ratio", "distance/length"), ("hit", "boolean", "1"))),
+    ("illegal_surface", CH_ILLEGAL, "illegalSurface", (("distanceRatio", "ratio", "distance/length"),
+                                                       ("hit", "boolean", "1"))),
+    ("car", CH_CAR, "car", (("distanceRatio", "ratio", "distance/length"), ("hit", "boolean", "1"),
+                            ("relativeSpeedKph", "kph", "/200"))),
+)
+RADAR_FIELDS = (                                      # nearbyCars[i].<field>
+    ("present", "boolean", "1"),
+    ("relativeForwardRatio", "ratio", "forward/radius clamp -1..1"),
+    ("relativeRightRatio", "ratio", "right/radius clamp -1..1"),
+    ("relativeDistanceRatio", "ratio", "distance/radius, empty 1"),
+    ("relativeSpeedKph", "kph", "/200"),
+    ("relativeHeadingRadians", "rad", "/pi"),
+    ("ahead", "boolean", "1"),
+    ("sameLap", "boolean", "1"),
+)
+RADAR_RICH_FIELDS = (                                 # rich radar only
+    ("relativeVelocityForwardMetersPerSecond", "m/s", f"/{RADAR_VELOCITY_SCALE:g}"),
+    ("relativeVelocityRightMetersPerSecond", "m/s", f"/{RADAR_VELOCITY_SCALE:g}"),
+    ("closingSpeedMetersPerSecond", "m/s", f"/{RADAR_VELOCITY_SCALE:g}"),
+)
+BASE_SIZE = len(BASE_FIELDS)
+PHYSICAL_SIZE = len(PHYSICAL_FIELDS) + len(WHEEL_SCHEMA_NAMES) * len(WHEEL_FIELDS)
+LOOK_SIZE = len(LOOK_FIELDS)
+CHANNEL_SIZES = tuple(len(fields) for _, _, _, fields in RAY_CHANNELS)
+RADAR_SIZE = len(RADAR_FIELDS)
+RADAR_RICH_SIZE = RADAR_SIZE + len(RADAR_RICH_FIELDS)
 
 
 @kernel

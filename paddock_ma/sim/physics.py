@@ -69,7 +69,7 @@ from .layout import (
     P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, R_PHYSICS_MODE,
     R_TIRE_DEGRADATION, STEER_RATE, WHEELBASE,
 )
-from .trig import SINCOS_POLY_MAX, SINCOS_TINY_MAX, _sincos_small, _sincos_tiny  # noqa: F401
+from .trig import SINCOS_POLY_MAX, SINCOS_TINY_MAX, _sincos_small, _sincos_tiny, wrap_angle  # noqa: F401
 from .tyres import (  # noqa: F401
     COMPOUND_GRIP, COMPOUND_WEAR, PAC_BA_PEAK, PAC_C, V_SLIP_FLOOR, _axle_force, _pacejka, compound_index,
     tyre_factor, tyre_wear_rate,
@@ -153,16 +153,6 @@ def _surf(code):
     if code < 0 or code >= N_SURFACES:
         return L.SURF_BARRIER
     return code
-
-
-@kernel(error_model="numpy")
-def wrap_angle(a):
-    """Angle wrapped to (-pi, pi]. a: float64 rad."""
-    if a > math.pi or a <= -math.pi:
-        a -= 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))  # now in [-pi, pi)
-        if a <= -math.pi:
-            a = math.pi
-    return a
 
 
 @kernel(error_model="numpy")

@@ -1,8 +1,12 @@
-"""Setting up races: the rules vector, car parameters, and the start grid for every world at once.
+"""Starting races: the rules vector and its defaults, the grid, and the start of every world at once.
 
-This is the sim-level reset path that the environment layer, the tests and the benchmarks share:
-``new_race`` allocates a ``WorldState``, fills ``rules`` and ``car_params``, seeds each world's RNG from
-``SeedSequence(seed).spawn(W)`` and places every active car on its grid slot with ``rules.place_car``.
+``start_worlds`` is the one start of a race that everything shares (``BatchEnv.reset`` through
+``env/start.py``, ``new_race`` for the sim tests, the core benchmark and the demo): it allocates a
+``WorldState``, fills rules, car parameters and flags, seeds each world's RNG from
+``SeedSequence(seed).spawn(W)``, starts race control, sets each car's tyres, pit box, manual flag and
+tyre energy, and places the cars with ``place_and_classify`` (``rules.place_car``, then surfaces and
+race order), every world in one call. ``grid_placement`` is the grid (slot positions and the rolling
+start's speeds); ``default_compound`` and ``default_pit_box`` are the per-slot defaults.
 """
 
 from __future__ import annotations
@@ -61,6 +65,82 @@ def rules_vector(**overrides) -> np.ndarray:
     return vec
 
 
+ROLLING_START_KPH = 84.0             # km/h of grid slot 0 at a rolling start, ...
+ROLLING_START_KPH_PER_SLOT = 0.55    # ... less this per slot behind it, ...
+ROLLING_START_MIN_KPH = 70.0         # ... but never below this
+DEFAULT_COMPOUNDS = (L.COMPOUND_M, L.COMPOUND_H, L.COMPOUND_S)   # by slot, when a driver names none
+
+
+def grid_placement(i: int, standing: bool) -> tuple:
+    """(race distance m, offset m, speed m/s, heading error rad) of grid slot ``i``: at rest for a
+    standing start, at the rolling start's speed otherwise."""
+    dist, off = grid_slot(int(i), standing)
+    kph = max(ROLLING_START_MIN_KPH, ROLLING_START_KPH - ROLLING_START_KPH_PER_SLOT * i)
+    return dist, off, 0.0 if standing else kph * L.MPS_PER_KPH, 0.0
+
+
+def default_compound(slot: int) -> int:
+    """The starting compound code of car slot ``slot`` when its driver names none: M, H, S, M, ..."""
+    return DEFAULT_COMPOUNDS[slot % 3]
+
+
+def default_pit_box(slot: int, n_boxes: int) -> int:
+    """The pit box of car slot ``slot`` when its driver has no team: two cars a box, in slot order."""
+    return slot // 2 % max(1, n_boxes)
+
+
+@kernel
+def init_worlds(world_f, world_i, rules):
+    """``rules.init_world`` (race control at its start) of every world."""
+    for w in range(world_i.shape[0]):
+        init_world(world_f, world_i, rules, w)
+
+
+def start_worlds(track, num_worlds: int, seed: int, *, rules, car_params, car_flags, active, compounds,
+                 pit_boxes, placements, grid_locked) -> WorldState:
+    """A WorldState of ``num_worlds`` identical worlds at their start, seeded from ``seed``.
+
+    Per car slot (arrays of length C, the same in every world): rules float64[NR]; car_params
+    float64[C, NP]; car_flags int32[C]; active bool[C] (the slots that race; the others stay empty);
+    compounds int[C] (compound codes); pit_boxes int[C]; placements float64[C, 4] (race distance m,
+    offset m, speed m/s, heading error rad); grid_locked bool[C] (held on the grid until the lights go
+    out). Controlled cars (FLAG_CONTROLLED) start with manual controls.
+    """
+    w = num_worlds
+    state = WorldState.allocate(w, len(car_flags), track)
+    state.rules[:] = rules
+    state.car_params[:] = car_params
+    state.car_flags[:] = car_flags
+    state.world_i[:, L.WI_RNG_KEY] = world_keys(seed, w)
+    state.world_i[:, L.WI_SEED] = int(seed)
+    init_worlds(state.world_f, state.world_i, state.rules)
+    cs = np.nonzero(np.asarray(active, bool))[0].astype(np.int64)
+    compounds = np.asarray(compounds, np.int32)[cs]
+    ci = state.cars_i
+    ci[:, cs, L.I_ACTIVE] = 1
+    ci[:, cs, L.I_COMPOUND] = compounds
+    ci[:, cs, L.I_PIT_TARGET] = compounds
+    ci[:, cs, L.I_USED_COMPOUNDS] = 1 << compounds
+    ci[:, cs, L.I_PIT_BOX] = np.asarray(pit_boxes, np.int32)[cs]
+    ci[:, cs, L.I_MANUAL] = (np.asarray(car_flags)[cs] & L.FLAG_CONTROLLED) != 0
+    state.cars_f[:, cs, L.F_TIRE_ENERGY] = 100.0
+    p = np.asarray(placements, np.float64)[cs]
+    place_and_classify(track, state, np.repeat(np.arange(w, dtype=np.int64), cs.size), np.tile(cs, w),
+                       np.tile(p[:, 0], w), np.tile(p[:, 1], w), np.tile(p[:, 2], w), np.tile(p[:, 3], w))
+    ci[:, cs[np.asarray(grid_locked, bool)[cs]], L.I_GRID_LOCKED] = 1
+    return state
+
+
+def place_and_classify(track, state: WorldState, worlds, slots, race_distance, offset, speed, heading_error):
+    """Place cars (worlds[n], slots[n], int64) through ``place_cars``, classify them at once
+    (``reclassify_cars``: a car touching the barrier is destroyed) and recompute their worlds' race
+    order. The one way cars are put on track, at a start and at a reset of drivers."""
+    place_cars(track, state.cars_f, state.cars_i, state.world_f, worlds, slots, race_distance, offset, speed,
+               heading_error)
+    reclassify_cars(track, state.cars_f, state.cars_i, state.car_flags, worlds, slots)
+    rank_worlds(state.cars_f, state.cars_i, state.car_flags, state.world_i, np.unique(worlds))
+
+
 @kernel
 def place_cars(tr, cars_f, cars_i, world_f, worlds, slots, race_distance, offset, speed, heading_error):
     """Place many cars through ``rules.place_car`` in one call (all arrays of length n); lap clocks
@@ -73,48 +153,26 @@ def place_cars(tr, cars_f, cars_i, world_f, worlds, slots, race_distance, offset
 def new_race(track, num_worlds: int, num_cars: int, seed: int, *, num_active: int | None = None,
              controlled=(), flags: int = NORMAL_FLAGS, params: np.ndarray | None = None,
              **rule_overrides) -> WorldState:
-    """A WorldState with ``num_active`` cars (default all slots) on the grid of every world.
+    """A race of ``num_active`` cars (default all slots) on the grid of every world (``start_worlds``).
 
     controlled: slot indices driven by actions (FLAG_CONTROLLED, manual controls), the rest by the
     built-in driver. flags: interaction flags for every car. params: float64[NP] or [C, NP] car
     parameters (default neutral). Tyres start at 100% on compounds M, H, S by slot.
     """
-    state = WorldState.allocate(num_worlds, num_cars, track)
     n_active = num_cars if num_active is None else int(num_active)
-    state.rules[:] = rules_vector(**rule_overrides)
-    state.car_params[:] = neutral_car_params() if params is None else params
-    state.car_flags[:, :n_active] = flags
+    rules = rules_vector(**rule_overrides)
+    standing = rules[L.R_STANDING_START] > 0.5
+    car_flags = np.zeros(num_cars, np.int32)
+    car_flags[:n_active] = flags
     for c in controlled:
-        state.car_flags[:, c] |= L.FLAG_CONTROLLED
-    state.world_i[:, L.WI_RNG_KEY] = world_keys(seed, num_worlds)
-    state.world_i[:, L.WI_SEED] = int(seed)
-    for w in range(num_worlds):
-        init_world(state.world_f, state.world_i, state.rules, w)
-    reset_grid(state, np.arange(num_worlds), n_active)
-    return state
-
-
-def reset_grid(state: WorldState, worlds: np.ndarray, n_active: int) -> None:
-    """Put the first ``n_active`` slots of ``worlds`` on their grid slots (one numba call)."""
-    standing = state.rules[0, L.R_STANDING_START] > 0.5
-    slots = np.arange(n_active)
-    grid = np.array([grid_slot(int(i), standing) for i in slots], np.float64).reshape(-1, 2)
-    speed = np.zeros(n_active) if standing else np.maximum(70.0, 84.0 - 0.55 * slots) * L.MPS_PER_KPH
-    ws = np.repeat(np.asarray(worlds, np.int64), n_active)
-    cs = np.tile(slots.astype(np.int64), len(worlds))
-    ci = state.cars_i
-    ci[ws, cs, L.I_ACTIVE] = 1
-    ci[ws, cs, L.I_COMPOUND] = np.tile(np.array([L.COMPOUND_M, L.COMPOUND_H, L.COMPOUND_S])[slots % 3],
-                                       len(worlds))
-    ci[ws, cs, L.I_PIT_TARGET] = ci[ws, cs, L.I_COMPOUND]
-    ci[ws, cs, L.I_USED_COMPOUNDS] = 1 << ci[ws, cs, L.I_COMPOUND]
-    ci[ws, cs, L.I_PIT_BOX] = cs // 2 % max(1, len(state.track.box_x))
-    ci[ws, cs, L.I_MANUAL] = (state.car_flags[ws, cs] & L.FLAG_CONTROLLED) != 0
-    state.cars_f[ws, cs, L.F_TIRE_ENERGY] = 100.0
-    place_cars(state.track, state.cars_f, state.cars_i, state.world_f, ws, cs, np.tile(grid[:, 0], len(worlds)),
-               np.tile(grid[:, 1], len(worlds)), np.tile(speed, len(worlds)), np.zeros(len(ws)))
-    if standing:
-        ci[ws, cs, L.I_GRID_LOCKED] = 1
+        car_flags[c] |= L.FLAG_CONTROLLED
+    slots = range(num_cars)
+    return start_worlds(track, num_worlds, seed, rules=rules,
+                        car_params=neutral_car_params() if params is None else params, car_flags=car_flags,
+                        active=np.arange(num_cars) < n_active, compounds=[default_compound(c) for c in slots],
+                        pit_boxes=[default_pit_box(c, len(track.box_x)) for c in slots],
+                        placements=[grid_placement(c, standing) for c in slots],
+                        grid_locked=np.full(num_cars, standing))
 
 
 @kernel

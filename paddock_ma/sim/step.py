@@ -28,10 +28,11 @@ from .collisions import resolve_contacts
 from .driver_ai import ai_world
 from .jit import allocating_kernel, kernel
 from .layout import (
-    CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
+    CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_RACE_FINISH, END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
     F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER, FLAG_CONTROLLED,
     I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL, I_RETIRED,
     I_TERMINATED, I_TRUNCATED, LAST_COUNTER, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
+    WI_RACE_FINISHED,
 )
 from .physics import hold_car, integrate_car_pre
 from .rules import (
@@ -151,12 +152,14 @@ def episode_running(cars_i, car_flags, w, out):
 
 
 @kernel
-def end_env_step(cars_i, world_i, w, was_running, max_episode_steps):
-    """Per-driver episode bookkeeping of world ``w`` after the last tick of an env step.
+def end_env_step(cars_i, world_i, w, was_running, max_episode_steps, end_on_race_finish):
+    """Per-driver episode bookkeeping of world ``w`` after the last tick of an env step: the one place
+    an episode ends, in this order of precedence.
 
     Controlled cars whose episode was running when the step began (``was_running`` int8[C]) count one
     more ``episode_step``; destruction or a stalled retirement terminates the episode; reaching
-    ``max_episode_steps`` (> 0) truncates it.
+    ``max_episode_steps`` (> 0) truncates it; otherwise, with ``end_on_race_finish`` (0/1), a finished
+    race (WI_RACE_FINISHED) terminates it (END_RACE_FINISH).
     """
     world_i[w, WI_ENV_STEP] += 1
     for c in range(cars_i.shape[1]):
@@ -172,11 +175,14 @@ def end_env_step(cars_i, world_i, w, was_running, max_episode_steps):
         elif max_episode_steps > 0 and cars_i[w, c, I_EPISODE_STEP] >= max_episode_steps:
             cars_i[w, c, I_TRUNCATED] = 1
             cars_i[w, c, I_END_REASON] = END_MAX_STEPS
+        elif end_on_race_finish != 0 and world_i[w, WI_RACE_FINISHED] != 0:
+            cars_i[w, c, I_TERMINATED] = 1
+            cars_i[w, c, I_END_REASON] = END_RACE_FINISH
 
 
 @allocating_kernel
 def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-               apply_actions, n_ticks, max_episode_steps, w):
+               apply_actions, n_ticks, max_episode_steps, end_on_race_finish, w):
     """One env step of world ``w``: latch actions, ``n_ticks`` physics ticks, episode bookkeeping."""
     n_cars = cars_f.shape[1]
     old_progress = np.empty(n_cars, np.float64)
@@ -193,37 +199,39 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     for _ in range(n_ticks):
         tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
                    source, controls, touch, pre, tidx, tbuf, bbox)
-    end_env_step(cars_i, world_i, w, was_running, max_episode_steps)
+    end_env_step(cars_i, world_i, w, was_running, max_episode_steps, end_on_race_finish)
 
 
 @kernel
 def step_worlds(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                apply_actions, n_ticks, max_episode_steps, world_mask):
+                apply_actions, n_ticks, max_episode_steps, end_on_race_finish, world_mask):
     """Advance the worlds of ``world_mask`` by one env step of ``n_ticks`` ticks, serially.
 
     tr: TrackArrays; cars_f float64[W, C, NF]; cars_i int32[W, C, NI]; world_f float64[W, NWF];
     world_i int64[W, NWI]; car_params float64[W, C, NP]; car_flags int32[W, C]; rules float64[W, NR];
     actions float32[W, C, 3]; apply_actions int8[W, C]; n_ticks >= 1 (frame skip);
-    max_episode_steps: per-driver step cap, 0 = none; world_mask int8[W]: 1 = step this world, 0 =
+    max_episode_steps: per-driver step cap, 0 = none; end_on_race_finish: 0/1, a finished race ends
+    the controlled cars' episodes (``end_env_step``); world_mask int8[W]: 1 = step this world, 0 =
     leave it exactly as it is. Everything is updated in place.
     """
     for w in range(cars_f.shape[0]):
         if world_mask[w] != 0:
             step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                       apply_actions, n_ticks, max_episode_steps, w)
+                       apply_actions, n_ticks, max_episode_steps, end_on_race_finish, w)
 
 
 @kernel(parallel=True)
 def step_worlds_parallel(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                         apply_actions, n_ticks, max_episode_steps, world_mask):
+                         apply_actions, n_ticks, max_episode_steps, end_on_race_finish, world_mask):
     """``step_worlds`` with worlds split over numba threads; bit-identical to the serial kernel."""
     for w in prange(cars_f.shape[0]):
         if world_mask[w] != 0:
             step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, actions,
-                       apply_actions, n_ticks, max_episode_steps, w)
+                       apply_actions, n_ticks, max_episode_steps, end_on_race_finish, w)
 
 
-def step_state(state, actions=None, apply_actions=None, n_ticks=1, max_episode_steps=0, parallel=False):
+def step_state(state, actions=None, apply_actions=None, n_ticks=1, max_episode_steps=0, parallel=False,
+               end_on_race_finish=False):
     """Python convenience: step a ``WorldState`` once (one numba call).
 
     With ``actions`` None no car's controls change (built-in drivers drive the non-manual cars).
@@ -237,5 +245,5 @@ def step_state(state, actions=None, apply_actions=None, n_ticks=1, max_episode_s
     kernel = step_worlds_parallel if parallel else step_worlds
     kernel(state.track, state.cars_f, state.cars_i, state.world_f, state.world_i, state.car_params,
            state.car_flags, state.rules, actions, apply_actions, int(n_ticks), int(max_episode_steps),
-           np.ones(w, np.int8))
+           int(end_on_race_finish), np.ones(w, np.int8))
 

@@ -26,6 +26,7 @@ from collections import namedtuple
 import numpy as np
 
 from .jit import allocating_kernel, kernel
+from .trig import wrap_angle  # noqa: F401  (the one wrapping rule; re-exported for the track kernels)
 from .layout import (
     SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT,
     SURF_PIT_LANE, SURF_TRACK,
@@ -63,14 +64,6 @@ HINT_WINDOW = 8            # segments searched either side of the hint
 # ``inline="always"`` (inlined into their numba callers: ~10 ns for point_at, tens of ns for locate).
 _GRID_WINDOW = 4           # segments searched either side of the raster's nearest segment
 _GLOBAL = -1
-
-
-@kernel(inline="always")
-def wrap_angle(a):
-    """Wrap an angle (rad) to (-pi, pi]."""
-    if -math.pi < a <= math.pi:
-        return a
-    return a - 2.0 * math.pi * math.ceil((a - math.pi) / (2.0 * math.pi))
 
 
 @kernel(inline="always")

@@ -4,7 +4,20 @@ Used by the vehicle dynamics for the road-wheel angle and the per-tick heading c
 calls per car-tick were a measurable share of the step.
 """
 
+import math
+
 from .jit import kernel
+
+
+@kernel(inline="always")
+def wrap_angle(a):
+    """An angle (float64 rad) wrapped to (-pi, pi]: the one wrapping rule of the simulation (headings,
+    heading errors, ray bearings). In range it returns ``a`` unchanged after two comparisons."""
+    if a > math.pi or a <= -math.pi:
+        a -= 2.0 * math.pi * math.floor((a + math.pi) / (2.0 * math.pi))  # now in [-pi, pi)
+        if a <= -math.pi:
+            a = math.pi
+    return a
 
 # Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
 # truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.

@@ -45,9 +45,8 @@ def act(steering=0.0, throttle=0.5, brake=0.0, **extra) -> dict:
 
 def all_act(env, **kw) -> dict:
     """The same action for every controlled driver whose episode is running."""
-    info = env._last["info"]["drivers"] if env._last else {}
-    return {d: act(**kw) for d in env.controlled
-            if not (info.get(d, {}).get("terminated") or info.get(d, {}).get("truncated"))}
+    running = env.batch.running_mask()[env.w]
+    return {d: act(**kw) for d, run in zip(env.controlled, running) if run}
 
 
 def slot(env, driver_id) -> int:

@@ -19,11 +19,11 @@ def env():
 def _rejected(env, actions):
     """The PaddockError of a rejected step, after checking that nothing was stepped."""
     before = env.checksum()
-    step_before = env._last["info"]["step"]
+    step_before = env.get_state("minimal")["snapshot"]["step"]
     with pytest.raises(PaddockError) as info:
         env.step(actions)
     assert env.checksum() == before
-    assert env.batch.state.world_i[0, 7] == step_before  # WI_ENV_STEP unchanged
+    assert env.get_state("minimal")["snapshot"]["step"] == step_before
     return info.value
 
 
@@ -203,44 +203,46 @@ def test_steering_is_an_absolute_rate_limited_target():
     assert r["observation"]["car-00"]["object"]["self"]["steering_angle_radians"] == pytest.approx(0.28)
 
 
-def test_plain_action_maps_validate_as_the_per_field_path_does(monkeypatch):
-    """The array fast path of validate_actions (plain numbers, exactly the three fields) gives what the
-    per-field path gives, and declines every other map so that path words the error."""
-    from paddock_ma.env import actions as A
+def test_plain_action_maps_validate_as_maps_with_optional_fields_do():
+    """validate_actions gives the same arrays for plain three-field actions (its array fast path) as for
+    the same actions with the optional pit fields given as None (the per-field path), and words the
+    same errors for every other map."""
+    from paddock_ma.env.actions import validate_actions
 
     controlled = {"car-00": 0, "car-01": 1, "car-02": 2}
     running = np.array([True, False, True])
+    kwargs = dict(controlled=controlled, running=running, num_slots=3, compounds=("S", "M"),
+                  pit_stops_enabled=True, in_active_stop=lambda: np.zeros(3, bool), policy="strict")
 
-    def both(actions):
-        kwargs = dict(controlled=controlled, running=running, num_slots=3, compounds=("S", "M"),
-                      pit_stops_enabled=True, in_active_stop=lambda: np.zeros(3, bool), policy="strict")
-        fast = A.validate_actions(actions, **kwargs)
-        with monkeypatch.context() as m:
-            m.setattr(A, "_plain_actions", lambda *args: None)
-            slow = A.validate_actions(actions, **kwargs)
-        return fast, slow
+    def with_none_pit_fields(actions):
+        return {d: dict(a, pit_intent=None, pit_compound=None) if isinstance(a, dict) else a
+                for d, a in actions.items()}
 
     for a0, a2 in [((0.5, 0.25, 0.0), (-3.0, 2.0, -1.0)), ((1, 0, 1), (np.float64(0.3), np.float32(0.7), 0.0))]:
         actions = {"car-00": dict(zip(("steering", "throttle", "brake"), a0)),
                    "car-02": dict(zip(("steering", "throttle", "brake"), a2))}
-        assert A._plain_actions(actions, controlled, running, 3) is not None
-        fast, slow = both(actions)
+        fast, slow = validate_actions(actions, **kwargs), validate_actions(with_none_pit_fields(actions), **kwargs)
         for name in ("controls", "apply", "release", "pit_intent", "pit_compound"):
             assert np.array_equal(getattr(fast, name), getattr(slow, name)), name
         assert fast.controls.dtype == np.float32 and fast.errors == []
+        assert fast.controls[2].tolist() == [-1.0, 1.0, 0.0] or a2[0] != -3.0      # clamped
     good = {"steering": 0.0, "throttle": 0.5, "brake": 0.0}
-    declined = [
+    rejected = [
         {"car-00": good},                                                  # a running driver missing
         {"car-00": good, "car-02": good, "car-01": good},                  # an ended driver's action
         {"car-00": good, "car-02": good, "nobody": good},                  # not a driver
         {"car-00": good, "car-02": dict(good, brake=True)},                # bool is not a number
         {"car-00": good, "car-02": dict(good, brake="0")},
         {"car-00": good, "car-02": dict(good, brake=math.nan)},
-        {"car-00": good, "car-02": dict(good, pit_intent=1)},              # pit fields: per-field path
         {"car-00": good, "car-02": [0.0, 0.5, 0.0]},
     ]
-    for actions in declined:
-        assert A._plain_actions(actions, controlled, running, 3) is None, actions
+    for actions in rejected:
+        errors = []
+        for variant in (actions, with_none_pit_fields(actions)):
+            with pytest.raises(PaddockError) as exc:
+                validate_actions(variant, **kwargs)
+            errors.append((exc.value.code, exc.value.field))
+        assert errors[0] == errors[1], actions
 
 
 def test_pit_compound_names_a_compound_of_the_rules_not_a_position():

@@ -8,7 +8,7 @@ from env_helpers import act, config, make_env
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.episodes import METRIC_NAMES, M_PROGRESS
 from paddock_ma.env.errors import INVALID_ACTION, PaddockError
-from paddock_ma.env.scenarios import grid_placements
+from paddock_ma.env.scenarios import grid_placements, scenario_placements
 from paddock_ma.sim import layout as L
 
 ACTIONS = [np.array([[0.1, 0.8, 0.0], [-0.2, 0.6, 0.0]], np.float32),
@@ -94,7 +94,7 @@ def test_auto_reset_placement_policies(policy):
                 want = grid_placements(batch.driver_ids, False)[d]
                 assert (dist, off) == pytest.approx(want[:2]) and cf[w, c, L.F_SPEED] == pytest.approx(want[2])
             elif policy == "scenario":
-                want = batch._scenario[d]
+                want = scenario_placements(batch.config, batch.track, batch.driver_ids)[d]
                 assert (dist, off) == pytest.approx(want[:2], abs=1e-3)   # curve: chord vs projection ~3e-5 m
             else:
                 assert 0.0 <= dist < batch.track.length and abs(off) <= 7.5 - 1.5
@@ -201,15 +201,15 @@ def test_reset_drivers_observations_equal_a_full_sense(profile):
     batch.step(np.tile(ACTIONS[0][None], (2, 1, 1)))
     c1 = batch.slots[1]
     near = float(batch.state.cars_f[0, c1, L.F_RACE_DISTANCE]) + 12.0       # just ahead of car-01
-    before = batch._obs.copy()
+    before = batch.latest_obs.copy()
     mask = np.array([[True, False], [False, False]])
     r = batch.reset_drivers(mask, {"distance_meters": np.array([[near, 0.0], [0.0, 0.0]]),
                                    "offset_meters": np.zeros((2, 2)), "speed_kph": np.zeros((2, 2)),
                                    "heading_error_radians": np.zeros((2, 2))})
     got = r.obs.copy()
-    full = np.ones((2, batch.state.cars_f.shape[1]), np.int8)
-    batch._sense_and_observe(np.ones(2, np.int8), full)
-    assert got.tobytes() == batch._obs.tobytes()
+    fresh = BatchEnv(batch.config, 2)               # a restore senses every controlled car afresh
+    fresh.restore(batch.snapshot())
+    assert got.tobytes() == fresh.latest_obs.tobytes()
     # car-01 of world 0 sees the placed car 12 m ahead only when it is visible
     assert (got[0, 1].tobytes() == before[0, 1].tobytes()) == (profile == "batch-training")
     assert got[1].tobytes() == before[1].tobytes()
@@ -273,10 +273,10 @@ def test_pit_arrays_and_release_reach_the_state_of_running_cars_only():
     assert ci[0, s0, L.I_PIT_INTENT] == 2 and ci[1, s0, L.I_PIT_INTENT] == 1
     assert ci[1, s1, L.I_PIT_INTENT] == 0          # not applied to the ended car
     assert ci[0, s0, L.I_PIT_TARGET] == L.COMPOUND_S
-    assert batch._actions[0, s0, 1] == 1.0 and batch._actions[1, s1].tolist() == [0.0, 0.0, 0.0]
+    applied = batch.applied_controls()
+    assert applied[0, 0, 1] == 1.0 and np.isfinite(applied).all()   # clamped; the ended car's NaN ignored
     # a released running car is driven by the built-in driver this step; the ended one stays manual
     assert ci[0, s1, L.I_MANUAL] == 0 and ci[1, s1, L.I_MANUAL] == 1 and ci[0, s0, L.I_MANUAL] == 1
-    assert batch._apply[0].tolist()[s1] == 0 and batch._apply[0].tolist()[s0] == 1
     with pytest.raises(PaddockError) as info:
         batch.step(a, pit_compound=np.array([[0, len(batch.compounds)], [0, 0]]))
     assert info.value.field == "pit_compound[0].car-01"

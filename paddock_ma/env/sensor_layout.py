@@ -1,0 +1,91 @@
+"""The sensor layout of a BatchEnv: per-slot ray tables, radar and lookahead settings, and the buffers
+the sensing kernel writes and the observation vectors, the object view and the renderer read.
+
+``SensorLayout(senses, slots, num_cars, num_worlds, track)`` resolves the controlled drivers' senses
+(``observations.DriverSenses``) into the arrays ``sim.sensors.sense_worlds`` and
+``sim.observe.fill_vectors`` take; ``sense(state, world_mask, sense_mask, obs)`` runs both for the
+masked cars and writes ``obs`` float32[W, K, D]. Buffers (float32 unless said, [W, C, ...] over car
+slots): ``ray_dist`` [W, C, R, 4] per channel, ``ray_hit`` int8, ``ray_kind`` int8, ``ray_car`` int32
+(-1 none), ``ray_rel_speed``, ``radar`` [W, C, N, N_RADAR_FIELDS], ``radar_slot`` int32, ``look``
+[W, C, Q, 2] (curvature, heading delta).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..sim.observe import fill_vectors
+from ..sim.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sensor_geometry
+from .errors import ConfigError
+
+DEFAULT_RADAR_RADIUS = 150.0    # m, when no driver has radar (the kernel still takes a radius)
+
+
+class SensorLayout:
+    """What the controlled cars sense and where it lands (module docstring)."""
+
+    def __init__(self, senses: list, slots: np.ndarray, num_cars: int, num_worlds: int, track):
+        c = num_cars
+        self.track = track
+        self.geometry = sensor_geometry(track)              # per-track constants of the ray march
+        self.slots = slots
+        self._slots32 = slots.astype(np.int32)
+        n_rays = max([len(s.ray_ids) for s in senses] + [1])
+        self.ray_angle = np.zeros((c, n_rays), np.float64)  # rad, relative to the heading, per slot
+        self.ray_length = np.ones((c, n_rays), np.float64)  # m
+        self.ray_count = np.zeros(c, np.int32)
+        self.channel_mask = np.zeros(c, np.int32)
+        radii = {s.radar_radius for s in senses if s.radar_k > 0}
+        if len(radii) > 1:
+            raise ConfigError("sensors_by_driver", "every driver's nearby_cars.radius_meters must be the same "
+                              f"(got {sorted(radii)}); per-driver radar radii are not supported")
+        self.radar_k = max(s.radar_k for s in senses)
+        self.radar_radius = radii.pop() if radii else DEFAULT_RADAR_RADIUS
+        self.lookahead = np.array(senses[0].lookahead, np.float64)
+        self.debug_precision = int(any(s.precision == "debug" for s in senses))
+        # per-slot precision: drivers with driver precision must never read debug-refined rays
+        self.slot_debug = np.zeros(c, np.int8)
+        self.slot_debug[slots] = [s.precision == "debug" for s in senses]
+        self.mixed_precision = len({s.precision for s in senses}) > 1
+        for s, slot in zip(senses, slots):
+            n = len(s.ray_ids)
+            self.ray_angle[slot, :n] = np.radians(s.ray_angles_deg)
+            self.ray_length[slot, :n] = s.ray_lengths
+            self.ray_count[slot] = n
+            self.channel_mask[slot] = s.channel_mask
+        self.ray_dir = ray_directions(self.ray_angle)
+        # per controlled driver k: what its vector holds
+        self.k_physical = np.array([s.physical for s in senses], np.int8)
+        self.k_look = np.array([len(s.lookahead) for s in senses], np.int32)
+        self.k_radar = np.array([s.radar_k for s in senses], np.int32)
+        self.k_rich = np.array([s.rich_radar for s in senses], np.int8)
+        self.k_radius = np.array([s.radar_radius for s in senses], np.float64)
+        w = num_worlds
+        self.ray_dist = np.zeros((w, c, n_rays, 4), np.float32)
+        self.ray_hit = np.zeros((w, c, n_rays, 4), np.int8)
+        self.ray_kind = np.zeros((w, c, n_rays), np.int8)
+        self.ray_car = np.full((w, c, n_rays), -1, np.int32)
+        self.ray_rel_speed = np.zeros((w, c, n_rays), np.float32)
+        self.radar = np.zeros((w, c, max(self.radar_k, 1), N_RADAR_FIELDS), np.float32)
+        self.radar_slot = np.full((w, c, max(self.radar_k, 1)), -1, np.int32)
+        self.look = np.zeros((w, c, max(len(self.lookahead), 1), 2), np.float32)
+
+    def sense(self, state, world_mask: np.ndarray, sense_mask: np.ndarray, obs: np.ndarray) -> None:
+        """Sense the cars of ``sense_mask`` (int8[W, C]) and write the vectors of the worlds of
+        ``world_mask`` (int8[W]) into ``obs`` float32[W, K, D]."""
+        sense_mask = np.asarray(sense_mask, np.int8)
+        if self.mixed_precision:  # one pass per precision (the kernel takes one precision per call)
+            passes = (((sense_mask * (1 - self.slot_debug)).astype(np.int8), 0),
+                      ((sense_mask * self.slot_debug).astype(np.int8), 1))
+        else:
+            passes = ((sense_mask, self.debug_precision),)
+        for mask, debug in passes:
+            sense_worlds(self.track, self.geometry, state.cars_f, state.cars_i, state.car_flags, mask,
+                         self.ray_dir, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
+                         self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
+                         self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
+        fill_vectors(self.track, state.cars_f, state.cars_i, state.car_flags, state.world_i, self._slots32,
+                     self.k_physical, self.k_look, self.k_radar, self.k_rich, self.k_radius, self.ray_count,
+                     self.channel_mask, self.ray_length, self.ray_dist, self.ray_hit, self.ray_kind,
+                     self.ray_rel_speed, self.radar, self.radar_slot, self.look, np.asarray(world_mask, np.int8),
+                     obs)
