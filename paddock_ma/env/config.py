@@ -16,9 +16,17 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
+from ..sim.layout import KPH_PER_MPS, PHYSICS_SIMULATOR
+from ..sim.race import RULE_DEFAULTS
 from .errors import ConfigError, suggest
 
 COMPOUNDS = ("S", "M", "H")
+
+
+def _rule(name: str, scale: float = 1.0, kind=float):
+    """The default of rule ``name``, defined once in ``sim.race.RULE_DEFAULTS`` (SI units), in the
+    config's units (``scale``) and type (``kind``)."""
+    return kind(RULE_DEFAULTS[name][1] * scale)
 PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")
 PROFILES = ("normal", "batch-training", "phantom-race")
 RAY_CHANNELS = ("road_edge", "kerb", "illegal_surface", "car")
@@ -179,21 +187,21 @@ class DriverConfig(_Config):
 
 @dataclass(frozen=True)
 class PitVariabilityConfig(_Config):
-    enabled: bool = False
-    perfect: bool = False
-    issue_chance: float = 0.12
-    issue_max_delay_seconds: float = 4.0
+    enabled: bool = _rule("pit_variability", kind=bool)
+    perfect: bool = _rule("pit_perfect", kind=bool)
+    issue_chance: float = _rule("pit_issue_chance")
+    issue_max_delay_seconds: float = _rule("pit_issue_max_delay")
 
 
 @dataclass(frozen=True)
 class PitStopsConfig(_Config):
-    enabled: bool = False
-    pit_lane_speed_limit_kph: float = 80.0
-    default_stop_seconds: float = 2.8
-    max_concurrent_pit_lane_cars: int = 3
-    minimum_pit_lane_gap_meters: float = 20.0
-    tire_pit_request_threshold_percent: float = 50.0
-    tire_pit_commit_threshold_percent: float = 30.0
+    enabled: bool = _rule("pit_stops", kind=bool)
+    pit_lane_speed_limit_kph: float = _rule("pit_speed_limit", KPH_PER_MPS)
+    default_stop_seconds: float = _rule("pit_stop_seconds")
+    max_concurrent_pit_lane_cars: int = _rule("pit_max_concurrent", kind=int)
+    minimum_pit_lane_gap_meters: float = _rule("pit_min_gap")
+    tire_pit_request_threshold_percent: float = _rule("tire_request_pct")
+    tire_pit_commit_threshold_percent: float = _rule("tire_commit_pct")
     variability: PitVariabilityConfig = field(default_factory=PitVariabilityConfig)
 
     def __post_init__(self):
@@ -215,25 +223,26 @@ class SwitchConfig(_Config):
 
 @dataclass(frozen=True)
 class StalledDnfConfig(_Config):
-    enabled: bool = False
-    seconds: float = 10.0
+    enabled: bool = _rule("stalled_dnf", kind=bool)
+    seconds: float = _rule("stall_seconds")
 
 
 @dataclass(frozen=True)
 class ModulesConfig(_Config):
     pit_stops: PitStopsConfig = field(default_factory=PitStopsConfig)
     tire_strategy: TireStrategyConfig = field(default_factory=TireStrategyConfig)
-    tire_degradation: SwitchConfig = field(default_factory=SwitchConfig)
+    tire_degradation: SwitchConfig = field(
+        default_factory=lambda: SwitchConfig(enabled=_rule("tire_degradation", kind=bool)))
     stalled_dnf: StalledDnfConfig = field(default_factory=StalledDnfConfig)
 
 
 @dataclass(frozen=True)
 class RulesConfig(_Config):
-    standing_start: bool = True
-    collision_restitution: float = 0.18
-    start_light_count: int = 5
-    start_light_interval: float = 0.72
-    start_lights_out_hold: float = 0.78
+    standing_start: bool = _rule("standing_start", kind=bool)
+    collision_restitution: float = _rule("restitution")
+    start_light_count: int = _rule("light_count", kind=int)
+    start_light_interval: float = _rule("light_interval")
+    start_lights_out_hold: float = _rule("lights_out_hold")
     modules: ModulesConfig = field(default_factory=ModulesConfig)
 
 
@@ -360,9 +369,10 @@ class EnvConfig(_Config):
     controlled_drivers: tuple[str, ...] = ("car-00",)
     seed: Optional[int] = None
     track: str = "grand-prix"
-    total_laps: int = 10
+    total_laps: int = _rule("total_laps", kind=int)
     frame_skip: int = 1
-    physics_mode: Literal["arcade", "simulator"] = "simulator"
+    physics_mode: Literal["arcade", "simulator"] = ("simulator" if _rule("physics_mode") == PHYSICS_SIMULATOR
+                                                    else "arcade")
     action_policy: Literal["strict", "report"] = "strict"
     rules: RulesConfig = field(default_factory=RulesConfig)
     scenario: ScenarioConfig = field(default_factory=ScenarioConfig)

@@ -129,3 +129,11 @@ def test_merged_is_the_one_way_to_derive_a_config():
     from paddock_ma.catalog import env_config
     assert env_config("paddock/oval-batch-v0", reward=reward).reward is reward
     assert resolve_config(base, {"seed": 9}).reward is reward
+
+
+def test_rule_defaults_are_defined_once_in_the_sim():
+    """The config's rule defaults are the sim's RULE_DEFAULTS: a default config gives the sim's default
+    rules vector bit for bit."""
+    from paddock_ma.env.start import rules_from_config
+    from paddock_ma.sim.race import rules_vector
+    assert rules_from_config(EnvConfig()).tobytes() == rules_vector().tobytes()
