@@ -1,6 +1,7 @@
-"""``paddock-ma``: the command line (demo, bench, envs, tracks, serve).
+"""``paddock-ma``: the command line (demo, race, bench, envs, tracks, serve, collect, verify).
 
-* ``paddock-ma demo``   a short rollout: built-in drivers race on every shipped track; prints a table.
+* ``paddock-ma demo``   the main job on a local Ray cluster (``paddock_ma.distributed.demo``).
+* ``paddock-ma race``   a short rollout: built-in drivers race on every shipped track; prints a table.
 * ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output.
 * ``paddock-ma envs``   the environment catalogue (versioned env ids).
 * ``paddock-ma tracks`` the shipped tracks with their lap lengths.
@@ -18,6 +19,12 @@ import time
 
 
 def _cmd_demo(args) -> int:
+    from .distributed.demo import main
+
+    return main(args.rest)
+
+
+def _cmd_race(args) -> int:
     import numpy as np
     from rich.console import Console
     from rich.table import Table
@@ -98,12 +105,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="paddock-ma", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
-    demo = sub.add_parser("demo", help="race built-in drivers on every shipped track")
-    demo.add_argument("--worlds", type=int, default=8)
-    demo.add_argument("--cars", type=int, default=20)
-    demo.add_argument("--seconds", type=float, default=90.0, help="simulated seconds per track")
-    demo.add_argument("--seed", type=int, default=0)
+    demo = sub.add_parser("demo", add_help=False,
+                          help="the main job on a local Ray cluster: a collection of about a minute, its throughput, "
+                               "the dataset's summary, verify's verdict, a PNG of trajectories (demo --help)")
+    demo.add_argument("rest", nargs=argparse.REMAINDER)
     demo.set_defaults(func=_cmd_demo)
+
+    race = sub.add_parser("race", help="race built-in drivers on every shipped track with the numba core")
+    race.add_argument("--worlds", type=int, default=8)
+    race.add_argument("--cars", type=int, default=20)
+    race.add_argument("--seconds", type=float, default=90.0, help="simulated seconds per track")
+    race.add_argument("--seed", type=int, default=0)
+    race.set_defaults(func=_cmd_race)
 
     bench = sub.add_parser("bench", help="measure the core's throughput, start-up and memory")
     bench.add_argument("--worlds", default="1,64,1024", help="comma-separated world counts")
@@ -137,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["demo"]:         # its options are the demo module's own (paddock-ma demo --help)
+        return _cmd_demo(argparse.Namespace(rest=argv[1:]))
     args = build_parser().parse_args(argv)
     return args.func(args)
 

@@ -38,8 +38,8 @@ def test_cli_lists_tracks_and_envs():
     assert envs.returncode == 0 and "paddock/gp-batch-v0" in envs.stdout
 
 
-def test_cli_demo_runs_a_short_race():
-    out = run_cli("demo", "--worlds", "2", "--cars", "6", "--seconds", "5")
+def test_cli_race_runs_a_short_race():
+    out = run_cli("race", "--worlds", "2", "--cars", "6", "--seconds", "5")
     assert out.returncode == 0, out.stderr
     for name in ("oval", "grand-prix", "technical"):
         assert name in out.stdout
