@@ -24,6 +24,7 @@ import math
 from .jit import kernel
 from .sensors import boundary_distances
 from .sensors_march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE
+from .trig import clamp
 from .layout import (
     F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_HEADING_ERROR, F_OFFSET, F_PROGRESS, F_SPEED,
     F_STEER_ANGLE, F_TIRE_ENERGY, F_WHEEL_OFFSET_FL, F_YAW_RATE, FLAG_CLASSIFIED, I_ACTIVE, I_IN_PIT_LANE,
@@ -108,11 +109,6 @@ RADAR_RICH_SIZE = RADAR_SIZE + len(RADAR_RICH_FIELDS)
 
 
 @kernel
-def _clamp(x, lo, hi):
-    return lo if x < lo else (hi if x > hi else x)
-
-
-@kernel
 def vector_size(physical, n_look, n_rays, channel_mask, radar_k, rich_radar):
     """Length of one car's vector for its sensor configuration."""
     size = BASE_SIZE + n_look * LOOK_SIZE
@@ -160,7 +156,7 @@ def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look
             v[2] = cars_f[w, c, F_STEER_ANGLE] / math.pi
             v[3] = cars_f[w, c, F_APPLIED_THROTTLE]
             v[4] = cars_f[w, c, F_APPLIED_BRAKE]
-            v[5] = _clamp(cars_f[w, c, F_PROGRESS] / length, 0.0, 1.0)
+            v[5] = clamp(cars_f[w, c, F_PROGRESS] / length, 0.0, 1.0)
             v[6] = cars_f[w, c, F_OFFSET]
             v[7] = cars_f[w, c, F_HEADING_ERROR] / math.pi
             v[8] = cars_i[w, c, I_ON_TRACK]
@@ -194,21 +190,21 @@ def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look
             mask = channel_mask[c]
             for r in range(ray_count[c]):
                 if mask & 1:
-                    v[i] = _clamp(ray_dist[w, c, r, 0] / ray_length[c, r], 0.0, 1.0)
+                    v[i] = clamp(ray_dist[w, c, r, 0] / ray_length[c, r], 0.0, 1.0)
                     v[i + 1] = ray_hit[w, c, r, 0]
                     v[i + 2] = 1.0 if ray_kind[w, c, r] == 1 else 0.0
                     v[i + 3] = 1.0 if ray_kind[w, c, r] == 2 else 0.0
                     i += 4
                 if mask & 2:
-                    v[i] = _clamp(ray_dist[w, c, r, 1] / ray_length[c, r], 0.0, 1.0)
+                    v[i] = clamp(ray_dist[w, c, r, 1] / ray_length[c, r], 0.0, 1.0)
                     v[i + 1] = ray_hit[w, c, r, 1]
                     i += 2
                 if mask & 4:
-                    v[i] = _clamp(ray_dist[w, c, r, 2] / ray_length[c, r], 0.0, 1.0)
+                    v[i] = clamp(ray_dist[w, c, r, 2] / ray_length[c, r], 0.0, 1.0)
                     v[i + 1] = ray_hit[w, c, r, 2]
                     i += 2
                 if mask & 8:
-                    v[i] = _clamp(ray_dist[w, c, r, 3] / ray_length[c, r], 0.0, 1.0)
+                    v[i] = clamp(ray_dist[w, c, r, 3] / ray_length[c, r], 0.0, 1.0)
                     v[i + 1] = ray_hit[w, c, r, 3]
                     v[i + 2] = ray_rel_speed[w, c, r] * KPH_PER_MPS / 200.0
                     i += 3
@@ -218,9 +214,9 @@ def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look
                 f = radar[w, c, s]
                 if present:
                     v[i] = 1.0
-                    v[i + 1] = _clamp(f[0] / radius, -1.0, 1.0)
-                    v[i + 2] = _clamp(f[1] / radius, -1.0, 1.0)
-                    v[i + 3] = _clamp(f[2] / radius, 0.0, 1.0)
+                    v[i + 1] = clamp(f[0] / radius, -1.0, 1.0)
+                    v[i + 2] = clamp(f[1] / radius, -1.0, 1.0)
+                    v[i + 3] = clamp(f[2] / radius, 0.0, 1.0)
                     v[i + 4] = f[3] * KPH_PER_MPS / 200.0
                     v[i + 5] = f[4] / math.pi
                     v[i + 6] = f[5]

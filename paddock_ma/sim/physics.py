@@ -69,7 +69,7 @@ from .layout import (
     P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, R_PHYSICS_MODE,
     R_TIRE_DEGRADATION, STEER_RATE, WHEELBASE,
 )
-from .trig import SINCOS_POLY_MAX, SINCOS_TINY_MAX, _sincos_small, _sincos_tiny, wrap_angle  # noqa: F401
+from .trig import SINCOS_POLY_MAX, SINCOS_TINY_MAX, _sincos_small, _sincos_tiny, clamp, wrap_angle  # noqa: F401
 from .tyres import (  # noqa: F401
     COMPOUND_GRIP, COMPOUND_WEAR, PAC_BA_PEAK, PAC_C, V_SLIP_FLOOR, _axle_force, _pacejka, compound_index,
     tyre_factor, tyre_wear_rate,
@@ -135,16 +135,11 @@ INV_IZ_PER_INV_M = 1.0 / (YAW_RADIUS * YAW_RADIUS)  # 1/Iz = (1/m) / YAW_RADIUS^
 
 
 @kernel(error_model="numpy")
-def _clamp(x, lo, hi):
-    return lo if x < lo else (hi if x > hi else x)
-
-
-@kernel(error_model="numpy")
 def _clean_input(x, lo, hi):
     """Clamp a control input; NaN reads as 0."""
     if x != x:
         return 0.0
-    return _clamp(x, lo, hi)
+    return clamp(x, lo, hi)
 
 
 @kernel(error_model="numpy")
@@ -159,7 +154,7 @@ def _surf(code):
 def _steer_step(current, target, dt):
     """Road-wheel angle after one tick moving toward target at most STEER_RATE rad/s."""
     step = STEER_RATE * dt
-    return current + _clamp(target - current, -step, step)
+    return current + clamp(target - current, -step, step)
 
 
 @kernel(error_model="numpy", inline="always")
@@ -178,19 +173,19 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
             worst = s
     # 1.0.0 has no compound effect; ours multiplies the surface grip (M = 1 keeps 1.0.0 numbers).
     sgrip = SURFACE_GRIP[worst] * tf * cgrip
-    r = _clamp(v / MAX_SPEED, 0.0, 1.0)
+    r = clamp(v / MAX_SPEED, 0.0, 1.0)
     # Longitudinal (spec step 3; the 12 u/m factors cancel in SI).
     engine = throttle * car_params[w, c, P_POWER] * max(0.12, 1.0 - math.pow(r, 1.15))
-    drive = _clamp(engine / mass, 0.0, sgrip * (17.0 * (1.0 - math.pow(r, 2.1)) + 1.2))
-    braking = _clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, sgrip * (20.0 + 14.0 * r))
+    drive = clamp(engine / mass, 0.0, sgrip * (17.0 * (1.0 - math.pow(r, 2.1)) + 1.2))
+    braking = clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, sgrip * (20.0 + 14.0 * r))
     drag_force = (car_params[w, c, P_DRAG_CD] * 0.12 + SURFACE_DRAG[worst]) * v * v
     roll_force = SURFACE_ROLLING[worst] * mass * GRAVITY
-    v_new = _clamp(v + (drive - braking - (drag_force + roll_force) / mass) * dt, 0.0, MAX_SPEED)
+    v_new = clamp(v + (drive - braking - (drag_force + roll_force) / mass) * dt, 0.0, MAX_SPEED)
     # Yaw (spec step 4) with the new speed.
     raw = v_new / WHEELBASE * math.tan(delta) * tf
     cap = ((car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
             + car_params[w, c, P_DOWNFORCE_CL] * v_new * v_new / mass) * sgrip) / max(v_new, 1.0)
-    yaw = _clamp(raw, -cap, cap)
+    yaw = clamp(raw, -cap, cap)
     res_l = 0.0
     res_r = 0.0
     for s, right in ((fl, False), (fr, True), (rl, False), (rr, True)):
@@ -199,8 +194,8 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
             res_r += 0.5 * res
         else:
             res_l += 0.5 * res
-    bias = _clamp((res_r - res_l) * r * 0.08, -0.22, 0.22)  # pulls toward the draggier side
-    yaw = _clamp(yaw + bias, -cap, cap)
+    bias = clamp((res_r - res_l) * r * 0.08, -0.22, 0.22)  # pulls toward the draggier side
+    yaw = clamp(yaw + bias, -cap, cap)
     # Pose, semi-implicit Euler (spec step 5).
     h = wrap_angle(cars_f[w, c, F_HEADING] + yaw * dt)
     ch = math.cos(h)
@@ -254,13 +249,13 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     # Normal loads: static + downforce - longitudinal transfer (previous tick's acceleration).
     weight = mass * GRAVITY
     downforce = 0.5 * RHO_AIR * car_params[w, c, P_DOWNFORCE_CL] * LIFT_AREA_PER_CL * u * u
-    transfer = mass * _clamp(cars_f[w, c, F_LONG_ACC], -60.0, 60.0) * CG_HEIGHT / WHEELBASE
+    transfer = mass * clamp(cars_f[w, c, F_LONG_ACC], -60.0, 60.0) * CG_HEIGHT / WHEELBASE
     fz_f = max(weight * b / WHEELBASE + AERO_FRONT * downforce - transfer, 0.05 * weight)
     fz_r = max(weight * a / WHEELBASE + (1.0 - AERO_FRONT) * downforce + transfer, 0.05 * weight)
     inv_fz0 = inv_m * (2.0 / GRAVITY)  # 1 / (static axle load)
     mu0 = car_params[w, c, P_TIRE_GRIP] * cgrip * tf
-    mu_f = mu0 * grip_f * _clamp(1.0 - LOAD_SENSITIVITY * (fz_f * inv_fz0 - 1.0), 0.5, 1.2)
-    mu_r = mu0 * grip_r * _clamp(1.0 - LOAD_SENSITIVITY * (fz_r * inv_fz0 - 1.0), 0.5, 1.2)
+    mu_f = mu0 * grip_f * clamp(1.0 - LOAD_SENSITIVITY * (fz_f * inv_fz0 - 1.0), 0.5, 1.2)
+    mu_r = mu0 * grip_r * clamp(1.0 - LOAD_SENSITIVITY * (fz_r * inv_fz0 - 1.0), 0.5, 1.2)
     fmax_f = mu_f * fz_f
     fmax_r = mu_r * fz_r
 
@@ -335,7 +330,7 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
         u_new = 0.0
 
     # Low-speed blend into the kinematic bicycle (rear axle without slip).
-    wdyn = _clamp((spd - V_KIN_LOW) / (V_KIN_HIGH - V_KIN_LOW), 0.0, 1.0)
+    wdyn = clamp((spd - V_KIN_LOW) / (V_KIN_HIGH - V_KIN_LOW), 0.0, 1.0)
     if wdyn < 1.0:
         u_kin = max(u_new, 0.0)
         yaw_kin = u_kin * (sd / cd) / WHEELBASE
@@ -343,8 +338,8 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
         # The blend's velocity correction is bounded by what the tyres could do in one tick, so a
         # slow backward slide (after a spin) stops at a tyre-like rate, not in one jump.
         dv_max = mu0 * max(grip_f, grip_r) * GRAVITY * dt
-        u_new += _clamp((1.0 - wdyn) * (u_kin - u_new), -dv_max, dv_max)
-        v_dyn += _clamp((1.0 - wdyn) * (v_kin - v_dyn), -dv_max, dv_max)
+        u_new += clamp((1.0 - wdyn) * (u_kin - u_new), -dv_max, dv_max)
+        v_dyn += clamp((1.0 - wdyn) * (v_kin - v_dyn), -dv_max, dv_max)
         yaw_dyn = wdyn * yaw_dyn + (1.0 - wdyn) * yaw_kin
 
     # Pose: heading first, then the world velocity in the new body frame, then position.
@@ -435,7 +430,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     throttle = _clean_input(throttle, 0.0, 1.0)
     brake = _clean_input(brake, 0.0, 1.0)
     delta = _steer_step(cars_f[w, c, F_STEER_ANGLE], steer * MAX_STEER_ANGLE, dt)
-    delta = _clamp(delta, -MAX_STEER_ANGLE, MAX_STEER_ANGLE)
+    delta = clamp(delta, -MAX_STEER_ANGLE, MAX_STEER_ANGLE)
     cars_f[w, c, F_STEER_ANGLE] = delta
     cars_f[w, c, F_APPLIED_STEER] = steer
     cars_f[w, c, F_APPLIED_THROTTLE] = throttle
@@ -451,7 +446,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
                                     cgrip, dt)
     if rules[w, R_TIRE_DEGRADATION] > 0.5:
         wear = tyre_wear_rate(lat, brake, throttle, car_params[w, c, P_TIRE_CARE], compound)
-        cars_f[w, c, F_TIRE_ENERGY] = _clamp(energy - wear * dt, 1.0, 100.0)
+        cars_f[w, c, F_TIRE_ENERGY] = clamp(energy - wear * dt, 1.0, 100.0)
     return h2, ch2, sh2
 
 

@@ -10,11 +10,11 @@ from collections import namedtuple
 import numpy as np
 
 from .jit import allocating_kernel, kernel
-from .layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
+from .layout import SURF_BARRIER
 from .track import pit_surface
 from .track_core import (
     _GRID_WINDOW, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _polyline_d2, _seg_d2a,
-    pit_bbox, pit_lane_frame, pit_quick_box,
+    band_of, pit_bbox, pit_lane_frame, pit_quick_box,
 )
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
@@ -183,16 +183,8 @@ def _guess(cx, cy, geo, seg, dx, dy, step):
 
 @kernel(inline='always')
 def _band(geo, a):
-    """Main-track band of |offset| a (m), as the track's ``band_code``."""
-    if a <= geo[_G_HW]:
-        return SURF_TRACK
-    if a <= geo[_G_KE]:
-        return SURF_KERB
-    if a <= geo[_G_GRAVEL]:
-        return SURF_GRAVEL
-    if a <= geo[_G_GRASS]:
-        return SURF_GRASS
-    return SURF_BARRIER
+    """Main-track band of |offset| a (m): ``track_core.band_of`` with the edges kept in ``geo``."""
+    return band_of(a, geo[_G_HW], geo[_G_KE], geo[_G_GRAVEL], geo[_G_GRASS])
 
 
 @kernel(inline='always')

@@ -32,7 +32,7 @@ from .layout import (
     PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
 from .track_core import (
-    HINT_WINDOW, _finish_a, _locate_slow, _walk, pit_bbox, pit_surface_call, wrap_angle,
+    HINT_WINDOW, _finish_a, _locate_slow, _walk, band_of, pit_bbox, pit_surface_call, wrap_angle,
 )
 
 # The TrackArrays fields ``track_core.pit_surface`` reads: built only where a pit test runs.
@@ -70,20 +70,6 @@ def surface_priority(code):
 def is_pit_surface(code):
     """True for pit-entry, pit-lane, pit-exit and pit-box."""
     return code == SURF_PIT_ENTRY or code == SURF_PIT_LANE or code == SURF_PIT_EXIT or code == SURF_PIT_BOX
-
-
-@kernel(inline="always")
-def _band(ao, hw, kerb, gravel, grass):
-    """Main-track band code of an absolute offset ao (m) (``track_core.band_code`` on scalars)."""
-    if ao <= hw:
-        return SURF_TRACK
-    if ao <= kerb:
-        return SURF_KERB
-    if ao <= gravel:
-        return SURF_GRAVEL
-    if ao <= grass:
-        return SURF_GRASS
-    return SURF_BARRIER
 
 
 @kernel(inline="always")
@@ -174,7 +160,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
                 sl = 1.0 if q < 2 else -1.0
                 sw = 1.0 if q % 2 == 0 else -1.0
                 ao = abs(woff + sl * a + sw * b)
-                qc = _band(ao, hw, kerb, gravel, grass)
+                qc = band_of(ao, hw, kerb, gravel, grass)
                 if ao > kerb:   # pit surfaces override beyond the kerb only, and only near the pits
                     qx = wx + sl * hl * fx + sw * hpw * rx
                     qy = wy + sl * hl * fy + sw * hpw * ry

@@ -285,13 +285,21 @@ def pit_point_at(tr, path_s):
 @kernel(inline="always")
 def band_code(tr, abs_offset):
     """Main-track band (SURF_TRACK..SURF_BARRIER) of an absolute offset (m) from the centreline."""
-    if abs_offset <= tr.half_width:
+    return band_of(abs_offset, tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge)
+
+
+@kernel(inline="always")
+def band_of(ao, hw, kerb, gravel, grass):
+    """The band rule on scalars: the main-track band code of an absolute offset ao (m) given the
+    track's half width and kerb, gravel and grass edges (m). ``band_code``, the surfaces' patch
+    classification and the ray march's sample classification all call it."""
+    if ao <= hw:
         return SURF_TRACK
-    if abs_offset <= tr.kerb_edge:
+    if ao <= kerb:
         return SURF_KERB
-    if abs_offset <= tr.gravel_edge:
+    if ao <= gravel:
         return SURF_GRAVEL
-    if abs_offset <= tr.grass_edge:
+    if ao <= grass:
         return SURF_GRASS
     return SURF_BARRIER
 

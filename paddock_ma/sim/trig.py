@@ -1,4 +1,6 @@
-"""Deterministic polynomial sin/cos for small angles: plain arithmetic, no libm, no fastmath.
+"""Small math kernels every stage shares, each rule once: ``wrap_angle`` (angles to (-pi, pi]),
+``clamp``, and deterministic polynomial sin/cos for small angles (plain arithmetic, no libm, no
+fastmath).
 
 Used by the vehicle dynamics for the road-wheel angle and the per-tick heading change, where two libm
 calls per car-tick were a measurable share of the step.
@@ -7,6 +9,12 @@ calls per car-tick were a measurable share of the step.
 import math
 
 from .jit import kernel
+
+
+@kernel(error_model="numpy")
+def clamp(x, lo, hi):
+    """x limited to [lo, hi] (the simulation's one clamp: controls, ratios of the vectors)."""
+    return lo if x < lo else (hi if x > hi else x)
 
 
 @kernel(inline="always")

@@ -60,3 +60,21 @@ def test_render_background_cache_is_keyed_by_content():
     # a track object rebuilt with another raster (what a reused id() could point to) gets its own
     other = oval._replace(grid_surf=np.full_like(oval.grid_surf, 4))
     assert not np.array_equal(render._background(other, 64)[0], bg1)
+
+
+def test_no_two_sim_modules_define_a_kernel_of_the_same_name():
+    """One kernel per rule: a name defined in two modules of the simulation is a twin (two formulas of
+    one rule drift apart, and a simulator that promises bit-identical runs cannot afford that)."""
+    import re
+    from collections import defaultdict
+
+    here = Path(sim.__file__).resolve().parent
+    defined = defaultdict(list)
+    for path in sorted(here.glob("*.py")):
+        for name in re.findall(r"^def (\w+)\(", path.read_text(), re.M):
+            defined[name].append(path.name)
+    # _seg_d2: two thin wrappers of track_core._seg_d2a (one arithmetic) on different arguments;
+    # _centre_at: pit_lane's is the build-time numpy interpolation of the pit geometry (not a kernel)
+    allowed = {"_seg_d2", "_centre_at"}
+    twins = {n: m for n, m in defined.items() if len(m) > 1 and n not in allowed}
+    assert twins == {}
