@@ -162,3 +162,19 @@ def test_parallel_stepping_equals_serial_stepping():
         rs, rp = serial.step(acts), par.step(acts)
         np.testing.assert_array_equal(rs.obs, rp.obs)
     assert serial.checksums().tolist() == par.checksums().tolist()
+
+
+@pytest.mark.parametrize("standing", [True, False])
+def test_the_sim_start_and_the_engine_start_are_one_path(standing):
+    """``new_race`` (the sim tests', the core benchmark's and the demo's start) and ``BatchEnv.reset``
+    build bit-identical worlds from the same race: one start (``race.start_worlds``)."""
+    from paddock_ma.sim.race import new_race
+    from paddock_ma.sim.track import oval_track
+
+    env = BatchEnv({"track": "oval", "drivers": 6, "controlled_drivers": ["car-00", "car-03"],
+                    "rules": {"standing_start": standing}}, 3)
+    env.reset(seed=17)
+    state = new_race(oval_track(), 3, 6, 17, controlled=(0, 3), standing_start=int(standing))
+    for name, array in env.state.arrays().items():
+        np.testing.assert_array_equal(array, getattr(state, name), err_msg=name)
+    assert env.checksums().tolist() == state.checksums().tolist()
