@@ -171,7 +171,7 @@ class PaddockParallelEnv(ParallelEnv):
             import warnings
             warnings.warn("render() called without render_mode='rgb_array'")
             return None
-        from .render import render_world
+        from ..env.render import render_world
         if self.batch.state is None:
             raise PaddockError("not_reset", "render() before reset()")
         return render_world(self.batch, 0, size=self.render_size, rays=self.render_rays)

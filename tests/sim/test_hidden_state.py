@@ -50,7 +50,7 @@ def test_the_numba_cache_directory_is_keyed_by_the_sources_and_import_deletes_no
 
 
 def test_render_background_cache_is_keyed_by_content():
-    from paddock_ma.adapters import render
+    from paddock_ma.env import render
     oval, gp = oval_track(), load_track("grand-prix")
     bg1, _ = render._background(oval, 64)
     bg2, _ = render._background(gp, 64)
