@@ -413,6 +413,8 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
         seconds = time.perf_counter() - t0
         manifest["run"] = {"seconds": round(seconds, 3), "new_rows": new_rows,
                            "failures": [{k: v for k, v in e.items() if k != "time"} for e in fleet.failures],
+                           "moves": [{k: v for k, v in e.items() if k != "time"} for e in fleet.events
+                                     if e["kind"] == "move"],
                            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         _write_json_atomic(out / MANIFEST, manifest)
     rows = sum(f["rows"] for f in manifest["files"])

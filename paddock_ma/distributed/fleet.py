@@ -108,6 +108,8 @@ class ShardFleet:
     {"crash_at_seq": n} or {"fail_on_start": True}}`` given to the first incarnation of that shard (to
     every incarnation with ``faults_every_incarnation``). pipeline_depth: step calls kept in flight per
     shard; 2 (builtin policy only) overlaps a step's transfer with the next step's simulation.
+    rebalance_every_s: how often the fleet looks for nodes that joined the cluster and moves a shard onto
+    one (``_maybe_rebalance``); None turns it off.
     """
 
     def __init__(self, config: dict | str, num_shards: int, worlds_per_shard: int, seed: int = 0, *,
@@ -115,7 +117,7 @@ class ShardFleet:
                  policy="builtin", resume: dict | None = None, shard_options: dict | None = None,
                  max_consecutive_failures: int = 3, fault_hooks: dict | None = None,
                  faults_every_incarnation: bool = False, on_event: Callable[[dict], None] | None = None,
-                 pipeline_depth: int = 1):
+                 pipeline_depth: int = 1, rebalance_every_s: float | None = 5.0):
         for name, value, low in (("num_shards", num_shards, 1), ("worlds_per_shard", worlds_per_shard, 1),
                                  ("snapshot_every", snapshot_every, 1), ("seed", seed, 0),
                                  ("max_consecutive_failures", max_consecutive_failures, 1)):
@@ -155,6 +157,11 @@ class ShardFleet:
                              "(whose actions are computed in the shard, so step t+1 need not wait for step t's "
                              "observations)")
         self.pipeline_depth = pipeline_depth
+        self.rebalance_every_s = rebalance_every_s
+        self._next_rebalance = 0.0
+        self._affinity: dict[int, str] = {}     # shard -> node its next incarnation is placed on (a move)
+        self._moves: dict[int, str] = {}        # shard -> node it is moving to, until it has started
+        self._no_room: set[str] = set()         # nodes a moved shard could not be placed on
 
     # -- bookkeeping -------------------------------------------------------------------------------
     @property
@@ -185,7 +192,12 @@ class ShardFleet:
         kwargs = dict(self.shard_options)
         if sh.index in self.fault_hooks and (sh.incarnation == 0 or self.faults_every_incarnation):
             kwargs.update(self.fault_hooks[sh.index])
-        return self._actor_cls.options(scheduling_strategy="SPREAD").remote(
+        strategy = "SPREAD"
+        node = self._affinity.pop(sh.index, None)
+        if node is not None:        # a move to a node that joined: there if it has room, else anywhere
+            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+            strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
+        return self._actor_cls.options(scheduling_strategy=strategy).remote(
             self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **kwargs)
 
     def _start_chain(self, sh: _Shard, timeout: float) -> None:
@@ -295,10 +307,42 @@ class ShardFleet:
         self._event("replace", sh.index, incarnation=sh.incarnation, restore_seq=sh.snap_seq,
                     replay=sh.seq - sh.snap_seq)
 
+    def _maybe_rebalance(self) -> None:
+        """Grow onto nodes that joined: when a live node with a free CPU holds no shard while another node
+        holds two or more, move one of those shards there (every ``rebalance_every_s`` seconds, one move a
+        time). A move is a recovery without a failure: the shard is killed, and its next incarnation,
+        placed on the new node, restores its last snapshot and replays the steps handed out since, so no
+        transition is lost or repeated. Shrinking needs nothing more: a shard whose node left fails and
+        is replaced on a live node."""
+        if self.rebalance_every_s is None or time.monotonic() < self._next_rebalance:
+            return
+        self._next_rebalance = time.monotonic() + self.rebalance_every_s
+        import ray
+        running = [sh for sh in self.shards if sh.kind == "step" and sh.actor is not None and sh.node_id]
+        if len(running) < len(self.shards):
+            return                          # a start or a recovery is under way: wait for it
+        per_node: dict[str, list] = {}
+        for sh in running:
+            per_node.setdefault(sh.node_id, []).append(sh)
+        free = [n["NodeID"] for n in ray.nodes() if n.get("Alive") and n["NodeID"] not in per_node
+                and n["NodeID"] not in self._no_room and n.get("Resources", {}).get("CPU", 0) >= 1]
+        crowded = max(per_node.values(), key=len)
+        if not free or len(crowded) < 2:
+            return
+        sh = max(crowded, key=lambda s: s.index)
+        target = sorted(free)[0]
+        self._event("move", sh.index, from_node=sh.node_id, to_node=target, seq=sh.seq)
+        self._kill(sh)
+        self._affinity[sh.index] = self._moves[sh.index] = target
+        self._start_chain(sh, 2 * self.deadline_s)
+
     # -- results -----------------------------------------------------------------------------------
     def _finish_start(self, sh: _Shard, results: list) -> None:
         info, head = results[0], results[1]
         sh.pid, sh.node_id = info["pid"], info["node_id"]
+        target = self._moves.pop(sh.index, None)
+        if target is not None and sh.node_id != target:      # no room there after all: do not try it again
+            self._no_room.add(target)
         if info.get("code") != self.code:
             raise FleetError(f"shard {sh.index} on node {info['node_id']} runs paddock_ma code {info.get('code')}, this "
                              f"driver {self.code}: install the same paddock_ma (and envs/) on every node (a "
@@ -402,6 +446,7 @@ class ShardFleet:
                 if sh.pending and now > sh.deadline and not self._any_ready([sh]):
                     what = "start/recovery" if sh.kind == "start" else f"step {sh.seq + 1}"
                     self._fail(sh, f"deadline: {what} took more than {sh.budget:.1f} s (a hung or lost shard)")
+            self._maybe_rebalance()
 
     @staticmethod
     def _any_ready(shards) -> bool:

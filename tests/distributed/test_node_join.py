@@ -1,0 +1,59 @@
+"""The fleet grows onto a node that joins mid-collection: a shard moves there (restore + replay), and the
+files equal those of a run on a fixed cluster."""
+
+import time
+
+import pytest
+
+from paddock_ma.distributed.collect import CollectConfig, collect, verify
+
+from .conftest import ENV_ID, OVERRIDES
+
+pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.chaos]
+
+
+@pytest.fixture(scope="module")
+def small_cluster(ray_session, warm_cache):
+    """A head without CPUs and one node with two: both shards start on that node."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    ray_session.shutdown()
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": 80 * 1024**2,
+                                                      "include_dashboard": False})
+    c.add_node(num_cpus=2, object_store_memory=80 * 1024**2)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+def _cfg():
+    return CollectConfig(env=ENV_ID, num_shards=2, worlds_per_shard=2, steps=48, seed=5, policy="random",
+                         fragment_steps=16, snapshot_every=8, env_overrides=OVERRIDES)
+
+
+def test_a_joining_node_gets_a_shard_and_nothing_is_lost(small_cluster, tmp_path):
+    clean = collect(_cfg(), tmp_path / "clean", progress=False, deadline_s=10.0)
+    assert clean.manifest["run"]["moves"] == []            # one node with room: nowhere to move
+    added, nodes_after = [], {}
+
+    def join(fleet, st):
+        if st.shard == 0 and st.seq == 12 and not added:
+            assert len(set(fleet.shard_nodes().values())) == 1     # both shards share the two-CPU node
+            added.append(small_cluster.add_node(num_cpus=1, object_store_memory=80 * 1024**2))
+            small_cluster.wait_for_nodes()
+            time.sleep(5.5)                                         # past the fleet's rebalance interval
+        if st.seq == 48:
+            nodes_after.update(fleet.shard_nodes())
+
+    res = collect(_cfg(), tmp_path / "grown", progress=False, deadline_s=10.0, on_step=join)
+    moves = res.manifest["run"]["moves"]
+    assert len(moves) == 1 and moves[0]["to_node"] == added[0].node_id, moves
+    assert res.failures == 0
+    assert len(set(nodes_after.values())) == 2 and added[0].node_id in nodes_after.values()
+    assert verify(tmp_path / "grown") == []
+    a = {p.name: p.read_bytes() for p in (tmp_path / "clean" / "data").glob("*.parquet")}
+    b = {p.name: p.read_bytes() for p in (tmp_path / "grown" / "data").glob("*.parquet")}
+    assert a == b
