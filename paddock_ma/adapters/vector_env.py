@@ -15,9 +15,9 @@ autoreset modes are supported (``metadata["autoreset_mode"]``):
 * ``SAME_STEP``: the step that ends an episode returns the new episode's first observation;
   ``infos["final_obs"]`` (an object array, None elsewhere, mask ``infos["_final_obs"]``) holds the final one.
 
-Rewards come from the step's metrics: ``reward`` is the name of an example reward
-(``paddock_ma.adapters.lives.EXAMPLE_REWARDS``; examples, not canonical objectives) or a vectorised
-callable ``fn(metrics float32[W, K, M]) -> float[W, K]``.
+Rewards are the engine's (``paddock_ma.env.rewards``): ``reward`` is a vectorised callable
+``fn(metrics float32[W, K, M]) -> float[W, K]`` or the name of an example reward (examples, not canonical
+objectives); without one, the config's vectorised reward, else the ``legal_progress`` example.
 
 Registered with gymnasium under the catalogue's ids (``gymnasium.make_vec("paddock/oval-batch-v0",
 num_envs=N)``, N a multiple of K; ``import paddock_ma`` first, or use ``"paddock_ma:paddock/..."``).
@@ -34,25 +34,13 @@ from ..env.batch_env import BatchEnv
 from ..env.episodes import EpisodeArrays
 from ..env.errors import ConfigError
 from ..env.scenarios import PLACEMENT_POLICIES
-from .lives import EXAMPLE_REWARDS
 from .pettingzoo_env import resolve_config
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 _MODE_NAMES = {"nextstep": AutoresetMode.NEXT_STEP, "samestep": AutoresetMode.SAME_STEP}
+DEFAULT_REWARD = "legal_progress"      # an example reward (env/rewards.py), used when none is given
 ACTION_LOW = np.array([-1.0, 0.0, 0.0], np.float32)
 ACTION_HIGH = np.array([1.0, 1.0, 1.0], np.float32)
-
-
-def reward_function(reward):
-    """The vectorised ``fn(metrics[W, K, M]) -> [W, K]`` of an example reward name or a callable."""
-    if isinstance(reward, str):
-        if reward not in EXAMPLE_REWARDS:
-            raise ConfigError("reward", f"got {reward!r}; expected a callable fn(metrics) -> [W, K] or one of "
-                              f"{sorted(EXAMPLE_REWARDS)}")
-        return EXAMPLE_REWARDS[reward]
-    if callable(reward):
-        return reward
-    raise ConfigError("reward", f"got {type(reward).__name__}; expected a callable or an example reward name")
 
 
 class CarVectorEnv(VectorEnv):
@@ -62,7 +50,7 @@ class CarVectorEnv(VectorEnv):
 
     def __init__(self, config_or_env_id="paddock/oval-batch-v0", num_worlds: int = 1, *,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP, reset_placement: str = "random",
-                 start_placement: str = "random", reward="legal_progress", render_mode: str | None = None,
+                 start_placement: str = "random", reward=None, render_mode: str | None = None,
                  parallel: bool = False, **overrides):
         mode = _MODE_NAMES.get(autoreset_mode.replace("_", "").lower(), autoreset_mode) \
             if isinstance(autoreset_mode, str) else autoreset_mode
@@ -73,10 +61,11 @@ class CarVectorEnv(VectorEnv):
                 raise ConfigError(name, f"got {value!r}; expected one of {PLACEMENT_POLICIES}")
         if render_mode not in (None, "rgb_array"):
             raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
-        self.reward_fn = reward_function(reward)
         config = resolve_config(config_or_env_id, overrides)
+        if reward is None and config.reward is None:
+            reward = DEFAULT_REWARD
         self.engine = BatchEnv(config, num_worlds, auto_reset=mode == AutoresetMode.SAME_STEP,
-                               reset_placement=reset_placement, parallel=parallel)
+                               reset_placement=reset_placement, parallel=parallel, reward_fn=reward)
         self.reset_placement, self.start_placement = reset_placement, start_placement
         self.metadata = dict(self.metadata, autoreset_mode=mode)
         self.render_mode = render_mode
@@ -92,7 +81,6 @@ class CarVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._pending = np.zeros((num_worlds, self.cars_per_world), bool)   # NEXT_STEP: reset on the next step
-        self._zero_reward = np.zeros(self.num_envs, np.float32)
 
     # -- gymnasium API --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -112,7 +100,7 @@ class CarVectorEnv(VectorEnv):
         """One step of every world: -> (obs[N, D], rewards[N], terminations[N], truncations[N], infos)."""
         acts = np.asarray(actions, np.float32).reshape(self.num_worlds, self.cars_per_world, 3)
         result = self.engine.step(acts)
-        rewards = np.asarray(self.reward_fn(result.metrics), np.float32).reshape(-1)
+        rewards = np.asarray(result.reward, np.float32).reshape(-1)
         terminated = result.terminated.reshape(-1).copy()
         truncated = result.truncated.reshape(-1).copy()
         obs = self._flat(result.obs).copy()

@@ -68,6 +68,7 @@ _STATE_OUTPUTS = ("full", "minimal", "none")
 _VERSION = re.compile(r"([0-9]{1,6})\.([0-9]{1,6})")
 _SNAPSHOT_LIMITS = Limits(max_line_bytes=1 << 30, max_string_chars=1 << 30)
 _NUMBER_TYPES = frozenset({int, float})      # JSON numbers (a boolean is not one)
+_ACTION_LOW, _ACTION_HIGH = np.array([-1.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0])   # steering, throttle, brake
 
 
 class Dispatcher:
@@ -305,7 +306,8 @@ class Dispatcher:
             if arr is None or arr.shape != (len(envs), k, 3) or not _NUMBER_TYPES.issuperset(map(type, arr.flat)):
                 raise PaddockError(INVALID_ACTION, f"actions: expected numbers of shape [{len(envs)}, {k}, 3] "
                                    "(worlds of envs, controlled drivers, [steering, throttle, brake])", "actions")
-            out[envs] = arr.astype(np.float64)     # non-finite values are caught by the engine's check
+            # clamped in float64 first, as the one-world form clamps (1e39 would overflow float32 to inf)
+            out[envs] = np.clip(arr.astype(np.float64), _ACTION_LOW, _ACTION_HIGH)
             return out, None, None, None, None
         intents = np.full((self.num_worlds, k), -1, np.int64)
         compounds = np.full((self.num_worlds, k), -1, np.int64)

@@ -144,3 +144,21 @@ def test_gymnasiums_episode_statistics_wrapper_reads_the_ended_car():
     ended = term | trunc
     assert infos["_episode"].tolist() == ended.tolist()
     assert (infos["episode"]["l"][ended] > 0).all() and (infos["episode"]["r"][ended] != 0).all()
+
+
+def test_the_reward_is_the_engines_given_here_or_in_the_config():
+    from paddock_ma.env.episodes import M_LEGAL_PROGRESS
+    from paddock_ma.env.rewards import VectorReward
+
+    def double_progress(metrics):
+        return 2.0 * metrics[..., M_LEGAL_PROGRESS]
+
+    given = CarVectorEnv(ENV, 1, reward=double_progress)
+    configured = CarVectorEnv(paddock_ma.catalog.env_config(ENV).merged({"reward": VectorReward(double_progress)}), 1)
+    default = CarVectorEnv(ENV, 1)
+    acts = crash_actions(given.num_envs)
+    for env in (given, configured, default):
+        env.reset(seed=9)
+    for _ in range(5):
+        rg, rc, rd = (env.step(acts)[1] for env in (given, configured, default))
+        assert np.array_equal(rg, rc) and np.allclose(rg, 2.0 * rd)

@@ -375,3 +375,13 @@ def test_requests_speak_wire_names_only_and_errors_name_wire_fields():
     assert reply["field"] == "resultOptions.stateOutput"
     for version in ("1.0\n", "1.\u0663", "1", "1.0.0"):
         assert send(d, {"type": "hello", "protocolVersion": version})["code"] == "invalid_request"
+
+
+def test_batched_number_actions_are_clamped_like_one_world_actions():
+    a, b = _twins(worlds=2)
+    for x in (a, b):
+        x.handle_line(b'{"type": "reset", "envs": "all", "options": {"seed": 2}}')
+    k = len(a.engine.controlled)
+    huge = send(a, {"type": "step", "envs": "all", "actions": [[[1e39, 5.0, -3.0]] * k] * 2})
+    clamped = send(b, {"type": "step", "envs": "all", "actions": [[[1.0, 1.0, 0.0]] * k] * 2})
+    assert huge["ok"] and huge["result"] == clamped["result"]
