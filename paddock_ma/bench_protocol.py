@@ -9,7 +9,9 @@ lane-keeping controller over their vectors, ``_policy``; cars whose episode ends
 
 Each is timed in process (``BatchEnv.step`` on arrays; ``Dispatcher.handle_line`` on JSON bytes) and
 through a ``paddock-ma serve`` subprocess, one request in flight at a time, the client decoding every
-reply (``json.loads``, and base64 to numpy for the compact encoding) as a real trainer must.
+reply (``json.loads``, and base64 to numpy for the compact encoding) as a real trainer must; and the
+batched compact step once more with the trainer written in Node.js (``bench_node``), the client a
+non-Python trainer would have.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -202,11 +205,6 @@ def bench_ndjson(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
     proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "serve", "--config", path, "--worlds",
                              str(worlds), "--max-line-bytes", str(64 << 20)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-    try:        # replies of megabytes: a 1 MiB pipe moves one in a few writes instead of dozens
-        import fcntl
-        fcntl.fcntl(proc.stdout.fileno(), 1031, 1 << 20)   # F_SETPIPE_SZ
-    except OSError:
-        pass
 
     def call(line: bytes) -> bytes:
         proc.stdin.write(line)
@@ -222,11 +220,37 @@ def bench_ndjson(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
     return {"path": f"NDJSON worker ({encoding})", **row}
 
 
+NODE_BENCH = Path(__file__).resolve().parent.parent / "workers" / "clients" / "node" / "bench.js"
+
+
+def bench_node(worlds: int, cars: int, seconds: float) -> dict:
+    """The same trainer written in Node.js (``workers/clients/node/bench.js``, f32-base64) against a
+    ``paddock-ma serve`` worker: the JSON path as a non-Python trainer sees it."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(env_bench_config(cars), f)
+        path = f.name
+    env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+    try:
+        proc = subprocess.run(["node", str(NODE_BENCH), "--worlds", str(worlds), "--cars", str(cars), "--seconds",
+                               str(seconds), "--lap", str(_lap_meters()), "--", sys.executable, "-m", "paddock_ma.cli",
+                               "serve", "--config", path, "--worlds", str(worlds), "--max-line-bytes", str(64 << 20)],
+                              capture_output=True, text=True, env=env, timeout=600)
+    finally:
+        os.unlink(path)
+    if proc.returncode != 0:
+        raise RuntimeError(f"node bench.js failed: {proc.stderr[-2000:]}")
+    row = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"path": "NDJSON worker, Node.js client (f32-base64)", "worlds": worlds,
+            "car_steps_per_s": row["car_steps_per_s"], "ms_per_step": row["ms_per_step"],
+            "round_trip_ms_median": row["round_trip_ms_median"]}
+
+
 def run(seconds: float = 3.0, worlds: int = 64, cars: int = 20) -> dict:
     rows = [bench_in_process(1, cars, seconds), bench_dispatcher(1, cars, "dict", seconds),
             bench_ndjson(1, cars, "dict", seconds), bench_in_process(worlds, cars, seconds)]
     for encoding in ("json", "f32-base64"):
         rows += [bench_dispatcher(worlds, cars, encoding, seconds), bench_ndjson(worlds, cars, encoding, seconds)]
+    rows.append(bench_node(worlds, cars, seconds))
     base = {r["worlds"]: r["car_steps_per_s"] for r in rows if r["path"].startswith("in-process arrays")}
     for r in rows:
         r["ratio_to_in_process"] = round(r["car_steps_per_s"] / base[r["worlds"]], 3)

@@ -17,7 +17,10 @@
  * become Float32Array with decodeF32 (one object) or decodeVectors (a whole reply).
  */
 const { spawn } = require('node:child_process');
+const os = require('node:os');
 const readline = require('node:readline');
+
+const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
 
 /** A `{f32, shape}` object (or a plain array) as a Float32Array, checked against its shape. */
 function decodeF32(obj) {
@@ -29,6 +32,9 @@ function decodeF32(obj) {
   const count = obj.shape.reduce((a, b) => a * b, 1);
   if (bytes.length !== 4 * count) {
     throw new RangeError(`decodeF32: ${bytes.length} bytes do not hold shape [${obj.shape}] of float32`);
+  }
+  if (LITTLE_ENDIAN_HOST) {        // the bytes are the array's: one aligned copy
+    return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
   }
   const out = new Float32Array(count);
   for (let i = 0; i < count; i += 1) out[i] = bytes.readFloatLE(4 * i);   // little-endian on any host
