@@ -76,3 +76,39 @@ def ray_session():
 @pytest.fixture
 def ray_local(ray_session, warm_cache):
     return ray_session.local()
+
+
+NODE_STORE = 80 * 1024**2       # object store of each raylet of a test Cluster
+
+
+def multi_node_cluster(ray_session, node_cpus):
+    """A ``ray.cluster_utils.Cluster`` on this machine: a head without CPUs and one raylet per entry of
+    ``node_cpus``; this driver joins it. Yields it (use from a fixture with ``yield from``), then leaves
+    and tears down its nodes."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    ray_session.shutdown()                      # a driver joins one cluster at a time
+    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": NODE_STORE,
+                                                      "include_dashboard": False})
+    for cpus in node_cpus:
+        c.add_node(num_cpus=cpus, object_store_memory=NODE_STORE)
+    c.wait_for_nodes()
+    ray.init(address=c.address, log_to_driver=False)
+    yield c
+    ray.shutdown()
+    c.shutdown()
+
+
+def load_launcher():
+    """``cluster/local_cluster.py`` (a script, not a package module) as a module."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "cluster" / "local_cluster.py"
+    spec = importlib.util.spec_from_file_location("local_cluster", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["local_cluster"] = mod
+    spec.loader.exec_module(mod)
+    return mod

@@ -1,6 +1,5 @@
 """cluster/local_cluster.py: a head and worker raylets on this machine, stopped by the pids it recorded."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -10,20 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import load_launcher
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.ray, pytest.mark.cluster]
 
 
-def _launcher():
-    spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "cluster" / "local_cluster.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["local_cluster"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_launcher_starts_nodes_and_stops_exactly_its_processes(tmp_path):
-    lc = _launcher()
+    lc = load_launcher()
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     base = 47000 + (os.getpid() % 40) * 200
     cluster = lc.LocalCluster(num_workers=1, base_port=base, state_dir=tmp_path / "c", object_store_mb=80)
@@ -59,7 +52,7 @@ def test_launcher_starts_nodes_and_stops_exactly_its_processes(tmp_path):
 
 
 def test_launcher_rejects_bad_values(tmp_path):
-    lc = _launcher()
+    lc = load_launcher()
     with pytest.raises(lc.LocalClusterError, match="num_workers"):
         lc.LocalCluster(num_workers=-1, state_dir=tmp_path)
     with pytest.raises(lc.LocalClusterError, match="base_port"):

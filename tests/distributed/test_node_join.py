@@ -7,7 +7,7 @@ import pytest
 
 from paddock_ma.distributed.collect import CollectConfig, collect, verify
 
-from .conftest import ENV_ID, OVERRIDES
+from .conftest import ENV_ID, NODE_STORE, OVERRIDES, multi_node_cluster
 
 pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.chaos]
 
@@ -15,22 +15,11 @@ pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.chaos]
 @pytest.fixture(scope="module")
 def small_cluster(ray_session, warm_cache):
     """A head without CPUs and one node with two: both shards start on that node."""
-    import ray
-    from ray.cluster_utils import Cluster
-
-    ray_session.shutdown()
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": 80 * 1024**2,
-                                                      "include_dashboard": False})
-    c.add_node(num_cpus=2, object_store_memory=80 * 1024**2)
-    c.wait_for_nodes()
-    ray.init(address=c.address, log_to_driver=False)
-    yield c
-    ray.shutdown()
-    c.shutdown()
+    yield from multi_node_cluster(ray_session, [2])
 
 
 def _cfg():
-    return CollectConfig(env=ENV_ID, num_shards=2, worlds_per_shard=2, steps=48, seed=5, policy="random",
+    return CollectConfig(env=ENV_ID, num_shards=2, worlds_per_shard=2, steps=160, seed=5, policy="random",
                          fragment_steps=16, snapshot_every=8, env_overrides=OVERRIDES)
 
 
@@ -40,12 +29,13 @@ def test_a_joining_node_gets_a_shard_and_nothing_is_lost(small_cluster, tmp_path
     added, nodes_after = [], {}
 
     def join(fleet, st):
-        if st.shard == 0 and st.seq == 12 and not added:
-            assert len(set(fleet.shard_nodes().values())) == 1     # both shards share the two-CPU node
-            added.append(small_cluster.add_node(num_cpus=1, object_store_memory=80 * 1024**2))
+        nodes = fleet.shard_nodes()
+        if not added and st.seq >= 12 and None not in nodes.values():     # both shards have started
+            assert len(set(nodes.values())) == 1                  # and share the two-CPU node
+            added.append(small_cluster.add_node(num_cpus=1, object_store_memory=NODE_STORE))
             small_cluster.wait_for_nodes()
             time.sleep(5.5)                                         # past the fleet's rebalance interval
-        if st.seq == 48:
+        if st.seq == 160:
             nodes_after.update(fleet.shard_nodes())
 
     res = collect(_cfg(), tmp_path / "grown", progress=False, deadline_s=10.0, on_step=join)

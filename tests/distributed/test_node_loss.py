@@ -7,26 +7,14 @@ import pytest
 
 from paddock_ma.distributed.collect import CollectConfig, collect, verify
 
-from .conftest import ENV_ID, OVERRIDES
+from .conftest import ENV_ID, NODE_STORE, OVERRIDES, multi_node_cluster
 
 pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.chaos]
 
 
 @pytest.fixture(scope="module")
 def cluster(ray_session, warm_cache):
-    import ray
-    from ray.cluster_utils import Cluster
-
-    ray_session.shutdown()                      # a driver joins one cluster at a time
-    c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": 80 * 1024**2,
-                                                      "include_dashboard": False})
-    for _ in range(3):
-        c.add_node(num_cpus=1, object_store_memory=80 * 1024**2)
-    c.wait_for_nodes()
-    ray.init(address=c.address, log_to_driver=False)
-    yield c
-    ray.shutdown()
-    c.shutdown()
+    yield from multi_node_cluster(ray_session, [1, 1, 1])
 
 
 def _cfg():
@@ -46,7 +34,7 @@ def test_removed_nodes_are_survived_with_identical_files(cluster, tmp_path):
             assert node is not cluster.head_node
             cluster.remove_node(node, allow_graceful=False)
             removed.append(node_id)
-            cluster.add_node(num_cpus=1, object_store_memory=80 * 1024**2)
+            cluster.add_node(num_cpus=1, object_store_memory=NODE_STORE)
 
     t0 = time.monotonic()
     res = collect(_cfg(), tmp_path / "lossy", progress=False, deadline_s=5.0, on_step=lose_node)

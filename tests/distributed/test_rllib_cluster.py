@@ -1,6 +1,5 @@
 """examples/rllib_ppo.py trains with several env runners spread over a multi-node cluster (--address)."""
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -9,20 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from .conftest import load_launcher
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.slow]
 
 
-def _launcher():
-    spec = importlib.util.spec_from_file_location("local_cluster", ROOT / "cluster" / "local_cluster.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["local_cluster"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def test_rllib_example_trains_with_env_runners_on_two_nodes(tmp_path):
-    lc = _launcher()
+    lc = load_launcher()
     base = 43000 + (os.getpid() % 40) * 200
     cluster = lc.LocalCluster(num_workers=2, base_port=base, state_dir=tmp_path / "c", object_store_mb=100,
                               head_cpus=1, worker_cpus=1)
