@@ -35,7 +35,7 @@ class FleetVectorEnv(VectorEnv):
     """Every controlled car of ``num_shards x worlds_per_shard`` worlds on a Ray cluster (see above).
 
     config_or_env_id: a catalogue id or an EnvConfig dict; overrides: config keys merged over it.
-    reward: an example reward name (``adapters.lives.EXAMPLE_REWARDS``) or ``fn(metrics[W, K, M]) -> [W, K]``.
+    reward: an example reward name (``env.rewards.EXAMPLE_REWARDS``) or ``fn(metrics[W, K, M]) -> [W, K]``.
     fleet_options: keywords for ShardFleet (``deadline_s``, ``snapshot_every``, ``max_consecutive_failures``).
     """
 
@@ -44,7 +44,6 @@ class FleetVectorEnv(VectorEnv):
     def __init__(self, config_or_env_id="paddock/oval-batch-v0", num_shards: int = 1, worlds_per_shard: int = 1, *,
                  reset_placement: str = "random", start_placement: str = "random", reward="legal_progress",
                  fleet_options: dict | None = None, **overrides):
-        from ..adapters.vector_env import reward_function
         from ..env.config import EnvConfig
         from ..env.errors import ConfigError
         from ..env.scenarios import PLACEMENT_POLICIES
@@ -62,7 +61,8 @@ class FleetVectorEnv(VectorEnv):
             from ..env.config import deep_merge
             self.config = deep_merge(dict(config_or_env_id), overrides)
         spec = EnvConfig.from_dict(self.config)
-        self.reward_fn = reward_function(reward)
+        from ..env.rewards import resolve_reward
+        self.reward_fn = resolve_reward(reward)
         self.num_shards, self.worlds_per_shard = num_shards, worlds_per_shard
         self.cars_per_world = len(spec.controlled_drivers)
         self.num_worlds = num_shards * worlds_per_shard

@@ -5,7 +5,7 @@ Numba cache policy. Kernels are compiled with ``cache=True``. Numba's on-disk ca
 source file of the function it loads, not the files whose kernels it calls or inlines, so editing one
 module could load a stale compiled caller. So, unless the user set ``NUMBA_CACHE_DIR`` (then numba's
 own rules apply and this package changes nothing), importing ``paddock_ma.sim`` points numba's cache
-directory at ``paddock_ma/sim/__pycache__/numba-<hash of every module of this package>``: any source
+directory (``NUMBA_CACHE_DIR``, so that numba's reloads of its settings keep it) at ``paddock_ma/sim/__pycache__/numba-<hash of every module of this package>``: any source
 change starts a fresh cache. This has to happen at import, before the first kernel is decorated (numba
 picks a kernel's cache location when it is defined); it is the only thing the import does besides
 defining the package. Nothing is deleted at import: another process may be using an older cache right
@@ -21,9 +21,14 @@ from pathlib import Path
 _HERE = Path(__file__).resolve().parent
 
 
+# what the user (or a parent process of this package) set before this import
+_GIVEN_CACHE_DIR = os.environ.get("NUMBA_CACHE_DIR") or None
+
+
 def numba_cache_dir() -> Path | None:
-    """The cache directory this package chose for numba (None when ``NUMBA_CACHE_DIR`` was set)."""
-    if os.environ.get("NUMBA_CACHE_DIR"):
+    """The cache directory this package chose for numba (None when ``NUMBA_CACHE_DIR`` was set before
+    the import)."""
+    if _GIVEN_CACHE_DIR:
         return None
     digest = hashlib.sha256()
     for path in sorted(_HERE.glob("*.py")):
@@ -47,6 +52,10 @@ def prune_numba_caches(keep: int = 2) -> list[Path]:
 
 _CACHE_DIR = numba_cache_dir()
 if _CACHE_DIR is not None:
+    # Through the environment, not numba.config alone: numba re-reads every NUMBA_* variable whenever one
+    # of them changes (its compiler calls reload_config), which would put CACHE_DIR back to its default
+    # for the kernels defined afterwards. Child processes (workers, Ray shards) inherit the directory.
+    os.environ["NUMBA_CACHE_DIR"] = str(_CACHE_DIR)
     import numba
 
     numba.config.CACHE_DIR = str(_CACHE_DIR)

@@ -29,13 +29,21 @@ def test_cached_track_arrays_are_read_only(get):
 
 def test_the_numba_cache_directory_is_keyed_by_the_sources_and_import_deletes_nothing(tmp_path):
     here = Path(sim.__file__).resolve().parent
-    if os.environ.get("NUMBA_CACHE_DIR"):
-        assert sim.numba_cache_dir() is None
-        return
     current = sim.numba_cache_dir()
+    if current is None:                           # NUMBA_CACHE_DIR was given before the import: numba's rules
+        return
     assert current.parent == here / "__pycache__" and current.name.startswith("numba-")
     import numba
-    assert Path(numba.config.CACHE_DIR) == current
+    assert Path(numba.config.CACHE_DIR) == current and os.environ["NUMBA_CACHE_DIR"] == str(current)
+    # numba re-reads its settings when any NUMBA_* variable changes (its compiler does, at every
+    # compile): the directory must survive that
+    os.environ["NUMBA_PADDOCK_TEST_MARKER"] = "1"
+    try:
+        numba.config.reload_config()
+        assert Path(numba.config.CACHE_DIR) == current
+    finally:
+        del os.environ["NUMBA_PADDOCK_TEST_MARKER"]
+        numba.config.reload_config()
     # an older cache of other sources survives a fresh import of the package
     decoy = here / "__pycache__" / "numba-0000000000000000-test-decoy"
     decoy.mkdir(parents=True, exist_ok=True)
