@@ -30,6 +30,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..env.actions import ACTION_HIGH, ACTION_LOW
 from ..env.batch_env import BatchEnv
 from ..env.episodes import EpisodeArrays
 from ..env.errors import ConfigError
@@ -39,8 +40,6 @@ from .pettingzoo_env import resolve_config
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 _MODE_NAMES = {"nextstep": AutoresetMode.NEXT_STEP, "samestep": AutoresetMode.SAME_STEP}
 DEFAULT_REWARD = "legal_progress"      # an example reward (env/rewards.py), used when none is given
-ACTION_LOW = np.array([-1.0, 0.0, 0.0], np.float32)
-ACTION_HIGH = np.array([1.0, 1.0, 1.0], np.float32)
 
 
 class CarVectorEnv(VectorEnv):
@@ -77,7 +76,7 @@ class CarVectorEnv(VectorEnv):
                               "vector env (per-driver sensor shapes differ here)")
         d = self.engine.obs_size
         self.single_observation_space = spaces.Box(-np.inf, np.inf, (d,), np.float32)
-        self.single_action_space = spaces.Box(ACTION_LOW, ACTION_HIGH, (3,), np.float32)
+        self.single_action_space = spaces.Box(ACTION_LOW.astype(np.float32), ACTION_HIGH.astype(np.float32), (3,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._pending = np.zeros((num_worlds, self.cars_per_world), bool)   # NEXT_STEP: reset on the next step

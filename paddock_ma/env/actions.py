@@ -131,8 +131,8 @@ def _one_action(action, driver: str, compounds, pit_stops_enabled: bool, in_acti
 # Value types of the common action, {"steering": x, "throttle": y, "brake": z} with plain numbers,
 # which ``_plain_actions`` validates as one array (bool is not among them: it is rejected).
 _PLAIN_NUMBERS = frozenset({float, int, np.float64, np.float32})
-_ACTION_LOW = np.array([-1.0, 0.0, 0.0])
-_ACTION_HIGH = np.array([1.0, 1.0, 1.0])
+ACTION_LOW = np.array([ACTION_BOUNDS[f][0] for f in VEHICLE_FIELDS])    # [steering, throttle, brake]
+ACTION_HIGH = np.array([ACTION_BOUNDS[f][1] for f in VEHICLE_FIELDS])
 
 
 def _plain_actions(actions: dict, controlled: dict, running: np.ndarray, num_slots: int):
@@ -162,7 +162,7 @@ def _plain_actions(actions: dict, controlled: dict, running: np.ndarray, num_slo
     if not np.isfinite(values).all():
         return None
     out = ValidatedActions.empty(num_slots)
-    out.controls[slots] = np.clip(values, _ACTION_LOW, _ACTION_HIGH)
+    out.controls[slots] = np.clip(values, ACTION_LOW, ACTION_HIGH)
     out.apply[slots] = 1
     return out
 

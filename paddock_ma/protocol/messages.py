@@ -21,7 +21,6 @@ as base64 float32 (``codec.pack_f32``) instead of JSON numbers.
 
 from __future__ import annotations
 
-import base64
 import re
 import sys
 import traceback
@@ -29,20 +28,22 @@ import traceback
 import numpy as np
 
 from .. import __version__
-from ..env.actions import validate_actions
 from ..env.batch_env import BatchEnv
 from ..env.config import EnvConfig
 from ..env.environment import PaddockEnv
 from ..env.errors import (
-    INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, SNAPSHOT_REJECTED, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
+    INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
 )
 from ..env.scenarios import parse_placements
 from .batch_results import batch_result, race_flags
 from .codec import (
-    ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, PackedF32, WireError, decode, encode, pack_f32, unpack_f32,
+    ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, PackedF32, WireError, decode, encode, pack_f32,
 )
-from .wire_names import PYTHON_TO_WIRE, to_wire, wire_field, wire_name
-from .wire_names import from_wire as _from_wire
+from .batched import batched_actions
+from .replies import error_reply, json_kind, short, wire_message
+from .snapshots import pack_worker_snapshot, unpack_worker_snapshot, world_steps
+from .wire_names import from_request as from_wire
+from .wire_names import to_wire, wire_field, wire_name
 
 PROTOCOL = "paddock-ma-worker"
 PROTOCOL_VERSION = "1.0"          # major.minor: a client of another major is refused at hello
@@ -66,9 +67,6 @@ _FIELDS = {
 }
 _STATE_OUTPUTS = ("full", "minimal", "none")
 _VERSION = re.compile(r"([0-9]{1,6})\.([0-9]{1,6})")
-_SNAPSHOT_LIMITS = Limits(max_line_bytes=1 << 30, max_string_chars=1 << 30)
-_NUMBER_TYPES = frozenset({int, float})      # JSON numbers (a boolean is not one)
-_ACTION_LOW, _ACTION_HIGH = np.array([-1.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0])   # steering, throttle, brake
 
 
 class Dispatcher:
@@ -107,7 +105,7 @@ class Dispatcher:
 
     def error_line(self, code: str, message: str, field: str | None = None, id=None) -> bytes:
         """An error reply line (for transports: e.g. ``line_too_long`` for a line they did not read)."""
-        return encode(_error(id, code, message, field))
+        return encode(error_reply(id, code, message, field))
 
     def handle(self, message) -> dict:
         """One decoded request -> its reply (JSON-safe). Never raises; a rejected request changes nothing."""
@@ -120,7 +118,7 @@ class Dispatcher:
         mid = None
         try:
             if not isinstance(message, dict):
-                raise PaddockError(INVALID_REQUEST, f"request: got {_json_kind(message)}; expected a JSON object "
+                raise PaddockError(INVALID_REQUEST, f"request: got {json_kind(message)}; expected a JSON object "
                                    "{\"id\", \"type\", ...}", "request")
             mid = self._check_id(message.get("id"))
             kind = message.get("type")
@@ -136,10 +134,10 @@ class Dispatcher:
                                        f"{allowed}", key)
             return {"id": mid, "ok": True, "type": f"{kind}:result", "result": handler(message)}
         except PaddockError as exc:
-            return _error(mid, exc.code, _wire_message(exc), wire_field(exc.field))
+            return error_reply(mid, exc.code, wire_message(exc), wire_field(exc.field))
         except Exception as exc:  # a bug: report it and keep serving
             traceback.print_exc(file=sys.stderr)
-            return _error(mid, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", None)
+            return error_reply(mid, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", None)
 
     def _check_id(self, mid):
         if mid is None or type(mid) is int or (type(mid) is float):
@@ -149,7 +147,7 @@ class Dispatcher:
                 raise PaddockError(INVALID_REQUEST, f"id: {len(mid)} characters is over the cap of "
                                    f"{self.limits.max_id_chars}", "id")
             return mid
-        raise PaddockError(INVALID_REQUEST, f"id: got {_json_kind(mid)}; expected a number, a string or null", "id")
+        raise PaddockError(INVALID_REQUEST, f"id: got {json_kind(mid)}; expected a number, a string or null", "id")
 
     # -- helpers ----------------------------------------------------------------------------------
     def _worlds_of(self, message) -> list[int] | None:
@@ -162,11 +160,11 @@ class Dispatcher:
         if envs == "all":
             return list(range(self.num_worlds))
         if not isinstance(envs, list) or not envs:
-            raise PaddockError(INVALID_REQUEST, f"envs: got {_short(envs)}; expected \"all\" or a non-empty list of "
+            raise PaddockError(INVALID_REQUEST, f"envs: got {short(envs)}; expected \"all\" or a non-empty list of "
                                f"world indices in [0, {self.num_worlds})", "envs")
         for i, w in enumerate(envs):
             if type(w) is not int or not 0 <= w < self.num_worlds:
-                raise PaddockError(INVALID_REQUEST, f"envs[{i}]: got {_short(w)}; expected a world index in "
+                raise PaddockError(INVALID_REQUEST, f"envs[{i}]: got {short(w)}; expected a world index in "
                                    f"[0, {self.num_worlds})", f"envs[{i}]")
         if len(set(envs)) != len(envs):
             raise PaddockError(INVALID_REQUEST, "envs: a world is listed twice", "envs")
@@ -175,21 +173,21 @@ class Dispatcher:
     def _world(self, message) -> PaddockEnv:
         w = message.get("env", 0)
         if type(w) is not int or not 0 <= w < self.num_worlds:
-            raise PaddockError(INVALID_REQUEST, f"env: got {_short(w)}; expected a world index in "
+            raise PaddockError(INVALID_REQUEST, f"env: got {short(w)}; expected a world index in "
                                f"[0, {self.num_worlds})", "env")
         return self.worlds[w]
 
     def _encoding(self, message) -> str:
         encoding = message.get("encoding", PLAIN_ENCODING)
         if encoding not in ENCODINGS:
-            raise PaddockError(INVALID_REQUEST, f"encoding: got {_short(encoding)}; expected one of "
+            raise PaddockError(INVALID_REQUEST, f"encoding: got {short(encoding)}; expected one of "
                                f"{', '.join(ENCODINGS)}", "encoding")
         return encoding
 
     def _object(self, message, key, default=None) -> dict | None:
         value = message.get(key, default)
         if value is not None and not isinstance(value, dict):
-            raise PaddockError(INVALID_REQUEST, f"{key}: got {_json_kind(value)}; expected an object", key)
+            raise PaddockError(INVALID_REQUEST, f"{key}: got {json_kind(value)}; expected an object", key)
         return value
 
     def _require_reset(self):
@@ -212,7 +210,7 @@ class Dispatcher:
         if requested is not None:
             match = _VERSION.fullmatch(requested) if isinstance(requested, str) else None
             if match is None:
-                raise PaddockError(INVALID_REQUEST, f"protocolVersion: got {_short(requested)}; expected "
+                raise PaddockError(INVALID_REQUEST, f"protocolVersion: got {short(requested)}; expected "
                                    "\"MAJOR.MINOR\", e.g. \"1.0\"", "protocolVersion")
             if match.group(1) != PROTOCOL_VERSION.split(".")[0]:
                 raise PaddockError(VERSION_MISMATCH, f"protocolVersion: the client speaks {requested}, this worker "
@@ -235,7 +233,7 @@ class Dispatcher:
         options = from_wire(self._object(message, "options") or {})
         seed = options.pop("seed", None)
         if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
-            raise PaddockError(INVALID_REQUEST, f"options.seed: got {_short(seed)}; expected an integer in "
+            raise PaddockError(INVALID_REQUEST, f"options.seed: got {short(seed)}; expected an integer in "
                                "[0, 2**63)", "options.seed")
         if seed is None:
             seed = self._seed if self._seed is not None else (
@@ -244,9 +242,7 @@ class Dispatcher:
             if envs is None and self.num_worlds > 1:
                 raise PaddockError(INVALID_REQUEST, "options: config keys change every world of this worker; "
                                    "send them in a batched reset (envs: \"all\")", "options")
-            merged = _deep_merge(self.config.to_dict(), options)
-            config = EnvConfig.from_dict(merged)
-            self._build(config)
+            self._build(self.config.merged(options))
         self._seed = seed
         if envs is None:
             return self._one_world_result(self.worlds[world.w].reset(seed), encoding)
@@ -272,7 +268,7 @@ class Dispatcher:
             self._check_driver_count(actions, "actions")
             return self._one_world_result(world.step(from_wire(actions, "actions")
                                                      if isinstance(actions, dict) else actions), encoding)
-        acts, intents, compounds, release, errors = self._batched_actions(message["actions"], envs, encoding)
+        acts, intents, compounds, release, errors = batched_actions(self, message["actions"], envs, encoding)
         picked = np.zeros(self.num_worlds, bool)
         picked[envs] = True
         before = race_flags(self.engine, envs)
@@ -280,61 +276,6 @@ class Dispatcher:
                          worlds=None if len(envs) == self.num_worlds else picked)
         self._forget_results()
         return batch_result(self.engine, envs, encoding, self._pack, before=before, action_errors=errors)
-
-    def _batched_actions(self, actions, envs, encoding):
-        """[W, K, 3] actions (and optional pit arrays, release, per-world action errors) of a batched step.
-
-        ``actions`` is a list (one entry per world of ``envs``) of ``{driver: action}`` objects, a nested
-        list [n][K][3] of numbers, or (f32-base64) a packed float32 [n, K, 3] array.
-        """
-        engine = self.engine
-        k = len(engine.controlled)
-        out = np.zeros((self.num_worlds, k, 3), np.float32)
-        if isinstance(actions, dict) and encoding == F32_ENCODING:
-            out[envs] = unpack_f32(actions, "actions", (len(envs), k, 3))
-            return out, None, None, None, None
-        if not isinstance(actions, list) or len(actions) != len(envs):
-            raise PaddockError(INVALID_ACTION, f"actions: expected a list of {len(envs)} entries (one per world of "
-                               "envs), each an object of driver actions or a [steering, throttle, brake] list per "
-                               f"controlled driver{' (or the packed f32 object)' if encoding == F32_ENCODING else ''}",
-                               "actions")
-        if all(isinstance(a, list) for a in actions):
-            try:
-                arr = np.array(actions, dtype=object)
-            except ValueError:      # ragged
-                arr = None
-            if arr is None or arr.shape != (len(envs), k, 3) or not _NUMBER_TYPES.issuperset(map(type, arr.flat)):
-                raise PaddockError(INVALID_ACTION, f"actions: expected numbers of shape [{len(envs)}, {k}, 3] "
-                                   "(worlds of envs, controlled drivers, [steering, throttle, brake])", "actions")
-            # clamped in float64 first, as the one-world form clamps (1e39 would overflow float32 to inf)
-            out[envs] = np.clip(arr.astype(np.float64), _ACTION_LOW, _ACTION_HIGH)
-            return out, None, None, None, None
-        intents = np.full((self.num_worlds, k), -1, np.int64)
-        compounds = np.full((self.num_worlds, k), -1, np.int64)
-        release = np.zeros((self.num_worlds, k), np.int8)
-        running = engine.running_mask()
-        errors = []
-        pit_enabled = self.config.rules.modules.pit_stops.enabled
-        for i, (w, entry) in enumerate(zip(envs, actions)):
-            if not isinstance(entry, dict):
-                raise PaddockError(INVALID_ACTION, f"actions[{i}]: got {_json_kind(entry)}; expected an object "
-                                   "mapping controlled drivers to actions", f"actions[{i}]")
-            self._check_driver_count(entry, f"actions[{i}]")
-            try:
-                validated = validate_actions(
-                    from_wire(entry, "actions"), controlled=engine.controlled_index, running=running[w],
-                    num_slots=k, compounds=engine.compounds, pit_stops_enabled=pit_enabled,
-                    in_active_stop=lambda w=w: self.worlds[w]._active_stops(),
-                    policy=self.config.action_policy, all_drivers=self.worlds[w].config_driver_ids)
-            except PaddockError as exc:
-                raise PaddockError(exc.code, exc.message.replace("actions.", f"actions[{i}].", 1),
-                                   exc.field.replace("actions", f"actions[{i}]", 1) if exc.field else None) from None
-            out[w] = validated.controls
-            intents[w] = validated.pit_intent
-            compounds[w] = validated.pit_compound
-            release[w] = validated.release
-            errors.append(validated.errors)
-        return out, intents, compounds, release, errors
 
     def _check_driver_count(self, entries, field):
         if isinstance(entries, dict) and len(entries) > self.limits.max_drivers:
@@ -354,10 +295,10 @@ class Dispatcher:
         placements = message.get("placements")
         scope, state_output = options.get("observation_scope"), options.get("state_output")
         if scope is not None and scope not in ("all", "reset"):
-            raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {_short(scope)}; expected "
+            raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {short(scope)}; expected "
                                "'all' or 'reset'", "resultOptions.observationScope")
         if state_output is not None and state_output not in _STATE_OUTPUTS:
-            raise PaddockError(INVALID_REQUEST, f"resultOptions.stateOutput: got {_short(state_output)}; expected "
+            raise PaddockError(INVALID_REQUEST, f"resultOptions.stateOutput: got {short(state_output)}; expected "
                                f"one of {', '.join(_STATE_OUTPUTS)}", "resultOptions.stateOutput")
         if envs is None:
             self._check_driver_count(placements, "placements")
@@ -366,7 +307,7 @@ class Dispatcher:
                 options.get("observation_scope"), options.get("state_output")), encoding)
         scope = options.get("observation_scope", self.config.result.reset_drivers_observation_scope)
         if scope not in ("all", "reset"):
-            raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {_short(scope)}; expected "
+            raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {short(scope)}; expected "
                                "'all' or 'reset'", "resultOptions.observationScope")
         if options.get("state_output", "none") != "none":
             raise PaddockError(INVALID_REQUEST, "resultOptions.stateOutput: a batched resetDrivers sends no state; "
@@ -437,43 +378,21 @@ class Dispatcher:
         if "output" in state_options:
             output, field = state_options["output"], "stateOptions.output"
         if output not in _STATE_OUTPUTS:
-            raise PaddockError(INVALID_REQUEST, f"{field}: got {_short(output)}; expected one of "
+            raise PaddockError(INVALID_REQUEST, f"{field}: got {short(output)}; expected one of "
                                f"{', '.join(_STATE_OUTPUTS)}", field)
         return to_wire(self._world(message).get_state(output))
 
     def _snapshot(self, message) -> dict:
-        """The whole worker's state as opaque text (base64 of the engine's checksummed JSON snapshot)."""
         self._require_reset()
-        doc = self.engine.snapshot()
-        doc["worker"] = {"seed": self._seed, "worlds": self.num_worlds}
-        text = base64.b64encode(encode(doc)).decode("ascii")
-        return {"snapshot": text, "worlds": self.num_worlds, "steps": _world_steps(self.engine)}
+        return {"snapshot": pack_worker_snapshot(self.engine, self._seed), "worlds": self.num_worlds,
+                "steps": world_steps(self.engine)}
 
     def _restore(self, message) -> dict:
-        text = message.get("snapshot")
-        if not isinstance(text, str):
-            raise PaddockError(SNAPSHOT_REJECTED, f"snapshot: got {_json_kind(text)}; expected the text a snapshot "
-                               "reply gave", "snapshot")
-        try:
-            doc = decode(base64.b64decode(text, validate=True), _SNAPSHOT_LIMITS)
-        except (ValueError, WireError):
-            raise PaddockError(SNAPSHOT_REJECTED, "snapshot: not a snapshot of this protocol (not base64 of a JSON "
-                               "object); send the text of a snapshot reply unchanged", "snapshot") from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("worker"), dict):
-            raise PaddockError(SNAPSHOT_REJECTED, "snapshot: not a worker snapshot; send the text of a snapshot "
-                               "reply unchanged", "snapshot")
-        worker = doc.pop("worker")
-        if worker.get("worlds") != self.num_worlds:
-            raise PaddockError(SNAPSHOT_REJECTED, f"snapshot: taken on a worker of {worker.get('worlds')!r} worlds, "
-                               f"this one has {self.num_worlds}; restore it into a worker of the same size",
-                               "snapshot")
-        seed = worker.get("seed")
-        if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
-            raise PaddockError(SNAPSHOT_REJECTED, "snapshot: its seed is not a valid seed", "snapshot")
+        doc, seed = unpack_worker_snapshot(message.get("snapshot"), self.num_worlds)
         self.engine.restore(doc)      # checks track, layout, shape and checksums; nothing changes on failure
         self._seed = seed
         self._forget_results()
-        return {"worlds": self.num_worlds, "steps": _world_steps(self.engine)}
+        return {"worlds": self.num_worlds, "steps": world_steps(self.engine)}
 
     def _destroy(self, message) -> None:
         """Release the cached results. The worlds stay: a later step still works, as in PaddockJS 2.0; a
@@ -482,56 +401,6 @@ class Dispatcher:
         return None
 
 
-def _error(mid, code, message, field) -> dict:
-    out = {"id": mid, "ok": False, "type": "error", "error": message, "code": code}
-    if field is not None:
-        out["field"] = field
-    return out
-
-
-_SNAKE_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-
-
-def _wire_message(exc: PaddockError) -> str:
-    """The error's message in wire names: its field path, and every Python name of the table in its text
-    (``known keys: controlled_drivers, ...`` reads ``controlledDrivers`` on the wire)."""
-    message = exc.message
-    if exc.field:
-        wire = wire_field(exc.field)
-        if wire != exc.field:
-            message = message.replace(exc.field, wire)
-    return _SNAKE_NAME.sub(lambda m: PYTHON_TO_WIRE.get(m.group(0), m.group(0)), message)
-
-
-def from_wire(value, parent: str | None = None):
-    """``wire_names.from_wire`` refusing Python spellings: a request speaks wire names only."""
-    return _from_wire(value, parent, strict=True)
-
-
-def _json_kind(value) -> str:
-    if value is None:
-        return "null"
-    return {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array",
-            dict: "an object"}.get(type(value), type(value).__name__)
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _env_version(env_id: str | None):
     match = re.search(r"-v(\d+)$", env_id or "")
     return int(match.group(1)) if match else None
-
-
-def _world_steps(engine: BatchEnv) -> list:
-    from ..sim import layout as L
-    return engine.state.world_i[:, L.WI_ENV_STEP].tolist()
-
-
-def _deep_merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for key, value in extra.items():
-        out[key] = _deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out

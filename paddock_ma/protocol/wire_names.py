@@ -365,6 +365,11 @@ def from_wire(value, parent: str | None = None, strict: bool = False):
     return value
 
 
+def from_request(value, parent: str | None = None):
+    """``from_wire`` of a protocol message's field: strict (a request speaks wire names only)."""
+    return from_wire(value, parent, strict=True)
+
+
 def wire_field(field: str | None) -> str | None:
     """A dotted Python field path (``actions.car-00.pit_intent``) in wire names (``...pitIntent``)."""
     if field is None:
