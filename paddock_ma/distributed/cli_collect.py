@@ -75,7 +75,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .collect import verify
+    from .dataset import verify
 
     problems = verify(args.dir)
     if problems:

@@ -1,5 +1,8 @@
 """Dataset collection over a ShardFleet: Parquet fragments plus a manifest, resumable and verifiable.
 
+This module runs a collection; ``dataset.py`` holds the format (columns, fragment tables, Parquet
+writing) and ``verify``.
+
 Layout of ``--out DIR``::
 
     manifest.json                        config and its hash, package version, git commit, code fingerprint, seeds,
@@ -39,21 +42,12 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
+from ..env.episodes import METRIC_NAMES
+from .dataset import (  # noqa: F401 - verify and the format's names are part of this module's API
+    DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, CollectError, canonical_json, fragment_table,
+    verify, write_json_atomic, write_parquet,
+)
 from .policies import PolicyError, resolve_policy
-
-DATASET_FORMAT = "paddock-ma-dataset"
-DATASET_VERSION = 1
-MANIFEST = "manifest.json"
-TRANSITION_COLUMNS = (("shard", "int32"), ("world", "int32"), ("driver", "string"), ("episode_id", "int32"),
-                      ("life", "int32"), ("episode_step", "int32"), ("seq", "int32"), ("obs", "float32[D]"),
-                      ("action", "float32[3]"), *((m, "float32") for m in METRIC_NAMES), ("terminated", "bool"),
-                      ("truncated", "bool"), ("end_reason", "string"), ("final_obs", "float32[D]"))
-
-
-class CollectError(ValueError):
-    """Bad collection input or an unusable --out; the message names the value and the fix."""
-
 
 # -- configuration ---------------------------------------------------------------------------------------
 def resolve_env(env: str, overrides: dict | None = None) -> dict:
@@ -73,18 +67,6 @@ def resolve_env(env: str, overrides: dict | None = None) -> dict:
     except ConfigError as exc:
         raise CollectError(f"--env {env}: the config is invalid: {exc}") from None
     return config
-
-
-def _canonical(obj) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _git_commit() -> str | None:
@@ -208,91 +190,6 @@ def _create_out(out: Path) -> None:
         raise CollectError(f"--out: cannot write to {out} ({exc.strerror or exc}); pass a writable directory") from None
 
 
-def _write_json_atomic(path: Path, doc) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
-    os.replace(tmp, path)
-
-
-# -- fragments -------------------------------------------------------------------------------------------
-def _schema(obs_size: int):
-    import pyarrow as pa
-    cols = [pa.field("shard", pa.int32(), False), pa.field("world", pa.int32(), False),
-            pa.field("driver", pa.string(), False), pa.field("episode_id", pa.int32(), False),
-            pa.field("life", pa.int32(), False), pa.field("episode_step", pa.int32(), False),
-            pa.field("seq", pa.int32(), False), pa.field("obs", pa.list_(pa.float32(), obs_size), False),
-            pa.field("action", pa.list_(pa.float32(), 3), False)]
-    cols += [pa.field(m, pa.float32(), False) for m in METRIC_NAMES]
-    cols += [pa.field("terminated", pa.bool_(), False), pa.field("truncated", pa.bool_(), False),
-             pa.field("end_reason", pa.string(), True), pa.field("final_obs", pa.list_(pa.float32(), obs_size), True)]
-    return pa.schema(cols, metadata={"format": DATASET_FORMAT, "version": str(DATASET_VERSION)})
-
-
-def fragment_table(steps: list, controlled: tuple, obs_size: int):
-    """A pyarrow Table of one fragment: ``steps`` are one shard's ShardSteps (consecutive seqs), rows
-    sorted by (world, driver index, seq)."""
-    import pyarrow as pa
-
-    k = len(controlled)
-    n_steps = len(steps)
-    w = steps[0].worlds.shape[0]
-    # stacked [S, W, K, ...] then flattened to rows in (world, driver, seq) order
-    def stack(get):
-        return np.stack([get(s) for s in steps])
-    order = lambda a: np.moveaxis(a, 0, 2).reshape((w * k * n_steps,) + a.shape[3:])   # noqa: E731
-    seq = np.broadcast_to(np.array([s.seq for s in steps], np.int32)[:, None, None], (n_steps, w, k))
-    world = np.broadcast_to(steps[0].worlds.astype(np.int32)[None, :, None], (n_steps, w, k))
-    drv = np.broadcast_to(np.arange(k)[None, None, :], (n_steps, w, k))
-    obs = order(stack(lambda s: s.obs))
-    action = order(stack(lambda s: s.arrays["action"]))
-    metrics = order(stack(lambda s: s.arrays["metrics"]))
-    term = order(stack(lambda s: s.arrays["terminated"]))
-    trunc = order(stack(lambda s: s.arrays["truncated"]))
-    reason = order(stack(lambda s: s.arrays["end_reason"]))
-    final = order(stack(lambda s: s.arrays["final_obs"] if s.arrays["final_obs"] is not None
-                        else np.zeros_like(s.obs)))
-    done = term | trunc
-    rows = w * k * n_steps
-    names = np.array([None] + list(END_REASON_NAMES[1:]), dtype=object)
-    cols = {
-        "shard": pa.array(np.full(rows, steps[0].shard, np.int32)),
-        "world": pa.array(order(world)), "driver": pa.array(np.array(controlled, dtype=object)[order(drv)]),
-        "episode_id": pa.array(order(stack(lambda s: s.arrays["episode_id"])).astype(np.int32)),
-        "life": pa.array(order(stack(lambda s: s.arrays["life"])).astype(np.int32)),
-        "episode_step": pa.array(order(stack(lambda s: s.arrays["episode_step"])).astype(np.int32)),
-        "seq": pa.array(order(seq)),
-        "obs": pa.FixedSizeListArray.from_arrays(pa.array(obs.astype(np.float32).reshape(-1)), obs_size),
-        "action": pa.FixedSizeListArray.from_arrays(pa.array(action.astype(np.float32).reshape(-1)), 3),
-    }
-    for j, m in enumerate(METRIC_NAMES):
-        cols[m] = pa.array(metrics[:, j].astype(np.float32))
-    cols["terminated"] = pa.array(term)
-    cols["truncated"] = pa.array(trunc)
-    cols["end_reason"] = pa.array(names[np.where(done, reason, 0)], pa.string())
-    cols["final_obs"] = pa.FixedSizeListArray.from_arrays(pa.array(final.astype(np.float32).reshape(-1)), obs_size,
-                                                          mask=pa.array(~done))
-    return pa.table(cols, schema=_schema(obs_size))
-
-
-def _write_parquet(table, path: Path) -> str:
-    """Write ``table`` to ``path`` (never overwriting different bytes); returns the SHA-256."""
-    import pyarrow.parquet as pq
-
-    tmp = path.with_name(path.name + ".partial")
-    pq.write_table(table, tmp, compression="zstd", compression_level=3, write_statistics=True,
-                   row_group_size=1 << 20)
-    digest = _sha256_file(tmp)
-    if path.exists():
-        if _sha256_file(path) != digest:
-            tmp.unlink()
-            raise CollectError(f"{path} exists with other bytes than this run regenerates; it was not written by "
-                               "this config and code: move it away or pass a new --out")
-        tmp.unlink()
-    else:
-        os.replace(tmp, path)
-    return digest
-
-
 # -- the run ---------------------------------------------------------------------------------------------
 @dataclass
 class CollectResult:
@@ -331,7 +228,7 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
     config_doc = cfg.to_dict()
     from .shard import code_fingerprint
     base = {"format": DATASET_FORMAT, "format_version": DATASET_VERSION, "code_fingerprint": code_fingerprint(),
-            "config_hash": hashlib.sha256(_canonical({"collect": config_doc, "env_config": env_config,
+            "config_hash": hashlib.sha256(canonical_json({"collect": config_doc, "env_config": env_config,
                                                       "dataset_version": DATASET_VERSION})).hexdigest()}
     manifest = _prepare_out(out, base)
     if ray_address is not None:
@@ -375,7 +272,7 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
                                 "fragment": "data/shard-S-frag-F.parquet holds seqs F*fragment_steps+1 .."},
                         columns=[list(c) for c in TRANSITION_COLUMNS], metric_names=list(METRIC_NAMES),
                         files=[], run={})
-        _write_json_atomic(out / MANIFEST, manifest)
+        write_json_atomic(out / MANIFEST, manifest)
 
     from .fleet import ShardFleet
 
@@ -416,7 +313,7 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
                            "moves": [{k: v for k, v in e.items() if k != "time"} for e in fleet.events
                                      if e["kind"] == "move"],
                            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        _write_json_atomic(out / MANIFEST, manifest)
+        write_json_atomic(out / MANIFEST, manifest)
     rows = sum(f["rows"] for f in manifest["files"])
     done_steps = total_steps - already
     return CollectResult(out, manifest, rows, new_rows / seconds if seconds else 0.0,
@@ -432,12 +329,12 @@ def _close_fragment(out: Path, manifest: dict, cfg: CollectConfig, st, steps: li
                            "multiple of snapshot_every")
     table = fragment_table(steps, controlled, steps[0].obs.shape[-1])
     rel = f"data/shard-{st.shard:04d}-frag-{frag:06d}.parquet"
-    digest = _write_parquet(table, out / rel)
-    _write_json_atomic(out / "state" / f"shard-{st.shard:04d}.json", snap)
+    digest = write_parquet(table, out / rel)
+    write_json_atomic(out / "state" / f"shard-{st.shard:04d}.json", snap)
     manifest["files"].append({"path": rel, "shard": st.shard, "fragment": frag, "seq_from": steps[0].seq,
                               "seq_to": st.seq, "rows": table.num_rows, "sha256": digest})
     manifest["files"].sort(key=lambda f: f["path"])
-    _write_json_atomic(out / MANIFEST, manifest)
+    write_json_atomic(out / MANIFEST, manifest)
     return table.num_rows
 
 
@@ -467,92 +364,3 @@ def _progress(enabled: bool, total: int, done: int, rows_per_step: int, console)
 
 
 # -- verify ----------------------------------------------------------------------------------------------
-def verify(path) -> list[str]:
-    """Check a dataset directory; returns the problems found (empty when it is clean), first problem first.
-
-    Checks: the manifest reads; every listed file exists with its SHA-256 and row count and no data file
-    is unlisted; every (world, driver, episode, episode step) appears exactly once; each car's seqs are
-    1..N without a gap; each episode's steps are contiguous from 1 and an episode only follows one that
-    ended (terminated or truncated); a complete run has steps x worlds x drivers rows.
-    """
-    import pyarrow.parquet as pq
-
-    root = Path(path)
-    mpath = root / MANIFEST
-    if not mpath.exists():
-        return [f"{mpath}: missing (not a dataset directory)"]
-    try:
-        manifest = json.loads(mpath.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        return [f"{mpath}: unreadable ({exc})"]
-    if manifest.get("format") != DATASET_FORMAT:
-        return [f"{mpath}: format {manifest.get('format')!r}, expected {DATASET_FORMAT!r}"]
-    problems = []
-    listed = {f["path"] for f in manifest["files"]}
-    on_disk = {f"data/{p.name}" for p in (root / "data").glob("*.parquet")} if (root / "data").is_dir() else set()
-    for extra in sorted(on_disk - listed):
-        problems.append(f"{extra}: a data file the manifest does not list")
-    cols = ("world", "driver", "episode_id", "episode_step", "seq", "terminated", "truncated")
-    parts = []
-    for f in manifest["files"]:
-        p = root / f["path"]
-        if not p.exists():
-            problems.append(f"{f['path']}: listed in the manifest but missing")
-            continue
-        digest = _sha256_file(p)
-        if digest != f["sha256"]:
-            problems.append(f"{f['path']}: SHA-256 {digest[:16]}..., manifest says {f['sha256'][:16]}...")
-            continue
-        meta = pq.ParquetFile(p).metadata
-        if meta.num_rows != f["rows"]:
-            problems.append(f"{f['path']}: {meta.num_rows} rows, manifest says {f['rows']}")
-            continue
-        parts.append(pq.read_table(p, columns=list(cols)))
-    if problems:
-        return problems
-    import pyarrow as pa
-    if not parts:
-        return [] if manifest.get("status") != "complete" else ["manifest: complete but lists no files"]
-    t = pa.concat_tables(parts)
-    controlled = manifest["layout"]["controlled"]
-    index = {d: i for i, d in enumerate(controlled)}
-    world = t["world"].to_numpy().astype(np.int64)
-    drv_names = t["driver"].to_pylist()
-    if any(d not in index for d in set(drv_names)):
-        return [f"driver column: names {sorted(set(drv_names) - set(index))} are not the manifest's controlled drivers"]
-    drv = np.array([index[d] for d in drv_names], np.int64)
-    ep = t["episode_id"].to_numpy().astype(np.int64)
-    es = t["episode_step"].to_numpy().astype(np.int64)
-    seq = t["seq"].to_numpy().astype(np.int64)
-    done = t["terminated"].to_numpy(zero_copy_only=False) | t["truncated"].to_numpy(zero_copy_only=False)
-    order = np.lexsort((seq, drv, world))
-    world, drv, ep, es, seq, done = world[order], drv[order], ep[order], es[order], seq[order], done[order]
-    car = world * len(controlled) + drv
-    key = np.lexsort((es, ep, car))
-    dup = (np.diff(car[key]) == 0) & (np.diff(ep[key]) == 0) & (np.diff(es[key]) == 0)
-    if dup.any():
-        i = key[np.argmax(dup)]
-        return [f"duplicate transition: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]}, step {es[i]}"]
-    same = np.diff(car) == 0
-    first = np.concatenate([[True], ~same])
-    bad = ~first & ((seq - np.roll(seq, 1)) != 1)
-    bad |= first & (seq != 1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        return [f"gap: world {world[i]}, driver {controlled[drv[i]]}: seq {seq[i]} follows "
-                f"{seq[i - 1] if not first[i] else 'nothing'} (expected {seq[i - 1] + 1 if not first[i] else 1})"]
-    prev_ep, prev_es, prev_done = np.roll(ep, 1), np.roll(es, 1), np.roll(done, 1)
-    cont = ~first & (ep == prev_ep) & (es != prev_es + 1)
-    new_ep = ~first & (ep != prev_ep) & ((es != 1) | ~prev_done | (ep < prev_ep))
-    bad = cont | new_ep | (first & (es != 1) & (seq == 1))
-    if bad.any():
-        i = int(np.argmax(bad))
-        return [f"episode not contiguous: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]} step {es[i]} "
-                f"at seq {seq[i]} follows episode {prev_ep[i]} step {prev_es[i]}"
-                f"{' (which had not ended)' if not prev_done[i] and ep[i] != prev_ep[i] else ''}"]
-    if manifest.get("status") == "complete":
-        c = manifest["config"]
-        want = c["steps"] * c["num_shards"] * c["worlds_per_shard"] * len(controlled)
-        if len(seq) != want:
-            return [f"row count: {len(seq)} rows, a complete run of this config has {want}"]
-    return []
