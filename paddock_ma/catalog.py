@@ -11,7 +11,7 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
-from .env.config import EnvConfig, deep_merge
+from .env.config import EnvConfig
 from .env.errors import ConfigError, suggest
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "envs" / "manifests"
@@ -34,17 +34,18 @@ def list_envs() -> list[dict]:
     return [{"id": i, "description": m["description"]} for i, m in sorted(_manifests().items())]
 
 
-def env_config(env_id: str, **overrides) -> EnvConfig:
-    """The EnvConfig of ``env_id`` with ``overrides`` (config keys) deep-merged over it."""
+def manifest_config(env_id: str) -> dict:
+    """The config dict of ``env_id``'s manifest, as written (ConfigError naming the known ids if unknown)."""
     manifests = _manifests()
     if env_id not in manifests:
         raise ConfigError("env_id", f"unknown environment {env_id!r}{suggest(env_id, manifests)}; "
-                          f"known: {', '.join(sorted(manifests))}")
-    return EnvConfig.from_dict(manifests[env_id]["config"]).merged(overrides)
+                          f"known: {', '.join(sorted(manifests))} (`paddock-ma envs` lists them)")
+    return manifests[env_id]["config"]
 
 
-# Kept for paddock_ma.distributed.collect, which merges manifest dicts: the one merge is config.deep_merge.
-_merge = deep_merge
+def env_config(env_id: str, **overrides) -> EnvConfig:
+    """The EnvConfig of ``env_id`` with ``overrides`` (config keys) deep-merged over it."""
+    return EnvConfig.from_dict(manifest_config(env_id)).merged(overrides)
 
 
 def make(env_id: str, num_worlds: int | None = None, **overrides):

@@ -52,16 +52,15 @@ from .policies import PolicyError, resolve_policy
 # -- configuration ---------------------------------------------------------------------------------------
 def resolve_env(env: str, overrides: dict | None = None) -> dict:
     """The EnvConfig dict of catalogue id ``env`` with ``overrides`` deep-merged; CollectError if unknown."""
-    from ..catalog import _manifests
+    from ..catalog import manifest_config
     from ..env.config import EnvConfig, deep_merge
     from ..env.errors import ConfigError
 
-    manifests = _manifests()
-    if env not in manifests:
-        from ..env.errors import suggest
-        raise CollectError(f"--env: unknown environment {env!r}{suggest(env, manifests)}; known: "
-                           f"{', '.join(sorted(manifests))} (`paddock-ma envs` lists them)")
-    config = deep_merge(manifests[env]["config"], dict(overrides or {}))
+    try:
+        base = manifest_config(env)
+    except ConfigError as exc:        # "env_id: unknown environment ...; known: ..."
+        raise CollectError(f"--env: {exc.message.split(': ', 1)[-1]}") from None
+    config = deep_merge(base, dict(overrides or {}))
     try:
         EnvConfig.from_dict(config)
     except ConfigError as exc:

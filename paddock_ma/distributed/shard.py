@@ -261,9 +261,7 @@ class ShardCore:
             raise ShardError(f"seq: got {expected!r}, but the snapshot was taken at step {seq}; pass its own seq")
         self.env.restore(doc["state"])      # a fresh engine takes a snapshot without a reset first
         self.seq, self.seed = seq, seed
-        env = self.env
-        res = env._result(None, np.zeros((self.num_worlds, len(env.controlled)), bool), None)
-        return self._head(res)
+        return self._head(self.env.current_result())
 
     def checksums(self) -> np.ndarray:
         """uint64[W] state checksum of each world (FNV-1a-64)."""

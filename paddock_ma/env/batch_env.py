@@ -322,6 +322,11 @@ class BatchEnv:
     def _sense_and_observe(self, world_mask, sense_mask):
         self.sensors.sense(self.state, world_mask, sense_mask, self._obs)
 
+    def current_result(self) -> BatchResult:
+        """The arrays of the worlds as they are now (after a restore, say): no reward, nothing reset."""
+        self._require_reset()
+        return self._result(None, np.zeros((self.num_worlds, len(self.controlled)), bool), None)
+
     def _result(self, reward, reset_mask, final_obs) -> BatchResult:
         ep = EpisodeArrays.gather(self.state.cars_i, self.slots)
         return BatchResult(obs=self._obs.copy() if self.copy_obs else self._obs, reward=reward,

@@ -207,6 +207,11 @@ class PaddockEnv:
         self._last = result
         return result
 
+    def forget_latest(self) -> None:
+        """Drop the cached latest result: the engine was reset or stepped as a batch, so the next
+        ``get_observation()`` describes the world as it is then."""
+        self._last = None
+
     # -- reads --------------------------------------------------------------------------------
     def get_observation(self) -> dict:
         self._require_reset()

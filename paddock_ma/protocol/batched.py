@@ -53,7 +53,7 @@ def batched_actions(worker, actions, envs: list, encoding: str):
         if not isinstance(entry, dict):
             raise PaddockError(INVALID_ACTION, f"actions[{i}]: got {json_kind(entry)}; expected an object "
                                "mapping controlled drivers to actions", f"actions[{i}]")
-        worker._check_driver_count(entry, f"actions[{i}]")
+        worker.check_driver_count(entry, f"actions[{i}]")
         try:
             validated = validate_actions(
                 from_wire(entry, "actions"), controlled=engine.controlled_index, running=running[w],

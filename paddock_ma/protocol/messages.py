@@ -196,7 +196,7 @@ class Dispatcher:
 
     def _forget_results(self):
         for world in self.worlds:
-            world._last = None
+            world.forget_latest()
 
     def _one_world_result(self, result: dict, encoding: str) -> dict:
         if encoding == F32_ENCODING:     # a copy: the world keeps its latest result for getObservation
@@ -265,7 +265,7 @@ class Dispatcher:
         if envs is None:
             world = self._world(message)
             actions = message["actions"]
-            self._check_driver_count(actions, "actions")
+            self.check_driver_count(actions, "actions")
             return self._one_world_result(world.step(from_wire(actions, "actions")
                                                      if isinstance(actions, dict) else actions), encoding)
         acts, intents, compounds, release, errors = batched_actions(self, message["actions"], envs, encoding)
@@ -277,7 +277,7 @@ class Dispatcher:
         self._forget_results()
         return batch_result(self.engine, envs, encoding, self._pack, before=before, action_errors=errors)
 
-    def _check_driver_count(self, entries, field):
+    def check_driver_count(self, entries, field):
         if isinstance(entries, dict) and len(entries) > self.limits.max_drivers:
             raise PaddockError(INVALID_REQUEST, f"{field}: {len(entries)} drivers is over the cap of "
                                f"{self.limits.max_drivers} per message", field)
@@ -301,7 +301,7 @@ class Dispatcher:
             raise PaddockError(INVALID_REQUEST, f"resultOptions.stateOutput: got {short(state_output)}; expected "
                                f"one of {', '.join(_STATE_OUTPUTS)}", "resultOptions.stateOutput")
         if envs is None:
-            self._check_driver_count(placements, "placements")
+            self.check_driver_count(placements, "placements")
             return self._one_world_result(self._world(message).reset_drivers(
                 from_wire(placements, "placements") if isinstance(placements, dict) else placements,
                 options.get("observation_scope"), options.get("state_output")), encoding)
@@ -322,7 +322,7 @@ class Dispatcher:
         for i, (w, entry) in enumerate(zip(envs, placements)):
             if isinstance(entry, dict) and not entry:
                 continue
-            self._check_driver_count(entry, f"placements[{i}]")
+            self.check_driver_count(entry, f"placements[{i}]")
             try:
                 parsed = parse_placements(from_wire(entry, "placements") if isinstance(entry, dict) else entry,
                                           engine.controlled_index)

@@ -208,8 +208,13 @@ def test_an_overlong_line_is_refused_by_the_codec():
     assert reply["code"] == "line_too_long"
 
 
-def _twins(env_id="paddock/oval-batch-v0", worlds=3):
-    return [Dispatcher(env_config(env_id), num_worlds=worlds) for _ in range(2)]
+def _twins(env_id="paddock/oval-batch-v0", worlds=3, seed=None):
+    """Two dispatchers of the same worlds; with ``seed``, both reset (every world) with it."""
+    pair = [Dispatcher(env_config(env_id), num_worlds=worlds) for _ in range(2)]
+    if seed is not None:
+        for d in pair:
+            d.handle_line(json.dumps({"type": "reset", "envs": "all", "options": {"seed": seed}}).encode())
+    return pair
 
 
 def test_rejected_requests_change_nothing_and_the_next_replies_equal_a_twins():
@@ -284,9 +289,7 @@ def test_tampered_and_foreign_snapshots_are_rejected_and_change_nothing():
 
 
 def test_the_batched_step_gives_the_numbers_of_one_world_steps():
-    batched, single = _twins(worlds=3)
-    for x in (batched, single):
-        x.handle_line(b'{"type": "reset", "envs": "all", "options": {"seed": 21}}')
+    batched, single = _twins(worlds=3, seed=21)
     drivers = list(batched.engine.controlled)
     rng = np.random.default_rng(0)
     for _ in range(4):
@@ -378,9 +381,7 @@ def test_requests_speak_wire_names_only_and_errors_name_wire_fields():
 
 
 def test_batched_number_actions_are_clamped_like_one_world_actions():
-    a, b = _twins(worlds=2)
-    for x in (a, b):
-        x.handle_line(b'{"type": "reset", "envs": "all", "options": {"seed": 2}}')
+    a, b = _twins(worlds=2, seed=2)
     k = len(a.engine.controlled)
     huge = send(a, {"type": "step", "envs": "all", "actions": [[[1e39, 5.0, -3.0]] * k] * 2})
     clamped = send(b, {"type": "step", "envs": "all", "actions": [[[1.0, 1.0, 0.0]] * k] * 2})
