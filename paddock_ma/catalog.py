@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from pathlib import Path
 
-from .env.config import EnvConfig
 from .env.errors import ConfigError, suggest
+
+if TYPE_CHECKING:
+    from .env.config import EnvConfig
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "envs" / "manifests"
 
@@ -43,8 +46,10 @@ def manifest_config(env_id: str) -> dict:
     return manifests[env_id]["config"]
 
 
-def env_config(env_id: str, **overrides) -> EnvConfig:
+def env_config(env_id: str, **overrides) -> "EnvConfig":
     """The EnvConfig of ``env_id`` with ``overrides`` (config keys) deep-merged over it."""
+    from .env.config import EnvConfig      # here, not at import: `import paddock_ma` reads only the ids
+
     return EnvConfig.from_dict(manifest_config(env_id)).merged(overrides)
 
 
