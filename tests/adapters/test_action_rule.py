@@ -36,22 +36,25 @@ def _batch(actions):
     return int(env.checksums()[0]), env.applied_controls()[0].tolist()
 
 
+def _applied(infos, agent_ids):
+    """[[steering, throttle, brake]] the adapter reports as applied, per agent."""
+    return [[infos[a]["applied_controls"][f] for f in ("steering", "throttle", "brake")] for a in agent_ids]
+
+
 def _pettingzoo():
     env = parallel_env(CONFIG)
     env.reset(seed=SEED)
-    _, _, _, _, infos = env.step({f"car-0{k}@0": np.array(a, np.float32) for k, a in enumerate(OUT_OF_RANGE)})
-    applied = [[infos[f"car-0{k}@0"]["applied_controls"][f] for f in ("steering", "throttle", "brake")]
-               for k in range(2)]
-    return int(env.state()[0]), applied
+    ids = [f"car-0{k}@0" for k in range(len(OUT_OF_RANGE))]
+    _, _, _, _, infos = env.step({a: np.array(act, np.float32) for a, act in zip(ids, OUT_OF_RANGE)})
+    return int(env.state()[0]), _applied(infos, ids)
 
 
 def _rllib():
     env = PaddockMultiAgentEnv({"config": CONFIG, "auto_reset": False, "infos": "full"})
     env.reset(seed=SEED)
-    _, _, _, _, infos = env.step({f"w0/car-0{k}@0": np.array(a, np.float32) for k, a in enumerate(OUT_OF_RANGE)})
-    applied = [[infos[f"w0/car-0{k}@0"]["applied_controls"][f] for f in ("steering", "throttle", "brake")]
-               for k in range(2)]
-    return int(env.checksums()[0]), applied
+    ids = [f"w0/car-0{k}@0" for k in range(len(OUT_OF_RANGE))]
+    _, _, _, _, infos = env.step({a: np.array(act, np.float32) for a, act in zip(ids, OUT_OF_RANGE)})
+    return int(env.checksums()[0]), _applied(infos, ids)
 
 
 def test_out_of_range_actions_are_clamped_alike_through_every_api():
