@@ -2,7 +2,7 @@
 
 Usable as a library (``LocalCluster``) and as a command line::
 
-    python cluster/local_cluster.py start --workers 2 [--base-port 46400] [--state-dir DIR] [--dashboard]
+    python cluster/local_cluster.py start --workers 2 [--base-port 26400] [--state-dir DIR] [--dashboard]
     python cluster/local_cluster.py status [--state-dir DIR]
     python cluster/local_cluster.py stop [--state-dir DIR]
 
@@ -100,13 +100,15 @@ def _group_members(pgid: int) -> list[int]:
 class LocalCluster:
     """Start, inspect and stop a head plus ``num_workers`` worker raylets on this machine.
 
-    base_port: first port of the head's block of 100 (node ``i`` uses ``base_port + 100 * i`` ...).
+    base_port: first port of the head's block of 100 (node ``i`` uses ``base_port + 100 * i`` ...). Keep
+    the blocks below Linux's ephemeral ports (32768+, handed to outgoing connections, Ray's included) and
+    above Ray's worker ports (10002-19999).
     head_cpus / worker_cpus: logical CPUs each node advertises (the head 0 by default, so actors land
     on the workers and a removed worker takes its actors with it). object_store_mb: per node, MiB
     (Ray's minimum is 75). state_dir: where ``cluster.json``, the node logs and Ray's temp dir live.
     """
 
-    def __init__(self, num_workers: int = 2, base_port: int = 46400, head_cpus: int = 0, worker_cpus: int = 1,
+    def __init__(self, num_workers: int = 2, base_port: int = 26400, head_cpus: int = 0, worker_cpus: int = 1,
                  object_store_mb: int = 100, state_dir: str | os.PathLike | None = None, dashboard: bool = False):
         if not isinstance(num_workers, int) or num_workers < 0:
             raise LocalClusterError(f"num_workers: got {num_workers!r}; expected an integer >= 0")
@@ -316,7 +318,7 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     start = sub.add_parser("start", help="start a head and --workers worker raylets")
     start.add_argument("--workers", type=int, default=2)
-    start.add_argument("--base-port", type=int, default=46400)
+    start.add_argument("--base-port", type=int, default=26400)
     start.add_argument("--head-cpus", type=int, default=0)
     start.add_argument("--worker-cpus", type=int, default=1)
     start.add_argument("--object-store-mb", type=int, default=100)

@@ -112,3 +112,25 @@ def load_launcher():
     sys.modules["local_cluster"] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def free_port_base(nodes: int) -> int:
+    """First port of ``nodes`` free blocks of 100 (the launcher's layout), below Linux's ephemeral range
+    (32768+, where Ray's own outgoing connections take ports) and above Ray's worker ports (10002-19999)."""
+    import socket
+
+    first = 20000 + (os.getpid() % 50) * 200
+    for base in list(range(first, 32000 - 100 * nodes, 200)) + list(range(20000, first, 200)):
+        socks = []
+        try:
+            for port in range(base, base + 100 * nodes):
+                sock = socket.socket()
+                socks.append(sock)
+                sock.bind(("", port))
+            return base
+        except OSError:
+            continue
+        finally:
+            for sock in socks:
+                sock.close()
+    raise RuntimeError("no free block of ports between 20000 and 32000")

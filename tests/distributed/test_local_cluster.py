@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import load_launcher
+from .conftest import free_port_base, load_launcher
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.ray, pytest.mark.cluster]
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.cluster]
 def test_launcher_starts_nodes_and_stops_exactly_its_processes(tmp_path):
     lc = load_launcher()
     bystander = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
-    base = 47000 + (os.getpid() % 40) * 200
+    base = free_port_base(6)       # its nodes, and a second start's block 400 ports on
     cluster = lc.LocalCluster(num_workers=1, base_port=base, state_dir=tmp_path / "c", object_store_mb=80)
     try:
         cluster.start()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import load_launcher
+from .conftest import free_port_base, load_launcher
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.slow]
@@ -16,7 +16,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.slow]
 
 def test_rllib_example_trains_with_env_runners_on_two_nodes(tmp_path):
     lc = load_launcher()
-    base = 43000 + (os.getpid() % 40) * 200
+    base = free_port_base(3)
     cluster = lc.LocalCluster(num_workers=2, base_port=base, state_dir=tmp_path / "c", object_store_mb=100,
                               head_cpus=1, worker_cpus=1)
     out = tmp_path / "ppo.json"
