@@ -150,7 +150,7 @@ def build_config(args):
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-    from paddock_ma.adapters.rllib_env import register
+    from paddock_ma.adapters.rllib_env import register, with_env_endings
 
     torch.set_num_threads(1)
     name = register()
@@ -160,7 +160,8 @@ def build_config(args):
                   "reward": functools.partial(user_reward, crash_penalty=args.crash_penalty),
                   "overrides": env_overrides(args)}
     fragment = args.rollout_fragment_length
-    return (
+    # with_env_endings: RLlib records truncated lives as truncated (PPO bootstraps them), see rllib_env
+    return with_env_endings(
         PPOConfig()
         .environment(name, env_config=env_config)
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=1,

@@ -27,7 +27,9 @@ import numpy as np
 from ..env.episodes import (
     END_DESTROYED, END_REASON_NAMES, M_LEGAL_PROGRESS, METRIC_NAMES, EpisodeArrays, episode_dict, metrics_dict,
 )
-from ..env.errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, ConfigError, PaddockError
+from ..env.errors import (
+    EPISODE_ENDED, INVALID_ACTION, NOT_RESET, SNAPSHOT_REJECTED, UNKNOWN_DRIVER, ConfigError, PaddockError,
+)
 from ..env.scenarios import PLACEMENT_POLICIES
 
 
@@ -64,6 +66,7 @@ class Lives:
         self.max_world_steps = max_world_steps
         w, k = batch.num_worlds, len(batch.controlled)
         self.shape = (w, k)
+        self.id_format = id_format
         # ids[w][k][life] and the reverse index agent -> (w, k, life)
         self.ids = [[[id_format.format(w=wi, driver=d, life=life) for life in range(self.max_lives)]
                      for d in batch.controlled] for wi in range(w)]
@@ -125,6 +128,8 @@ class Lives:
         ``split(agent, value)`` returns ``(vehicle_action, pit_intent, pit_compound)`` for Dict
         action spaces.
         """
+        if self.batch.state is None:
+            raise PaddockError(NOT_RESET, "the environment has not been reset: call reset() before step()")
         if self.world_over.all() and not self.agents:
             raise PaddockError(EPISODE_ENDED, "the episode is over (no live agents): call reset()")
         if not isinstance(actions, dict):
@@ -139,8 +144,9 @@ class Lives:
         where = [self.index.get(a) if isinstance(a, str) else None for a in keys]
         if None in where:
             agent = keys[where.index(None)]
+            pattern = self.id_format.replace("{w}", "{world}")
             raise PaddockError(UNKNOWN_DRIVER, f"actions.{agent}: {agent!r} is not an agent of this "
-                               "environment (ids are '{driver}@{life}', see possible_agents)", f"actions.{agent}")
+                               f"environment (ids are {pattern!r}, see possible_agents)", f"actions.{agent}")
         if not keys:
             wi = ki = li = np.zeros(0, np.int64)
         else:
@@ -242,6 +248,44 @@ class Lives:
                          reborn=reset_result, retired=done & ~newborn, capped=cap,
                          ended_progress=ended_progress, ended_steps=ended_steps,
                          applied_controls=self.batch.applied_controls())
+
+    # -- snapshot -----------------------------------------------------------------------------------
+    _ARRAYS = (("alive", bool), ("life", np.int32), ("world_over", bool), ("world_steps", np.int64),
+               ("life_progress", np.float64), ("life_steps", np.int64))
+
+    def snapshot(self) -> dict:
+        """The engine's snapshot and this bookkeeping (alive lives, life counters, world steps, the running
+        lives' progress and steps, the life totals), as one JSON-safe dict; ``restore`` brings both back."""
+        return {"engine": self.batch.snapshot(), "id_format": self.id_format, "max_lives": self.max_lives,
+                "shape": list(self.shape), "totals": dict(self.life_totals),
+                "arrays": {name: getattr(self, name).tolist() for name, _ in self._ARRAYS}}
+
+    def restore(self, doc: dict) -> None:
+        """Restore ``snapshot()``'s document bit-exactly (engine and lives together). A document of another
+        shape, id format or number of lives raises PaddockError(snapshot_rejected) and changes nothing."""
+        def reject(what):
+            raise PaddockError(SNAPSHOT_REJECTED, f"snapshot.{what}", "snapshot")
+        if not isinstance(doc, dict) or not {"engine", "id_format", "max_lives", "shape", "totals",
+                                             "arrays"} <= set(doc):
+            reject("lives: expected a document of an adapter's snapshot() (engine, id_format, max_lives, "
+                   "shape, totals, arrays)")
+        for key, mine in (("id_format", self.id_format), ("max_lives", self.max_lives), ("shape", list(self.shape))):
+            if doc[key] != mine:
+                reject(f"{key}: got {doc[key]!r}; this env has {mine!r}")
+        try:
+            arrays = {name: np.asarray(doc["arrays"][name], dtype) for name, dtype in self._ARRAYS}
+            totals = {key: type(value)(doc["totals"][key]) for key, value in self.life_totals.items()}
+        except (KeyError, TypeError, ValueError) as exc:
+            reject(f"arrays: unreadable ({type(exc).__name__}: {exc})")
+        for name, array in arrays.items():
+            want = self.shape[:1] if name.startswith("world") else self.shape
+            if array.shape != want:
+                reject(f"arrays.{name}: shape {array.shape}, expected {want}")
+        self.batch.restore(doc["engine"])         # raises snapshot_rejected (nothing changed) on a bad engine doc
+        for name, array in arrays.items():
+            getattr(self, name)[...] = array
+        self.life_totals = totals
+        self.agents = self._live_list()
 
     def end_episode(self) -> None:
         """End the env episode now: every world over, no agent alive (the next call is ``reset``)."""

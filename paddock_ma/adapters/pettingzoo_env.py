@@ -34,7 +34,7 @@ from pettingzoo import ParallelEnv
 
 from ..env.batch_env import BatchEnv
 from ..env.config import EnvConfig
-from ..env.errors import INVALID_ACTION, ConfigError, PaddockError
+from ..env.errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .lives import Lives, check_options, info_for
 
 ADAPTER_OPTIONS = ("max_lives", "auto_reset", "reset_placement", "max_world_steps", "reward_fn", "pit_actions",
@@ -109,7 +109,10 @@ class PaddockParallelEnv(ParallelEnv):
 
     # -- API --------------------------------------------------------------------------------------
     def reset(self, seed=None, options=None):
-        result = self.lives.reset(seed)
+        return self._start(self.lives.reset(seed))
+
+    def _start(self, result):
+        """(observations, infos) of the live agents from ``result`` (a reset's, or the restored worlds')."""
         self.agents = list(self.lives.agents)
         obs, infos = {}, {}
         for agent in self.agents:
@@ -118,6 +121,18 @@ class PaddockParallelEnv(ParallelEnv):
             infos[agent] = info_for(self.lives, result, 0, k)
             infos[agent].pop("metrics", None)
         return obs, infos
+
+    def snapshot(self) -> dict:
+        """A JSON-safe document of the world and the lives bookkeeping (live agents, life counters, world
+        step); ``restore`` brings both back bit-exactly. Before the first reset: PaddockError(not_reset)."""
+        return self.lives.snapshot()
+
+    def restore(self, doc: dict):
+        """Restore ``snapshot()``'s document (into this env or a fresh one of the same options) and return
+        the live agents' ``(observations, infos)`` as ``reset`` does; the next ``step`` continues exactly as
+        the snapshotted env did. A document that does not fit raises PaddockError(snapshot_rejected)."""
+        self.lives.restore(doc)
+        return self._start(self.batch.current_result())
 
     def _split(self, agent, value):
         if not isinstance(value, dict) or set(value) != {"vehicle", "pit_intent", "pit_compound"}:
@@ -173,7 +188,7 @@ class PaddockParallelEnv(ParallelEnv):
             return None
         from ..env.render import render_world
         if self.batch.state is None:
-            raise PaddockError("not_reset", "render() before reset()")
+            raise PaddockError(NOT_RESET, "render() before reset()")
         return render_world(self.batch, 0, size=self.render_size, rays=self.render_rays)
 
     def close(self):
