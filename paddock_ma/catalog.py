@@ -53,14 +53,31 @@ def env_config(env_id: str, **overrides) -> "EnvConfig":
     return EnvConfig.from_dict(manifest_config(env_id)).merged(overrides)
 
 
+# Engine options make() takes beside config keys: every one goes to a BatchEnv (num_worlds given); a
+# PaddockEnv (no num_worlds) takes those of ENGINE_OPTIONS_OF_ONE_WORLD and refuses the others by name.
+ENGINE_OPTIONS = ("auto_reset", "reset_placement", "parallel", "reward_fn")
+ENGINE_OPTIONS_OF_ONE_WORLD = ("parallel", "reward_fn")
+
+
 def make(env_id: str, num_worlds: int | None = None, **overrides):
-    """A PaddockEnv for ``env_id`` (or a BatchEnv of ``num_worlds`` worlds), config keys overridable."""
+    """A PaddockEnv for ``env_id`` (or a BatchEnv of ``num_worlds`` worlds), config keys overridable.
+
+    Besides config keys: ``parallel`` and ``reward_fn`` (a vectorised reward, see ``env.rewards``) go to
+    either engine; ``auto_reset`` and ``reset_placement`` (the engine's auto-reset of ended cars) need
+    ``num_worlds``: a PaddockEnv reports every ending and re-places cars only through ``reset_drivers``,
+    so they raise ConfigError naming the option without it.
+    """
     from .env.batch_env import BatchEnv
     from .env.environment import PaddockEnv
 
-    batch_keys = {k: overrides.pop(k) for k in ("auto_reset", "reset_placement", "parallel", "reward_fn")
-                  if k in overrides}
+    engine = {k: overrides.pop(k) for k in ENGINE_OPTIONS if k in overrides}
+    if num_worlds is None:
+        refused = [k for k in engine if k not in ENGINE_OPTIONS_OF_ONE_WORLD]
+        if refused:
+            raise ConfigError(refused[0], "an option of the batched engine's auto-reset: give num_worlds "
+                              f"(make({env_id!r}, num_worlds=1, {refused[0]}=...)) for a BatchEnv; a PaddockEnv "
+                              "reports each ending and re-places cars through reset_drivers()")
     config = env_config(env_id, **overrides)
     if num_worlds is None:
-        return PaddockEnv(config)
-    return BatchEnv(config, num_worlds, **batch_keys)
+        return PaddockEnv(config, **engine)
+    return BatchEnv(config, num_worlds, **engine)
