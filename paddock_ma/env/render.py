@@ -2,9 +2,11 @@
 
 The background is the track's raster of surface codes (``TrackArrays.grid_surf``, one code per
 ``grid_cell`` metres) resampled to the output size: grass, gravel, kerb, asphalt, barrier and the pit
-surfaces each get a colour. Cars are oriented rectangles coloured by interaction profile (normal red,
-phantom-race amber, batch-training blue; controlled cars lighter, destroyed cars grey). A car is drawn at
-least ``MIN_CAR_PIXELS`` long so it stays visible on a small image (its true size is 4.65 x 1.24 m).
+surfaces each get a colour. Cars are oriented rectangles in colours no surface has: each controlled
+driver its own (``driver_colours``: saturated hues, by controlled index), the built-in drivers by
+interaction profile (normal white, phantom-race pale amber, batch-training pale blue), destroyed cars
+grey. A car is drawn at least ``MIN_CAR_PIXELS`` long so it stays visible on a small image (its true size
+is 4.65 x 1.24 m).
 With ``rays=True`` each controlled car's rays are drawn to their road-edge distance.
 
 Image rows grow with world y and columns with world x (the simulator's y axis points "down" on screen,
@@ -31,8 +33,12 @@ SURFACE_COLOURS = np.array([
     (120, 120, 140),  # pit exit
     (170, 170, 190),  # pit box
 ], np.uint8)
-PROFILE_COLOURS = {"normal": (220, 30, 30), "phantom-race": (240, 170, 20), "batch-training": (40, 110, 230)}
+# Built-in drivers by profile (pale, so the controlled drivers' saturated colours stand out)
+PROFILE_COLOURS = {"normal": (245, 245, 245), "phantom-race": (250, 205, 130), "batch-training": (165, 200, 255)}
 DESTROYED_COLOUR = (150, 150, 150)
+# The controlled drivers' colours, in controlled order; more drivers get further hues (driver_colours)
+CONTROLLED_COLOURS = np.array([(0, 230, 255), (255, 0, 220), (255, 230, 0), (255, 110, 0), (120, 255, 0),
+                               (150, 90, 255), (0, 255, 150), (255, 120, 170)], np.uint8)
 RAY_COLOUR = (250, 250, 120)
 MIN_CAR_PIXELS = 8.0
 
@@ -61,6 +67,25 @@ def _background(track, size: int):
         _BACKGROUNDS.clear()
     _BACKGROUNDS[key] = (bg, px_per_m)
     return bg, px_per_m
+
+
+def driver_colours(k: int) -> np.ndarray:
+    """uint8[k, 3]: one colour per controlled driver, all distinct and none a surface's or a built-in
+    car's: ``CONTROLLED_COLOURS`` first, then saturated hues stepped by the golden angle (reds, the kerbs'
+    hue, skipped)."""
+    out = [tuple(c) for c in CONTROLLED_COLOURS[:k]]
+    taken = set(out) | {tuple(c) for c in SURFACE_COLOURS} | set(PROFILE_COLOURS.values()) | {DESTROYED_COLOUR}
+    i = 0
+    while len(out) < k:
+        hue, i = (i * 0.618033988749895) % 1.0, i + 1
+        if min(hue, 1.0 - hue) < 0.07:
+            continue
+        rgb = np.clip(np.abs((hue * 6.0 + np.array([0.0, 4.0, 2.0])) % 6.0 - 3.0) - 1.0, 0.0, 1.0)
+        colour = tuple(int(round(55 + 200 * c)) for c in rgb)         # value 1, saturation ~0.8
+        if colour not in taken:
+            out.append(colour)
+            taken.add(colour)
+    return np.array(out, np.uint8).reshape(k, 3)
 
 
 def _profile(flags: int) -> str:
@@ -106,7 +131,7 @@ def render_world(batch, w: int = 0, *, size: int = 640, rays: bool = False) -> n
     cf, ci, flags = st.cars_f[w], st.cars_i[w], st.car_flags[w]
     enlarge = max(1.0, MIN_CAR_PIXELS / (L.CAR_LENGTH * ppm))
     length, width = L.CAR_LENGTH * ppm * enlarge, max(2.0, L.CAR_WIDTH * ppm * enlarge)
-    controlled = set(int(s) for s in batch.slots)
+    controlled = {int(slot): colour for slot, colour in zip(batch.slots, driver_colours(len(batch.slots)))}
     if rays:
         for k, slot in enumerate(batch.slots):
             slot = int(slot)
@@ -118,11 +143,11 @@ def render_world(batch, w: int = 0, *, size: int = 640, rays: bool = False) -> n
     for slot in range(cf.shape[0]):
         if not ci[slot, L.I_ACTIVE]:
             continue
-        colour = np.array(PROFILE_COLOURS[_profile(int(flags[slot]))], np.int64)
-        if slot in controlled:
-            colour = np.minimum(255, colour + 60)
+        colour = controlled.get(slot)
+        if colour is None:
+            colour = PROFILE_COLOURS[_profile(int(flags[slot]))]
         if ci[slot, L.I_DESTROYED]:
-            colour = np.array(DESTROYED_COLOUR)
+            colour = DESTROYED_COLOUR
         cx, cy = (cf[slot, L.F_X] - x0) * ppm, (cf[slot, L.F_Y] - y0) * ppm
-        _draw_box(img, cx, cy, cf[slot, L.F_HEADING], length, width, colour.astype(np.uint8))
+        _draw_box(img, cx, cy, cf[slot, L.F_HEADING], length, width, np.asarray(colour, np.uint8))
     return img
