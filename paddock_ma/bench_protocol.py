@@ -16,7 +16,6 @@ non-Python trainer would have.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import subprocess
@@ -28,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from .bench import _timed, env_bench_config
+from .protocol.client import decode_f32
+from .protocol.codec import pack_f32
 
 
 # Vector entries the benchmark's policy reads (the physical-driver schema's first entries).
@@ -71,10 +72,7 @@ class _Trainer:
         self._reset_drivers(np.ones((worlds, cars), bool))
 
     def _vectors(self, packed_or_lists) -> np.ndarray:
-        if self.encoding == "f32-base64":
-            shape = packed_or_lists["shape"]
-            return np.frombuffer(base64.b64decode(packed_or_lists["f32"]), "<f4").reshape(shape)
-        return np.asarray(packed_or_lists, np.float32)
+        return decode_f32(packed_or_lists)          # the shipped client's decoder, either encoding
 
     def _send(self, msg: dict) -> dict:
         doc = json.loads(self.call(_line(msg)))
@@ -120,7 +118,7 @@ class _Trainer:
             ended = np.array([[info["terminated"] or info["truncated"] for info in result["info"]["drivers"].values()]])
         elif self.encoding == "f32-base64":
             result = self._send({"type": "step", "envs": "all", "encoding": self.encoding, "actions": {
-                "f32": base64.b64encode(acts.astype("<f4").tobytes()).decode(), "shape": list(acts.shape)}})
+                **pack_f32(acts)}})
             self.obs = self._vectors(result["observation"]["vectors"]).copy()
             ended = np.array(result["terminated"]) | np.array(result["truncated"])
         else:
@@ -197,25 +195,18 @@ def bench_dispatcher(worlds: int, cars: int, encoding: str, seconds: float) -> d
 
 
 def bench_ndjson(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
-    """Car-steps/s and round-trip ms of a ``paddock-ma serve`` subprocess, one request in flight."""
+    """Car-steps/s and round-trip ms of a ``paddock-ma serve`` subprocess driven through the shipped
+    Python client (``WorkerClient.request_line``), one request in flight."""
+    from .protocol.client import WorkerClient
+
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(env_bench_config(cars), f)
         path = f.name
     env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
-    proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "serve", "--config", path, "--worlds",
-                             str(worlds), "--max-line-bytes", str(64 << 20)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
-
-    def call(line: bytes) -> bytes:
-        proc.stdin.write(line)
-        proc.stdin.flush()
-        return proc.stdout.readline()
-
     try:
-        row = _timed_trainer(call, worlds, cars, encoding, seconds, _lap_meters())
+        with WorkerClient(config=path, worlds=worlds, max_line_bytes=64 << 20, env=env) as worker:
+            row = _timed_trainer(worker.request_line, worlds, cars, encoding, seconds, _lap_meters())
     finally:
-        proc.stdin.close()
-        proc.wait(timeout=30)
         os.unlink(path)
     return {"path": f"NDJSON worker ({encoding})", **row}
 

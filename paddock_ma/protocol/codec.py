@@ -17,7 +17,7 @@ its little-endian bytes, ``{"f32": "<base64>", "shape": [...]}``; ``pack_f32``/`
 
 from __future__ import annotations
 
-import base64
+import pybase64
 import json
 import math
 import os
@@ -163,9 +163,10 @@ class PackedF32:
     def __init__(self, array: np.ndarray):
         self.array = np.ascontiguousarray(array, dtype="<f4")
 
-    def json_bytes(self) -> bytes:
+    def json_parts(self) -> tuple[bytes, bytes, bytes]:
+        """The object's JSON text in three pieces (prefix, base64, suffix), joined once by ``encode``."""
         shape = ",".join(str(d) for d in self.array.shape)
-        return b'{"f32":"' + base64.b64encode(self.array.tobytes()) + b'","shape":[' + shape.encode() + b"]}"
+        return b'{"f32":"', pybase64.b64encode(self.array.tobytes()), b'","shape":[' + shape.encode() + b"]}"
 
 
 # A marker no reply can hold otherwise: NUL characters are escaped by the encoder, and the nonce is this
@@ -189,13 +190,19 @@ def encode(value) -> bytes:
                       default=splice).encode("utf-8")
     if not packed:
         return data
-    return _MARKER.sub(lambda m: packed[int(m.group(1))].json_bytes(), data)
+    parts, start = [], 0            # the text around the markers and each array's pieces, one join
+    for marker in _MARKER.finditer(data):
+        parts.append(data[start:marker.start()])
+        parts.extend(packed[int(marker.group(1))].json_parts())
+        start = marker.end()
+    parts.append(data[start:])
+    return b"".join(parts)
 
 
 def pack_f32(array: np.ndarray) -> dict:
     """``{"f32": base64 of the little-endian float32 bytes, "shape": [...]}`` of ``array``."""
     arr = np.ascontiguousarray(array, dtype="<f4")
-    return {"f32": base64.b64encode(arr.tobytes()).decode("ascii"), "shape": list(arr.shape)}
+    return {"f32": pybase64.b64encode(arr.tobytes()).decode("ascii"), "shape": list(arr.shape)}
 
 
 def unpack_f32(packed, field: str, shape: tuple | None = None) -> np.ndarray:
@@ -207,7 +214,7 @@ def unpack_f32(packed, field: str, shape: tuple | None = None) -> np.ndarray:
     if not isinstance(dims, list) or not all(type(d) is int and d >= 0 for d in dims):
         raise PaddockError(INVALID_REQUEST, f"{field}.shape: got {dims!r}; expected a list of sizes", f"{field}.shape")
     try:
-        raw = base64.b64decode(packed["f32"], validate=True)
+        raw = pybase64.b64decode(packed["f32"], validate=True)
     except ValueError:
         raise PaddockError(INVALID_REQUEST, f"{field}.f32: not base64 text", f"{field}.f32") from None
     count = math.prod(dims)

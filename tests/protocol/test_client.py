@@ -154,3 +154,32 @@ def test_no_worker_outlives_a_parent_killed_with_sigkill():
         parent.kill()
         parent.wait()
         parent.stdout.close()
+
+
+def test_the_reply_reader_splits_lines_of_any_size_across_reads():
+    import queue
+    import threading
+
+    from paddock_ma.protocol.client import _pump_lines
+    from paddock_ma.protocol.server import widen_pipe
+
+    read_fd, write_fd = os.pipe()
+    assert widen_pipe(write_fd) >= 1 << 16          # a pipe can be widened (Linux: up to pipe-max-size)
+    big = b"x" * (3 << 20)                          # longer than one read of the reader
+    lines = queue.Queue()
+    reader = threading.Thread(target=_pump_lines, args=(read_fd, lines))
+    reader.start()
+    with os.fdopen(write_fd, "wb") as out:
+        out.write(b'{"a":1}\n{"b":2}\n' + big[:1000])
+        out.flush()
+        out.write(big[1000:] + b"\n" + b'{"last":true}')      # the last line has no newline
+    reader.join(timeout=30)
+    os.close(read_fd)
+    got = [lines.get_nowait() for _ in range(lines.qsize())]
+    assert got == [b'{"a":1}\n', b'{"b":2}\n', big + b"\n", b'{"last":true}', None]
+
+
+def test_widen_pipe_leaves_what_is_not_a_pipe(tmp_path):
+    from paddock_ma.protocol.server import widen_pipe
+    with open(tmp_path / "f", "wb") as handle:
+        assert widen_pipe(handle.fileno()) == 0
