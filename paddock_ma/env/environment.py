@@ -157,13 +157,16 @@ class PaddockEnv:
         return self._config_driver_ids
 
     def _rewards(self, result, actions) -> dict:
+        # The context always carries a snapshot: with state_output "none" the reward still gets the
+        # minimal one (PaddockJS's reward snapshot), so a compact run's reward equals a full run's.
+        state = result["state"] if result["state"] is not None else self._state("minimal")
         rewards = {}
         for driver in result["metrics"]:
             context = {"driver_id": driver, "metrics": result["metrics"][driver],
                        "episode": result["info"]["drivers"][driver],
                        "observation": result["observation"].get(driver), "action": actions.get(driver),
                        "events": [e for e in result["events"] if driver in e.get("driver_ids", ())],
-                       "previous": self._prev_state, "state": result["state"]}
+                       "previous": self._prev_state, "state": state}
             try:
                 value = self.config.reward(context)
             except Exception as exc:

@@ -25,13 +25,14 @@ Real training code should write its own domain-specific ``reward(context)`` (or 
 reward at all); the environment's ``metrics`` are reward-neutral facts meant for exactly that.
 
 The value only depends on facts that every output mode can supply, so a compact run
-(``observation.output: "vector"`` with ``result.state_output: "minimal"``) gives the same reward as a
-full run for the same transition:
+(``observation.output: "vector"`` with ``result.state_output: "minimal"`` or ``"none"``) gives the same
+reward as a full run for the same transition (``PaddockEnv`` hands a reward the minimal snapshot when
+the result carries no state):
 
 * legal progress: ``metrics.legal_progress_delta_meters``;
 * speed and legality: the observation object's ``self`` block when present, otherwise this driver's
   car in ``state.snapshot.cars`` (minimal or full), otherwise the metrics alone (speed unknown -> 0,
-  legality from ``metrics.off_track``);
+  legality from ``metrics.off_track``: a context built by hand without a snapshot);
 * contacts: ``metrics.contact_count``; steering and brake: the action sent for this step.
 """
 

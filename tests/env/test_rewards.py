@@ -52,6 +52,15 @@ def test_compact_output_gives_the_same_reward_as_full_output():
     assert any(-1.0 < v < 1.0 for v in values[:160])  # car-00 back on the legal surface
 
 
+def test_compact_output_without_state_keeps_the_speed_term():
+    """Issue 14, defect 2: with vector output and ``state_output: "none"`` (the catalogue's batch envs)
+    the reward still reads speed and legality, so it equals the full-output reward step for step."""
+    full = _run(observation={"output": "full"}, result={"state_output": "full"})
+    compact = _run(observation={"output": "vector", "include_schema": False}, result={"state_output": "none"})
+    assert [r for r, _ in full] == [r for r, _ in compact]
+    assert max(r["car-01"] for r, _ in compact) > 1.0      # the speed term is there (~100 km/h * 0.01)
+
+
 def test_value_matches_the_formula():
     env = PaddockEnv(dict(BASE, reward=progress_reward()))
     env.reset(seed=9)
