@@ -14,6 +14,7 @@ from ..sim import layout as L
 from ..sim.race import grid_placement
 from .config import EnvConfig, Placement
 from .errors import INVALID_REQUEST, PaddockError, suggest
+from .interactions import driver_flags
 
 PLACEMENT_POLICIES = ("grid", "random", "random-moving", "scenario")
 # "random-moving": a random legal position (as "random") at a speed uniform in [0, this) km/h, for
@@ -32,9 +33,18 @@ def grid_placements(participants, standing: bool) -> dict:
     return {driver: grid_placement(i, standing) for i, driver in enumerate(participants)}
 
 
+def start_race_order(config: EnvConfig, participants) -> list:
+    """The participants in race order at the start, as PaddockJS lists the cars of a snapshot: the
+    ranked (classified) cars in grid order (the grid is slot order), then the unranked ones (profiles
+    out of race order, e.g. batch-training) in slot order."""
+    ranked = [d for d in participants if driver_flags(config, d) & L.FLAG_CLASSIFIED]
+    return ranked + [d for d in participants if d not in ranked]
+
+
 def preset_placements(preset: str, track, config: EnvConfig, participants) -> dict:
     """Placements of a preset (PaddockJS semantics; only the first controlled driver moves, except
-    ``overtaking-pack`` which places the first four participants)."""
+    ``overtaking-pack`` which places the first four cars in race order at the start: the i-th
+    (from 0) at 0.35 L + (i - 1) * 18 m, offset -2.2 m for even i and +2.2 m for odd i, 135 - 3 i km/h)."""
     lead = config.controlled_drivers[0]
     length = track.length
     if preset == "cornering":
@@ -49,9 +59,9 @@ def preset_placements(preset: str, track, config: EnvConfig, participants) -> di
         return {lead: ((track.pit_entry_s - 170.0) % length, 0.0, 120.0 * L.MPS_PER_KPH, 0.0)}
     if preset == "overtaking-pack":
         out = {}
-        for i, driver in enumerate(participants[:4]):
-            out[driver] = (0.35 * length + i * 18.0, -2.2 if i % 2 == 0 else 2.2, (135.0 - 3.0 * (i + 1)) * L.MPS_PER_KPH,
-                           0.0)
+        for i, driver in enumerate(start_race_order(config, participants)[:4]):
+            out[driver] = (0.35 * length + (i - 1) * 18.0, -2.2 if i % 2 == 0 else 2.2,
+                           (135.0 - 3.0 * i) * L.MPS_PER_KPH, 0.0)
         return out
     raise PaddockError("invalid_config", f"scenario.preset: unknown preset {preset!r}", "scenario.preset")
 

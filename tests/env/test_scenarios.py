@@ -84,12 +84,25 @@ def test_overtaking_pack_preset():
     env = make_env(drivers=5, controlled_drivers=["car-00"], scenario={"preset": "overtaking-pack"})
     r = env.reset()
     cars = _cars(r)
-    for i in range(4):
+    for i in range(4):      # PaddockJS 2.0.0: the i-th car at 0.35 L + (i - 1) 18 m, 135 - 3 i km/h
         c = cars[f"car-{i:02d}"]
-        assert c["race_distance_meters"] == pytest.approx(0.35 * OVAL.length + 18.0 * i)
+        assert c["race_distance_meters"] == pytest.approx(0.35 * OVAL.length + 18.0 * (i - 1))
         assert c["signed_offset_meters"] == pytest.approx(-2.2 if i % 2 == 0 else 2.2, abs=1e-6)
-        assert c["speed_kph"] == pytest.approx(135.0 - 3.0 * (i + 1))
+        assert c["speed_kph"] == pytest.approx(135.0 - 3.0 * i)
     assert cars["car-04"]["race_distance_meters"] == pytest.approx(-30.0 - 35.0 * 4)   # 5th car on the grid
+
+
+def test_overtaking_pack_takes_the_first_four_in_race_order():
+    """Issue 14, defect 9: the pack is the first four cars in race order at the start, not in driver
+    order: a car out of race order (batch-training) is ranked after every racing car."""
+    env = make_env(drivers=6, controlled_drivers=["car-00"], scenario={"preset": "overtaking-pack"},
+                   participant_interactions={"drivers": {"car-01": {"profile": "batch-training"}}})
+    cars = _cars(env.reset())
+    pack = ["car-00", "car-02", "car-03", "car-04"]
+    for i, d in enumerate(pack):
+        assert cars[d]["race_distance_meters"] == pytest.approx(0.35 * OVAL.length + 18.0 * (i - 1)), d
+        assert cars[d]["speed_kph"] == pytest.approx(135.0 - 3.0 * i)
+    assert cars["car-01"]["race_distance_meters"] < 0.0 and cars["car-05"]["race_distance_meters"] < 0.0
 
 
 def test_explicit_placements_override_preset_and_traffic_is_relative():
