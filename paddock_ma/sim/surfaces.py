@@ -195,6 +195,11 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     cars_i[w, c, I_SURFACE] = worst
     cars_i[w, c, I_ON_TRACK] = on_track
     cars_i[w, c, I_IN_PIT_LANE] = in_pit
+    # The barrier's inner face is the grass edge: a wheel whose patch reaches past it (a barrier
+    # wheel, with no pit surface under that corner) touches the wall, so the surfaces and the
+    # destruction agree (the patches reach 0.95 m out from the car's axis, past the 0.62 m body).
+    if worst == SURF_BARRIER:
+        return True
     if in_pit == 1:
         return False
     # body corners: offsets from the linearised normal first, exact projection near the barrier
@@ -216,14 +221,16 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
 
 @kernel
 def classify_car(tr, cars_f, cars_i, w, c):
-    """Track position and wheel surfaces of car (w, c); returns True when its body touches the barrier.
+    """Track position and wheel surfaces of car (w, c); returns True when the car touches the barrier.
 
     tr: TrackArrays; cars_f: float64[W, C, NF]; cars_i: int32[W, C, NI]; w, c: int.
     Reads F_X, F_Y, F_HEADING and the hint I_SEG_HINT. Writes F_PROGRESS (m), F_OFFSET (m),
     F_HEADING_ERROR (rad), F_CURVATURE (1/m), I_SEG_HINT, I_WHEEL_SURFACE_* and F_WHEEL_OFFSET_*
     (FL, FR, RL, RR), I_SURFACE (worst wheel), I_ON_TRACK (every wheel on track, kerb or pit) and
     I_IN_PIT_LANE (some wheel on a pit surface; the rules may also set it for a pit-route car).
-    Barrier: any corner of the 4.65 x 1.24 m body beyond grass_edge while no wheel is on a pit surface.
+    Barrier (the wall's inner face is grass_edge): a wheel on the barrier surface (a patch corner beyond
+    grass_edge and on no pit surface), or any corner of the 4.65 x 1.24 m body beyond grass_edge while
+    no wheel is on a pit surface.
     """
     bbox = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_width)
     cos_h = math.cos(cars_f[w, c, F_HEADING])
@@ -238,7 +245,7 @@ def classify_car(tr, cars_f, cars_i, w, c):
 @kernel(inline="always")
 def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, bbox):
     """``classify_car`` for every active car of world ``w``; touch int8[C] receives 1 where the
-    car's body touches the barrier (0 otherwise, and for empty slots). One call per world: the
+    car touches the barrier (0 otherwise, and for empty slots). One call per world: the
     track arrays are unpacked once, not per car.
 
     trig float64[C, >= 3]: the step's ``pre`` (columns PRE_HEADING, PRE_COS, PRE_SIN); a row whose heading equals the car's F_HEADING

@@ -154,3 +154,75 @@ def test_other_drivers_sense_the_placed_car():
     # and the vector agrees with the object
     v = dict(zip([e["name"] for e in r["observation"]["car-00"]["schema"]], r["observation"]["car-00"]["vector"]))
     assert v["rays[3].car.hit"] == 1.0 and v["nearbyCars[0].present"] == 1.0
+
+
+def test_batch_reset_drivers_rejects_bad_placements_and_changes_nothing():
+    """Issue 14, defect 1: the array forms of BatchEnv.reset_drivers are checked at the boundary."""
+    from env_helpers import config, world_bytes
+    from paddock_ma.env.batch_env import BatchEnv
+    batch = BatchEnv(config(), 2)
+    batch.reset(seed=3)
+    batch.step(np.tile(np.array([0.0, 0.5, 0.0], np.float32), (2, 2, 1)))
+    mask = np.zeros((2, 2), bool)
+    mask[1, 0] = True
+
+    def arrays(**over):
+        out = {"distance_meters": np.full((2, 2), 400.0), "offset_meters": np.zeros((2, 2)),
+               "speed_kph": np.full((2, 2), 80.0), "heading_error_radians": np.zeros((2, 2))}
+        out.update(over)
+        return out
+
+    bad = {np.nan: "nan", np.inf: "inf", -np.inf: "-inf"}
+    cases = []
+    for key in ("distance_meters", "offset_meters", "heading_error_radians"):
+        for value, text in bad.items():
+            a = np.full((2, 2), 1.0)
+            a[1, 0] = value
+            cases.append((arrays(**{key: a}), f"placement.{key}", f"got {text} for world 1 car-00"))
+    a = np.full((2, 2), 80.0)
+    a[1, 0] = np.inf                                  # NaN speed means "keep"; infinite is an error
+    cases.append((arrays(speed_kph=a), "placement.speed_kph", "got inf for world 1 car-00"))
+    cases.append((arrays(distance_meters=np.zeros(3)), "placement.distance_meters", "shape (3,)"))
+    cases.append((arrays(offset_meters=["a", "b", "c", "d"]), "placement.offset_meters", "'a'"))
+    cases.append((arrays(spead_kph=np.zeros((2, 2))), "placement.spead_kph", "speed_kph"))
+    cases.append(([(400.0, float("nan"), None, 0.0)], "placement[0]", "got nan at index 1 for world 1 car-00"))
+    cases.append(([(400.0, "left", None, 0.0)], "placement[0]", "got 'left' at index 1 for world 1 car-00"))
+    cases.append(([(400.0, 0.0)], "placement[0]", "got (400.0, 0.0) for world 1 car-00"))
+    cases.append(([(400.0, 0.0, None, 0.0)] * 2, "placement", "got 2 placements for 1 reset car(s) (world 1 car-00)"))
+    before = world_bytes(batch)
+    obs = batch.latest_obs.copy()
+    for placement, field, shown in cases:
+        with pytest.raises(PaddockError) as info:
+            batch.reset_drivers(mask, placement)
+        err = info.value
+        assert err.code == INVALID_REQUEST and err.field == field, (field, err)
+        assert shown in err.message and ("expected" in err.message or "known keys" in err.message), err.message
+        assert world_bytes(batch) == before and np.array_equal(batch.latest_obs, obs)
+    # the valid forms still work, and only the masked car moves
+    r = batch.reset_drivers(mask, arrays())
+    assert r.reset_mask[1, 0] and r.episode_id[1, 0] == 1 and r.episode_id[0, 0] == 0
+    r = batch.reset_drivers(mask, [(400.0, 1.0, None, 0.0)])
+    assert r.episode_id[1, 0] == 2
+
+
+def test_a_wheel_on_the_barrier_destroys_the_car():
+    """Issue 14, defect 3: touching the barrier's inner face destroys, and the surfaces say so."""
+    env = make_env(observation={"profile": "physical-driver"})
+    env.reset()
+    seen_barrier = 0
+    for offset in (38.6, 38.9, 39.06, 39.3, 39.6, 40.0):
+        for heading in (-0.6, -0.3, 0.0, 0.3, 0.6):
+            r = env.reset_drivers({"car-00": {"distance_meters": 500, "offset_meters": offset,
+                                              "heading_error_radians": heading, "speed_kph": 60}})
+            destroyed = r["metrics"]["car-00"]["destroyed"]
+            c = env.batch.state.cars_i[0, slot(env, "car-00")]
+            wheels = [L.SURFACE_NAMES[c[f]] for f in L.WHEEL_SURFACE_FIELDS]
+            if "barrier" in wheels:
+                seen_barrier += 1
+                assert destroyed, (offset, heading, wheels)
+    assert seen_barrier >= 3
+    # the issue's case: 39.06 m, heading error 0.6 rad, front-right wheel at 40.7 m
+    r = env.reset_drivers({"car-00": {"distance_meters": 500, "offset_meters": 39.06,
+                                      "heading_error_radians": 0.6}})
+    assert r["metrics"]["car-00"]["destroyed"] is True
+    assert r["info"]["drivers"]["car-00"]["end_reason"] == "destroyed"

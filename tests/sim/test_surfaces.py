@@ -91,10 +91,30 @@ def test_barrier_contact_by_body_corner(tr):
     assert barrier
     barrier, f, i = place(tr, 1000.0, 38.5, yaw=math.pi / 2)
     assert not barrier
-    # in a corner too (right-hand semicircle, outside = left): corner exactly located
+    # in a corner too (right-hand semicircle, outside = left): the outermost point is located exactly
+    # (the wheel patches, 0.95 m out from the car's axis, reach past the 0.62 m body)
     s_mid = 375 + 0.5 * 150 * math.pi
-    assert place(tr, s_mid, -(41.2 - 0.62))[0]
-    assert not place(tr, s_mid, -(40.8 - 0.62))[0]
+    assert place(tr, s_mid, -(41.2 - 0.95))[0]
+    assert not place(tr, s_mid, -(40.8 - 0.95))[0]
+
+
+def test_a_wheel_on_the_barrier_touches_the_wall(tr):
+    """Issue 14, defect 3: the barrier's inner face is the grass edge (41 m on the oval); a wheel whose
+    patch reaches past it reads ``barrier`` and the car is destroyed, though no body corner is past it."""
+    # patch outer edge at 41.05 m, body side at 40.72 m
+    barrier, f, i = place(tr, 1000.0, 41.05 - 0.95)
+    assert wheels(i) == [GS, B, GS, B] and barrier
+    barrier, f, i = place(tr, 1000.0, 40.95 - 0.95)         # 5 cm short of the wall
+    assert wheels(i) == [GS] * 4 and not barrier
+    # the issue's case: 39.06 m off, 0.6 rad heading error, the front-right wheel's patch past the wall
+    barrier, f, i = place(tr, 1000.0, 39.06, yaw=0.6)
+    assert i[L.I_WHEEL_SURFACE_FR] == B and barrier
+    # over a sweep, a barrier wheel always means contact
+    for off in np.linspace(38.0, 40.5, 26):
+        for yaw in np.linspace(-0.8, 0.8, 9):
+            barrier, f, i = place(tr, 700.0, float(off), yaw=float(yaw))
+            if B in wheels(i):
+                assert barrier, (off, yaw)
 
 
 def test_pit_surfaces(tr):
