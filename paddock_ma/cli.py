@@ -29,8 +29,9 @@ def _cmd_race(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
+    from .bench import CORE_SCATTER_MARGIN, CORE_SCATTER_MAX_SPEED
     from .sim import layout as L
-    from .sim.race import new_race
+    from .sim.race import new_race, scatter_cars
     from .sim.step import step_state
     from .sim.track import list_tracks, load_track
 
@@ -44,6 +45,7 @@ def _cmd_race(args) -> int:
     for name in list_tracks():
         track = load_track(name)
         state = new_race(track, args.worlds, args.cars, seed=args.seed, standing_start=0, total_laps=50)
+        scatter_cars(track, state, CORE_SCATTER_MARGIN, CORE_SCATTER_MAX_SPEED)   # worlds differ: no lockstep
         step_state(state, n_ticks=1)  # compile outside the timing
         contacts = 0
         t0 = time.perf_counter()
@@ -69,6 +71,12 @@ def _cmd_bench(args) -> int:
 
         report = bench_protocol.run(seconds=args.seconds, worlds=int(args.env_worlds.split(",")[0]))
         print(bench.main_json(report) if args.json else bench_protocol.format_report(report))
+        return 0
+    if args.fleet:
+        from .distributed import bench_fleet
+
+        rows = bench_fleet.run(worlds=tuple(int(w) for w in args.env_worlds.split(",")), seconds=args.seconds)
+        print(bench.main_json(rows) if args.json else bench_fleet.format_report(rows))
         return 0
     worlds = tuple(int(w) for w in args.worlds.split(","))
     env_worlds = tuple(int(w) for w in args.env_worlds.split(","))
@@ -127,6 +135,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="also BatchEnv with every ray across the track (the march's cheapest rays) and with no rays")
     bench.add_argument("--protocol", action="store_true",
                        help="only the worker protocol: in process against JSON and a paddock-ma serve worker")
+    bench.add_argument("--fleet", action="store_true",
+                       help="only the Ray fleet (paddock/gp-batch-v0): 1 and 2 shards of --env-worlds worlds "
+                            "against the in-process engine, JSON against arrays, collection with Parquet")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_cmd_bench)
 

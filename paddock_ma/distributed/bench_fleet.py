@@ -1,5 +1,6 @@
 """Throughput of the distributed path: fleet vs in-process engine, W dependence, JSON vs array, collection.
 
+    paddock-ma bench --fleet [--env-worlds 64,256] [--seconds 5] [--json]
     python -m paddock_ma.distributed.bench_fleet [--env paddock/gp-batch-v0] [--worlds 16,64,256]
         [--seconds 5] [--json]
 
@@ -70,7 +71,7 @@ def json_vs_array(config: dict, worlds: int, calls: int = 60) -> dict:
     k = head["obs"].shape[1]
     actions = np.tile(np.array([0.0, 0.5, 0.0], np.float32), (worlds, k, 1))
     ray.get(shard.handle_line.remote(json.dumps({"type": "reset", "envs": "all", "options": {"seed": 1}}).encode()))
-    out = {"worlds": worlds}
+    out = {"what": "one shard call (ms): array step, JSON batched step, JSON with f32-base64", "worlds": worlds}
     seq = 0
 
     def array_call():
@@ -113,6 +114,48 @@ def collection(env: str, shards: int, worlds: int, steps: int) -> dict:
             "bytes_per_row": round(size / res.rows, 1)}
 
 
+def run(env: str = "paddock/gp-batch-v0", worlds=(16, 64, 256), seconds: float = 5.0, collect_steps: int = 128) -> list:
+    """Every row of the fleet benchmark: in-process references, 1 and 2 shards with 1 and 2 calls in
+    flight for each W of ``worlds``, one shard call on the array and JSON paths, and a collection."""
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    import ray
+
+    from .collect import resolve_env
+    config = resolve_env(env)
+    rows = [in_process(config, w, seconds) for w in worlds]
+    own = not ray.is_initialized()          # a private local Ray unless the caller already joined one
+    if own:
+        ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False,
+                 log_to_driver=False)
+    try:
+        for w in worlds:
+            for n in (1, 2):
+                for depth in (1, 2):
+                    rows.append(fleet(config, n, w, seconds, depth=depth))
+        rows.append(json_vs_array(config, worlds[len(worlds) // 2]))
+        rows.append(collection(env, 2, worlds[len(worlds) // 2], collect_steps))
+    finally:
+        if own:
+            ray.shutdown()
+    base = {r["worlds"]: r["car_steps_per_s"] for r in rows if r.get("what") == "in-process ShardCore"}
+    for r in rows:
+        if "car_steps_per_s" in r and r["worlds"] in base:
+            r["vs_in_process"] = round(r["car_steps_per_s"] / base[r["worlds"]], 2)
+    return rows
+
+
+def format_report(rows: list) -> str:
+    """The rows as a Markdown table (throughput rows) followed by the other measurements."""
+    lines = ["| what | worlds per shard | car-steps/s | vs in-process |", "|---|---:|---:|---:|"]
+    rest = []
+    for r in rows:
+        if "car_steps_per_s" in r:
+            lines.append(f"| {r['what']} | {r['worlds']} | {r['car_steps_per_s']:,} | {r.get('vs_in_process', '')} |")
+        else:
+            rest.append(str(r))
+    return "\n".join(lines + [""] + rest)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="paddock/gp-batch-v0")
@@ -121,29 +164,8 @@ def main(argv=None) -> int:
     p.add_argument("--collect-steps", type=int, default=128)
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
-    import ray
-
-    from .collect import resolve_env
-    config = resolve_env(args.env)
-    rows = []
-    worlds = [int(w) for w in args.worlds.split(",")]
-    for w in worlds:
-        rows.append(in_process(config, w, args.seconds))
-    ray.init(address="local", num_cpus=2, object_store_memory=200 * 1024**2, include_dashboard=False,
-             log_to_driver=False)
-    for w in worlds:
-        for n in (1, 2):
-            for depth in (1, 2):
-                rows.append(fleet(config, n, w, args.seconds, depth=depth))
-    rows.append(json_vs_array(config, worlds[len(worlds) // 2]))
-    rows.append(collection(args.env, 2, worlds[len(worlds) // 2], args.collect_steps))
-    ray.shutdown()
-    if args.json:
-        print(json.dumps(rows, indent=1))
-    else:
-        for r in rows:
-            print(r)
+    rows = run(args.env, tuple(int(w) for w in args.worlds.split(",")), args.seconds, args.collect_steps)
+    print(json.dumps(rows, indent=1) if args.json else format_report(rows))
     return 0
 
 

@@ -28,6 +28,8 @@ def add_parsers(sub) -> None:
     c.add_argument("--fragment-steps", type=int, default=64, help="steps per Parquet fragment (a multiple of "
                    "--snapshot-every)")
     c.add_argument("--snapshot-every", type=int, default=16, help="steps between shard snapshots")
+    c.add_argument("--file-worlds", type=int, default=64, help="worlds per Parquet file (files are cut by world "
+                   "blocks, so the dataset does not depend on --shards)")
     c.add_argument("--deadline", type=float, default=30.0, help="seconds a shard call may take before the shard "
                    "is declared hung and replaced")
     c.add_argument("--no-progress", action="store_true")
@@ -48,7 +50,7 @@ def cmd_collect(args) -> int:
     console = Console(stderr=True)
     cfg = CollectConfig(env=args.env, num_shards=args.shards, worlds_per_shard=args.worlds_per_shard,
                         steps=args.steps, seed=args.seed, policy=args.policy, fragment_steps=args.fragment_steps,
-                        snapshot_every=args.snapshot_every)
+                        snapshot_every=args.snapshot_every, file_worlds=args.file_worlds)
     try:
         res = collect(cfg, args.out, address=args.address, deadline_s=args.deadline, progress=not args.no_progress,
                       console=console)

@@ -16,9 +16,9 @@ import numpy as np
 from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
 
 DATASET_FORMAT = "paddock-ma-dataset"
-DATASET_VERSION = 1
+DATASET_VERSION = 2      # 2: files cut by world blocks, no shard column (a dataset no longer depends on the shards)
 MANIFEST = "manifest.json"
-TRANSITION_COLUMNS = (("shard", "int32"), ("world", "int32"), ("driver", "string"), ("episode_id", "int32"),
+TRANSITION_COLUMNS = (("world", "int32"), ("driver", "string"), ("episode_id", "int32"),
                       ("life", "int32"), ("episode_step", "int32"), ("seq", "int32"), ("obs", "float32[D]"),
                       ("action", "float32[3]"), *((m, "float32") for m in METRIC_NAMES), ("terminated", "bool"),
                       ("truncated", "bool"), ("end_reason", "string"), ("final_obs", "float32[D]"))
@@ -49,7 +49,7 @@ def write_json_atomic(path: Path, doc) -> None:
 # -- fragments -------------------------------------------------------------------------------------------
 def _schema(obs_size: int):
     import pyarrow as pa
-    cols = [pa.field("shard", pa.int32(), False), pa.field("world", pa.int32(), False),
+    cols = [pa.field("world", pa.int32(), False),
             pa.field("driver", pa.string(), False), pa.field("episode_id", pa.int32(), False),
             pa.field("life", pa.int32(), False), pa.field("episode_step", pa.int32(), False),
             pa.field("seq", pa.int32(), False), pa.field("obs", pa.list_(pa.float32(), obs_size), False),
@@ -60,20 +60,22 @@ def _schema(obs_size: int):
     return pa.schema(cols, metadata={"format": DATASET_FORMAT, "version": str(DATASET_VERSION)})
 
 
-def fragment_table(steps: list, controlled: tuple, obs_size: int):
-    """A pyarrow Table of one fragment: ``steps`` are one shard's ShardSteps (consecutive seqs), rows
-    sorted by (world, driver index, seq)."""
+def fragment_table(steps: list, controlled: tuple, obs_size: int, lo: int = 0, hi: int | None = None):
+    """A pyarrow Table of one shard's ShardSteps ``steps`` (consecutive seqs), for its local worlds
+    ``lo:hi`` only (default: all), rows sorted by (world, driver index, seq)."""
     import pyarrow as pa
 
     k = len(controlled)
     n_steps = len(steps)
-    w = steps[0].worlds.shape[0]
-    # stacked [S, W, K, ...] then flattened to rows in (world, driver, seq) order
+    hi = steps[0].worlds.shape[0] if hi is None else hi
+    w = hi - lo
+
+    # stacked [S, w, K, ...] then flattened to rows in (world, driver, seq) order
     def stack(get):
-        return np.stack([get(s) for s in steps])
+        return np.stack([get(s)[lo:hi] for s in steps])
     order = lambda a: np.moveaxis(a, 0, 2).reshape((w * k * n_steps,) + a.shape[3:])   # noqa: E731
     seq = np.broadcast_to(np.array([s.seq for s in steps], np.int32)[:, None, None], (n_steps, w, k))
-    world = np.broadcast_to(steps[0].worlds.astype(np.int32)[None, :, None], (n_steps, w, k))
+    world = np.broadcast_to(steps[0].worlds[lo:hi].astype(np.int32)[None, :, None], (n_steps, w, k))
     drv = np.broadcast_to(np.arange(k)[None, None, :], (n_steps, w, k))
     obs = order(stack(lambda s: s.obs))
     action = order(stack(lambda s: s.arrays["action"]))
@@ -87,7 +89,6 @@ def fragment_table(steps: list, controlled: tuple, obs_size: int):
     rows = w * k * n_steps
     names = np.array([None] + list(END_REASON_NAMES[1:]), dtype=object)
     cols = {
-        "shard": pa.array(np.full(rows, steps[0].shard, np.int32)),
         "world": pa.array(order(world)), "driver": pa.array(np.array(controlled, dtype=object)[order(drv)]),
         "episode_id": pa.array(order(stack(lambda s: s.arrays["episode_id"])).astype(np.int32)),
         "life": pa.array(order(stack(lambda s: s.arrays["life"])).astype(np.int32)),
@@ -210,7 +211,7 @@ def verify(path) -> list[str]:
                 f"{' (which had not ended)' if not prev_done[i] and ep[i] != prev_ep[i] else ''}"]
     if manifest.get("status") == "complete":
         c = manifest["config"]
-        want = c["steps"] * c["num_shards"] * c["worlds_per_shard"] * len(controlled)
+        want = c["steps"] * manifest["layout"]["total_worlds"] * len(controlled)
         if len(seq) != want:
             return [f"row count: {len(seq)} rows, a complete run of this config has {want}"]
     return []

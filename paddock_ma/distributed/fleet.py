@@ -105,7 +105,8 @@ class ShardFleet:
     ``MODULE:FN`` or a callable (see ``policies``). resume: ``{shard: EnvShard.snapshot() doc}`` to start
     those shards from a snapshot instead of a reset. shard_options: extra EnvShard constructor keywords
     (``reset_placement``, ``start_placement``). fault_hooks: test only, ``{shard: {"hang_at_seq": n} or
-    {"crash_at_seq": n} or {"fail_on_start": True}}`` given to the first incarnation of that shard (to
+    {"crash_at_seq": n} or {"fail_on_start": True} or {"pin_to_node": node id}}`` (the last pins the actor
+    hard to that node) given to the first incarnation of that shard (to
     every incarnation with ``faults_every_incarnation``). pipeline_depth: step calls kept in flight per
     shard; 2 (builtin policy only) overlaps a step's transfer with the next step's simulation.
     rebalance_every_s: how often the fleet looks for nodes that joined the cluster and moves a shard onto
@@ -192,11 +193,13 @@ class ShardFleet:
         kwargs = dict(self.shard_options)
         if sh.index in self.fault_hooks and (sh.incarnation == 0 or self.faults_every_incarnation):
             kwargs.update(self.fault_hooks[sh.index])
+        pinned = kwargs.pop("pin_to_node", None)        # test hook: a hard pin (unschedulable if the node is gone)
         strategy = "SPREAD"
         node = self._affinity.pop(sh.index, None)
-        if node is not None:        # a move to a node that joined: there if it has room, else anywhere
+        if node is not None or pinned is not None:
+            # a move to a node that joined: there if it has room, else anywhere
             from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-            strategy = NodeAffinitySchedulingStrategy(node_id=node, soft=True)
+            strategy = NodeAffinitySchedulingStrategy(node_id=pinned or node, soft=pinned is None)
         return self._actor_cls.options(scheduling_strategy=strategy).remote(
             self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **kwargs)
 

@@ -46,7 +46,7 @@ def clean(ray_session, warm_cache, tmp_path_factory):
 def test_a_clean_collection_verifies_and_holds_every_transition(clean):
     assert verify(clean) == []
     files, m = _files(clean)
-    assert m["status"] == "complete" and len(files) == 2 * 3       # 40 steps = fragments of 16, 16, 8
+    assert m["status"] == "complete" and len(files) == 3       # 40 steps = fragments of 16, 16, 8; 4 worlds: 1 block
     assert m["config"]["steps"] == 40 and m["package_version"] and "config_hash" in m
     assert sum(f["rows"] for f in m["files"]) == 40 * 4 * 8
     t = pq.read_table(clean / "data")
@@ -73,12 +73,27 @@ def test_killed_and_hung_shards_give_byte_identical_files(clean, tmp_path):
     assert _files(tmp_path / "ds")[0] == _files(clean)[0]
 
 
-def test_a_worlds_rows_do_not_depend_on_the_number_of_shards(clean, tmp_path):
-    collect(_cfg(num_shards=1, worlds_per_shard=4), tmp_path / "one", progress=False)
-    assert verify(tmp_path / "one") == []
-    key = ["world", "driver", "seq"]
-    a = pq.read_table(clean / "data").drop_columns(["shard"]).sort_by([(k, "ascending") for k in key])
-    b = pq.read_table(tmp_path / "one" / "data").drop_columns(["shard"]).sort_by([(k, "ascending") for k in key])
+def _dataset(root):
+    """The dataset as bytes: every data file and the manifest without its run section (timing, shards)."""
+    manifest = json.loads((root / "manifest.json").read_text())
+    manifest.pop("run")
+    return _bytes(root), manifest
+
+
+def test_the_dataset_does_not_depend_on_the_number_of_shards(clean, tmp_path):
+    # 1 x 4 worlds and 2 x 2 (the session's Ray has 2 CPUs); files of 3 worlds: blocks [0, 3) and [3, 4),
+    # so with 2 shards the first block spans both
+    runs = {"one": _cfg(num_shards=1, worlds_per_shard=4, file_worlds=3), "two": _cfg(file_worlds=3)}
+    for name, cfg in runs.items():
+        collect(cfg, tmp_path / name, progress=False)
+        assert verify(tmp_path / name) == []
+    data, manifest = _dataset(tmp_path / "one")
+    assert sorted(data) == [f"block-{b:04d}-frag-{f:06d}.parquet" for b in (0, 1) for f in (0, 1, 2)]
+    assert _dataset(tmp_path / "two") == (data, manifest)
+    # the same rows as the clean run's files of 64 worlds (one block), which are cut otherwise
+    key = [("world", "ascending"), ("driver", "ascending"), ("seq", "ascending")]
+    a = pq.read_table(clean / "data").sort_by(key)
+    b = pq.read_table(tmp_path / "one" / "data").sort_by(key)
     assert a.column_names == b.column_names and a.num_rows == b.num_rows
     for name in a.column_names:              # lap_time_seconds is NaN without a lap: NaN-aware equality
         x, y = a[name].combine_chunks(), b[name].combine_chunks()
@@ -90,6 +105,11 @@ def test_a_worlds_rows_do_not_depend_on_the_number_of_shards(clean, tmp_path):
                                   equal_nan=True), name
         else:
             assert x.equals(y), name
+    with pytest.raises(CollectError, match="another shard layout"):      # a resume keeps its layout
+        m = json.loads((tmp_path / "one" / "manifest.json").read_text())
+        m["status"] = "running"
+        (tmp_path / "one" / "manifest.json").write_text(json.dumps(m))
+        collect(_cfg(file_worlds=3), tmp_path / "one", progress=False)
 
 
 class _Interrupt(Exception):
@@ -100,13 +120,13 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(clean, tmp_path):
     out = tmp_path / "ds"
 
     def stop(fleet, st):
-        if st.shard == 1 and st.seq == 27:
+        if st.seq >= 20 and all(sh.seq >= 20 for sh in fleet.shards):    # both past fragment 0's end
             raise _Interrupt()
 
     with pytest.raises(_Interrupt):
         collect(_cfg(), out, progress=False, on_step=stop)
     files, m = _files(out)
-    assert m["status"] == "running" and 1 <= len(files) < 6     # shard 1 wrote fragment 0; shard 0 may lag
+    assert m["status"] == "running" and 1 <= len(files) < 3     # fragment 0 written (both shards passed step 16)
     assert verify(out) == []                     # a partial run is consistent as far as it goes
     res = collect(_cfg(), out, progress=False)
     assert res.manifest["status"] == "complete"

@@ -103,6 +103,16 @@ def test_failure_types_include_errors_that_are_not_ray_actor_errors():
     assert not any(issubclass(E.RayTaskError, t) for t in _failure_types())   # a bug in a call is not retried
 
 
+def test_an_unschedulable_shard_is_replaced_and_its_steps_are_unchanged(baseline, env_config):
+    # shard 1's first actor is pinned hard to a node that does not exist: real Ray raises
+    # ActorUnschedulableError (not a RayActorError) on its first call; the fleet starts it again elsewhere
+    missing_node = "ab" * 28
+    seen, fleet = _run(env_config, fault_hooks={1: {"pin_to_node": missing_node}})
+    assert [f["reason"].split(":")[0] for f in fleet.failures] == ["ActorUnschedulableError"]
+    assert fleet.failures[0]["shard"] == 1
+    _same(baseline, seen)
+
+
 def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ray_local, env_config):
     plain, _ = _run(env_config, policy="builtin")
 
