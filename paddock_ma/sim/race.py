@@ -207,6 +207,19 @@ def random_track_placements(tr, world_i, worlds, margin, max_speed, out_distance
         out_speed[k] = rng_uniform(world_i, w) * max_speed if max_speed > 0.0 else 0.0
 
 
+def scatter_cars(track, state: WorldState, margin: float, max_speed: float) -> None:
+    """Move every active car of every world to a legal track position drawn from its own world's
+    generator (``random_track_placements``: ``margin`` m from the edge, speed below ``max_speed`` m/s),
+    heading along the track. Worlds started by ``new_race`` are identical copies; scattered, they no
+    longer drive the same stretch of track in lockstep (which flatters a throughput figure)."""
+    worlds, slots = np.nonzero(state.cars_i[:, :, L.I_ACTIVE])
+    worlds, slots = worlds.astype(np.int64), slots.astype(np.int64)
+    dist, off, speed = np.empty(worlds.size), np.empty(worlds.size), np.empty(worlds.size)
+    random_track_placements(track, state.world_i, worlds, margin, max_speed, dist, off, speed)
+    state.cars_i[worlds, slots, L.I_GRID_LOCKED] = 0
+    place_and_classify(track, state, worlds, slots, dist, off, speed, np.zeros(worlds.size))
+
+
 @allocating_kernel
 def rank_worlds(cars_f, cars_i, car_flags, world_i, worlds):
     """Recompute race order in ``worlds`` (int64[n]) after placements, so results at reset carry ranks."""

@@ -99,3 +99,21 @@ def test_restored_snapshot_continues_bit_identically(gp):
     expected = run_checksums(state, 500, ticks=2)
     restored = WorldState.from_snapshot(doc, gp)
     np.testing.assert_array_equal(run_checksums(restored, 500, ticks=2), expected)
+
+
+def test_scattered_worlds_differ_from_one_another_and_repeat_for_their_seed():
+    from paddock_ma.sim.race import scatter_cars
+    track = load_track("oval")
+
+    def scattered(seed):
+        state = new_race(track, 3, 6, seed=seed, **RACE)
+        scatter_cars(track, state, 1.5, 60.0)
+        return state
+
+    a, b, other = scattered(4), scattered(4), scattered(5)
+    assert np.array_equal(a.checksums(), b.checksums())           # the world's own draws: a seed repeats
+    assert len(set(a.checksums().tolist())) == 3                   # and the worlds are not copies
+    assert not np.array_equal(a.checksums(), other.checksums())
+    active = a.cars_i[:, :6, L.I_ACTIVE] == 1
+    assert active.all() and (a.cars_i[:, :6, L.I_DESTROYED] == 0).all()   # legal places, on the track
+    assert not (a.cars_i[:, :6, L.I_GRID_LOCKED]).any()
