@@ -56,7 +56,8 @@ def compute_metrics(cars_f, cars_i, slots, out):
             row[M_SPIN] = i[L.I_CNT_SPIN_TICKS] > 0 or i[L.I_DESTROYED] != 0
             lap = i[L.I_CNT_LAPS] > 0
             row[M_LAP_COMPLETED] = lap
-            row[M_LAP_TIME] = f[L.F_LAST_LAP_TIME] if lap else np.nan
+            # no time for a partial first lap (a car placed part-way round: rules.place_car)
+            row[M_LAP_TIME] = f[L.F_LAST_LAP_TIME] if lap and f[L.F_LAST_LAP_TIME] > 0.0 else np.nan
             row[M_CONTACTS] = i[L.I_CNT_CONTACTS]
 
 

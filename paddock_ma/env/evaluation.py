@@ -11,8 +11,8 @@ every controlled episode ends, and reports ``EvaluationTracker`` metrics per con
 * ``contact_count``: car-car contact events involving the driver (the ``contact_count`` metric);
 * ``recovery_success``: the car started off the legal surface and was later back on it;
 * ``pass_count``: start position minus best position (the first reported rank counts as the start);
-* ``lap_time_seconds``: the first completed lap's time (from the ``lap_time_seconds`` metric, or the
-  elapsed time of the step the lap completed when the metric carries none); None without a lap.
+* ``lap_time_seconds``: the first lap time the ``lap_time_seconds`` metric reports (a partial first lap,
+  after a placement part-way round, completes a lap with no time and is skipped); None without one.
 
 The policy is ``fn(observation_by_driver, ctx)`` or an object with ``predict(observation_by_driver, ctx)``
 returning ``{driver: action}``; a driver with no action gets full brake ``(0, 0, 1)``.
@@ -91,7 +91,6 @@ class EvaluationTracker:
         cars = _snapshot_cars(result)
         self.steps += 1
         metrics = result.get("metrics") or {}
-        elapsed = float((result.get("info") or {}).get("elapsed_seconds", 0.0))
         for d in self.drivers:
             t, car, m = self._track[d], cars.get(d), metrics.get(d)
             if car is None:
@@ -102,9 +101,8 @@ class EvaluationTracker:
             if m is not None:
                 t["off_track_steps"] += int(bool(m.get("off_track")))
                 t["contacts"] += int(m.get("contact_count", 0))
-                if t["lap_time"] is None and m.get("lap_completed"):
-                    lap = m.get("lap_time_seconds")
-                    t["lap_time"] = float(lap) if lap is not None else elapsed
+                if t["lap_time"] is None and m.get("lap_completed") and m.get("lap_time_seconds") is not None:
+                    t["lap_time"] = float(m["lap_time_seconds"])
             else:
                 t["off_track_steps"] += int(not on_track)
             if on_track and not self._start[d]["on_track"]:

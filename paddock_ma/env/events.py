@@ -16,6 +16,27 @@ EVENT_COUNTERS = np.array([L.I_CNT_CONTACTS, L.I_CNT_DESTROYED, L.I_CNT_LAPS, L.
                            L.I_CNT_PIT_STOP_DONE, L.I_CNT_PIT_EXIT])
 
 
+def contact_partners(row: np.ndarray) -> list[int]:
+    """Slots of the cars car ``row`` (its cars_i row) had a contact event with in the latest step."""
+    bits = (int(row[L.I_CONTACT_SLOTS_LO]) & 0xFFFFFFFF) | ((int(row[L.I_CONTACT_SLOTS_HI]) & 0xFFFFFFFF) << 32)
+    return [j for j in range(64) if bits >> j & 1]
+
+
+def pair_contacts(ci: np.ndarray, a: int, b: int) -> int:
+    """Contact events between slots ``a`` and ``b`` (who touched each other) in the latest step.
+
+    The step keeps per car its total (I_CNT_CONTACTS, n) and its partners (p of them); each partner
+    has at least one event, so the pair has at most n - p + 1 from either side. The smaller bound is
+    exact whenever one of the two cars touched only the other (n - p + 1 = n) or touched each
+    partner once (= 1), which is always the case when a step is at most 1 s long (a car counts
+    contacts at most once per second, ``collisions.COOLDOWN``)."""
+    bounds = []
+    for c in (a, b):
+        n = int(ci[c, L.I_CNT_CONTACTS])
+        bounds.append(n - len(contact_partners(ci[c])) + 1)
+    return max(1, min(bounds))
+
+
 def race_flags(batch, w: int) -> dict:
     """Race-control facts of world ``w`` compared before and after a step to emit transition events."""
     st = batch.state
@@ -47,17 +68,17 @@ def world_events(batch, w: int = 0, before: dict | None = None) -> tuple[list, d
         d = ids[c]
         row = ci[c]
         if row[L.I_CNT_CONTACTS] > 0:
-            other = int(row[L.I_LAST_CONTACT_WITH])
-            other_id = ids[other] if other >= 0 else None
-            # one event per contact pair, counted for both drivers: emitted from the lower slot, or from
-            # this one when the other car's latest contact in the step was with a third car
-            if other_id is None or c < other or ci[other, L.I_LAST_CONTACT_WITH] != c:
-                emit({"type": "collision", "primary_driver_id": d, "other_driver_id": other_id,
-                      "count": int(row[L.I_CNT_CONTACTS])}, [d] + ([other_id] if other_id else []))
+            # one event per contact pair, emitted from the pair's lower slot, listed for both drivers
+            for other in contact_partners(row):
+                if other > c:
+                    emit({"type": "collision", "primary_driver_id": d, "other_driver_id": ids[other],
+                          "count": pair_contacts(ci, c, other)}, [d, ids[other]])
         if row[L.I_CNT_DESTROYED] > 0:
             emit({"type": "destroyed"}, [d])
         if row[L.I_CNT_LAPS] > 0:
-            emit({"type": "lap-completed", "lap_time_seconds": float(st.cars_f[w, c, L.F_LAST_LAP_TIME]),
+            lap_time = float(st.cars_f[w, c, L.F_LAST_LAP_TIME])
+            # None for a partial first lap (the car was placed part-way round it)
+            emit({"type": "lap-completed", "lap_time_seconds": lap_time if lap_time > 0.0 else None,
                   "completed_laps": int(row[L.I_COMPLETED_LAPS])}, [d])
         for counter, name in ((L.I_CNT_PIT_ENTRY, "pit-entry"), (L.I_CNT_PIT_STOP_DONE, "pit-stop-complete"),
                               (L.I_CNT_PIT_EXIT, "pit-exit")):

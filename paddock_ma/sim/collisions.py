@@ -25,7 +25,8 @@ import numpy as np
 from .jit import kernel
 from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_CONTACT_COOLDOWN, F_HEADING, F_SPEED, F_VX, F_VY, F_X, F_Y,
-    FLAG_COLLIDES, I_ACTIVE, I_CNT_CONTACTS, I_DESTROYED, I_LAST_CONTACT_WITH, I_PIT_STATUS,
+    FLAG_COLLIDES, I_ACTIVE, I_CNT_CONTACTS, I_CONTACT_SLOTS_HI, I_CONTACT_SLOTS_LO, I_DESTROYED,
+    I_LAST_CONTACT_WITH, I_PIT_STATUS,
     PHYSICS_SIMULATOR, PIT_ENTERING, PIT_EXITING, R_PHYSICS_MODE, R_RESTITUTION,
 )
 
@@ -59,6 +60,15 @@ def tick_cooldowns(cars_f, cars_i, w, n_cars, dt):
             if cd < 0.0:
                 cd = 0.0
             cars_f[w, c, F_CONTACT_COOLDOWN] = cd
+
+
+@kernel(inline="always")
+def _mark_partner(cars_i, w, c, other):
+    """Set slot ``other``'s bit in car ``c``'s contact partners of this step (I_CONTACT_SLOTS_LO for
+    slots 0..31, I_CONTACT_SLOTS_HI for 32..63; bit 31 is the int32's sign bit)."""
+    field = I_CONTACT_SLOTS_LO if other < 32 else I_CONTACT_SLOTS_HI
+    bit = other % 32
+    cars_i[w, c, field] |= np.int32(-2147483648) if bit == 31 else np.int32(1 << bit)
 
 
 @kernel
@@ -219,10 +229,11 @@ def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
     Per overlapping pair: positions separated along the minimum-overlap axis, closing velocity
     reversed with restitution ``rules[w, R_RESTITUTION]``, small yaw nudges away from each other.
     Events and cooldowns come from the first pass only (later passes fix overlaps the separation
-    itself created, as in PaddockJS): a contact event (I_CNT_CONTACTS += 1 on both cars,
-    I_LAST_CONTACT_WITH = the other slot) is counted when both cars' cooldowns were <= 0 at the
-    start of the tick, at most once per pair; every first-pass contact sets both cooldowns to 1 s,
-    so a lasting contact counts once. Returns the number of contact events this tick.
+    itself created, as in PaddockJS): a contact event (I_CNT_CONTACTS += 1 on both cars, the other
+    slot's bit in I_CONTACT_SLOTS_LO/HI, I_LAST_CONTACT_WITH = the other slot) is counted when both
+    cars' cooldowns were <= 0 at the start of the tick, at most once per pair; every first-pass
+    contact sets both cooldowns to 1 s, so a lasting contact counts once. Returns the number of
+    contact events this tick.
     """
     tick_cooldowns(cars_f, cars_i, w, n_cars, dt)
     sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
@@ -263,6 +274,8 @@ def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
                         cars_i[w, j, I_CNT_CONTACTS] += 1
                         cars_i[w, i, I_LAST_CONTACT_WITH] = j
                         cars_i[w, j, I_LAST_CONTACT_WITH] = i
+                        _mark_partner(cars_i, w, i, j)
+                        _mark_partner(cars_i, w, j, i)
                         events += 1
                     cars_f[w, i, F_CONTACT_COOLDOWN] = TOUCHED if cdi <= 0.0 else COOLDOWN
                     cars_f[w, j, F_CONTACT_COOLDOWN] = TOUCHED if cdj <= 0.0 else COOLDOWN

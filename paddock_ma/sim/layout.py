@@ -49,10 +49,11 @@ F_OFFSET = 21           # m, signed lateral offset from the centreline (+ = righ
 F_HEADING_ERROR = 22    # rad, heading minus the centreline heading at F_PROGRESS, wrapped
 F_CURVATURE = 23        # 1/m, signed centreline curvature at F_PROGRESS (+ = turning right)
 F_TIRE_ENERGY = 24      # percent, 1..100
-F_LAP_START_TIME = 25   # s (world time) when the current lap started
+NO_CLOCK = -1.0          # lap / sector start of a car placed part-way round: no time until the next line
+F_LAP_START_TIME = 25   # s (world time) when the current lap started; NO_CLOCK = placed mid-lap
 F_LAST_LAP_TIME = 26    # s, 0 = none yet
 F_BEST_LAP_TIME = 27    # s, 0 = none yet
-F_SECTOR_START_TIME = 28  # s (world time) when the current sector started
+F_SECTOR_START_TIME = 28  # s (world time) when the current sector started; NO_CLOCK = placed mid-lap
 F_SECTOR1_TIME = 29     # s, last completed time of sector 1 (0 = none)
 F_SECTOR2_TIME = 30     # s
 F_SECTOR3_TIME = 31     # s
@@ -124,12 +125,14 @@ I_CNT_PIT_ENTRY = 40    # pit-entry events
 I_CNT_PIT_STOP_DONE = 41  # pit-stop-complete events
 I_CNT_PIT_EXIT = 42     # pit-exit events
 I_CNT_DESTROYED = 43    # barrier destruction events (0/1)
-I_LAST_CONTACT_WITH = 44  # slot index of the car of the latest contact, -1 = none
-NI = 45
+I_CONTACT_SLOTS_LO = 44  # bit j set: a contact event with car slot j (0..31) this step (int32 bits)
+I_CONTACT_SLOTS_HI = 45  # bit j - 32 set: a contact event with car slot j (32..63) this step
+I_LAST_CONTACT_WITH = 46  # slot index of the car of the latest contact, -1 = none
+NI = 47
 
 WHEEL_SURFACE_FIELDS = (I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR)
 FIRST_COUNTER = I_CNT_CONTACTS
-LAST_COUNTER = I_CNT_DESTROYED   # inclusive
+LAST_COUNTER = I_CONTACT_SLOTS_HI   # inclusive
 
 # --------------------------------------------------------------------------------------------
 # Per-world fields

@@ -34,6 +34,7 @@ from .layout import (
 )
 from .rng import rng_uniform
 from .track import pit_point_at, point_at, wrap_angle
+from .track_core import BOX_EASE
 
 # Route constants (spec 4.6; SI).
 APPROACH_MAX_SPEED = 150.0 * MPS_PER_KPH   # m/s, off-limiter cap
@@ -46,7 +47,6 @@ ROUTE_BRAKE = 14.0                 # m/s^2, scripted braking toward a lower targ
 STOP_DECEL = 6.0                   # m/s^2, planned deceleration to the queue point / box
 MIN_CREEP = 1.0                    # m/s, so a braking curve always reaches its stop point
 QUEUE_GAP = 12.0                   # m, queue point before the box (spec: 12 m upstream)
-BOX_EASE = 34.0                    # m, path length over which the car eases sideways into the box
 ENTRY_WINDOW_BEFORE = 250.0        # m, a stop may start this far before pit_entry_s
 ENTRY_WINDOW_AFTER = 5.0           # m, ... and up to this far past it
 SPEED_IMPACT = 1.2                 # s per unit of crew speed below 0.5 (variability)

@@ -33,7 +33,7 @@ from .layout import (
     I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_LAST_CONTACT_WITH, I_ON_TRACK, I_PIT_INTENT,
     I_PIT_STATUS, I_PIT_STOPS, I_RANK, I_RETIRED, I_SECTOR, I_SEG_HINT, I_TERMINATED,
     I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, END_STALLED,
-    MPS_PER_KPH, LAST_COUNTER, MODE_GREEN, MODE_PRE_START, MODE_RED_FLAG, MODE_SAFETY_CAR, PIT_COMPLETED,
+    MPS_PER_KPH, LAST_COUNTER, NO_CLOCK, MODE_GREEN, MODE_PRE_START, MODE_RED_FLAG, MODE_SAFETY_CAR, PIT_COMPLETED,
     PIT_PENDING,
     R_LIGHT_COUNT, R_LIGHT_INTERVAL, R_LIGHTS_OUT_HOLD, R_STALL_SECONDS, R_STALLED_DNF,
     R_STANDING_START, R_TOTAL_LAPS, SURF_KERB, WF_LIGHTS_OUT_AT, WF_RED_FLAG_TIME, WF_TIME,
@@ -198,8 +198,11 @@ def place_car(tr, cars_f, cars_i, w, c, race_distance, offset, speed, heading_er
     f[F_HEADING_ERROR] = wrap_angle(h - ph)
     f[F_CURVATURE] = pcurv
     f[F_RACE_DISTANCE] = race_distance
-    f[F_LAP_START_TIME] = now
-    f[F_SECTOR_START_TIME] = now
+    # A car placed part-way round a lap has driven none of it: its clocks start at the next line it
+    # crosses (a sector's or the lap's), so a partial first lap or sector never reports a time.
+    mid_lap = race_distance > 0.0 and s > 0.0
+    f[F_LAP_START_TIME] = NO_CLOCK if mid_lap else now
+    f[F_SECTOR_START_TIME] = NO_CLOCK if mid_lap else now
     f[F_LAST_LAP_TIME] = 0.0
     f[F_BEST_LAP_TIME] = 0.0
     for k in range(3):
@@ -256,14 +259,16 @@ def _advance_timing_a(L, sector_s, cars_f, cars_i, w, c, k_old, k_new, rd_old, r
                 cars_f[w, c, F_SECTOR_START_TIME] = t_cross
             continue
         done = (k - 1) % 3
-        cars_f[w, c, F_SECTOR1_TIME + done] = t_cross - cars_f[w, c, F_SECTOR_START_TIME]
+        if cars_f[w, c, F_SECTOR_START_TIME] != NO_CLOCK:
+            cars_f[w, c, F_SECTOR1_TIME + done] = t_cross - cars_f[w, c, F_SECTOR_START_TIME]
         cars_f[w, c, F_SECTOR_START_TIME] = t_cross
         if k % 3 == 0:
-            lap_time = t_cross - cars_f[w, c, F_LAP_START_TIME]
-            cars_f[w, c, F_LAST_LAP_TIME] = lap_time
-            best = cars_f[w, c, F_BEST_LAP_TIME]
-            if best <= 0.0 or lap_time < best:
-                cars_f[w, c, F_BEST_LAP_TIME] = lap_time
+            if cars_f[w, c, F_LAP_START_TIME] != NO_CLOCK:
+                lap_time = t_cross - cars_f[w, c, F_LAP_START_TIME]
+                cars_f[w, c, F_LAST_LAP_TIME] = lap_time
+                best = cars_f[w, c, F_BEST_LAP_TIME]
+                if best <= 0.0 or lap_time < best:
+                    cars_f[w, c, F_BEST_LAP_TIME] = lap_time
             cars_f[w, c, F_LAP_START_TIME] = t_cross
             cars_i[w, c, I_CNT_LAPS] += 1
         cars_i[w, c, I_COMPLETED_LAPS] = k // 3
@@ -309,9 +314,6 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
         cars_f[w, c, F_PROGRESS] = _pit_track_s(L, pit_entry_s, pit_exit_s, pit_length,
                                                 cars_f[w, c, F_PIT_PATH_S])
         cars_i[w, c, I_IN_PIT_LANE] = 1
-        # The scripted route is legal by construction, even where it crosses the strip between
-        # the fast lane and the working lane that the surfaces classify as grass.
-        cars_i[w, c, I_ON_TRACK] = 1
     delta = wrap_half(cars_f[w, c, F_PROGRESS] - old_progress, L)
     rd_old = cars_f[w, c, F_RACE_DISTANCE]
     rd = rd_old + delta

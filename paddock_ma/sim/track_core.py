@@ -55,7 +55,11 @@ SERVICE_LENGTH = 11.0      # service box along the lane
 SERVICE_DEPTH = 5.0        # service box across, the outer part of the working lane
 GARAGE_LENGTH = 9.0        # garage behind each service box
 GARAGE_DEPTH = 4.5
-WORK_LANE_MARGIN = 12.0    # working lane extends this far before the first / after the last box
+BOX_EASE = 34.0            # path length over which a pit-route car eases sideways into / out of its box
+# The working lane starts BOX_EASE before the first box's centre and ends BOX_EASE after the last one's,
+# so the whole sideways ease of a stop runs on pit surface (a shorter lane left a strip of grass
+# between the fast lane and the working lane under the route's wheels).
+WORK_LANE_MARGIN = BOX_EASE - 0.5 * SERVICE_LENGTH
 
 HINT_WINDOW = 8            # segments searched either side of the hint
 

@@ -116,7 +116,7 @@ def test_tracker_rules_on_synthetic_results():
     assert m["off_track_steps"] == 1 and m["contact_count"] == 2
     assert m["recovery_success"] is True
     assert m["pass_count"] == 2         # start 5, best 3 (finishing 4th does not undo the best)
-    assert m["lap_time_seconds"] == 2.5  # the first lap; its elapsed time when the metric had none
+    assert m["lap_time_seconds"] == 80.0  # the first lap with a time (a partial first lap has none)
     # Starting on track can never count as a recovery.
     t = EvaluationTracker(_result(1, 0.0, True))
     t.update(_result(1, 5.0, True))

@@ -110,6 +110,28 @@ def test_committed_stop_full_cycle(tr):
     assert ci[0, 0, L.I_PIT_STATUS] == L.PIT_COMPLETED and ci[0, 0, L.I_CNT_PIT_ENTRY] == 1
 
 
+@pytest.mark.parametrize("box", [0, 4, 9])
+def test_the_route_runs_on_pit_surfaces(tr, box):
+    """Issue 14, defect 4: from the connector to the exit the route's wheels are on pit surfaces (the
+    easing into and out of the box included), never grass, gravel or barrier; the car is on track."""
+    s = make(1)
+    ci = s["ci"]
+    place(tr, s, 0, 300.0, box=box)
+    pit = {L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT, L.SURF_PIT_BOX}
+    legal = pit | {L.SURF_TRACK, L.SURF_KERB}
+    seen = set()
+    for _ in range(4000):
+        kinematic_tick(tr, s)
+        if ci[0, 0, L.I_PIT_STATUS] == L.PIT_COMPLETED:
+            break
+        if ci[0, 0, L.I_PIT_STATUS] in ACTIVE:
+            wheels = {int(ci[0, 0, f]) for f in L.WHEEL_SURFACE_FIELDS}
+            seen |= wheels
+            assert wheels <= legal, [L.SURFACE_NAMES[x] for x in wheels]
+            assert ci[0, 0, L.I_ON_TRACK] == 1 and ci[0, 0, L.I_IN_PIT_LANE] == 1
+    assert ci[0, 0, L.I_PIT_STOPS] == 1 and {L.SURF_PIT_LANE, L.SURF_PIT_BOX} <= seen
+
+
 def test_route_speeds_respect_the_pit_limit(tr):
     s = make(1)
     cf, ci = s["cf"], s["ci"]

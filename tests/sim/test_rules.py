@@ -71,7 +71,10 @@ def test_place_car_resets_state_and_poses_on_the_normal(tr):
     assert cf[0, 0, L.F_OFFSET] == pytest.approx(4.0, abs=1e-6)
     assert cf[0, 0, L.F_RACE_DISTANCE] == rd
     assert ci[0, 0, L.I_LAP] == 2 and ci[0, 0, L.I_COMPLETED_LAPS] == 1
-    assert cf[0, 0, L.F_LAP_START_TIME] == 12.5
+    # placed part-way round a lap: no lap or sector clock until the next line (a partial lap has no time)
+    assert cf[0, 0, L.F_LAP_START_TIME] == L.NO_CLOCK and cf[0, 0, L.F_SECTOR_START_TIME] == L.NO_CLOCK
+    R.place_car(tr, cf, ci, 0, 0, 2 * tr.length, 4.0, 30.0, 0.2, 12.5)     # on the line: the clock runs
+    assert cf[0, 0, L.F_LAP_START_TIME] == 12.5 and cf[0, 0, L.F_SECTOR_START_TIME] == 12.5
     assert ci[0, 0, L.I_CNT_CONTACTS] == 0 and ci[0, 0, L.I_DESTROYED] == 0
     assert ci[0, 0, L.I_GRID_LOCKED] == 0 and ci[0, 0, L.I_PIT_STATUS] == L.PIT_PENDING
     assert cf[0, 0, L.F_STALL_TIME] == 0.0
@@ -99,6 +102,29 @@ def test_constant_speed_lap_time_and_sectors(tr):
     np.testing.assert_allclose(sectors, lengths / v, atol=1e-6)
     assert cf[0, 0, L.F_RACE_DISTANCE] == pytest.approx(-20.0 + v * DT * int((tr.length + 40.0) / v / DT),
                                                         abs=0.05)
+
+
+def test_partial_first_lap_has_no_time(tr):
+    """Issue 14, defect 9: a car placed 8 m before the line completes a lap when it crosses it, but that
+    partial lap (and its partial sector) has no time; the next full lap has the whole lap's time."""
+    s = make(1)
+    cf, ci = s["cf"], s["ci"]
+    v = 50.0
+    R.place_car(tr, cf, ci, 0, 0, tr.length - 8.0, 0.0, v, 0.0)
+    for _ in range(int(20.0 / v / DT)):          # 20 m: over the line
+        kinematic_tick(tr, s)
+    assert ci[0, 0, L.I_CNT_LAPS] == 1 and ci[0, 0, L.I_COMPLETED_LAPS] == 1
+    assert cf[0, 0, L.F_LAST_LAP_TIME] == 0.0 and cf[0, 0, L.F_BEST_LAP_TIME] == 0.0
+    assert cf[0, 0, L.F_SECTOR3_TIME] == 0.0      # the partial third sector has no time either
+    for _ in range(int(tr.length / v / DT)):      # a full lap more
+        kinematic_tick(tr, s)
+    assert ci[0, 0, L.I_CNT_LAPS] == 2
+    assert cf[0, 0, L.F_LAST_LAP_TIME] == pytest.approx(tr.length / v, abs=1e-6)
+    # placed exactly on the line (or on the grid behind it), the first lap is a whole one
+    R.place_car(tr, cf, ci, 0, 0, tr.length, 0.0, v, 0.0, s["wf"][0, L.WF_TIME])
+    for _ in range(int((tr.length + 20.0) / v / DT)):
+        kinematic_tick(tr, s)
+    assert cf[0, 0, L.F_LAST_LAP_TIME] == pytest.approx(tr.length / v, abs=1e-6)
 
 
 def test_lap_wrap_and_backwards_driving(tr):
