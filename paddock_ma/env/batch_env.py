@@ -24,7 +24,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..sim import layout as L
-from ..sim.params import car_params_from_ratings
 from ..sim.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
 from ..sim.track import TrackFormatError, load_track
@@ -40,7 +39,7 @@ from .placements import place, policy_placements
 from .rewards import engine_reward
 from .scenarios import PLACEMENT_POLICIES, scenario_placements
 from .sensor_layout import SensorLayout
-from .start import COMPOUND_INDEX, rules_from_config, start_state  # noqa: F401  (re-exported names)
+from .start import COMPOUND_INDEX, car_params, rules_from_config, start_state  # noqa: F401  (re-exported names)
 
 # interaction flags through which a car enters other cars' observations (rays, radar, race order)
 _SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -115,8 +114,7 @@ class BatchEnv:
         w, c, k = num_worlds, len(self.driver_ids), len(self.controlled)
         self.sensors = SensorLayout([self.senses[d] for d in self.controlled], self.slots, c, w, self.track)
         self._flags = flags_for_slots(cfg, self.driver_ids)
-        drivers = {d.id: d for d in cfg.drivers}
-        self._params = np.stack([car_params_from_ratings(drivers[d].ratings) for d in self.driver_ids])
+        self._params = car_params(cfg, self.track, self.driver_ids)
         self._rules = rules_from_config(cfg)
         self._actions = np.zeros((w, c, 3), np.float32)
         self._apply = np.zeros((w, c), np.int8)

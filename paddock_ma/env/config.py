@@ -13,10 +13,12 @@ import functools
 import math
 import types
 import typing
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional, Union
 
 from ..sim.layout import KPH_PER_MPS, PHYSICS_SIMULATOR
+from ..sim.params import RATING_NAMES, UNSUPPORTED_RATINGS
 from ..sim.race import RULE_DEFAULTS
 from .errors import ConfigError, suggest
 
@@ -49,15 +51,20 @@ def _convert(value: Any, hint: Any, path: str) -> Any:
         if value is None and type(None) in args:
             return None
         options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            return _convert(value, options[0], path)
-        errors = []
+        # a list or an object goes to the option of its own shape, whose error has the inner path
+        shaped = [a for a in options if _shape_of(a) is not None and isinstance(value, _shape_of(a))]
+        if len(options) == 1 or len(shaped) == 1:
+            return _convert(value, (shaped or options)[0], path)
+        expected = []
         for option in options:
             try:
                 return _convert(value, option, path)
             except ConfigError as exc:
-                errors.append(exc.message.split(": ", 1)[-1])
-        raise ConfigError(path, " or ".join(dict.fromkeys(errors)))
+                text = exc.message.split(": ", 1)[-1]
+                expected.append(text.split("; ", 1)[-1] if text.startswith("got ") else text)
+        # "got X; expected A or B": the value once, each alternative once
+        alternatives = [e if i == 0 else e.removeprefix("expected ") for i, e in enumerate(dict.fromkeys(expected))]
+        raise ConfigError(path, f"got {value!r}; " + " or ".join(alternatives))
     if origin is Literal:
         if value in args and type(value) is type(args[args.index(value)]):
             return value
@@ -95,6 +102,17 @@ def _convert(value: Any, hint: Any, path: str) -> Any:
             _fail(path, value, "expected an object")
         return _from_dict(hint, value, path)
     raise TypeError(f"config type {hint!r} at {path} is not supported")  # a bug in this module
+
+
+def _shape_of(hint):
+    """The container type a value must have for ``hint`` (list/tuple for tuples, dict for dicts and
+    config objects), or None for a scalar hint."""
+    origin = typing.get_origin(hint)
+    if origin is tuple:
+        return (list, tuple)
+    if origin is dict or dataclasses.is_dataclass(hint):
+        return dict
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -171,18 +189,43 @@ def _require(cond: bool, path: str, message: str):
 # Sections
 # ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class PitCrewConfig(_Config):
+    """A team's pit crew (PaddockJS ``team.pitCrew``), each 0..1 with 0.5 neutral. With
+    ``rules.modules.pit_stops.variability`` on (and not ``perfect``) they shape the service time:
+    ``speed`` shifts it, ``consistency`` narrows its random jitter, ``reliability`` makes a slow-stop
+    issue rarer and shorter (``sim.pit.service_seconds``)."""
+    speed: float = 0.5
+    consistency: float = 0.5
+    reliability: float = 0.5
+
+
+@dataclass(frozen=True)
 class DriverConfig(_Config):
-    """One driver. ``ratings``: vehicle/driver ratings 0..100 (50 neutral, spec names in snake_case)."""
+    """One driver. ``ratings``: vehicle/driver ratings 0..100 (50 neutral; ``sim.params.RATING_NAMES``,
+    the spec's camelCase names or their snake_case aliases). ``team``: the pit box (service area) index,
+    else two cars a box in slot order. ``pit_crew``: the crew of this driver's box; team-mates (drivers
+    sharing a box) share it, so give it once or give the same values."""
     id: str
     name: Optional[str] = None
     ratings: dict[str, float] = field(default_factory=dict)
     tire: Optional[Literal["S", "M", "H"]] = None
     team: Optional[int] = None
+    pit_crew: Optional[PitCrewConfig] = None
 
     def __post_init__(self):
         for key, value in self.ratings.items():
-            _require(0.0 <= value <= 100.0, f"drivers.{self.id}.ratings.{key}",
-                     f"got {value!r}; ratings are 0..100 with 50 neutral")
+            path = f"drivers.{self.id}.ratings.{key}"
+            if key in UNSUPPORTED_RATINGS:
+                raise ConfigError(path, f"got {key!r}, a PaddockJS personality rating that paddock_ma's built-in "
+                                  f"driver does not model; remove it (supported ratings: {', '.join(RATING_NAMES)})")
+            _require(key in RATING_NAMES, path, f"unknown rating {key!r}{suggest(key, RATING_NAMES)}; supported "
+                     f"ratings: {', '.join(RATING_NAMES)}")
+            _require(0.0 <= value <= 100.0, path, f"got {value!r}; ratings are 0..100 with 50 neutral")
+        if self.pit_crew is not None:
+            for name in ("speed", "consistency", "reliability"):
+                value = getattr(self.pit_crew, name)
+                _require(0.0 <= value <= 1.0, f"drivers.{self.id}.pit_crew.{name}",
+                         f"got {value!r}; expected 0..1 (0.5 neutral)")
 
 
 @dataclass(frozen=True)
@@ -293,12 +336,42 @@ class SensorsConfig(_Config):
     nearby_cars: NearbyCarsConfig = field(default_factory=NearbyCarsConfig)
 
 
+DEFAULT_LOOKAHEAD_METERS = (20.0, 50.0, 100.0, 150.0)
+MAX_LOOKAHEAD_METERS = 2000.0
+
+
+def _lookahead(value, profile: str):
+    """``observation.lookahead_meters`` as stored: None (not given: the profile's default, resolved by
+    ``observations.resolve_senses``) or a tuple of distances (m). The PaddockJS guide: an invalid value
+    falls back to the four defaults, so fixed observation schemas stay usable; it is not an error.
+    Invalid: not a list, or an entry that is not a number in (0, MAX_LOOKAHEAD_METERS] m, or an empty
+    list outside physical-driver (there, empty means no samples, as PaddockJS 2.0.0 has it)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return () if profile == "physical-driver" else DEFAULT_LOOKAHEAD_METERS
+        if all(isinstance(d, (int, float)) and not isinstance(d, bool) and 0.0 < d <= MAX_LOOKAHEAD_METERS
+               for d in value):
+            return tuple(float(d) for d in value)
+    warnings.warn(f"observation.lookahead_meters: got {value!r}, not a list of distances in (0, "
+                  f"{MAX_LOOKAHEAD_METERS:g}] m; using the defaults {list(DEFAULT_LOOKAHEAD_METERS)} (PaddockJS's "
+                  "fallback for an invalid value)", UserWarning, stacklevel=2)
+    return DEFAULT_LOOKAHEAD_METERS
+
+
 @dataclass(frozen=True)
 class ObservationConfig(_Config):
+    """``lookahead_meters``: track sample distances ahead (m); None = the profile's default (the four
+    DEFAULT_LOOKAHEAD_METERS, none under physical-driver); an invalid value is replaced by the
+    defaults with a warning (``_lookahead``), so the stored value is always None or a valid tuple."""
     profile: Literal["default", "physical-driver"] = "default"
     output: Literal["full", "vector", "object"] = "full"
     include_schema: bool = True
-    lookahead_meters: Optional[tuple[float, ...]] = None
+    lookahead_meters: Any = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "lookahead_meters", _lookahead(self.lookahead_meters, self.profile))
 
 
 @dataclass(frozen=True)
@@ -386,6 +459,9 @@ class EnvConfig(_Config):
 
     @classmethod
     def from_dict(cls, data: dict | None = None, _path: str = ""):
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError("config", f"got {data!r} (a {type(data).__name__}); expected an object (a dict) "
+                              "of config keys, e.g. {'drivers': 2}")
         data = dict(data or {})
         drivers = data.get("drivers")
         if isinstance(drivers, int) and not isinstance(drivers, bool):

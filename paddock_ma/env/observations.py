@@ -18,10 +18,10 @@ from ..sim.observe import (
     WHEEL_SCHEMA_NAMES,
 )
 from ..sim.sensors import DEFAULT_ANGLES_DEG, FRONT_HEAVY_ANGLES_DEG
-from .config import EnvConfig, RaysConfig, SensorsConfig
+from .config import DEFAULT_LOOKAHEAD_METERS, EnvConfig, RaysConfig, SensorsConfig
 
 OBSERVATION_SPEC_VERSION = 2
-DEFAULT_LOOKAHEAD = (20.0, 50.0, 100.0, 150.0)
+DEFAULT_LOOKAHEAD = DEFAULT_LOOKAHEAD_METERS
 DEFAULT_RAY_ANGLES = DEFAULT_ANGLES_DEG            # the sim's layouts (sim/sensors.py)
 FRONT_HEAVY_RAY_ANGLES = FRONT_HEAVY_ANGLES_DEG    # a fan dense ahead and sparse behind
 CHANNEL_BITS = {name: bit for name, bit, _, _ in RAY_CHANNELS}
@@ -53,13 +53,8 @@ def resolve_senses(config: EnvConfig, driver_id: str | None) -> DriverSenses:
     ``None``), plus profile."""
     sensors: SensorsConfig = config.sensors_by_driver.get(driver_id, config.sensors)
     physical = config.observation.profile == "physical-driver"
-    look = config.observation.lookahead_meters
-    if look is None:
-        lookahead = () if physical else DEFAULT_LOOKAHEAD
-    elif len(look) == 0 or any(not (0.0 < d <= 2000.0) for d in look):
-        lookahead = DEFAULT_LOOKAHEAD  # PaddockJS: an invalid list falls back to the default samples
-    else:
-        lookahead = tuple(float(d) for d in look)
+    look = config.observation.lookahead_meters       # None or valid (config._lookahead's fallback)
+    lookahead = (() if physical else DEFAULT_LOOKAHEAD) if look is None else look
     rays: RaysConfig = sensors.rays
     if not rays.enabled:
         ids, angles, lengths, channels = (), (), (), ()

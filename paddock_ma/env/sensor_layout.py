@@ -1,5 +1,7 @@
 """The sensor layout of a BatchEnv: per-slot ray tables, radar and lookahead settings, and the buffers
 the sensing kernel writes and the observation vectors, the object view and the renderer read.
+Per slot: ray tables, channel masks and the radar radius ``radar_radius`` float64[C] m (each driver's
+own ``nearby_cars.radius_meters``).
 
 ``SensorLayout(senses, slots, num_cars, num_worlds, track)`` resolves the controlled drivers' senses
 (``observations.DriverSenses``) into the arrays ``sim.sensors.sense_worlds`` and
@@ -16,9 +18,8 @@ import numpy as np
 
 from ..sim.observe import fill_vectors
 from ..sim.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sensor_geometry
-from .errors import ConfigError
 
-DEFAULT_RADAR_RADIUS = 150.0    # m, when no driver has radar (the kernel still takes a radius)
+DEFAULT_RADAR_RADIUS = 150.0    # m, the radius of the slots no controlled driver senses from
 
 
 class SensorLayout:
@@ -35,12 +36,11 @@ class SensorLayout:
         self.ray_length = np.ones((c, n_rays), np.float64)  # m
         self.ray_count = np.zeros(c, np.int32)
         self.channel_mask = np.zeros(c, np.int32)
-        radii = {s.radar_radius for s in senses if s.radar_k > 0}
-        if len(radii) > 1:
-            raise ConfigError("sensors_by_driver", "every driver's nearby_cars.radius_meters must be the same "
-                              f"(got {sorted(radii)}); per-driver radar radii are not supported")
         self.radar_k = max(s.radar_k for s in senses)
-        self.radar_radius = radii.pop() if radii else DEFAULT_RADAR_RADIUS
+        # per slot: each driver's own radius (PaddockJS allows per-driver sensor shapes); other slots
+        # never sense, they keep the default
+        self.radar_radius = np.full(c, DEFAULT_RADAR_RADIUS, np.float64)
+        self.radar_radius[slots] = [s.radar_radius for s in senses]
         self.lookahead = np.array(senses[0].lookahead, np.float64)
         self.debug_precision = int(any(s.precision == "debug" for s in senses))
         # per-slot precision: drivers with driver precision must never read debug-refined rays

@@ -1,6 +1,6 @@
-"""A config's start: its rules vector, and the per-slot choices (tyres by driver or slot, pit boxes by
-team or slot, the scenario's placements, grid locks) that ``sim.race.start_worlds`` turns into the
-state of every world at reset in one call.
+"""A config's start: its rules vector, its car parameters (ratings, and each box's pit crew), and the
+per-slot choices (tyres by driver or slot, pit boxes by team or slot, the scenario's placements, grid
+locks) that ``sim.race.start_worlds`` turns into the state of every world at reset in one call.
 """
 
 from __future__ import annotations
@@ -8,8 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim import layout as L
+from ..sim.params import car_params_from_ratings
 from ..sim.race import default_compound, default_pit_box, rules_vector, start_worlds
 from .config import EnvConfig
+from .errors import ConfigError
 from .scenarios import preset_placements, scenario_placements
 
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
@@ -34,6 +36,41 @@ def rules_from_config(config: EnvConfig) -> np.ndarray:
     )
 
 
+def pit_boxes(config: EnvConfig, track, driver_ids) -> list:
+    """The pit box (service area) of each slot's driver: its ``team`` (modulo the track's boxes),
+    else two cars a box in slot order (``race.default_pit_box``)."""
+    drivers = {d.id: d for d in config.drivers}
+    n = len(track.box_x)
+    return [drivers[d].team % n if drivers[d].team is not None else default_pit_box(slot, n)
+            for slot, d in enumerate(driver_ids)]
+
+
+def car_params(config: EnvConfig, track, driver_ids) -> np.ndarray:
+    """float64[C, NP] car parameters of each slot's driver: its ratings (``sim.params``) and the pit
+    crew of its box. The drivers sharing a box share its crew: the one any of them names (naming
+    different ones is a ConfigError), else the neutral crew (0.5 each)."""
+    drivers = {d.id: d for d in config.drivers}
+    params = np.stack([car_params_from_ratings(drivers[d].ratings) for d in driver_ids])
+    boxes = pit_boxes(config, track, driver_ids)
+    crews = {}
+    for d, box in zip(driver_ids, boxes):
+        crew = drivers[d].pit_crew
+        if crew is None:
+            continue
+        named = crews.setdefault(box, (d, crew))
+        if named[1] != crew:
+            raise ConfigError(f"drivers.{d}.pit_crew", f"got {crew.to_dict()!r}, but {named[0]!r} shares its pit box "
+                              f"{box} and names {named[1].to_dict()!r}; a box has one crew: give team-mates "
+                              "the same pit_crew (or name it once)")
+    for slot, box in enumerate(boxes):
+        if box in crews:
+            crew = crews[box][1]
+            params[slot, L.P_PIT_CREW_SPEED] = crew.speed
+            params[slot, L.P_PIT_CREW_CONSISTENCY] = crew.consistency
+            params[slot, L.P_PIT_CREW_RELIABILITY] = crew.reliability
+    return params
+
+
 def start_state(config: EnvConfig, track, driver_ids, num_worlds: int, seed: int, *, rules, car_params,
                 car_flags) -> tuple:
     """(WorldState of ``num_worlds`` worlds at their start seeded from ``seed`` (``race.start_worlds``),
@@ -42,11 +79,9 @@ def start_state(config: EnvConfig, track, driver_ids, num_worlds: int, seed: int
     the grid places are locked on it at a standing start."""
     drivers = {d.id: d for d in config.drivers}
     scenario = scenario_placements(config, track, driver_ids)
-    compounds, boxes = [], []
-    for slot, driver_id in enumerate(driver_ids):
-        d = drivers[driver_id]
-        compounds.append(COMPOUND_INDEX[d.tire] if d.tire else default_compound(slot))
-        boxes.append(d.team % len(track.box_x) if d.team is not None else default_pit_box(slot, len(track.box_x)))
+    compounds = [COMPOUND_INDEX[drivers[d].tire] if drivers[d].tire else default_compound(slot)
+                 for slot, d in enumerate(driver_ids)]
+    boxes = pit_boxes(config, track, driver_ids)
     placements = [(p[0], p[1], 0.0 if p[2] is None else p[2], p[3]) for p in (scenario[d] for d in driver_ids)]
     grid_locked = np.zeros(len(driver_ids), bool)
     if config.rules.standing_start:

@@ -23,8 +23,11 @@ _RATING_TABLE = {
 # snake_case aliases for Python callers
 _RATING_ALIASES = {"drag_efficiency": "dragEfficiency", "mechanical_grip": "mechanicalGrip",
                    "weight_control": "weightControl", "tire_care": "tireCare"}
-# Spec driver ratings with no parameter slot in layout.py: accepted and ignored.
-_IGNORED_RATINGS = frozenset({"riskTolerance", "patience", "consistency", "risk_tolerance"})
+# Every rating name a driver may give (the spec's camelCase names and their snake_case aliases).
+RATING_NAMES = tuple(_RATING_TABLE) + tuple(_RATING_ALIASES)
+# PaddockJS driver ratings that shape its built-in driver's personality; paddock_ma's built-in driver
+# has no such parameters, so they are refused by name rather than silently ignored.
+UNSUPPORTED_RATINGS = frozenset({"riskTolerance", "risk_tolerance", "patience", "consistency"})
 
 
 def neutral_car_params():
@@ -42,13 +45,13 @@ def car_params_from_ratings(ratings):
     """float64[NP] from a dict of 0..100 ratings (50 = neutral; missing ratings are neutral).
 
     value = base + (rating - 50) / 50 * variance * direction (spec §3.3). Keys are the spec's
-    camelCase names (snake_case accepted). Unknown keys and ratings outside [0, 100] raise ValueError.
+    camelCase names (snake_case accepted). Unknown or unsupported keys (``UNSUPPORTED_RATINGS``) and
+    ratings outside [0, 100] raise ValueError (``env.config.DriverConfig`` checks them first, naming
+    the driver).
     """
     p = neutral_car_params()
     for key, value in ratings.items():
         name = _RATING_ALIASES.get(key, key)
-        if name in _IGNORED_RATINGS:
-            continue
         if name not in _RATING_TABLE:
             raise ValueError(f"unknown rating {key!r}; known: {sorted(_RATING_TABLE)}")
         rating = float(value)

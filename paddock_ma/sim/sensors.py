@@ -28,7 +28,8 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
   safe point, the floor step is 0.99 tol, which brackets it with no bisection. Debug precision:
   0.0199 m / 0.01 m. A feature crossed for less than the floor step (a graze of the white line, a sliver
   between pit parts) can be missed. Zero-distance hits at the origin surface are kept.
-* Radar: the ``radar_k`` nearest other active radar-visible cars within ``radar_radius`` m.
+* Radar: the ``radar_k`` nearest other active radar-visible cars within the sensing car's own
+  ``radar_radius[c]`` m (a per-slot array, so drivers may have different radar radii).
 * Lookahead: curvature and wrapped heading delta of the centreline ahead of the car's progress.
 """
 
@@ -244,7 +245,8 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         # ---- radar (every slot of the K axis is written; slots past radar_k read empty)
         if radar.shape[2] > 0:
             n_near = 0
-            r2max = radar_radius * radar_radius
+            radius = radar_radius[c]
+            r2max = radius * radius
             for j in range(n_cars):
                 if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_RADAR_VISIBLE) == 0:
                     continue
@@ -275,7 +277,7 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
                 for i in range(N_RADAR_FIELDS):
                     f[i] = 0.0
                 if s >= n_near:
-                    f[RADAR_DISTANCE] = radar_radius
+                    f[RADAR_DISTANCE] = radius
                     radar_slot[w, c, s] = -1
                     continue
                 j = near_j[s]
@@ -320,7 +322,8 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_dir, ray_le
     the heading (+ right; ``ray_directions``),
     ray_length float64[C, R] m, ray_count int32[C] rays used, channel_mask int32[C] (CH_* bits).
     debug_precision: int, 1 = debug precision (1 cm), 0 = driver precision (0.1 m).
-    radar_k: int slots filled (the rest of the K axis reads empty), radar_radius: float64 m.
+    radar_k: int slots filled (the rest of the K axis reads empty), radar_radius: float64[C] m per car
+    slot (each driver's nearby_cars.radius_meters).
     lookahead_d float64[Q] m ahead.
 
     Work: per masked car one origin classification (descending from its I_SEG_HINT), per ray ~4-8

@@ -100,8 +100,8 @@ def test_unknown_track_and_driver_count():
     assert str(_err({"drivers": 2, "reward": 3})) == "reward: got 3; expected a callable reward(context) or None"
     e = _err({"drivers": [{"id": "a"}, {"id": "a"}], "controlled_drivers": ["a"]})
     assert str(e) == "drivers: duplicate driver ids ['a']; ids must be unique"
-    e = _err({"drivers": [{"id": "a", "ratings": {"grip": 120}}], "controlled_drivers": ["a"]})
-    assert str(e) == "drivers.a.ratings.grip: got 120.0; ratings are 0..100 with 50 neutral"
+    e = _err({"drivers": [{"id": "a", "ratings": {"mechanicalGrip": 120}}], "controlled_drivers": ["a"]})
+    assert str(e) == "drivers.a.ratings.mechanicalGrip: got 120.0; ratings are 0..100 with 50 neutral"
 
 
 def test_merged_is_the_one_way_to_derive_a_config():
@@ -137,3 +137,55 @@ def test_rule_defaults_are_defined_once_in_the_sim():
     from paddock_ma.env.start import rules_from_config
     from paddock_ma.sim.race import rules_vector
     assert rules_from_config(EnvConfig()).tobytes() == rules_vector().tobytes()
+
+
+def test_errors_name_the_field_the_value_and_the_fix():
+    """Issue 14, defect 8: errors that named nothing."""
+    # a list where the config object belongs
+    with pytest.raises(ConfigError) as info:
+        PaddockEnv(["drivers", 2])
+    assert info.value.field == "config"
+    assert "got ['drivers', 2]" in str(info.value) and "{'drivers': 2}" in str(info.value)
+    # an unknown rating names the driver, the rating and the supported ones
+    e = _err({"drivers": [{"id": "a", "ratings": {"powr": 60}}]})
+    assert e.field == "drivers.a.ratings.powr"
+    assert "unknown rating 'powr' (did you mean 'power'?)" in str(e) and "mechanicalGrip" in str(e)
+    # PaddockJS personality ratings are refused by name, not silently ignored
+    for rating in ("riskTolerance", "patience", "consistency"):
+        e = _err({"drivers": [{"id": "a", "ratings": {rating: 70}}]})
+        assert e.field == f"drivers.a.ratings.{rating}" and "does not model" in str(e) and "remove it" in str(e)
+    e = _err({"drivers": [{"id": "a", "ratings": {"power": 120}}]})
+    assert str(e) == "drivers.a.ratings.power: got 120.0; ratings are 0..100 with 50 neutral"
+    # a union of choices says each choice once
+    e = _err({"scenario": {"participants": "some"}})
+    assert str(e) == "scenario.participants: got 'some'; expected one of 'all', 'controlled-only' or a list"
+    # a list goes to the list's own error, with its index
+    e = _err({"drivers": 2, "scenario": {"participants": ["car-00", 5]}})
+    assert str(e) == "scenario.participants[1]: got 5; expected a non-empty string"
+
+
+def test_pit_crew_through_config():
+    """Issue 14, defect 7: a team's pit crew (speed, consistency, reliability) reaches the simulation,
+    shared by the drivers of one pit box, and shapes the varied service time."""
+    from paddock_ma.sim import layout as L
+    from paddock_ma.sim.pit import service_seconds
+    drivers = [{"id": "a", "team": 0, "pit_crew": {"speed": 1.0, "consistency": 0.9, "reliability": 1.0}},
+               {"id": "b", "team": 0}, {"id": "c", "team": 1}]
+    batch = BatchEnv({"track": "oval", "drivers": drivers, "controlled_drivers": ["a"],
+                      "rules": {"modules": {"pit_stops": {"enabled": True, "variability": {"enabled": True}}}}})
+    batch.reset(seed=5)
+    p = batch.state.car_params[0]
+    crew = [L.P_PIT_CREW_SPEED, L.P_PIT_CREW_CONSISTENCY, L.P_PIT_CREW_RELIABILITY]
+    assert p[0, crew].tolist() == [1.0, 0.9, 1.0] and p[1, crew].tolist() == [1.0, 0.9, 1.0]   # team-mates
+    assert p[2, crew].tolist() == [0.5, 0.5, 0.5]                                               # neutral
+    # the fast crew services quicker than the neutral one from the same random draws
+    fast = service_seconds(batch.state.car_params, batch.state.world_i.copy(), batch.state.rules, 0, 0)
+    neutral = service_seconds(batch.state.car_params, batch.state.world_i.copy(), batch.state.rules, 0, 2)
+    assert fast < neutral
+    # team-mates naming different crews, and crews outside 0..1, are errors naming the driver
+    with pytest.raises(ConfigError) as info:
+        BatchEnv({"track": "oval", "controlled_drivers": ["a"],
+                  "drivers": [dict(drivers[0]), {"id": "b", "team": 0, "pit_crew": {"speed": 0.1}}]})
+    assert info.value.field == "drivers.b.pit_crew" and "'a'" in str(info.value)
+    e = _err({"drivers": [{"id": "a", "pit_crew": {"reliability": 1.5}}]})
+    assert str(e) == "drivers.a.pit_crew.reliability: got 1.5; expected 0..1 (0.5 neutral)"

@@ -304,10 +304,38 @@ def test_physical_driver_profile():
 
 
 def test_invalid_lookahead_falls_back_to_default():
-    env = make_env(observation={"lookahead_meters": [20.0, -5.0]})
+    with pytest.warns(UserWarning, match="lookahead_meters"):
+        env = make_env(observation={"lookahead_meters": [20.0, -5.0]})
     r = env.reset()
     assert [q["distance_meters"] for q in r["observation"]["car-00"]["object"]["track"]["lookahead"]] == \
         [20.0, 50.0, 100.0, 150.0]
+
+
+@pytest.mark.parametrize("value", [float("nan"), "far", 5, True, [float("nan")], [None], ["50"], [20.0, None],
+                                   [20.0, float("inf")], {"a": 1}])
+@pytest.mark.parametrize("profile", ["default", "physical-driver"])
+def test_any_invalid_lookahead_value_falls_back_to_the_defaults(value, profile):
+    """Issue 14, defect 5: the guide says invalid ``lookahead_meters`` values fall back to [20, 50, 100,
+    150] (in every profile: the value was given), so fixed schemas stay usable; a warning names it."""
+    with pytest.warns(UserWarning, match="observation.lookahead_meters"):
+        env = make_env(observation={"profile": profile, "lookahead_meters": value})
+    assert env.config.observation.lookahead_meters == (20.0, 50.0, 100.0, 150.0)
+    r = env.reset()
+    assert [q["distance_meters"] for q in r["observation"]["car-00"]["object"]["track"]["lookahead"]] == \
+        [20.0, 50.0, 100.0, 150.0]
+    assert env.config.merged({}).observation.lookahead_meters == (20.0, 50.0, 100.0, 150.0)
+
+
+def test_absent_or_empty_lookahead_follows_the_profile():
+    """Not given (or None): four samples by default, none under physical-driver; an explicit empty
+    list means no samples under physical-driver (PaddockJS 2.0.0) and the defaults otherwise."""
+    from paddock_ma.env.config import EnvConfig
+    def look(**obs):
+        return EnvConfig.from_dict({"observation": obs}).observation.lookahead_meters
+    assert look() is None and look(lookahead_meters=None) is None
+    assert look(profile="physical-driver", lookahead_meters=[]) == ()
+    assert look(lookahead_meters=[]) == (20.0, 50.0, 100.0, 150.0)
+    assert look(lookahead_meters=[30, 60.5]) == (30.0, 60.5)
 
 
 @pytest.mark.parametrize("output,include_schema,keys", [
@@ -393,6 +421,24 @@ def test_radar_k_and_radius():
     assert [n["id"] for n in r["observation"]["car-01"]["object"]["nearby_cars"]] == ["car-00"]
     assert len([e for e in r["observation"]["car-01"]["schema"] if e["name"].startswith("nearbyCars")]) == 8
     assert_vector_matches_object(env, "car-01", r["observation"]["car-01"])
+
+
+def test_per_driver_radar_radius():
+    """Issue 14, defect 6: drivers may have their own ``nearby_cars.radius_meters`` (PaddockJS allows
+    per-driver sensor shapes); each one's radar, vector and spec use its own radius."""
+    env = make_env(drivers=4, sensors={"nearby_cars": {"max_cars": 2, "radius_meters": 150.0}},
+                   sensors_by_driver={"car-01": {"nearby_cars": {"max_cars": 2, "radius_meters": 30.0}}})
+    r = env.reset()
+    # rolling grid, 35.6 m between neighbours: car-00 (150 m) sees car-01 and car-02; car-01 (30 m) nobody
+    assert [n["id"] for n in r["observation"]["car-00"]["object"]["nearby_cars"]] == ["car-01", "car-02"]
+    assert r["observation"]["car-01"]["object"]["nearby_cars"] == []
+    spec = env.get_observation_spec()
+    assert spec["per_driver"]["car-01"]["object"]["nearby_cars"]["radius_meters"] == 30.0
+    assert spec["object"]["nearby_cars"]["radius_meters"] == 150.0
+    for d in ("car-00", "car-01"):
+        assert_vector_matches_object(env, d, r["observation"][d])
+    v = dict(zip([e["name"] for e in r["observation"]["car-01"]["schema"]], r["observation"]["car-01"]["vector"]))
+    assert v["nearbyCars[0].present"] == 0.0 and v["nearbyCars[0].relativeDistanceRatio"] == 1.0
 
 
 def test_physical_driver_explicit_channels_are_honoured():

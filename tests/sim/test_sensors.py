@@ -122,7 +122,8 @@ def sense(tr, cars_f, cars_i, flags, angles_deg, lengths, *, mask=None, channels
         radar=np.full((W, C, K, S.N_RADAR_FIELDS), v, np.float32), radar_slot=np.full((W, C, K), v, np.int32),
         look=np.full((W, C, Q, 2), v, np.float32))
     S.sense_worlds(tr, S.sensor_geometry(tr), cars_f, cars_i, flags, mask, S.ray_directions(ang), ln, count, ch,
-                   debug, radar_k, radius, look_d, *out.values())
+                   debug, radar_k, np.broadcast_to(np.asarray(radius, np.float64), (C,)).copy(), look_d,
+                   *out.values())
     return out
 
 
@@ -518,6 +519,24 @@ def test_radar_matches_numpy_oracle():
                 np.testing.assert_array_equal(out["radar"][w, c, s], want)
     assert n_present > 60
     assert list(out["radar_slot"][0, 0, :2]) == [1, 2]
+
+
+def test_radar_radius_is_per_slot():
+    """Issue 14, defect 6: each car senses within its own radius (an array over slots)."""
+    tr = load_track("oval")
+    cars_f, cars_i, flags = make_world(1, 4)
+    for c in range(4):
+        place(cars_f, 0, c, 40.0 * c, 0.0, 0.0)
+    radii = np.array([30.0, 90.0, 150.0, 45.0])
+    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=S.CH_CAR, radar_k=3, radius=radii)
+    slots = out["radar_slot"][0]
+    assert list(slots[0]) == [-1, -1, -1]           # nearest car 40 m away, radius 30 m
+    assert list(slots[1]) == [0, 2, 3]               # 40, 40, 80 m within 90 m
+    assert list(slots[2]) == [1, 3, 0]               # 40, 40, 80 m within 150 m
+    assert list(slots[3]) == [2, -1, -1]             # 40 m within 45 m, the next at 80 m is not
+    for c in range(4):                               # an empty slot reads the car's own radius
+        empty = out["radar"][0, c, slots[c] < 0, S.RADAR_DISTANCE]
+        assert np.all(empty == radii[c])
 
 
 def test_closing_speed_sign():
