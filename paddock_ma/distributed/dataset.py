@@ -1,5 +1,5 @@
-"""The dataset format of a collection: Parquet fragments of transition rows and a manifest; writing a
-fragment, and ``verify``.
+"""The dataset format of a collection: Parquet files of transition rows and a manifest; cutting a run's
+steps into files (``BlockWriter``), and ``verify``.
 
 See ``collect`` for the directory layout and the row columns (``TRANSITION_COLUMNS``).
 """
@@ -124,6 +124,97 @@ def write_parquet(table, path: Path) -> str:
     else:
         os.replace(tmp, path)
     return digest
+
+
+class BlockWriter:
+    """Cuts the shards' steps into the dataset's files: world block B of fragment F is written once every
+    shard holding one of its worlds has ended fragment F; a shard's snapshot is saved (and its steps of F
+    dropped) once every block of its worlds is written for F. Blocks already in the manifest (a resumed
+    run regenerating a fragment) are not written again."""
+
+    def __init__(self, out: Path, manifest: dict, cfg):
+        """``cfg``: the run's ``collect.CollectConfig`` (its shard layout, fragment and block sizes)."""
+        self.out, self.manifest, self.cfg = out, manifest, cfg
+        self.controlled = tuple(manifest["layout"]["controlled"])
+        self.written = {(f["block"], f["fragment"]) for f in manifest["files"]}
+        self.pending: dict[tuple, list] = {}        # (shard, fragment) -> its ShardSteps
+        self.snapshots: dict[tuple, dict] = {}      # (shard, fragment) -> the snapshot at its end
+        self.new_rows = 0
+
+    # worlds: shard s holds [s * W, (s + 1) * W); block b holds [b * FW, min((b + 1) * FW, N))
+    def _block_range(self, b: int) -> tuple[int, int]:
+        fw = self.cfg.file_worlds
+        return b * fw, min((b + 1) * fw, self.cfg.total_worlds)
+
+    def blocks_of_shard(self, s: int) -> range:
+        w, fw = self.cfg.worlds_per_shard, self.cfg.file_worlds
+        return range(s * w // fw, ((s + 1) * w - 1) // fw + 1)
+
+    def shards_of_block(self, b: int) -> range:
+        lo, hi = self._block_range(b)
+        return range(lo // self.cfg.worlds_per_shard, (hi - 1) // self.cfg.worlds_per_shard + 1)
+
+    def resume_docs(self) -> dict:
+        """``{shard: snapshot doc}`` of the shards an interrupted run saved; CollectError if the directory
+        does not agree with its manifest."""
+        docs = {}
+        for s in range(self.cfg.num_shards):
+            path = self.out / "state" / f"shard-{s:04d}.json"
+            if not path.exists():
+                continue
+            doc = json.loads(path.read_text())
+            seq = doc.get("seq")
+            done = -(-seq // self.cfg.fragment_steps) if isinstance(seq, int) else -1
+            if done < 1 or any((b, f) not in self.written for b in self.blocks_of_shard(s) for f in range(done)):
+                raise CollectError(f"{path}: at step {seq}, but the manifest does not list every file of this shard's "
+                                   "worlds up to there; the directory was modified: pass a new --out")
+            docs[s] = doc
+        return docs
+
+    def add(self, st) -> None:
+        """Take shard ``st.shard``'s step ``st.seq``; write what it completes."""
+        cfg = self.cfg
+        frag = (st.seq - 1) // cfg.fragment_steps
+        self.pending.setdefault((st.shard, frag), []).append(st)
+        if st.seq % cfg.fragment_steps and st.seq != cfg.steps:
+            return
+        snap = st.arrays.get("snapshot")
+        if snap is None:
+            raise CollectError(f"shard {st.shard}: no snapshot at step {st.seq} (fragment end); fragment_steps must be "
+                               "a multiple of snapshot_every")
+        self.snapshots[(st.shard, frag)] = snap
+        touched = set()
+        for b in self.blocks_of_shard(st.shard):
+            owners = self.shards_of_block(b)
+            if (b, frag) not in self.written and all((s, frag) in self.snapshots for s in owners):
+                self._write_block(b, frag)
+            touched.update(owners)
+        for s in sorted(touched):
+            if (s, frag) in self.snapshots and all((b, frag) in self.written for b in self.blocks_of_shard(s)):
+                write_json_atomic(self.out / "state" / f"shard-{s:04d}.json", self.snapshots.pop((s, frag)))
+                self.pending.pop((s, frag), None)
+        write_json_atomic(self.out / MANIFEST, self.manifest)
+
+    def _write_block(self, b: int, frag: int) -> None:
+        import pyarrow as pa
+
+        lo, hi = self._block_range(b)
+        w = self.cfg.worlds_per_shard
+        tables = []
+        for s in self.shards_of_block(b):
+            steps = self.pending[(s, frag)]
+            tables.append(fragment_table(steps, self.controlled, steps[0].obs.shape[-1],
+                                         max(lo, s * w) - s * w, min(hi, (s + 1) * w) - s * w))
+        table = pa.concat_tables(tables).combine_chunks()     # one chunk: the bytes do not depend on the shards
+        rel = f"data/block-{b:04d}-frag-{frag:06d}.parquet"
+        digest = write_parquet(table, self.out / rel)
+        steps = self.pending[(self.shards_of_block(b)[0], frag)]
+        self.manifest["files"].append({"path": rel, "block": b, "worlds": [lo, hi], "fragment": frag,
+                                       "seq_from": steps[0].seq, "seq_to": steps[-1].seq, "rows": table.num_rows,
+                                       "sha256": digest})
+        self.manifest["files"].sort(key=lambda f: f["path"])
+        self.written.add((b, frag))
+        self.new_rows += table.num_rows
 
 
 def verify(path) -> list[str]:
