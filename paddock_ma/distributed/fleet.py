@@ -29,70 +29,13 @@ within twice the deadline, never a hang), or when a replay does not reproduce it
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 import numpy as np
 
+from .fleet_types import FleetError, ShardStep, _failure_types, _Shard  # noqa: F401 - FleetError, ShardStep: API
 from .policies import resolve_policy
 from .shard import ACTOR_OPTIONS, ShardCore, code_fingerprint
-
-
-class FleetError(RuntimeError):
-    """The fleet cannot go on (see the module docstring); ``events`` holds the failures seen."""
-
-    def __init__(self, message: str, events: list | None = None):
-        super().__init__(message)
-        self.events = list(events or [])
-
-
-@dataclass
-class ShardStep:
-    """One step of one shard, handed out once: ``shard``, ``seq``, ``worlds`` int64[W] (global indices),
-    ``obs`` float32[W, K, D] (what the cars acted on) and ``arrays`` (EnvShard.step's dict: ``action``,
-    ``obs`` (next), ``final_obs``, ``metrics``, ``terminated``, ``truncated``, ``end_reason``, ``episode_id``,
-    ``life``, ``episode_step``, ``checksum``, and ``snapshot`` when one was taken at this step)."""
-    shard: int
-    seq: int
-    worlds: np.ndarray
-    obs: np.ndarray
-    arrays: dict
-
-
-@dataclass
-class _Shard:
-    index: int
-    actor: object = None
-    incarnation: int = -1
-    seq: int = 0                       # last step handed out
-    obs: np.ndarray | None = None      # observation after step ``seq`` (what the next step acts on)
-    snap_seq: int = 0                  # seq of ``snap`` (0 with snap None: the reset)
-    snap: dict | None = None
-    history: dict = field(default_factory=dict)     # seq -> ((actions, resets), checksum uint64[W]) since snap
-    pending: list | None = None        # "start": the chain's refs; "step": the step calls in flight, in order
-    kind: str = ""                     # "start" (reset/restore + replays) or "step"
-    inflight_actions: list = field(default_factory=list)     # (actions, resets) of the step calls in ``pending``
-    resets: dict = field(default_factory=dict)   # seq -> {placement: bool[W, K]}: per-driver resets after that step
-    deadline: float = 0.0              # time.monotonic() by which the call in flight must be done
-    budget: float = 0.0
-    consecutive_failures: int = 0
-    pid: int | None = None
-    node_id: str | None = None
-    head: dict | None = None           # the reset/restore arrays the shard's current run started from
-
-
-_FAILURE_TYPES: tuple = ()
-
-
-def _failure_types() -> tuple:
-    """Ray exceptions that mean "this actor is gone or unreachable", as opposed to a bug in a call."""
-    global _FAILURE_TYPES
-    if not _FAILURE_TYPES:
-        import ray.exceptions as E
-        _FAILURE_TYPES = tuple(getattr(E, n) for n in (
-            "RayActorError", "ActorUnschedulableError", "WorkerCrashedError", "ObjectLostError", "NodeDiedError",
-            "ActorPlacementGroupRemoved", "LocalRayletDiedError") if hasattr(E, n))
-    return _FAILURE_TYPES
 
 
 class ShardFleet:
