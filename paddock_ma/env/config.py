@@ -15,6 +15,7 @@ from here.
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
@@ -29,8 +30,18 @@ from .config_sensing import (
     RaySpec, SensorsConfig,
 )
 from .errors import ConfigError, suggest
+from .wire_names import from_wire
 
 COMPOUNDS = ("S", "M", "H")
+# PaddockJS 2.0 environment options with no counterpart here (PaddockJS would use them; we refuse them
+# by name rather than run something else). Snake_case: keys arrive through from_wire.
+UNSUPPORTED_PADDOCKJS_KEYS = {
+    "track_generation": "procedural track profiles; name a track, or give track_seed / trackSeed",
+    "entries": "team and car blueprints; give each driver's ratings, team and pit_crew",
+    "replay_ghosts": "replay ghost overlays are not simulated",
+    "warmup": "a JavaScript JIT warm-up run; numba kernels are compiled and cached instead",
+    "external_renderer": "a JavaScript frame callback; render worlds with env.render",
+}
 
 
 @dataclass(frozen=True)
@@ -129,6 +140,9 @@ class EnvConfig(_Config):
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     result: ResultConfig = field(default_factory=ResultConfig)
     participant_interactions: InteractionsConfig = field(default_factory=InteractionsConfig)
+    # PaddockJS's switch between its indexed and legacy track queries; paddock_ma's track queries are
+    # always indexed and give the same answers either way, so it is accepted and changes nothing
+    track_query_index: bool = True
     reward: Optional[Any] = field(default=None, compare=False)
 
     @classmethod
@@ -137,6 +151,15 @@ class EnvConfig(_Config):
             raise ConfigError("config", f"got {data!r} (a {type(data).__name__}); expected an object (a dict) "
                               "of config keys, e.g. {'drivers': 2}")
         data = dict(data or {})
+        for key, why in UNSUPPORTED_PADDOCKJS_KEYS.items():
+            if key in data:
+                raise ConfigError(key, f"a PaddockJS 2.0 option paddock_ma does not have ({why}); remove it")
+        if "track_seed" in data:
+            seed = data.pop("track_seed")
+            _require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "track_seed",
+                     f"got {seed!r}; expected an integer >= 0 (the seed of a procedural track)")
+            _require("track" not in data, "track_seed", "give track or track_seed, not both")
+            data["track"] = f"procedural:{seed}"
         drivers = data.get("drivers")
         if isinstance(drivers, int) and not isinstance(drivers, bool):
             _require(1 <= drivers <= 64, "drivers", f"got {drivers!r}; expected 1..64 drivers")
@@ -189,6 +212,30 @@ class EnvConfig(_Config):
             if d.tire is not None:
                 _require(d.tire in compounds, f"drivers.{d.id}.tire",
                          f"got {d.tire!r}; expected one of the rules' compounds {list(compounds)!r}")
+
+    @classmethod
+    def from_paddockjs(cls, doc: dict) -> "EnvConfig":
+        """A config from a PaddockJS-shaped options object: camelCase keys (snake_case ones are read too)
+        renamed through the one table (``env.wire_names.from_wire``), then ``from_dict``'s checks. The
+        legacy ray shape (``anglesDegrees``, ``detectTrack``, ``detectCars``) is normalised as the guide
+        says, ``trackSeed`` names a procedural track, ``trackQueryIndex`` is accepted; an unknown key is
+        a ConfigError naming it and the known keys (PaddockJS ignores it)."""
+        if not isinstance(doc, dict):
+            raise ConfigError("config", f"got {doc!r} (a {type(doc).__name__}); expected an object of "
+                              "PaddockJS environment options")
+        return cls.from_dict(from_wire(doc))
+
+    @classmethod
+    def load(cls, path) -> "EnvConfig":
+        """``from_paddockjs`` of the JSON object in the file at ``path`` (either naming)."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                doc = json.load(handle)
+        except OSError as exc:
+            raise ConfigError("config", f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise ConfigError("config", f"{str(path)!r} is not JSON: {exc}") from None
+        return cls.from_paddockjs(doc)
 
     def merged(self, overrides: dict | None = None) -> "EnvConfig":
         """A new config: ``overrides`` (config keys; a nested dict is merged key by key, anything else

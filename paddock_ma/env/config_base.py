@@ -117,6 +117,7 @@ def _fields_of(cls) -> tuple[dict, list]:
 
 
 def _from_dict(cls, data: dict, path: str):
+    data = cls._prepare(data, path)
     hints, names = _fields_of(cls)
     kwargs = {}
     for key, value in data.items():
@@ -157,7 +158,13 @@ def deep_merge(base: dict, extra: dict) -> dict:
 
 
 class _Config:
-    """Mixin: ``from_dict`` / ``to_dict`` / ``replace`` for the frozen config dataclasses."""
+    """Mixin: ``from_dict`` / ``to_dict`` / ``replace`` for the frozen config dataclasses. A section
+    that accepts an older or alternative shape rewrites it in ``_prepare`` (a dict in, a dict of its
+    own keys out), before the keys are checked."""
+
+    @classmethod
+    def _prepare(cls, data: dict, path: str) -> dict:
+        return data
 
     @classmethod
     def from_dict(cls, data: dict | None = None, _path: str = ""):

@@ -6,13 +6,19 @@ Re-exported by ``env.config``; see ``config_base`` for how a dict becomes these 
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from .config_base import _Config, _require
+from .errors import ConfigError
 
 RAY_CHANNELS = ("road_edge", "kerb", "illegal_surface", "car")
+DEFAULT_RAY_LENGTH_METERS = 120.0
+# PaddockJS's legacy compact ray shape (anglesDegrees, detectTrack, detectCars) and the per-ray
+# layout's default length: accepted by RaysConfig and rewritten into rays and channels (_legacy_rays)
+LEGACY_RAY_KEYS = ("angles_degrees", "detect_track", "detect_cars", "default_length_meters")
 
 
 @dataclass(frozen=True)
@@ -36,11 +42,76 @@ class RaysConfig(_Config):
     length_meters: float = 120.0
     rays: Optional[tuple[RaySpec, ...]] = None
 
+    @classmethod
+    def _prepare(cls, data: dict, path: str) -> dict:
+        return _legacy_rays(data, path)
+
     def __post_init__(self):
         _require(self.channels is None or len(set(self.channels)) == len(self.channels), "sensors.rays.channels",
                  f"got {list(self.channels or ())!r}; list each channel once")
         _require(0 < self.length_meters <= 500, "sensors.rays.length_meters",
                  f"got {self.length_meters!r}; expected 0 < length <= 500 m")
+
+
+def _legacy_rays(data: dict, path: str) -> dict:
+    """``sensors.rays`` with PaddockJS's other shapes rewritten into ours, as its guide has the
+    environment normalise them:
+
+    * ``angles_degrees`` (the legacy compact shape): one ray per angle, ids ``ray-<i>``;
+    * ``detect_track`` / ``detect_cars`` (legacy): the channels ``road_edge`` and ``car`` unless
+      false (with neither given, the profile's default channels stay);
+    * ``rays`` entries given as a bare angle, or without an ``id`` or ``length_meters``: id
+      ``ray-<i>``, length ``default_length_meters``, else ``length_meters``, else 120 m;
+    * ``default_length_meters``: that default (and the layout's length when ``length_meters`` is absent).
+
+    Where PaddockJS quietly lets one source win (``rays`` over ``layout`` over ``angles_degrees``,
+    ``channels`` over the detect flags), giving two of them here is an error naming both."""
+    if not any(key in data for key in LEGACY_RAY_KEYS) and not isinstance(data.get("rays"), (list, tuple)):
+        return data
+    out = {key: value for key, value in data.items() if key not in LEGACY_RAY_KEYS}
+    where = f"{path}." if path else ""
+    default = data.get("default_length_meters", data.get("length_meters", DEFAULT_RAY_LENGTH_METERS))
+    if "default_length_meters" in data:
+        if not _number(default) or default <= 0:
+            raise ConfigError(f"{where}default_length_meters", f"got {default!r}; expected a length > 0 m")
+        out.setdefault("length_meters", default)
+    angles = data.get("angles_degrees")
+    rays = data.get("rays")
+    if angles is not None:
+        for other in ("rays", "layout"):
+            if other in data:
+                raise ConfigError(f"{where}angles_degrees", f"give {other} or the legacy angles_degrees, not both "
+                                  f"(PaddockJS would use {other} and ignore angles_degrees)")
+        if not isinstance(angles, (list, tuple)) or not angles or not all(_number(a) for a in angles):
+            raise ConfigError(f"{where}angles_degrees", f"got {angles!r}; expected a non-empty list of angles "
+                              "in degrees (0 ahead, + right)")
+        rays = list(angles)
+    if isinstance(rays, (list, tuple)):
+        out["rays"] = [_one_ray(ray, i, default) for i, ray in enumerate(rays)]
+    flags = [key for key in ("detect_track", "detect_cars") if key in data]
+    if flags:
+        if "channels" in data:
+            raise ConfigError(f"{where}{flags[0]}", f"give channels or the legacy {' and '.join(flags)}, not both "
+                              "(PaddockJS would use channels)")
+        for key in flags:
+            if not isinstance(data[key], bool):
+                raise ConfigError(f"{where}{key}", f"got {data[key]!r}; expected true or false")
+        out["channels"] = [channel for channel, key in (("road_edge", "detect_track"), ("car", "detect_cars"))
+                           if data.get(key, True)]
+    return out
+
+
+def _one_ray(ray, i: int, default_length):
+    """A ``rays`` entry as a full RaySpec dict: a bare angle, or a dict missing its id or length."""
+    if _number(ray):
+        return {"id": f"ray-{i}", "angle_degrees": ray, "length_meters": default_length}
+    if isinstance(ray, dict):
+        return {"id": f"ray-{i}", "length_meters": default_length} | ray
+    return ray       # RaySpec's own check words the error
+
+
+def _number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True)
