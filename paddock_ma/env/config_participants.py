@@ -14,7 +14,9 @@ from .config_base import _Config, _require
 from .errors import ConfigError, suggest
 
 PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")
-PROFILES = ("normal", "batch-training", "phantom-race")
+# PaddockJS 2.0.0's participant interaction profiles (their flags: env.interactions.PROFILE_FLAGS)
+PROFILES = ("normal", "isolated-training", "batch-training", "phantom-race", "time-trial-overlay")
+ProfileName = Literal["normal", "isolated-training", "batch-training", "phantom-race", "time-trial-overlay"]
 
 
 @dataclass(frozen=True)
@@ -92,12 +94,19 @@ class ScenarioConfig(_Config):
 
 @dataclass(frozen=True)
 class InteractionOverride(_Config):
-    profile: Optional[Literal["normal", "batch-training", "phantom-race"]] = None
+    """One driver's interaction: a ``profile`` (None: the default profile) and any of its five flags
+    overridden (None: the profile's). Each flag belongs to this car and is what others meet: whether
+    it collides, whether other cars' rays or radar see it, whether it holds pit service capacity and
+    whether it takes part in race order and classification."""
+    profile: Optional[ProfileName] = None
+    collidable: Optional[bool] = None
     detectable_by_rays: Optional[bool] = None
     detectable_as_nearby: Optional[bool] = None
+    blocks_pit_lane: Optional[bool] = None
+    affects_race_order: Optional[bool] = None
 
 
 @dataclass(frozen=True)
 class InteractionsConfig(_Config):
-    default_profile: Literal["normal", "batch-training", "phantom-race"] = "normal"
+    default_profile: ProfileName = "normal"
     drivers: dict[str, InteractionOverride] = field(default_factory=dict)

@@ -10,8 +10,10 @@ observations; the protocol turns them into lists). A step result is::
      "info": {"step", "elapsed_seconds", "seed", "track", "controlled_drivers", "action_errors",
               "drivers": {driver: {terminated, truncated, end_reason, episode_id, episode_step}}}}
 
-``done`` is true when every reported controlled driver is terminal; ``terminated`` when every one of
-them terminated, ``truncated`` when they are all done and at least one was truncated.
+``done`` is true when every reported controlled driver is terminal (the 2.0.1 guide: a batch mixing
+terminated and truncated drivers is done too); ``terminated`` when every one of them terminated,
+``truncated`` when they are all done and at least one was truncated; ``info.end_reason`` by
+``result_end_reason``.
 """
 
 from __future__ import annotations
@@ -300,14 +302,25 @@ class PaddockEnv:
                 "elapsed_seconds": float(batch.state.world_f[w, L.WF_TIME]),
                 "seed": int(batch.state.world_i[w, L.WI_SEED]), "track": cfg.track, "controlled_drivers": ids,
                 "action_errors": action_errors, "drivers": drivers_info,
-                "end_reason": _common_reason([i["end_reason"] for i in reported]) if done else None,
+                "end_reason": result_end_reason(reported) if done else None,
             },
         }
 
 
-def _common_reason(reasons):
-    reasons = [r for r in reasons if r]
-    return reasons[0] if reasons and all(r == reasons[0] for r in reasons) else ("mixed" if reasons else None)
+def result_end_reason(reported: list) -> str | None:
+    """``info.end_reason`` of a result whose reported drivers (their ``info.drivers`` entries) have all
+    ended. PaddockJS 2.0.0's race-level rule: a finished race is ``race-finish``; all terminated is the
+    driver's own reason for one driver and ``all-drivers-terminated`` for several; all truncated is
+    ``max-steps``. Terminated and truncated together, where the guide makes the result done (2.0.0
+    never ends such a batch), is ``mixed`` (each driver's own reason stays in ``info.drivers``)."""
+    reasons = [i["end_reason"] for i in reported]
+    if "race-finish" in reasons:
+        return "race-finish"
+    if all(i["terminated"] for i in reported):
+        return reasons[0] if len(reported) == 1 else "all-drivers-terminated"
+    if not any(i["terminated"] for i in reported):
+        return reasons[0] if len(set(reasons)) == 1 else "max-steps"
+    return "mixed"
 
 
-__all__ = ["PaddockEnv", "RewardCallbackError", "COMPOUND_INDEX"]
+__all__ = ["PaddockEnv", "RewardCallbackError", "COMPOUND_INDEX", "result_end_reason"]

@@ -12,6 +12,7 @@ import pytest
 
 from paddock_ma.catalog import env_config
 from paddock_ma.env.environment import PaddockEnv
+from paddock_ma.env.episodes import DESTROY_REASON_NAMES
 from paddock_ma.env.errors import ERROR_CODES
 from paddock_ma.protocol.codec import Limits, unpack_f32
 from paddock_ma.protocol.messages import Dispatcher
@@ -301,7 +302,9 @@ def test_the_batched_step_gives_the_numbers_of_one_world_steps():
             one = one["result"]
             assert reply["observation"]["vectors"][i] == [one["observation"][d]["vector"] for d in drivers]
             assert reply["episodeStep"][i] == [one["info"]["drivers"][d]["episodeStep"] for d in drivers]
-            metric_rows = [[one["metrics"][d][n] for n in reply["metrics"]["names"]] for d in drivers]
+            # a column holds numbers: destroyReason its code (DESTROY_REASON_NAMES), a missing lap time null
+            metric_rows = [[DESTROY_REASON_NAMES.index(one["metrics"][d][n]) if n == "destroyReason"
+                            else one["metrics"][d][n] for n in reply["metrics"]["names"]] for d in drivers]
             assert reply["metrics"]["values"][i] == [[float(v) if v is not None else None for v in row]
                                                      for row in metric_rows]
             assert reply["step"][i] == one["info"]["step"]
