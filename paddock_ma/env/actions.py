@@ -19,7 +19,7 @@ import numpy as np
 
 from ..sim.jit import kernel
 from ..sim.layout import I_MANUAL, I_PIT_INTENT, I_PIT_TARGET, I_TERMINATED, I_TRUNCATED
-from .errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
+from .errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
 
 VEHICLE_FIELDS = ("steering", "throttle", "brake")
 OPTIONAL_FIELDS = ("pit_intent", "pit_compound")
@@ -142,6 +142,7 @@ def _plain_actions(actions: dict, controlled: dict, running: np.ndarray, num_slo
     and words the error)."""
     live = running.tolist()
     slots, rows = [], []
+    ended = 0                            # actions given for ended drivers (accepted and ignored)
     try:
         for driver, slot in controlled.items():
             if live[slot]:
@@ -151,10 +152,10 @@ def _plain_actions(actions: dict, controlled: dict, running: np.ndarray, num_slo
                 rows.append((action["steering"], action["throttle"], action["brake"]))
                 slots.append(slot)
             elif driver in actions:
-                return None
+                ended += 1
     except KeyError:
         return None
-    if len(rows) != len(actions):        # an action for a driver that is not controlled
+    if len(rows) + ended != len(actions):        # an action for a driver that is not controlled
         return None
     if not _PLAIN_NUMBERS.issuperset(map(type, chain.from_iterable(rows))):
         return None
@@ -172,10 +173,14 @@ def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slot
     """Validate a ``{driver: action}`` map for one world.
 
     controlled: driver id -> slot for controlled drivers; running: bool[C], the slot's episode is
-    running (an action for an ended episode is an error; a missing one is fine); in_active_stop: a
-    function returning bool[C] (the car is in an active pit stop), called only when an action asks
-    for a stop. Raises PaddockError (strict), or collects errors (report) for invalid vehicle actions.
-    Unknown drivers and actions for ended episodes are errors under both policies.
+    running; in_active_stop: a function returning bool[C] (the car is in an active pit stop), called
+    only when an action asks for a stop. Raises PaddockError (strict), or collects errors (report) for
+    invalid vehicle actions. Unknown drivers are errors under both policies.
+
+    A driver whose episode has ended may be given an action or none: a PaddockJS trainer sends one
+    for every controlled driver, so it is accepted, and ignored unread (a terminated car is held, a
+    truncated one keeps its last applied controls; the array path, ``check_action_arrays``, ignores
+    those rows the same way).
     """
     if not isinstance(actions, dict):
         raise PaddockError(INVALID_ACTION, f"actions: got {type(actions).__name__}; expected an object "
@@ -191,9 +196,6 @@ def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slot
             raise PaddockError(UNKNOWN_DRIVER, f"actions.{driver}: {driver!r} {known}"
                                f"{suggest(driver, list(controlled))}; controlled drivers: "
                                f"{', '.join(controlled)}", f"actions.{driver}")
-        if not running[controlled[driver]]:
-            raise PaddockError(EPISODE_ENDED, f"actions.{driver}: the driver's episode has ended; call "
-                               "reset_drivers for it (or reset) before sending it actions", f"actions.{driver}")
     for driver, slot in controlled.items():
         if not running[slot]:
             continue

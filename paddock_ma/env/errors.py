@@ -13,7 +13,7 @@ import difflib
 INVALID_CONFIG = "invalid_config"        # a config key, type or value is wrong
 INVALID_ACTION = "invalid_action"        # an action is missing, non-finite, of the wrong type or out of set
 UNKNOWN_DRIVER = "unknown_driver"        # a driver id that is not in this environment (or not controlled)
-EPISODE_ENDED = "episode_ended"          # an action for a driver whose episode ended: reset it first
+EPISODE_ENDED = "episode_ended"          # the adapters: an action for an agent id whose life ended
 NOT_RESET = "not_reset"                  # the environment must be reset before this call
 INVALID_REQUEST = "invalid_request"      # a protocol message of the wrong shape or type
 SNAPSHOT_REJECTED = "snapshot_rejected"  # a snapshot of another version, track or shape, or modified

@@ -167,7 +167,7 @@ def compliance_script(action_spec: dict, num_worlds: int, seed: int = 0, *,
     s.add("reset", **reset_fields, options={"seed": seed + 4, "episode": {"maxSteps": _SHORT_EPISODE}})
     for _ in range(_SHORT_EPISODE):
         s.add("step", actions=s.actions())
-    s.add("step", actions=s.actions())                  # every driver of world 0 has ended: episode_ended
+    s.add("step", actions=s.actions())                  # every driver of world 0 has ended: ignored
     if w > 1:
         s.add("step", envs="all", actions=[s.actions() for _ in range(w)])
     s.add("getState", stateOptions={"output": "minimal"})
@@ -175,7 +175,7 @@ def compliance_script(action_spec: dict, num_worlds: int, seed: int = 0, *,
           resultOptions={"observationScope": "reset", "stateOutput": "none"})
     s.add("step", actions=s.actions([d0]))              # only the running driver acts
     if len(drivers) > 1:
-        s.add("step", actions=s.actions(drivers[:2]))   # drivers[1] has ended: episode_ended
+        s.add("step", actions=s.actions(drivers[:2]))   # drivers[1] has ended: its action is ignored
         s.add("resetDrivers", placements={d: None for d in drivers[1:]},
               resultOptions={"observationScope": "all", "stateOutput": "minimal"})
     s.add("step", actions=s.actions())

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from env_helpers import act, make_env
-from paddock_ma.env.errors import EPISODE_ENDED, INVALID_ACTION, UNKNOWN_DRIVER, PaddockError
+from paddock_ma.env.errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError
 
 
 @pytest.fixture(scope="module")
@@ -163,21 +163,27 @@ def test_strict_policy_is_default_and_raises_at_first_error(env):
     assert e.field == "actions.car-00.steering"
 
 
-def test_action_for_ended_episode_is_an_error():
+def test_action_for_an_ended_episode_is_accepted_and_ignored():
+    # a PaddockJS trainer sends an action for every controlled driver, ended or not (issue 14)
     env = make_env(episode={"max_steps": 2})
     env.reset()
     env.step({"car-00": act(), "car-01": act()})
     r = env.step({"car-00": act(), "car-01": act()})
     assert r["info"]["drivers"]["car-00"]["truncated"] and r["done"]
-    e = _rejected(env, {"car-00": act(), "car-01": act()})
-    assert e.code == EPISODE_ENDED and e.field == "actions.car-00"
-    assert e.message == ("actions.car-00: the driver's episode has ended; call reset_drivers for it (or reset) "
-                         "before sending it actions")
+    twin = make_env(episode={"max_steps": 2})
+    twin.reset()
+    for _ in range(2):
+        twin.step({"car-00": act(), "car-01": act()})
+    r = env.step({"car-00": act(steering=1.0, throttle=1.0), "car-01": act(brake=1.0)})   # given: ignored
+    r_twin = twin.step({})                                                                # omitted
+    assert env.checksum() == twin.checksum() and r["info"]["step"] == r_twin["info"]["step"] == 3
+    assert r["info"]["drivers"]["car-00"]["episode_step"] == 2
     env.reset_drivers({"car-00": None})
-    r = env.step({"car-00": act()})          # car-01 ended: its action may be omitted
+    r = env.step({"car-00": act(), "car-01": act(throttle=float("nan"))})   # car-01 ended: not read
     assert r["info"]["drivers"]["car-00"]["episode_step"] == 1
-    e = _rejected(env, {"car-00": act(), "car-01": act()})
-    assert e.code == EPISODE_ENDED and e.field == "actions.car-01"
+    assert r["info"]["drivers"]["car-01"]["episode_step"] == 2
+    e = _rejected(env, {"car-01": act()})                  # the running car-00 still needs its action
+    assert e.code == INVALID_ACTION and e.field == "actions.car-00"
 
 
 def test_action_spec():
@@ -227,9 +233,14 @@ def test_plain_action_maps_validate_as_maps_with_optional_fields_do():
         assert fast.controls.dtype == np.float32 and fast.errors == []
         assert fast.controls[2].tolist() == [-1.0, 1.0, 0.0] or a2[0] != -3.0      # clamped
     good = {"steering": 0.0, "throttle": 0.5, "brake": 0.0}
+    # an ended driver's action (car-01) is accepted and ignored, on both paths
+    alone = validate_actions({"car-00": good, "car-02": good}, **kwargs)
+    for extra in (good, dict(good, pit_intent=None), {"steering": math.nan}):
+        got = validate_actions({"car-00": good, "car-02": good, "car-01": extra}, **kwargs)
+        for name in ("controls", "apply", "release", "pit_intent", "pit_compound"):
+            assert np.array_equal(getattr(got, name), getattr(alone, name)), (name, extra)
     rejected = [
         {"car-00": good},                                                  # a running driver missing
-        {"car-00": good, "car-02": good, "car-01": good},                  # an ended driver's action
         {"car-00": good, "car-02": good, "nobody": good},                  # not a driver
         {"car-00": good, "car-02": dict(good, brake=True)},                # bool is not a number
         {"car-00": good, "car-02": dict(good, brake="0")},

@@ -158,7 +158,7 @@ def test_ended_drivers_are_left_out_of_the_action_map():
             return {d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in ("car-02", "car-00")}
 
     loop.controller = greedy = Greedy()
-    result = loop.step()  # the env would raise episode_ended for car-00 if the loop sent its action
+    result = loop.step()  # the loop asks only running drivers (the env would ignore car-00's action)
     assert greedy.of("decide")[-1][1] == ["car-02"]
     assert set(greedy.of("on_step")[-1][1]) == {"car-02"}
     assert loop.stats.last_error is None and not result["done"]

@@ -591,8 +591,9 @@ class EpisodeBookkeeping(RuleBasedStateMachine):
     * a step advances info.step by 1 and each running driver's episodeStep by 1; a driver whose
       episodeStep reaches 5 has ended (truncated, endReason max-steps) and keeps its counters;
     * resetDrivers of a driver increments its episodeId and sets its episodeStep to 0 (running again);
-    * actions for an ended driver are refused with episode_ended, a missing running driver with
-      invalid_action, and any refused request changes nothing (checksum, and the model goes on);
+    * actions for an ended driver are accepted and ignored (the step goes on as without them), a
+      missing running driver is refused with invalid_action, and any refused request changes nothing
+      (checksum, and the model goes on);
     * after restore the worker continues from the snapshot point: the model is the one saved with the
       snapshot and getState(full) gives the bytes it gave right after the snapshot.
 
@@ -709,9 +710,16 @@ class EpisodeBookkeeping(RuleBasedStateMachine):
     @precondition(lambda self: self.ended())
     @rule(data=st.data())
     def step_an_ended_driver(self, data):
-        drivers = self.running() + [data.draw(st.sampled_from(self.ended()))]
-        self.refused({"type": "step", "actions": {d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0}
-                                                  for d in drivers}}, "episode_ended")
+        running = self.running()
+        drivers = running + [data.draw(st.sampled_from(self.ended()))]
+        reply = self.send({"type": "step", "actions": {d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0}
+                                                       for d in drivers}})
+        self.model["step"] += 1
+        for d in running:
+            row = self.model["drivers"][d]
+            row["step"] += 1
+            row["ended"] = row["step"] >= MAX_STEPS
+        self.expect(reply, reply["result"]["info"])
 
     @precondition(lambda self: len(self.running()) >= 1)
     @rule(data=st.data())
