@@ -83,6 +83,21 @@ def draw(track_name: str, trajectories: dict, path: str) -> None:
     plt.close(fig)
 
 
+def _compile_ahead(console) -> None:
+    """Compile the kernels here, with a status line, when ``make install``'s warm-up has not filled the
+    cache for these sources (edited code, or a run without ``make install``): the shards then load them
+    from the cache they inherit. Otherwise each shard would compile the same kernels at once, out of
+    sight in its log, for minutes on two cores, and the fleet's step deadline would count that time."""
+    from .. import warm
+
+    if warm.is_warm():
+        return
+    console.print("the simulation's kernels are not compiled for these sources yet: compiling them once "
+                  "(`python -m paddock_ma.warm`, what `make install` runs) before the shards start")
+    out = warm.warm()
+    console.print(f"compiled {out['compiled']} functions in {out['seconds']} s into {out['cache_dir']}")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="paddock/oval-batch-v0")
@@ -105,6 +120,7 @@ def main(argv=None) -> int:
     from .collect import CollectConfig, CollectError, collect, verify
 
     console = Console()
+    _compile_ahead(console)
     ours = not ray.is_initialized()          # shut down only a Ray this demo started
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="paddock-demo-")) / "dataset"
     cfg = CollectConfig(env=args.env, num_shards=args.shards, worlds_per_shard=args.worlds_per_shard,

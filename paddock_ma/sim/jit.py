@@ -18,9 +18,16 @@ Both are ``numba.njit(cache=True)``. They differ in numba's reference counting (
 Every jitted function of the package states one of the two explicitly: a function without the
 setting would inherit it from whichever caller compiled it first (numba's flag inheritance), so its
 compiled form would depend on call order.
+
+Importing this module installs ``compile_status``: a status line on stderr while numba compiles a
+kernel of the package (nothing when the kernels load from the cache).
 """
 
 from numba import njit
+
+from . import compile_status
+
+compile_status.install()
 
 
 def _decorate(func, nrt, options):

@@ -1,0 +1,184 @@
+"""Compile the simulation's kernels ahead, into the cache later runs load: ``python -m paddock_ma.warm``.
+
+A first run compiles every numba kernel it calls before its first step (minutes on two cores: the
+sensing kernel alone takes over a minute). ``make install`` runs this module once instead, so a user's
+first ``make demo`` or README snippet loads compiled code (~1-3 s).
+
+What it runs: the paths a first run takes, on tiny worlds: for every catalogue env its engine
+(``BatchEnv``: reset, step, auto-reset, ``reset_drivers`` with each placement policy), its one-world dict
+API (``PaddockEnv``), the README's adapters (PettingZoo, the gymnasium vector env), the demo's shard
+(``distributed.shard.ShardCore`` with the random policy, as ``make demo`` collects and replays) and the
+sim's own race (``new_race``/``step_state``: ``paddock-ma race``). numba specialises a kernel on its
+arguments' types (dtypes, dimensions, layouts, read-only or not), never on a config's values, so running
+these calls stores exactly the specialisations later runs of them load.
+
+The cache is the one every later run uses: importing ``paddock_ma.sim`` resolves the directory
+(``paddock_ma/sim/__pycache__/numba-<hash of the sim sources>``, or ``NUMBA_CACHE_DIR`` when set), and
+Ray shards inherit it. numba keys each entry on its source file's modification time, so the warm-up is
+run where the code will run (after a clone, not before). When it is done it writes ``paddock-warm.json``
+in that directory: the numba and Python versions and every module's size and modification time.
+``is_warm()`` compares them without loading any kernel, so running this module again costs under a
+second while nothing changed; after an edit anywhere in the package it runs again, loading what is still
+cached and compiling the rest.
+
+    python -m paddock_ma.warm [--force] [--quiet]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+MARKER = "paddock-warm.json"
+MARKER_VERSION = 1
+
+
+def cache_dir() -> Path:
+    """The numba cache directory of this process (imports ``paddock_ma.sim``, which chooses it)."""
+    from . import sim
+
+    return sim.numba_cache_dir() or Path(os.environ["NUMBA_CACHE_DIR"])
+
+
+def _stamp() -> dict:
+    """What the cached code depends on: versions and every module's (mtime_ns, size)."""
+    from importlib.metadata import version
+
+    files = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        st = path.stat()
+        files[str(path.relative_to(PACKAGE))] = [st.st_mtime_ns, st.st_size]
+    return {"marker_version": MARKER_VERSION, "numba": version("numba"), "python": sys.version.split()[0],
+            "files": files}
+
+
+def is_warm(directory: Path | None = None) -> bool:
+    """Whether a complete warm-up of these exact sources filled ``directory`` (default: this process's
+    cache directory). Cheap: reads the marker and stats the modules."""
+    directory = directory or cache_dir()
+    try:
+        marker = json.loads((directory / MARKER).read_text())
+    except (OSError, ValueError):
+        return False
+    return marker.get("stamp") == _stamp()
+
+
+def exercise_env(env_id: str, num_worlds: int = 2) -> None:
+    """The calls a first run of catalogue env ``env_id`` makes, on ``num_worlds`` tiny worlds."""
+    import numpy as np
+
+    from .catalog import make
+    from .env.scenarios import PLACEMENT_POLICIES
+
+    batch = make(env_id, num_worlds=num_worlds, auto_reset=True, reset_placement="random")
+    batch.reset(seed=0)
+    k = len(batch.controlled)
+    actions = np.zeros((num_worlds, k, 3), np.float32)
+    actions[..., 1] = 0.5
+    batch.step(actions)
+    for placement in PLACEMENT_POLICIES:
+        batch.reset_drivers(np.ones((num_worlds, k), bool), placement)
+        batch.step(actions)
+    batch.running_mask()
+    one = make(env_id)
+    one.reset(seed=0)
+    one.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in one.controlled})
+    one.reset_drivers({d: None for d in one.controlled})
+    one.step({d: {"steering": 0.1, "throttle": 0.5, "brake": 0.0} for d in one.controlled})
+
+
+def exercise_adapters(env_id: str = "paddock/oval-batch-v0") -> None:
+    """The README's adapters: a PettingZoo step with lives and a gymnasium vector env step."""
+    import gymnasium
+
+    from .adapters.pettingzoo_env import parallel_env
+
+    pz = parallel_env(env_id, auto_reset=True, max_lives=3)
+    pz.reset(seed=0)
+    pz.step({a: pz.action_space(a).sample() for a in pz.agents})
+    envs = gymnasium.make_vec(env_id, num_envs=16)
+    envs.reset(seed=0)
+    envs.step(envs.action_space.sample())
+    envs.close()
+
+
+def exercise_demo(env_id: str = "paddock/oval-batch-v0") -> None:
+    """``make demo``'s shard work: a ShardCore collecting with the random policy, and a replayed world."""
+    import numpy as np
+
+    from .distributed.collect import CollectConfig, resolve_env
+    from .distributed.policies import resolve_policy
+    from .distributed.shard import ShardCore
+
+    cfg = CollectConfig(env=env_id, num_shards=1, worlds_per_shard=2, steps=3)   # its placement defaults
+    config = resolve_env(env_id)
+    policy = resolve_policy("random")
+    for worlds in (2, 1):            # collection shards, then the demo's one-world replay
+        core = ShardCore(config, 0, worlds, reset_placement=cfg.reset_placement, start_placement=cfg.start_placement)
+        obs = core.reset(1)["obs"]
+        for seq in (1, 2):
+            actions = policy(obs, worlds=np.arange(worlds), seq=seq, seed=1)
+            obs = core.step(seq, actions)[1]["obs"]
+        core.step(3, None)
+
+
+def exercise_race() -> None:
+    """``paddock-ma race`` and the bench's core: built-in drivers through ``step_state``."""
+    from .sim.race import new_race
+    from .sim.step import step_state
+    from .sim.track import load_track
+
+    state = new_race(load_track("oval"), 1, 4, seed=1, standing_start=0, total_laps=50)
+    step_state(state, n_ticks=4)
+
+
+def warm() -> dict:
+    """Run every exercise (compiling what the cache lacks) and write the marker; returns a summary."""
+    from . import catalog
+    from .sim import compile_status
+
+    t0 = time.perf_counter()
+    directory = cache_dir()
+    status = compile_status.install()
+    before = status.compiled if status else 0
+    if status:
+        status.message, status.hint = "compiling simulation kernels ahead (once per change of the sources)", ""
+    for env in catalog.list_envs():
+        exercise_env(env["id"])
+    exercise_adapters()
+    exercise_demo()
+    exercise_race()
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / f".{MARKER}.{os.getpid()}"
+    tmp.write_text(json.dumps({"stamp": _stamp(), "written_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
+    os.replace(tmp, directory / MARKER)
+    return {"cache_dir": str(directory), "compiled": (status.compiled - before) if status else None,
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--force", action="store_true", help="run every exercise even if the marker says warm")
+    p.add_argument("--quiet", action="store_true", help="print nothing when done")
+    args = p.parse_args(argv)
+    # before numba starts: the demo's shard core pins numba to one thread, which numba refuses once
+    # its threads run with another count (the kernels warmed here are serial ones)
+    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    if not args.force and is_warm():
+        if not args.quiet:
+            print(f"paddock_ma: simulation kernels already compiled in {cache_dir()}", file=sys.stderr)
+        return 0
+    out = warm()
+    if not args.quiet:
+        print(f"paddock_ma: simulation kernels ready in {out['cache_dir']} ({out['compiled']} functions compiled, "
+              f"{out['seconds']} s)", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
