@@ -209,20 +209,53 @@ print(f"{t1 - t0:.3f} {t2 - t1:.3f}")
 """
 
 
-def bench_start(cache_dir: str | None = None) -> dict:
-    """Seconds to import and to build+step a first world, in a fresh process (cold and warm cache)."""
+# The README snippet's first step (paddock/gp-batch-v0, 4 worlds): what a user's first run waits for.
+_FIRST_ENV_STEP_SNIPPET = """
+import time
+t0 = time.perf_counter()
+import numpy as np
+import paddock_ma
+from paddock_ma.env.batch_env import BatchEnv
+t1 = time.perf_counter()
+env = paddock_ma.make("paddock/gp-batch-v0", num_worlds=4)
+env.reset(seed=7)
+env.step(np.zeros((4, 8, 3), np.float32))
+t2 = time.perf_counter()
+from paddock_ma import warm
+from paddock_ma.sim import compile_status
+status = compile_status.installed()
+print(f"{t1 - t0:.3f} {t2 - t1:.3f} {int(warm.is_warm())} {status.compiled if status else -1}")
+"""
+
+
+def _start_row(snippet: str, env: dict) -> dict:
+    t0 = time.perf_counter()
+    res = subprocess.run([sys.executable, "-c", snippet], env=env, capture_output=True, text=True, check=True)
+    total = time.perf_counter() - t0
+    fields = res.stdout.split()
+    row = {"process_seconds": round(total, 2), "import_seconds": round(float(fields[0]), 2),
+           "first_step_seconds": round(float(fields[1]), 2)}
+    if len(fields) > 2:
+        row.update(warm_marker=bool(int(fields[2])), functions_compiled=int(fields[3]))
+    return row
+
+
+def bench_start(cache_dir: str | None = None, installed: bool = True) -> dict:
+    """Seconds to import and to build+step a first world, in a fresh process (cold and warm cache).
+
+    ``cold_cache`` and ``warm_cache``: the sim's first step (``new_race`` + ``step_state``: its physics and
+    rules kernels, no sensing) compiled into an empty cache directory, then loaded from it. ``installed``:
+    also ``installed_cache``, the README snippet's first env step (gp-batch-v0: reset, sensing, step) in a
+    fresh process with this checkout's own cache, as a user's first run finds it after ``make install``
+    (its ``python -m paddock_ma.warm``); the row says whether the warm-up's marker was there and how
+    many of the package's functions numba compiled (0 when the warm-up covered the run)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir or tmp, NUMBA_NUM_THREADS="1")
-        out = {}
-        for label in ("cold_cache", "warm_cache"):
-            t0 = time.perf_counter()
-            res = subprocess.run([sys.executable, "-c", _COMPILE_SNIPPET], env=env, capture_output=True,
-                                 text=True, check=True)
-            total = time.perf_counter() - t0
-            imp, first = (float(x) for x in res.stdout.split())
-            out[label] = {"process_seconds": round(total, 2), "import_seconds": round(imp, 2),
-                          "first_step_seconds": round(first, 2)}
-        return out
+        out = {label: _start_row(_COMPILE_SNIPPET, env) for label in ("cold_cache", "warm_cache")}
+    if installed:
+        # this process's cache directory (importing paddock_ma.sim put it in the environment, or the user did)
+        out["installed_cache"] = _start_row(_FIRST_ENV_STEP_SNIPPET, dict(os.environ, NUMBA_NUM_THREADS="1"))
+    return out
 
 
 def bench_tracks(seeds: int = 10) -> dict:
@@ -304,10 +337,13 @@ def format_report(report: dict) -> str:
                   "|---:|---:|---:|",
                   f"| {t['procedural_median_s']} | {t['procedural_max_s']} | {t['locate_hint_ns']} |"]
     if "start" in report:
-        lines += ["", "| start | process (s) | import (s) | build + first step (s) |", "|---|---:|---:|---:|"]
+        lines += ["", "| start | process (s) | import (s) | build + first step (s) | functions compiled |",
+                  "|---|---:|---:|---:|---:|"]
         for label, row in report["start"].items():
+            compiled = "" if "functions_compiled" not in row else (
+                f"{row['functions_compiled']}" + ("" if row["warm_marker"] else " (no warm-up marker)"))
             lines.append(f"| {label} | {row['process_seconds']} | {row['import_seconds']} | "
-                         f"{row['first_step_seconds']} |")
+                         f"{row['first_step_seconds']} | {compiled} |")
     return "\n".join(lines)
 
 
