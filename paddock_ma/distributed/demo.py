@@ -92,10 +92,10 @@ def _compile_ahead(console) -> None:
 
     if warm.is_warm():
         return
-    console.print("the simulation's kernels are not compiled for these sources yet: compiling them once "
-                  "(`python -m paddock_ma.warm`, what `make install` runs) before the shards start")
+    console.print("the package changed since `make install` warmed numba's cache (or it never did): "
+                  "`python -m paddock_ma.warm` runs first, compiling what the cache lacks before the shards start")
     out = warm.warm()
-    console.print(f"compiled {out['compiled']} functions in {out['seconds']} s into {out['cache_dir']}")
+    console.print(f"{out['compiled']} functions compiled in {out['seconds']} s ({out['cache_dir']})")
 
 
 def main(argv=None) -> int:
