@@ -1,6 +1,8 @@
 """``paddock-ma``: the command line (demo, race, bench, envs, tracks, serve, collect, verify).
 
 * ``paddock-ma demo``   the main job on a local Ray cluster (``paddock_ma.distributed.demo``).
+* ``paddock-ma warm``   compile the simulation's kernels ahead into numba's cache (``paddock_ma.warm``;
+  ``make install`` runs it): a first run then loads them instead of compiling for minutes.
 * ``paddock-ma race``   a short rollout: built-in drivers race on every shipped track; prints a table.
 * ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output.
 * ``paddock-ma envs``   the environment catalogue (versioned env ids).
@@ -22,6 +24,12 @@ def _cmd_demo(args) -> int:
     from .distributed.demo import main
 
     return main(args.rest)
+
+
+def _cmd_warm(args) -> int:
+    from .warm import main
+
+    return main(["--force"] * args.force + ["--quiet"] * args.quiet)
 
 
 def _cmd_race(args) -> int:
@@ -118,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
                                "the dataset's summary, verify's verdict, a PNG of trajectories (demo --help)")
     demo.add_argument("rest", nargs=argparse.REMAINDER)
     demo.set_defaults(func=_cmd_demo)
+
+    warm = sub.add_parser("warm", help="compile the simulation's kernels into numba's cache ahead of a first run "
+                                       "(make install runs it)")
+    warm.add_argument("--force", action="store_true", help="run every exercise even if the cache is marked warm")
+    warm.add_argument("--quiet", action="store_true", help="print nothing when done")
+    warm.set_defaults(func=_cmd_warm)
 
     race = sub.add_parser("race", help="race built-in drivers on every shipped track with the numba core")
     race.add_argument("--worlds", type=int, default=8)
