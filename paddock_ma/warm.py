@@ -108,7 +108,8 @@ def exercise_adapters(env_id: str = "paddock/oval-batch-v0") -> None:
 
 
 def exercise_demo(env_id: str = "paddock/oval-batch-v0") -> None:
-    """``make demo``'s shard work: a ShardCore collecting with the random policy, and a replayed world."""
+    """``make demo``'s shard work: a ShardCore collecting with the random policy (actions read-only, as
+    Ray delivers them; snapshots and a restore, as the fleet takes them), and a replayed world."""
     import numpy as np
 
     from .distributed.collect import CollectConfig, resolve_env
@@ -123,8 +124,11 @@ def exercise_demo(env_id: str = "paddock/oval-batch-v0") -> None:
         obs = core.reset(1)["obs"]
         for seq in (1, 2):
             actions = policy(obs, worlds=np.arange(worlds), seq=seq, seed=1)
-            obs = core.step(seq, actions)[1]["obs"]
+            # as Ray hands arrays to an actor: read-only, which numba compiles as another specialisation
+            actions.setflags(write=False)
+            obs = core.step(seq, actions, snapshot=seq == 2)[1]["obs"]
         core.step(3, None)
+        core.restore(core.snapshot())
 
 
 def exercise_race() -> None:

@@ -8,8 +8,9 @@ import sys
 
 from paddock_ma import warm
 
-# A first run in a fresh process: every catalogue env's engine and dict API step once. Prints the cache
-# directory it used and how many of the package's functions numba compiled.
+# A first run in a fresh process: every catalogue env's engine and dict API step once, and a demo shard
+# steps with read-only actions and a snapshot. Prints the cache directory it used and how many of the
+# package's functions numba compiled.
 _FIRST_RUN = """
 import numpy as np
 import paddock_ma
@@ -22,6 +23,13 @@ for env_id in [e["id"] for e in catalog.list_envs()]:
     one = paddock_ma.make(env_id)
     one.reset(seed=3)
     one.step({d: {"steering": 0.0, "throttle": 1.0, "brake": 0.0} for d in one.controlled})
+from paddock_ma.distributed.collect import resolve_env
+from paddock_ma.distributed.shard import ShardCore
+core = ShardCore(resolve_env("paddock/oval-batch-v0"), 0, 3)             # a Ray shard of make demo
+core.reset(5)
+actions = np.full((3, 8, 3), 0.5, np.float32)
+actions.setflags(write=False)                                            # as Ray delivers them
+core.step(1, actions, snapshot=True)
 print(warm.cache_dir(), compile_status.installed().compiled)
 """
 
@@ -39,7 +47,7 @@ def test_after_the_warm_up_a_first_run_compiles_nothing():
     directory = warm.cache_dir()
     assert warm.is_warm(directory)
     indexes = {p: p.stat().st_mtime_ns for p in directory.rglob("*.nbi")}
-    out = _run(_FIRST_RUN)
+    out = _run(_FIRST_RUN, env=dict(os.environ, NUMBA_NUM_THREADS="1"))     # as shards and the demo pin it
     used, compiled = out.stdout.split()
     assert used == str(directory)                # the warm-up's directory is the one runs use
     assert compiled == "0", out.stderr
