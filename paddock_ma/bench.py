@@ -2,7 +2,9 @@
 
 Figures are per core: the kernels run serially (``step_worlds``) in one process with numba pinned to
 one thread. Each workload is timed after a warm-up call so the JIT compile is not counted; the
-compile cost is measured separately in fresh subprocesses (cold cache, then warm cache).
+compile cost is measured separately in fresh subprocesses (cold cache, then warm cache). The threads
+rows (``run(threads=...)``, ``paddock-ma bench --threads 1,2``) time BatchEnv with ``parallel=True``
+(worlds stepped and sensed on numba threads) at each thread count (``numba.set_num_threads``).
 """
 
 from __future__ import annotations
@@ -105,17 +107,35 @@ def _timed(fn, seconds: float) -> tuple[int, float]:
 
 
 def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "constant",
-                    warmup_steps: int = 300, rays: str = "driver-front-heavy") -> dict:
+                    warmup_steps: int = 300, rays: str = "driver-front-heavy", threads: int | None = None) -> dict:
     """BatchEnv car-steps/s on ENV_WORKLOAD, with the split between core, sensors+vectors and Python.
 
     actions_from: ``constant`` (steer 0, throttle 0.6: cars leave the track at the first corner, crash,
     and come back at random positions) or ``driver`` (each step's actions are the built-in driver's
     controls for the controlled cars, computed in one numba call that the timing includes: the cars
     drive laps, as a trained policy would). ``warmup_steps`` untimed steps first (300: 80 s of racing,
-    about a lap of the grand prix). ``rays``: one of RAY_VARIANTS (the workload's, or a diagnostic one)."""
+    about a lap of the grand prix). ``rays``: one of RAY_VARIANTS (the workload's, or a diagnostic one).
+    ``threads``: None for the serial engine; n for ``BatchEnv(parallel=True)`` on n numba threads (the
+    process's thread count is restored afterwards)."""
+    import numba
+
+    if threads is None:
+        return _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, False)
+    before = numba.get_num_threads()
+    numba.set_num_threads(threads)
+    try:
+        row = _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, True)
+    finally:
+        numba.set_num_threads(before)
+    row["threads"] = threads
+    return row
+
+
+def _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, parallel):
     from .env.batch_env import BatchEnv
 
-    env = BatchEnv(env_bench_config(rays=rays), num_worlds, auto_reset=True, reset_placement="random")
+    env = BatchEnv(env_bench_config(rays=rays), num_worlds, auto_reset=True, reset_placement="random",
+                   parallel=parallel)
     env.reset(seed=1)
     # every car starts at a random track position of its world's own draws: the worlds are not copies
     # of one another (64 identical worlds would drive the same stretch of track in lockstep)
@@ -296,9 +316,12 @@ def _locate_many(tr, xs, ys):
 
 
 def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start: bool = True,
-        ray_floor: bool = False) -> dict:
+        ray_floor: bool = False, threads=()) -> dict:
     """The benchmark suite; returns a JSON-able report. ray_floor: also BatchEnv with the diagnostic ray
-    variants (RAY_VARIANTS), which show what the rays cost at their cheapest and what the rest costs."""
+    variants (RAY_VARIANTS), which show what the rays cost at their cheapest and what the rest costs.
+    threads: thread counts (e.g. (1, 2); repeat them to interleave runs: (1, 2, 1, 2)) at which
+    BatchEnv(parallel=True) is also timed, in that order for each world count and kind of actions
+    (rows ``threads``; NUMBA_NUM_THREADS must allow the largest count)."""
     report = {"workload": CORE_WORKLOAD, "core": [bench_core(w, seconds=seconds) for w in worlds],
               "tracks": bench_tracks(),
               "env_workload": ENV_WORKLOAD,
@@ -308,6 +331,9 @@ def run(worlds=(1, 64, 1024), env_worlds=(64,), seconds: float = 3.0, with_start
     if ray_floor:
         report["batch_env"] += [bench_batch_env(w, seconds=seconds, actions_from=a, rays=r) for r in RAY_VARIANTS[1:]
                                 for w in env_worlds for a in ("constant", "driver")]
+    if threads:
+        report["threads"] = [bench_batch_env(w, seconds=seconds, actions_from=a, threads=t) for w in env_worlds
+                             for a in ("constant", "driver") for t in threads]
     if with_start:
         report["start"] = bench_start()
     return report
@@ -331,6 +357,16 @@ def format_report(report: dict) -> str:
     for row in report["paddock_env"]:
         lines.append(f"| PaddockEnv (dict), {row['actions']} actions | 1 | {row['car_steps_per_s']:,} | "
                      f"{row['ms_per_step']} | | | |")
+    if report.get("threads"):
+        lines += ["", "BatchEnv(parallel=True): worlds stepped and sensed on numba threads.", "",
+                  "| actions | worlds | threads | car-steps/s | x first row | ms/step | core ms | sensors+vectors ms "
+                  "| other ms |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        base = {}
+        for row in report["threads"]:
+            ref = base.setdefault((row["actions"], row["worlds"]), row["car_steps_per_s"])
+            lines.append(f"| {row['actions']} | {row['worlds']} | {row['threads']} | {row['car_steps_per_s']:,} | "
+                         f"{row['car_steps_per_s'] / ref:.2f} | {row['ms_per_step']} | {row['core_ms']} | "
+                         f"{row['sensors_obs_ms']} | {row['python_ms']} |")
     if "tracks" in report:
         t = report["tracks"]
         lines += ["", "| procedural track build, median (s) | max (s) | locate with a good hint (ns/call) |",

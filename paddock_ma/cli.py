@@ -4,7 +4,8 @@
 * ``paddock-ma warm``   compile the simulation's kernels ahead into numba's cache (``paddock_ma.warm``;
   ``make install`` runs it): a first run then loads them instead of compiling for minutes.
 * ``paddock-ma race``   a short rollout: built-in drivers race on every shipped track; prints a table.
-* ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output.
+* ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output;
+  ``--threads 1,2`` also times BatchEnv(parallel=True) on that many numba threads.
 * ``paddock-ma envs``   the environment catalogue (versioned env ids).
 * ``paddock-ma tracks`` the shipped tracks with their lap lengths.
 * ``paddock-ma collect`` a Parquet dataset over Ray shards; ``paddock-ma verify DIR`` checks one.
@@ -88,10 +89,33 @@ def _cmd_bench(args) -> int:
         return 0
     worlds = tuple(int(w) for w in args.worlds.split(","))
     env_worlds = tuple(int(w) for w in args.env_worlds.split(","))
+    threads = _thread_counts(args)
+    if threads:
+        import numba
+
+        if max(threads) > numba.config.NUMBA_NUM_THREADS:
+            print(f"--threads {args.threads}: numba allows {numba.config.NUMBA_NUM_THREADS} thread(s) in this "
+                  f"process (NUMBA_NUM_THREADS={os.environ.get('NUMBA_NUM_THREADS')}); unset it or set it to at "
+                  f"least {max(threads)}", file=sys.stderr)
+            return 2
     report = bench.run(worlds=worlds, env_worlds=env_worlds, seconds=args.seconds, with_start=not args.no_start,
-                       ray_floor=args.ray_floor)
+                       ray_floor=args.ray_floor, threads=threads)
     print(bench.main_json(report) if args.json else bench.format_report(report))
     return 0
+
+
+def _thread_counts(args) -> tuple[int, ...]:
+    """``bench --threads 1,2`` as (1, 2); () for other commands or without the option."""
+    text = getattr(args, "threads", None)
+    if not text:
+        return ()
+    try:
+        counts = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        counts = (0,)
+    if min(counts) < 1:
+        raise SystemExit(f"--threads: got {text!r}; expected comma-separated counts >= 1")
+    return counts
 
 
 def _cmd_tracks(args) -> int:
@@ -152,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--fleet", action="store_true",
                        help="only the Ray fleet (paddock/gp-batch-v0): 1 and 2 shards of --env-worlds worlds "
                             "against the in-process engine, JSON against arrays, collection with Parquet")
+    bench.add_argument("--threads", default="",
+                       help="comma-separated numba thread counts (e.g. 1,2; repeat to interleave: 1,2,1,2): also "
+                            "time BatchEnv(parallel=True) at --env-worlds on that many threads each")
     bench.add_argument("--json", action="store_true")
     bench.set_defaults(func=_cmd_bench)
 
@@ -174,11 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["demo"]:         # its options are the demo module's own (paddock-ma demo --help)
+        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
         return _cmd_demo(argparse.Namespace(rest=argv[1:]))
     args = build_parser().parse_args(argv)
+    # one numba thread (set before numba is imported), unless the command asks for more (bench --threads)
+    os.environ.setdefault("NUMBA_NUM_THREADS", str(max(_thread_counts(args) or (1,))))
     return args.func(args)
 
 

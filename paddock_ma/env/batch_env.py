@@ -81,6 +81,11 @@ class BatchEnv:
     [W, K]``, a ``rewards.VectorReward`` or an example reward's name; or set ``config.reward`` to a
     VectorReward (not both). A config's per-driver ``reward(context)`` is PaddockEnv's alone and
     rejected here (``rewards`` module docstring).
+    parallel: step the worlds, sense their cars and write their vectors on numba threads
+    (``sim.step.step_worlds_parallel``, ``sim.sensors.sense_worlds_parallel``,
+    ``sim.observe.fill_vectors_parallel``: ``prange`` over worlds), as many as ``numba.set_num_threads``
+    allows (NUMBA_NUM_THREADS caps it; the CLI and Ray shards pin it to 1); bit-identical to the
+    serial kernels for any thread count.
     """
 
     def __init__(self, config: EnvConfig | dict | None = None, num_worlds: int = 1, *, auto_reset: bool = False,
@@ -112,7 +117,8 @@ class BatchEnv:
         self.obs_sizes = np.array([len(self.schemas[d]) for d in self.controlled], np.int64)
         self.obs_size = int(self.obs_sizes.max())
         w, c, k = num_worlds, len(self.driver_ids), len(self.controlled)
-        self.sensors = SensorLayout([self.senses[d] for d in self.controlled], self.slots, c, w, self.track)
+        self.sensors = SensorLayout([self.senses[d] for d in self.controlled], self.slots, c, w, self.track,
+                                    parallel=parallel)
         self._flags = flags_for_slots(cfg, self.driver_ids)
         self._params = car_params(cfg, self.track, self.driver_ids)
         self._rules = rules_from_config(cfg)

@@ -3,21 +3,22 @@ the sensing kernel writes and the observation vectors, the object view and the r
 Per slot: ray tables, channel masks and the radar radius ``radar_radius`` float64[C] m (each driver's
 own ``nearby_cars.radius_meters``).
 
-``SensorLayout(senses, slots, num_cars, num_worlds, track)`` resolves the controlled drivers' senses
-(``observations.DriverSenses``) into the arrays ``sim.sensors.sense_worlds`` and
+``SensorLayout(senses, slots, num_cars, num_worlds, track, parallel=False)`` resolves the controlled
+drivers' senses (``observations.DriverSenses``) into the arrays ``sim.sensors.sense_worlds`` and
 ``sim.observe.fill_vectors`` take; ``sense(state, world_mask, sense_mask, obs)`` runs both for the
-masked cars and writes ``obs`` float32[W, K, D]. Buffers (float32 unless said, [W, C, ...] over car
-slots): ``ray_dist`` [W, C, R, 4] per channel, ``ray_hit`` int8, ``ray_kind`` int8, ``ray_car`` int32
-(-1 none), ``ray_rel_speed``, ``radar`` [W, C, N, N_RADAR_FIELDS], ``radar_slot`` int32, ``look``
-[W, C, Q, 2] (curvature, heading delta).
+masked cars and writes ``obs`` float32[W, K, D]; with ``parallel`` both are their ``_parallel``
+kernels (worlds over numba threads, bit-identical results). Buffers (float32 unless
+said, [W, C, ...] over car slots): ``ray_dist`` [W, C, R, 4] per channel, ``ray_hit`` int8,
+``ray_kind`` int8, ``ray_car`` int32 (-1 none), ``ray_rel_speed``, ``radar`` [W, C, N, N_RADAR_FIELDS],
+``radar_slot`` int32, ``look`` [W, C, Q, 2] (curvature, heading delta).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..sim.observe import fill_vectors
-from ..sim.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sensor_geometry
+from ..sim.observe import fill_vectors, fill_vectors_parallel
+from ..sim.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sense_worlds_parallel, sensor_geometry
 
 DEFAULT_RADAR_RADIUS = 150.0    # m, the radius of the slots no controlled driver senses from
 
@@ -25,9 +26,12 @@ DEFAULT_RADAR_RADIUS = 150.0    # m, the radius of the slots no controlled drive
 class SensorLayout:
     """What the controlled cars sense and where it lands (module docstring)."""
 
-    def __init__(self, senses: list, slots: np.ndarray, num_cars: int, num_worlds: int, track):
+    def __init__(self, senses: list, slots: np.ndarray, num_cars: int, num_worlds: int, track,
+                 parallel: bool = False):
         c = num_cars
         self.track = track
+        self.sense_kernel = sense_worlds_parallel if parallel else sense_worlds   # serial or prange
+        self.fill_kernel = fill_vectors_parallel if parallel else fill_vectors
         self.geometry = sensor_geometry(track)              # per-track constants of the ray march
         self.slots = slots
         self._slots32 = slots.astype(np.int32)
@@ -80,12 +84,12 @@ class SensorLayout:
         else:
             passes = ((sense_mask, self.debug_precision),)
         for mask, debug in passes:
-            sense_worlds(self.track, self.geometry, state.cars_f, state.cars_i, state.car_flags, mask,
-                         self.ray_dir, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
-                         self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
-                         self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
-        fill_vectors(self.track, state.cars_f, state.cars_i, state.car_flags, state.world_i, self._slots32,
-                     self.k_physical, self.k_look, self.k_radar, self.k_rich, self.k_radius, self.ray_count,
-                     self.channel_mask, self.ray_length, self.ray_dist, self.ray_hit, self.ray_kind,
-                     self.ray_rel_speed, self.radar, self.radar_slot, self.look, np.asarray(world_mask, np.int8),
-                     obs)
+            self.sense_kernel(self.track, self.geometry, state.cars_f, state.cars_i, state.car_flags, mask,
+                              self.ray_dir, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
+                              self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
+                              self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
+        self.fill_kernel(self.track, state.cars_f, state.cars_i, state.car_flags, state.world_i, self._slots32,
+                         self.k_physical, self.k_look, self.k_radar, self.k_rich, self.k_radius, self.ray_count,
+                         self.channel_mask, self.ray_length, self.ray_dist, self.ray_hit, self.ray_kind,
+                         self.ray_rel_speed, self.radar, self.radar_slot, self.look,
+                         np.asarray(world_mask, np.int8), obs)

@@ -1,4 +1,5 @@
-"""Observation vectors: one kernel fills ``out[W, K, D]`` float32 for the K controlled cars of W worlds.
+"""Observation vectors: one kernel fills ``out[W, K, D]`` float32 for the K controlled cars of W worlds
+(``fill_vectors``; ``fill_vectors_parallel`` splits the worlds over numba threads, same bits).
 
 The block order is fixed; ``BASE_FIELDS`` ... ``RADAR_RICH_FIELDS`` below are its one table (names,
 units, scales), from which the block sizes here and ``paddock_ma.env.observations.vector_schema`` are
@@ -20,6 +21,8 @@ Entries past a slot's own vector length (per-driver sensor configs) are zero.
 """
 
 import math
+
+from numba import prange
 
 from .jit import kernel
 from .sensors import boundary_distances
@@ -134,107 +137,128 @@ def fill_vectors(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look
     ray_length float64[C, R]; sensor outputs as written by
     ``sensors.sense_worlds``; world_mask int8[W] (1 = fill this world); out float32[W, K, D].
     """
-    n_worlds = cars_f.shape[0]
+    for w in range(cars_f.shape[0]):
+        if world_mask[w] != 0:
+            _fill_world(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look, radar_k, rich_radar,
+                        radar_radius, ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind,
+                        ray_rel_speed, radar, radar_slot, look, w, out)
+
+
+@kernel(parallel=True)
+def fill_vectors_parallel(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look, radar_k, rich_radar,
+                          radar_radius, ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind,
+                          ray_rel_speed, radar, radar_slot, look, world_mask, out):
+    """``fill_vectors`` with the worlds split over numba threads (``prange``; a thread writes only its
+    worlds' rows of ``out``): bit-identical to the serial kernel for any thread count."""
+    for w in prange(cars_f.shape[0]):
+        if world_mask[w] != 0:
+            _fill_world(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look, radar_k, rich_radar,
+                        radar_radius, ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind,
+                        ray_rel_speed, radar, radar_slot, look, w, out)
+
+
+@kernel(inline="always")
+def _fill_world(tr, cars_f, cars_i, car_flags, world_i, slots, physical, n_look, radar_k, rich_radar,
+                radar_radius, ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind,
+                ray_rel_speed, radar, radar_slot, look, w, out):
+    """The vectors of world ``w``'s controlled cars into ``out[w]`` (arguments as ``fill_vectors``)."""
     n_cars = cars_f.shape[1]
     length = tr.length
-    for w in range(n_worlds):
-        if world_mask[w] == 0:
-            continue
-        classified = 0
-        for c in range(n_cars):
-            if cars_i[w, c, I_ACTIVE] != 0 and (car_flags[w, c] & FLAG_CLASSIFIED) != 0:
-                classified += 1
-        mode = world_i[w, WI_RACE_MODE]
-        for k in range(slots.shape[0]):
-            c = slots[k]
-            v = out[w, k]
-            speed = cars_f[w, c, F_SPEED]
-            status = cars_i[w, c, I_PIT_STATUS]
-            rank = cars_i[w, c, I_RANK]
-            v[0] = speed * KPH_PER_MPS / 400.0
-            v[1] = speed / 120.0
-            v[2] = cars_f[w, c, F_STEER_ANGLE] / math.pi
-            v[3] = cars_f[w, c, F_APPLIED_THROTTLE]
-            v[4] = cars_f[w, c, F_APPLIED_BRAKE]
-            v[5] = clamp(cars_f[w, c, F_PROGRESS] / length, 0.0, 1.0)
-            v[6] = cars_f[w, c, F_OFFSET]
-            v[7] = cars_f[w, c, F_HEADING_ERROR] / math.pi
-            v[8] = cars_i[w, c, I_ON_TRACK]
-            v[9] = cars_i[w, c, I_IN_PIT_LANE]
-            v[10] = cars_f[w, c, F_TIRE_ENERGY] / 100.0
-            v[11] = cars_i[w, c, I_PIT_INTENT] / 2.0
-            v[12] = 1.0 if (status != PIT_PENDING and status != PIT_COMPLETED) else 0.0
-            v[13] = (rank - 1.0) / (classified - 1.0) if (classified > 1 and rank > 0) else 0.0
-            v[14] = 1.0 if mode == MODE_GREEN else 0.0
-            v[15] = 1.0 if mode == MODE_SAFETY_CAR else 0.0
-            v[16] = world_i[w, WI_RED_FLAG]
-            v[17] = world_i[w, WI_PIT_LANE_OPEN]
-            v[18] = cars_f[w, c, F_CURVATURE]
-            i = BASE_SIZE
-            if physical[k]:
-                v[i] = cars_f[w, c, F_YAW_RATE] / math.pi
-                left, right = boundary_distances(tr, cars_f, w, c)
-                v[i + 1] = left / BOUNDARY_SCALE
-                v[i + 2] = right / BOUNDARY_SCALE
+    classified = 0
+    for c in range(n_cars):
+        if cars_i[w, c, I_ACTIVE] != 0 and (car_flags[w, c] & FLAG_CLASSIFIED) != 0:
+            classified += 1
+    mode = world_i[w, WI_RACE_MODE]
+    for k in range(slots.shape[0]):
+        c = slots[k]
+        v = out[w, k]
+        speed = cars_f[w, c, F_SPEED]
+        status = cars_i[w, c, I_PIT_STATUS]
+        rank = cars_i[w, c, I_RANK]
+        v[0] = speed * KPH_PER_MPS / 400.0
+        v[1] = speed / 120.0
+        v[2] = cars_f[w, c, F_STEER_ANGLE] / math.pi
+        v[3] = cars_f[w, c, F_APPLIED_THROTTLE]
+        v[4] = cars_f[w, c, F_APPLIED_BRAKE]
+        v[5] = clamp(cars_f[w, c, F_PROGRESS] / length, 0.0, 1.0)
+        v[6] = cars_f[w, c, F_OFFSET]
+        v[7] = cars_f[w, c, F_HEADING_ERROR] / math.pi
+        v[8] = cars_i[w, c, I_ON_TRACK]
+        v[9] = cars_i[w, c, I_IN_PIT_LANE]
+        v[10] = cars_f[w, c, F_TIRE_ENERGY] / 100.0
+        v[11] = cars_i[w, c, I_PIT_INTENT] / 2.0
+        v[12] = 1.0 if (status != PIT_PENDING and status != PIT_COMPLETED) else 0.0
+        v[13] = (rank - 1.0) / (classified - 1.0) if (classified > 1 and rank > 0) else 0.0
+        v[14] = 1.0 if mode == MODE_GREEN else 0.0
+        v[15] = 1.0 if mode == MODE_SAFETY_CAR else 0.0
+        v[16] = world_i[w, WI_RED_FLAG]
+        v[17] = world_i[w, WI_PIT_LANE_OPEN]
+        v[18] = cars_f[w, c, F_CURVATURE]
+        i = BASE_SIZE
+        if physical[k]:
+            v[i] = cars_f[w, c, F_YAW_RATE] / math.pi
+            left, right = boundary_distances(tr, cars_f, w, c)
+            v[i + 1] = left / BOUNDARY_SCALE
+            v[i + 2] = right / BOUNDARY_SCALE
+            i += 3
+            for wheel in range(4):
+                off = cars_f[w, c, F_WHEEL_OFFSET_FL + wheel]
+                v[i] = cars_i[w, c, I_WHEEL_SURFACE_FL + wheel] / (N_SURFACES - 1.0)
+                v[i + 1] = off
+                v[i + 2] = abs(off)
                 i += 3
-                for wheel in range(4):
-                    off = cars_f[w, c, F_WHEEL_OFFSET_FL + wheel]
-                    v[i] = cars_i[w, c, I_WHEEL_SURFACE_FL + wheel] / (N_SURFACES - 1.0)
-                    v[i + 1] = off
-                    v[i + 2] = abs(off)
-                    i += 3
-            for q in range(n_look[k]):
-                v[i] = look[w, c, q, 0]
-                v[i + 1] = look[w, c, q, 1] / math.pi
+        for q in range(n_look[k]):
+            v[i] = look[w, c, q, 0]
+            v[i + 1] = look[w, c, q, 1] / math.pi
+            i += 2
+        mask = channel_mask[c]
+        for r in range(ray_count[c]):
+            if mask & 1:
+                v[i] = clamp(ray_dist[w, c, r, 0] / ray_length[c, r], 0.0, 1.0)
+                v[i + 1] = ray_hit[w, c, r, 0]
+                v[i + 2] = 1.0 if ray_kind[w, c, r] == 1 else 0.0
+                v[i + 3] = 1.0 if ray_kind[w, c, r] == 2 else 0.0
+                i += 4
+            if mask & 2:
+                v[i] = clamp(ray_dist[w, c, r, 1] / ray_length[c, r], 0.0, 1.0)
+                v[i + 1] = ray_hit[w, c, r, 1]
                 i += 2
-            mask = channel_mask[c]
-            for r in range(ray_count[c]):
-                if mask & 1:
-                    v[i] = clamp(ray_dist[w, c, r, 0] / ray_length[c, r], 0.0, 1.0)
-                    v[i + 1] = ray_hit[w, c, r, 0]
-                    v[i + 2] = 1.0 if ray_kind[w, c, r] == 1 else 0.0
-                    v[i + 3] = 1.0 if ray_kind[w, c, r] == 2 else 0.0
-                    i += 4
-                if mask & 2:
-                    v[i] = clamp(ray_dist[w, c, r, 1] / ray_length[c, r], 0.0, 1.0)
-                    v[i + 1] = ray_hit[w, c, r, 1]
-                    i += 2
-                if mask & 4:
-                    v[i] = clamp(ray_dist[w, c, r, 2] / ray_length[c, r], 0.0, 1.0)
-                    v[i + 1] = ray_hit[w, c, r, 2]
-                    i += 2
-                if mask & 8:
-                    v[i] = clamp(ray_dist[w, c, r, 3] / ray_length[c, r], 0.0, 1.0)
-                    v[i + 1] = ray_hit[w, c, r, 3]
-                    v[i + 2] = ray_rel_speed[w, c, r] * KPH_PER_MPS / 200.0
-                    i += 3
-            radius = radar_radius[k]
-            for s in range(radar_k[k]):
-                present = radar_slot[w, c, s] >= 0
-                f = radar[w, c, s]
+            if mask & 4:
+                v[i] = clamp(ray_dist[w, c, r, 2] / ray_length[c, r], 0.0, 1.0)
+                v[i + 1] = ray_hit[w, c, r, 2]
+                i += 2
+            if mask & 8:
+                v[i] = clamp(ray_dist[w, c, r, 3] / ray_length[c, r], 0.0, 1.0)
+                v[i + 1] = ray_hit[w, c, r, 3]
+                v[i + 2] = ray_rel_speed[w, c, r] * KPH_PER_MPS / 200.0
+                i += 3
+        radius = radar_radius[k]
+        for s in range(radar_k[k]):
+            present = radar_slot[w, c, s] >= 0
+            f = radar[w, c, s]
+            if present:
+                v[i] = 1.0
+                v[i + 1] = clamp(f[0] / radius, -1.0, 1.0)
+                v[i + 2] = clamp(f[1] / radius, -1.0, 1.0)
+                v[i + 3] = clamp(f[2] / radius, 0.0, 1.0)
+                v[i + 4] = f[3] * KPH_PER_MPS / 200.0
+                v[i + 5] = f[4] / math.pi
+                v[i + 6] = f[5]
+                v[i + 7] = f[6]
+            else:
+                for j in range(8):
+                    v[i + j] = 0.0
+                v[i + 3] = 1.0
+            i += 8
+            if rich_radar[k]:
                 if present:
-                    v[i] = 1.0
-                    v[i + 1] = clamp(f[0] / radius, -1.0, 1.0)
-                    v[i + 2] = clamp(f[1] / radius, -1.0, 1.0)
-                    v[i + 3] = clamp(f[2] / radius, 0.0, 1.0)
-                    v[i + 4] = f[3] * KPH_PER_MPS / 200.0
-                    v[i + 5] = f[4] / math.pi
-                    v[i + 6] = f[5]
-                    v[i + 7] = f[6]
+                    v[i] = f[7] / RADAR_VELOCITY_SCALE
+                    v[i + 1] = f[8] / RADAR_VELOCITY_SCALE
+                    v[i + 2] = f[9] / RADAR_VELOCITY_SCALE
                 else:
-                    for j in range(8):
-                        v[i + j] = 0.0
-                    v[i + 3] = 1.0
-                i += 8
-                if rich_radar[k]:
-                    if present:
-                        v[i] = f[7] / RADAR_VELOCITY_SCALE
-                        v[i + 1] = f[8] / RADAR_VELOCITY_SCALE
-                        v[i + 2] = f[9] / RADAR_VELOCITY_SCALE
-                    else:
-                        v[i] = 0.0
-                        v[i + 1] = 0.0
-                        v[i + 2] = 0.0
-                    i += 3
-            for j in range(i, v.shape[0]):
-                v[j] = 0.0
+                    v[i] = 0.0
+                    v[i + 1] = 0.0
+                    v[i + 2] = 0.0
+                i += 3
+        for j in range(i, v.shape[0]):
+            v[j] = 0.0

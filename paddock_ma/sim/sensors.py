@@ -1,7 +1,8 @@
 """Sensors of the policy-controlled cars: rays per channel, nearby-car radar, track lookahead.
 
 One call, ``sense_worlds``, fills preallocated arrays for every car of every world whose
-``sense_mask`` is set (``sense_cars`` does a list of cars). Semantics follow
+``sense_mask`` is set (``sense_cars`` does a list of cars); ``sense_worlds_parallel`` is the same call
+with the worlds split over numba threads, bit-identical for any thread count. Semantics follow
 PaddockJS 2.0.1 (spec section 6.6) in metres:
 
 * Rays start at the car centre, direction heading + angle (+ = right). Channels (bit, index):
@@ -36,6 +37,7 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
 import math
 
 import numpy as np
+from numba import prange
 
 from .jit import allocating_kernel, kernel
 from .layout import (
@@ -351,6 +353,36 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_dir, ray_le
                radar_k, radar_radius, lookahead_d, ray_dist, ray_hit, ray_kind, ray_car, ray_rel_speed, radar,
                radar_slot, look, order, cand, near_j, near_d)
 
+
+
+@allocating_kernel(parallel=True)
+def sense_worlds_parallel(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_dir, ray_length, ray_count,
+                          channel_mask, debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit,
+                          ray_kind, ray_car, ray_rel_speed, radar, radar_slot, look):
+    """``sense_worlds`` (same arguments, same outputs) with the worlds split over numba threads.
+
+    ``prange`` over worlds: a world's masked cars are sensed by one thread, in slot order, through
+    ``sense_cars`` (the one per-car body), with that world's own rows of scratch (order and cand
+    int64[W, C], near_j int64[W, K], near_d float64[W, K]): no scratch is shared between threads,
+    a thread writes only its worlds' output rows, and nothing is reduced across worlds. A car's
+    senses depend on the state only, so the results are bit-identical to the serial kernel's for any
+    thread count (``numba.set_num_threads``)."""
+    n_worlds, n_cars = sense_mask.shape
+    kmax = max(0, min(radar_k, radar.shape[2]))
+    order = np.empty((n_worlds, n_cars), dtype=np.int64)
+    cand = np.empty((n_worlds, n_cars), dtype=np.int64)
+    near_j = np.empty((n_worlds, kmax), dtype=np.int64)
+    near_d = np.empty((n_worlds, kmax), dtype=np.float64)
+    for w in prange(n_worlds):
+        n = 0
+        for c in range(n_cars):
+            if sense_mask[w, c] != 0:
+                order[w, n] = w * n_cars + c
+                n += 1
+        if n > 0:
+            sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_count, channel_mask,
+                       debug_precision, radar_k, radar_radius, lookahead_d, ray_dist, ray_hit, ray_kind, ray_car,
+                       ray_rel_speed, radar, radar_slot, look, order[w, :n], cand[w], near_j[w], near_d[w])
 
 _ORDER_BLOCK = 16     # segments per bucket of the sensing order (~40 m of track)
 
