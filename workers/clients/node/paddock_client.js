@@ -18,7 +18,6 @@
  */
 const { spawn } = require('node:child_process');
 const os = require('node:os');
-const readline = require('node:readline');
 
 const LITTLE_ENDIAN_HOST = os.endianness() === 'LE';
 
@@ -77,8 +76,25 @@ class PaddockWorker {
     });
     this.child.on('error', (err) => this._failAll(err));
     this.child.stdin.on('error', (err) => this._failAll(err));   // EPIPE when the worker is gone
-    this.lines = readline.createInterface({ input: this.child.stdout, crlfDelay: Infinity });
-    this.lines.on('line', (line) => this._onLine(line));
+    // Lines are cut from raw Buffer chunks and decoded once each: a compact batched reply is megabytes,
+    // arriving in 64 KiB reads, and readline would decode and rescan it chunk by chunk.
+    this.parts = [];                // Buffer chunks of the line being received
+    this.child.stdout.on('data', (chunk) => this._onData(chunk));
+  }
+
+  _onData(chunk) {
+    let start = 0;
+    let newline = chunk.indexOf(10);
+    while (newline >= 0) {
+      this.parts.push(chunk.subarray(start, newline));
+      const line = this.parts.length === 1 ? this.parts[0] : Buffer.concat(this.parts);
+      this.parts = [];
+      const end = line.length && line[line.length - 1] === 13 ? line.length - 1 : line.length;   // a CR before LF
+      this._onLine(line.toString('utf8', 0, end));
+      start = newline + 1;
+      newline = chunk.indexOf(10, start);
+    }
+    if (start < chunk.length) this.parts.push(chunk.subarray(start));
   }
 
   get pid() { return this.child.pid; }
@@ -143,7 +159,6 @@ class PaddockWorker {
       clearTimeout(term);
       clearTimeout(kill);
     }
-    this.lines.close();
     return this.exited;
   }
 }
