@@ -172,7 +172,7 @@ class BatchEnv:
             self._actions[picked] = 0
             self._sense_and_observe(world_mask, ((self._flags & L.FLAG_CONTROLLED) != 0)[None, :]
                                     .repeat(w, 0).astype(np.int8) * world_mask[:, None])
-        compute_metrics(self.state.cars_f, self.state.cars_i, self.slots, self._metrics)
+        self._compute_metrics()
         return self._result(reward=None, reset_mask=np.zeros((w, len(self.controlled)), bool), final_obs=None)
 
     def _fresh_state(self, seed: int) -> WorldState:
@@ -240,7 +240,7 @@ class BatchEnv:
             self._sense_and_observe(self._all_worlds, self._controlled_sense)
         else:
             self._sense_and_observe(world_mask, self._controlled_sense * world_mask[:, None])
-        compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
+        self._compute_metrics()
         result = self._result(reward=None, reset_mask=np.zeros_like(running), final_obs=None)
         result.reward = self._reward(result)
         allowed = self.auto_reset if auto_reset is None else auto_reset
@@ -319,10 +319,15 @@ class BatchEnv:
         if seen.any():
             sense[np.ix_(np.unique(worlds[seen]), self.slots)] = 1
         self._sense_and_observe(world_mask, sense)
-        compute_metrics(state.cars_f, state.cars_i, self.slots, self._metrics)
+        self._compute_metrics()
         return self._result(None, mask, None)
 
     # -- observation and results ---------------------------------------------------------------
+    def _compute_metrics(self):
+        """The metric rows of every controlled car after the latest call; the white line is this
+        track's (``fully_outside_white_line``)."""
+        compute_metrics(self.state.cars_f, self.state.cars_i, self.slots, self._metrics, self.track.half_width)
+
     def _sense_and_observe(self, world_mask, sense_mask):
         self.sensors.sense(self.state, world_mask, sense_mask, self._obs)
 
@@ -384,7 +389,7 @@ class BatchEnv:
         except SnapshotError as exc:
             raise PaddockError("snapshot_rejected", str(exc), "snapshot") from None
         self._sense_and_observe(self._all_worlds, self._controlled_sense)
-        compute_metrics(self.state.cars_f, self.state.cars_i, self.slots, self._metrics)
+        self._compute_metrics()
 
     def close(self) -> None:
         self.state = None

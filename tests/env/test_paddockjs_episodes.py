@@ -1,6 +1,9 @@
 """PaddockJS 2.0.0's interaction profiles, its thirteen metrics and its result-level end reasons (issue 14,
 "Profiles and episodes")."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -11,6 +14,8 @@ from paddock_ma.env.episodes import DESTROY_REASON_NAMES, METRIC_NAMES, metrics_
 from paddock_ma.env.interactions import FLAG_BY_NAME, driver_flags
 from paddock_ma.env.wire_names import wire_name
 from paddock_ma.sim import layout as L
+
+ROOT = Path(__file__).resolve().parents[2]
 
 # PaddockJS 2.0.0's profiles and the flags each has true (src/simulation/participants)
 PADDOCKJS_PROFILES = {
@@ -130,3 +135,15 @@ def test_all_destroyed_drivers_end_with_all_drivers_terminated():
     assert r["terminated"] and not r["truncated"]
     assert r["info"]["end_reason"] == "all-drivers-terminated"
     assert {d["end_reason"] for d in r["info"]["drivers"].values()} == {"destroyed"}
+
+
+def test_fully_outside_white_line_is_this_tracks_line(tmp_path):
+    # a track 6 m wide to each side: a car whose axis is 7.5 m out has every patch past its line
+    # (6 + 0.76 + 0.19 = 6.95 m), which the shipped tracks' 7.5 m line would not say
+    track = json.loads((ROOT / "envs" / "tracks" / "oval.json").read_text())
+    track.update(name="narrow-oval", half_width=6.0)
+    (tmp_path / "narrow.json").write_text(json.dumps(track))
+    env = make_env(track=str(tmp_path / "narrow.json"),
+                   scenario={"placements": {"car-00": {"distance_meters": 100, "offset_meters": 7.5,
+                                                       "speed_kph": 0}}})
+    assert env.reset()["metrics"]["car-00"]["fully_outside_white_line"] is True
