@@ -1,6 +1,9 @@
-"""Node loss on a 4-raylet cluster on this machine (ray.cluster_utils.Cluster): a collection survives three
-removed nodes (one added back after each), and its files equal those of a run with no fault."""
+"""Faults on a 4-raylet cluster on this machine (ray.cluster_utils.Cluster): a collection survives three
+removed nodes (one added back after each), and five SIGKILLed shard processes and a hung shard; its files
+equal those of a run with no fault."""
 
+import os
+import signal
 import time
 
 import pytest
@@ -22,9 +25,18 @@ def _cfg():
                          fragment_steps=16, snapshot_every=8, env_overrides=OVERRIDES)
 
 
-def test_removed_nodes_are_survived_with_identical_files(cluster, tmp_path):
-    clean = collect(_cfg(), tmp_path / "clean", progress=False, deadline_s=5.0)
-    assert clean.failures == 0
+def _data(root):
+    return {p.name: p.read_bytes() for p in (root / "data").glob("*.parquet")}
+
+
+@pytest.fixture(scope="module")
+def clean(cluster, tmp_path_factory):
+    out = tmp_path_factory.mktemp("clean") / "ds"
+    assert collect(_cfg(), out, progress=False, deadline_s=5.0).failures == 0
+    return out
+
+
+def test_removed_nodes_are_survived_with_identical_files(cluster, clean, tmp_path):
     removed = []
 
     def lose_node(fleet, st):
@@ -40,9 +52,23 @@ def test_removed_nodes_are_survived_with_identical_files(cluster, tmp_path):
     res = collect(_cfg(), tmp_path / "lossy", progress=False, deadline_s=5.0, on_step=lose_node)
     assert len(removed) == 3 and res.failures >= 3, res.manifest["run"]["failures"]
     assert verify(tmp_path / "lossy") == []
-    a = {p.name: p.read_bytes() for p in (tmp_path / "clean" / "data").glob("*.parquet")}
-    b = {p.name: p.read_bytes() for p in (tmp_path / "lossy" / "data").glob("*.parquet")}
-    assert a == b
+    assert _data(tmp_path / "lossy") == _data(clean)
     # shard 0 ran on a new node after each loss (Ray placed the replacement on a live one)
     assert len(set(removed)) == 3
     print("node loss run:", round(time.monotonic() - t0, 1), "s;", [f["reason"][:70] for f in res.manifest["run"]["failures"]])
+
+
+def test_killed_and_hung_shards_on_the_cluster_give_identical_files(cluster, clean, tmp_path):
+    kills = {(0, 5), (1, 14), (0, 23), (1, 31), (0, 40)}
+
+    def kill(fleet, st):
+        if (st.shard, st.seq) in kills:
+            os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)   # the shard's process, on its node
+
+    res = collect(_cfg(), tmp_path / "killed", progress=False, deadline_s=5.0, on_step=kill,
+                  fault_hooks={1: {"hang_at_seq": 9}})     # first incarnation: past its deadline at step 9
+    reasons = [f["reason"] for f in res.manifest["run"]["failures"]]
+    # the hang shows as a missed deadline, or (seen once on this cluster) as the actor's death
+    assert len(reasons) == 6 and all(r.startswith(("deadline", "ActorDiedError")) for r in reasons), reasons
+    assert verify(tmp_path / "killed") == []
+    assert _data(tmp_path / "killed") == _data(clean)
