@@ -26,11 +26,6 @@ CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all ru
                  "(tyre degradation, pit stops, stalled DNF), no sensors")
 
 
-# The core workload's cars start at random track positions of their own world's draws, at up to 60 m/s.
-CORE_SCATTER_MARGIN = 1.5
-CORE_SCATTER_MAX_SPEED = 60.0
-
-
 def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_name: str = "grand-prix",
                ticks_per_call: int = 4) -> dict:
     """Car-ticks per second of ``step_worlds`` over ``num_worlds`` worlds of ``num_cars`` cars."""
@@ -41,7 +36,7 @@ def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_
     track = load_track(track_name)
     state = new_race(track, num_worlds, num_cars, seed=1, standing_start=0, pit_stops=1,
                      tire_degradation=1, stalled_dnf=1, total_laps=50)
-    scatter_cars(track, state, CORE_SCATTER_MARGIN, CORE_SCATTER_MAX_SPEED)   # worlds not in lockstep
+    scatter_cars(track, state)      # each world's own draws: the worlds do not drive in lockstep
     step_state(state, n_ticks=ticks_per_call)  # compile / warm up
     calls, start = 0, time.perf_counter()
     while True:

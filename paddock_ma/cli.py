@@ -38,7 +38,6 @@ def _cmd_race(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .bench import CORE_SCATTER_MARGIN, CORE_SCATTER_MAX_SPEED
     from .sim import layout as L
     from .sim.race import new_race, scatter_cars
     from .sim.step import step_state
@@ -54,7 +53,7 @@ def _cmd_race(args) -> int:
     for name in list_tracks():
         track = load_track(name)
         state = new_race(track, args.worlds, args.cars, seed=args.seed, standing_start=0, total_laps=50)
-        scatter_cars(track, state, CORE_SCATTER_MARGIN, CORE_SCATTER_MAX_SPEED)   # worlds differ: no lockstep
+        scatter_cars(track, state)      # each world's own draws: the worlds do not drive in lockstep
         step_state(state, n_ticks=1)  # compile outside the timing
         contacts = 0
         t0 = time.perf_counter()

@@ -62,9 +62,9 @@ def fleet(config: dict, shards: int, worlds: int, seconds: float, warmup_steps: 
 
 def json_vs_array(config: dict, worlds: int, calls: int = 60) -> dict:
     """Per-call time of one shard actor: array step vs the JSON protocol's batched step (plain and f32)."""
-    import base64
-
     import ray
+
+    from ..protocol.codec import pack_f32
     from .shard import EnvShard
     shard = EnvShard.remote(config, 0, worlds, start_placement=None)
     head = ray.get(shard.reset.remote(1))
@@ -81,8 +81,7 @@ def json_vs_array(config: dict, worlds: int, calls: int = 60) -> dict:
 
     plain = json.dumps({"type": "step", "envs": "all", "actions": actions.tolist()}).encode()
     packed = json.dumps({"type": "step", "envs": "all", "encoding": "f32-base64",
-                         "actions": {"f32": base64.b64encode(actions.tobytes()).decode(), "shape": list(actions.shape)}}
-                        ).encode()
+                         "actions": pack_f32(actions)}).encode()
     for name, fn in (("array_ms", array_call), ("json_ms", lambda: json.loads(ray.get(shard.handle_line.remote(plain)))),
                      ("json_f32_ms", lambda: json.loads(ray.get(shard.handle_line.remote(packed))))):
         reply = fn()

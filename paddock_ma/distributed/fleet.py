@@ -33,7 +33,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from .fleet_types import FleetError, ShardStep, _failure_types, _Shard  # noqa: F401 - FleetError, ShardStep: API
+from .fleet_types import FleetError, ShardRecord, ShardStep, failure_types  # noqa: F401 - FleetError: API
 from .policies import resolve_policy
 from .shard import ACTOR_OPTIONS, ShardCore, code_fingerprint
 
@@ -89,7 +89,7 @@ class ShardFleet:
         self.on_event = on_event
         self.events: list[dict] = []
         self.code = code_fingerprint()
-        self.shards = [_Shard(i) for i in range(num_shards)]
+        self.shards = [ShardRecord(i) for i in range(num_shards)]
         self.steps_done = 0                 # shard-steps handed out by this fleet object
         self._started = False
         self._last_progress = 0.0
@@ -128,7 +128,7 @@ class ShardFleet:
         return [e for e in self.events if e["kind"] == "failure"]
 
     # -- actors ------------------------------------------------------------------------------------
-    def _new_actor(self, sh: _Shard):
+    def _new_actor(self, sh: ShardRecord):
         import ray
         if self._actor_cls is None:
             self._actor_cls = ray.remote(**ACTOR_OPTIONS)(ShardCore)
@@ -146,7 +146,7 @@ class ShardFleet:
         return self._actor_cls.options(scheduling_strategy=strategy).remote(
             self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **kwargs)
 
-    def _start_chain(self, sh: _Shard, timeout: float) -> None:
+    def _start_chain(self, sh: ShardRecord, timeout: float) -> None:
         """Create the shard's actor and queue: info, reset or restore, then the replays up to ``sh.seq``."""
         sh.actor = self._new_actor(sh)
         refs = [sh.actor.info.remote()]
@@ -158,7 +158,7 @@ class ShardFleet:
         sh.pending, sh.kind, sh.budget = refs, "start", timeout
         sh.deadline = time.monotonic() + timeout
 
-    def _fill(self, sh: _Shard) -> None:
+    def _fill(self, sh: ShardRecord) -> None:
         """Submit steps until ``pipeline_depth`` are in flight (or the run's last step is); a new head
         call's deadline starts now (the calls behind it start only when it is done)."""
         if sh.kind != "step" or sh.pending is None:
@@ -233,7 +233,7 @@ class ShardFleet:
             self._start_chain(sh, self.start_timeout_s)
         self._started = True
 
-    def _kill(self, sh: _Shard) -> None:
+    def _kill(self, sh: ShardRecord) -> None:
         import ray
         if sh.actor is not None:
             try:
@@ -242,7 +242,7 @@ class ShardFleet:
                 pass
         sh.actor, sh.pending, sh.inflight_actions = None, None, []
 
-    def _fail(self, sh: _Shard, reason: str) -> None:
+    def _fail(self, sh: ShardRecord, reason: str) -> None:
         sh.consecutive_failures += 1
         self._event("failure", sh.index, reason=reason, seq=sh.seq, incarnation=sh.incarnation, pid=sh.pid)
         self._kill(sh)
@@ -283,7 +283,7 @@ class ShardFleet:
         self._start_chain(sh, 2 * self.deadline_s)
 
     # -- results -----------------------------------------------------------------------------------
-    def _finish_start(self, sh: _Shard, results: list) -> None:
+    def _finish_start(self, sh: ShardRecord, results: list) -> None:
         info, head = results[0], results[1]
         sh.pid, sh.node_id = info["pid"], info["node_id"]
         target = self._moves.pop(sh.index, None)
@@ -306,7 +306,7 @@ class ShardFleet:
         if sh.seq > sh.snap_seq:
             self._event("recovered", sh.index, seq=sh.seq, replayed=sh.seq - sh.snap_seq, pid=sh.pid)
 
-    def _finish_step(self, sh: _Shard, result, actions: tuple) -> ShardStep:
+    def _finish_step(self, sh: ShardRecord, result, actions: tuple) -> ShardStep:
         seq, arrays = result
         if seq != sh.seq + 1:
             raise FleetError(f"shard {sh.index}: answered step {seq}, expected {sh.seq + 1}", self.events)
@@ -366,7 +366,7 @@ class ShardFleet:
                 sh = by_ref[ref]
                 try:
                     results = ray.get(sh.pending if sh.kind == "start" else ref)
-                except _failure_types() as exc:
+                except failure_types() as exc:
                     self._fail(sh, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                     continue
                 except RayTaskError as exc:

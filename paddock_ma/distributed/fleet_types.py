@@ -1,9 +1,10 @@
 """The fleet's value types: what a consumer receives (``ShardStep``), the driver's record of one shard
-(``_Shard``: its actor, progress, snapshot and the history it replays after a failure), ``FleetError``,
-and which Ray exceptions mean a shard is gone (``_failure_types``). ``fleet.py`` runs the fleet."""
+(``ShardRecord``: its actor, progress, snapshot and the history it replays after a failure), ``FleetError``,
+and which Ray exceptions mean a shard is gone (``failure_types``). ``fleet.py`` runs the fleet."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +32,9 @@ class ShardStep:
 
 
 @dataclass
-class _Shard:
+class ShardRecord:
+    """The driver's record of shard ``index``: its actor, how far it has got, its last snapshot and the
+    steps since (replayed after a failure), the calls in flight and their deadline."""
     index: int
     actor: object = None
     incarnation: int = -1
@@ -52,15 +55,10 @@ class _Shard:
     head: dict | None = None           # the reset/restore arrays the shard's current run started from
 
 
-_FAILURE_TYPES: tuple = ()
-
-
-def _failure_types() -> tuple:
+@functools.cache
+def failure_types() -> tuple:
     """Ray exceptions that mean "this actor is gone or unreachable", as opposed to a bug in a call."""
-    global _FAILURE_TYPES
-    if not _FAILURE_TYPES:
-        import ray.exceptions as E
-        _FAILURE_TYPES = tuple(getattr(E, n) for n in (
-            "RayActorError", "ActorUnschedulableError", "WorkerCrashedError", "ObjectLostError", "NodeDiedError",
-            "ActorPlacementGroupRemoved", "LocalRayletDiedError") if hasattr(E, n))
-    return _FAILURE_TYPES
+    import ray.exceptions as E
+    return tuple(getattr(E, n) for n in (
+        "RayActorError", "ActorUnschedulableError", "WorkerCrashedError", "ObjectLostError", "NodeDiedError",
+        "ActorPlacementGroupRemoved", "LocalRayletDiedError") if hasattr(E, n))

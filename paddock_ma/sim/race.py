@@ -207,7 +207,12 @@ def random_track_placements(tr, world_i, worlds, margin, max_speed, out_distance
         out_speed[k] = rng_uniform(world_i, w) * max_speed if max_speed > 0.0 else 0.0
 
 
-def scatter_cars(track, state: WorldState, margin: float, max_speed: float) -> None:
+SCATTER_MARGIN = 1.5        # m kept between a scattered car and the track's edge
+SCATTER_MAX_SPEED = 60.0    # m/s: scattered cars roll at a speed drawn below this
+
+
+def scatter_cars(track, state: WorldState, margin: float = SCATTER_MARGIN,
+                 max_speed: float = SCATTER_MAX_SPEED) -> None:
     """Move every active car of every world to a legal track position drawn from its own world's
     generator (``random_track_placements``: ``margin`` m from the edge, speed below ``max_speed`` m/s),
     heading along the track. Worlds started by ``new_race`` are identical copies; scattered, they no

@@ -97,10 +97,10 @@ def test_every_shard_failing_raises_fleet_error_within_twice_the_deadline(ray_lo
 
 def test_failure_types_include_errors_that_are_not_ray_actor_errors():
     import ray.exceptions as E
-    from paddock_ma.distributed.fleet import _failure_types
+    from paddock_ma.distributed.fleet import failure_types
     assert not issubclass(E.ActorUnschedulableError, E.RayActorError)
-    assert E.ActorUnschedulableError in _failure_types() and E.RayActorError in _failure_types()
-    assert not any(issubclass(E.RayTaskError, t) for t in _failure_types())   # a bug in a call is not retried
+    assert E.ActorUnschedulableError in failure_types() and E.RayActorError in failure_types()
+    assert not any(issubclass(E.RayTaskError, t) for t in failure_types())   # a bug in a call is not retried
 
 
 def test_an_unschedulable_shard_is_replaced_and_its_steps_are_unchanged(baseline, env_config):

@@ -107,7 +107,7 @@ def test_scattered_worlds_differ_from_one_another_and_repeat_for_their_seed():
 
     def scattered(seed):
         state = new_race(track, 3, 6, seed=seed, **RACE)
-        scatter_cars(track, state, 1.5, 60.0)
+        scatter_cars(track, state)
         return state
 
     a, b, other = scattered(4), scattered(4), scattered(5)
