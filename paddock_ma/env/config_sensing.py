@@ -35,8 +35,9 @@ class RaySpec(_Config):
 @dataclass(frozen=True)
 class RaysConfig(_Config):
     enabled: bool = True
-    layout: Literal["default", "driver-front-heavy"] = "default"
-    # None = the profile's default: road_edge + car, or all four with the physical-driver profile
+    # PaddockJS's presets (env.observations.RAY_LAYOUTS); "default" = "compact", our earlier name for it
+    layout: Literal["compact", "default", "driver-front-heavy", "lidar-lite"] = "compact"
+    # None = every profile's default: road_edge + car (PaddockJS 2.0.0)
     channels: Optional[tuple[Literal["road_edge", "kerb", "illegal_surface", "car"], ...]] = None
     precision: Literal["driver", "debug"] = "driver"
     length_meters: float = 120.0

@@ -63,7 +63,7 @@ from .jit import kernel
 from .layout import (
     F_APPLIED_BRAKE, F_APPLIED_STEER, F_APPLIED_THROTTLE, F_HEADING, F_LAT_ACC, F_LONG_ACC,
     F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y,
-    F_YAW_RATE, GRAVITY, I_COMPOUND, I_INSTABILITY, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
+    F_YAW_RATE, F_GRIP_USAGE, GRAVITY, I_COMPOUND, I_INSTABILITY, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
     I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, INSTAB_NONE, INSTAB_OVERSTEER, INSTAB_SPIN_RISK,
     INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE, N_SURFACES, P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD,
     P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, R_PHYSICS_MODE,
@@ -186,6 +186,8 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     cap = ((car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
             + car_params[w, c, P_DOWNFORCE_CL] * v_new * v_new / mass) * sgrip) / max(v_new, 1.0)
     yaw = clamp(raw, -cap, cap)
+    # grip usage (telemetry only): |v yaw| over the grip acceleration, 1 when the yaw was capped
+    usage = 1.0 if abs(raw) > cap else min(1.0, abs(v_new * yaw) / max(cap * max(v_new, 1.0), 1e-9))
     res_l = 0.0
     res_r = 0.0
     for s, right in ((fl, False), (fr, True), (rl, False), (rr, True)):
@@ -212,6 +214,7 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     cars_f[w, c, F_LONG_ACC] = (v_new - v) / dt
     cars_f[w, c, F_SLIP_FRONT] = 0.0
     cars_f[w, c, F_SLIP_REAR] = 0.0
+    cars_f[w, c, F_GRIP_USAGE] = usage
     cars_i[w, c, I_INSTABILITY] = INSTAB_NONE
     return lat, h, ch, sh
 
@@ -287,6 +290,9 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     sgn_r = 1.0 if u >= 0.0 else -1.0
     fx_f = -sgn_f * brake_force * share_f
     fx_r = drive - sgn_r * brake_force * (1.0 - share_f)
+    # grip usage (telemetry only), per axle: longitudinal demand over the friction circle
+    lon_f = abs(fx_f) / max(fmax_f, 1e-9)
+    lon_r = abs(fx_r) / max(fmax_r, 1e-9)
     fx_f, fy_f, kf = _axle_force(fx_f, fy_f, kf, fmax_f, ufw, vfw)
     fx_r, fy_r, kr = _axle_force(fx_r, fy_r, kr, fmax_r, u, vr)
 
@@ -381,6 +387,11 @@ def _simulator(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgr
     cars_f[w, c, F_LONG_ACC] = ax * ch2 + ay * sh2
     cars_f[w, c, F_SLIP_FRONT] = wdyn * alpha_f
     cars_f[w, c, F_SLIP_REAR] = wdyn * alpha_r
+    # ... combined with the lateral slip over the slip of peak force: > 1 past the peak (sliding)
+    sat_lat_f = wdyn * abs(alpha_f) / ALPHA_PEAK_FRONT
+    sat_lat_r = wdyn * abs(alpha_r) / ALPHA_PEAK_REAR
+    cars_f[w, c, F_GRIP_USAGE] = max(math.sqrt(lon_f * lon_f + sat_lat_f * sat_lat_f),
+                                     math.sqrt(lon_r * lon_r + sat_lat_r * sat_lat_r))
 
     # Instability label from this tick's slips.
     label = INSTAB_NONE
@@ -460,6 +471,7 @@ def hold_car(cars_f, w, c):
     cars_f[w, c, F_YAW_RATE] = 0.0
     cars_f[w, c, F_LAT_ACC] = 0.0
     cars_f[w, c, F_LONG_ACC] = 0.0
+    cars_f[w, c, F_GRIP_USAGE] = 0.0
     cars_f[w, c, F_APPLIED_THROTTLE] = 0.0
     cars_f[w, c, F_APPLIED_BRAKE] = 1.0
 

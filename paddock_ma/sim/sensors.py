@@ -62,11 +62,17 @@ RADAR_VEL_RIGHT = 8    # m/s, on the own right axis
 RADAR_CLOSING = 9      # m/s, -(d/dt distance): positive when approaching
 N_RADAR_FIELDS = 10
 
-# Layouts (degrees, + = right). The PaddockJS default: 8 rays of 120 m.
+# PaddockJS 2.0.0's ray layout presets (degrees, + = right; lengths m). ``compact`` (the default):
+# 8 rays of the configured length (120 m unless set).
 DEFAULT_ANGLES_DEG = (-135.0, -60.0, -20.0, 0.0, 20.0, 60.0, 135.0, 180.0)
 DEFAULT_RAY_LENGTH = 120.0
-FRONT_HEAVY_ANGLES_DEG = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0, 60.0,
-                          90.0, 135.0, 180.0)
+# ``driver-front-heavy``: 16 rays, 240 m within 70 degrees of ahead, 90 m to 100 degrees, 60 m beyond.
+FRONT_HEAVY_ANGLES_DEG = (-140.0, -100.0, -70.0, -50.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0, 50.0,
+                          70.0, 100.0, 140.0, 180.0)
+FRONT_HEAVY_LENGTHS = tuple(240.0 if abs(a) <= 70 else 90.0 if abs(a) <= 100 else 60.0 for a in FRONT_HEAVY_ANGLES_DEG)
+# ``lidar-lite``: 25 rays from -120 to 120 degrees every 10, 260 m within 70 degrees of ahead, else 100 m.
+LIDAR_LITE_ANGLES_DEG = tuple(float(a) for a in range(-120, 121, 10))
+LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_ANGLES_DEG)
 
 # The ray march (step bounds, exact classification, bisection) lives in sensors_march.py.
 # The public names of the march and of its sample geometry are available from this module too.
