@@ -167,6 +167,9 @@ class ObservationConfig(_Config):
     output: Literal["full", "vector", "object"] = "full"
     include_schema: bool = True
     lookahead_meters: Any = None
+    # PaddockJS's vectorType: "array" (a JS array) or "float32" (a Float32Array). Vectors are float32 numpy
+    # arrays here either way, and JSON lists on the wire (docs/paddockjs-compatibility.md)
+    vector_type: Literal["array", "float32"] = "array"
 
     def __post_init__(self):
         object.__setattr__(self, "lookahead_meters", _lookahead(self.lookahead_meters, self.profile))

@@ -297,6 +297,7 @@ PYTHON_TO_WIRE = {
     "values": "values",
     "variability": "variability",
     "vector": "vector",
+    "vector_type": "vectorType",
     "vectors": "vectors",
     "velocity_x": "velocityX",
     "velocity_y": "velocityY",

@@ -155,3 +155,67 @@ def test_track_curvature_is_paddockjs_per_sample_measure():
         got = float(o["vector"][names.index(f"track.lookahead[{i}].curvature")])
         assert got == pytest.approx(abs(q["curvature"]) * length / 3600 / 28, rel=1e-5, abs=1e-9)
     assert not math.isnan(got)
+
+
+def test_vector_type_float32_is_accepted():
+    """``observation.vectorType``: PaddockJS's 'array' or 'float32'; both give float32 vectors here, the
+    same bits; another value is a ConfigError."""
+    from paddock_ma.env.errors import ConfigError
+
+    base = {"drivers": [{"id": "car-00"}, {"id": "car-01"}], "controlledDrivers": ["car-00"]}
+    plain = PaddockEnv(EnvConfig.from_paddockjs(base))
+    f32 = PaddockEnv(EnvConfig.from_paddockjs(base | {"observation": {"vectorType": "float32"}}))
+    a = plain.reset(seed=2)["observation"]["car-00"]["vector"]
+    b = f32.reset(seed=2)["observation"]["car-00"]["vector"]
+    assert b.dtype == np.float32 and a.tobytes() == b.tobytes()
+    with pytest.raises(ConfigError, match="vector_type"):
+        EnvConfig.from_paddockjs(base | {"observation": {"vectorType": "float64"}})
+
+
+def contains(ours, theirs, path="spec"):
+    """Every key and value of ``theirs`` is in ``ours`` (ours may add keys); numbers compare as numbers."""
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict), path
+        for key, value in theirs.items():
+            assert key in ours, f"{path}.{key}"
+            contains(ours[key], value, f"{path}.{key}")
+    else:
+        assert ours == theirs, path
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_wire_action_spec_holds_paddockjs_action_spec(name):
+    """The golden ``getActionSpec()`` is in ours on the wire, key for key (ours adds ``required`` to the
+    three controls: docs/paddockjs-compatibility.md)."""
+    want = json.loads((FIXTURES / f"{name}.action-spec.json").read_text())["actionSpec"]
+    d = Dispatcher(config_from_wire(golden(name)["config"]))
+    reply = json.loads(d.handle_line(json.dumps({"type": "getActionSpec"}).encode()))
+    assert reply["ok"], reply
+    contains(reply["result"], want)
+    assert set(reply["result"]["action"]["perDriver"]) == set(want["action"]["perDriver"])
+
+
+def test_contact_patch_surface_codes_are_paddockjs_codes():
+    """Our nine surfaces onto PaddockJS's six patch codes (track 0, kerb 1, any pit surface 2, grass 3,
+    gravel 4, barrier 5) and its legal surfaces (track, kerb, pit), by surface name; and a car with its
+    right wheels in the gravel reads code 4 / 5 and not legal there."""
+    from paddock_ma.sim import layout as L
+    from paddock_ma.sim.observe import SURFACE_CODE, SURFACE_LEGAL
+
+    want = {"track": 0, "kerb": 1, "grass": 3, "gravel": 4, "barrier": 5}
+    for code, name in enumerate(L.SURFACE_NAMES):
+        assert SURFACE_CODE[code] == (2 if name.startswith("pit-") else want[name]), name
+        assert SURFACE_LEGAL[code] == (name in ("track", "kerb") or name.startswith("pit-")), name
+    env = PaddockEnv({"drivers": 2, "controlled_drivers": ["car-00"], "track": "oval",
+                      "observation": {"profile": "physical-driver"},
+                      "scenario": {"placements": {"car-00": {"distance_meters": 300, "offset_meters": 10.5,
+                                                             "speed_kph": 60}}}})
+    o = env.reset(seed=1)["observation"]["car-00"]
+    v = dict(zip([e["name"] for e in o["schema"]], o["vector"].tolist()))
+    patches = o["object"]["self"]["contact_patches"]
+    for n, p in enumerate(patches.values()):
+        assert v[f"contactPatches[{n}].surfaceCode"] == pytest.approx(p["surface_code"] / 5)
+        assert v[f"contactPatches[{n}].onLegalSurface"] == float(p["on_legal_surface"])
+        assert v[f"contactPatches[{n}].present"] == 1.0
+    assert patches["front_right"]["surface"] == "gravel" and v["contactPatches[1].surfaceCode"] == pytest.approx(0.8)
+    assert v["contactPatches[1].onLegalSurface"] == 0.0 and v["self.onTrack"] == 0.0

@@ -51,7 +51,8 @@ def test_new_episode_controls_cleared_rest_untouched():
 
 
 def test_placement_inside_barrier_is_terminal_with_miss_rays():
-    env = make_env(observation={"profile": "physical-driver"})
+    env = make_env(observation={"profile": "physical-driver"},
+                   sensors={"rays": {"channels": ["road_edge", "kerb", "illegal_surface", "car"]}})
     env.reset()
     env.step(all_act(env))
     r = env.reset_drivers({"car-01": {"distance_meters": 500, "offset_meters": 45, "speed_kph": 100}})
