@@ -15,12 +15,14 @@ from dataclasses import dataclass
 from ..sim import layout as L
 from ..sim.observe import (
     BASE_FIELDS, LOOK_FIELDS, N_PATCHES, PATCH_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_PHYSICAL_FIELDS,
-    RAY_CHANNELS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, time_to_contact,
+    RAY_CHANNELS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
+    time_to_contact,
 )
 from ..sim.sensors import (
     DEFAULT_ANGLES_DEG, FRONT_HEAVY_ANGLES_DEG, FRONT_HEAVY_LENGTHS, LIDAR_LITE_ANGLES_DEG, LIDAR_LITE_LENGTHS,
 )
-from .config import DEFAULT_LOOKAHEAD_METERS, RAY_CHANNELS as CONFIG_CHANNEL_ORDER, EnvConfig, RaysConfig, SensorsConfig
+from .config import DEFAULT_LOOKAHEAD_METERS, EnvConfig, RaysConfig, SensorsConfig
+from .config import RAY_CHANNELS as CONFIG_CHANNEL_ORDER
 
 OBSERVATION_SPEC_VERSION = 2                       # PaddockJS 2.0.0's spec versions
 PHYSICAL_OBSERVATION_SPEC_VERSION = 4
@@ -168,6 +170,7 @@ def object_view(env, w: int, k: int) -> dict:
     total = int((st.cars_i[w, :, L.I_ACTIVE] != 0).sum())     # every car in the race (PaddockJS's totalCars)
     status = int(i[L.I_PIT_STATUS])
     usage = float(f[L.F_GRIP_USAGE])
+    offset = float(reported_offset(st.cars_f, st.cars_i, w, slot))
     self_obj = {
         "id": env.controlled[k],
         "speed_kph": float(f[L.F_SPEED] * 3.6),
@@ -190,7 +193,8 @@ def object_view(env, w: int, k: int) -> dict:
         "completed_laps": int(i[L.I_COMPLETED_LAPS]),
         "lap_progress_meters": float(f[L.F_PROGRESS]),
         "race_distance_meters": float(f[L.F_RACE_DISTANCE]),
-        "track_offset_meters": float(f[L.F_OFFSET]),
+        # PaddockJS's measure: the contact-patch edge farthest from the centreline (sim.observe)
+        "track_offset_meters": offset,
         "track_heading_error_radians": float(f[L.F_HEADING_ERROR]),
         "on_track": bool(i[L.I_ON_TRACK]),
         "surface": L.SURFACE_NAMES[int(i[L.I_SURFACE])],
@@ -206,23 +210,23 @@ def object_view(env, w: int, k: int) -> dict:
         "instability": L.INSTABILITY_NAMES[int(i[L.I_INSTABILITY])],
     }
     if s.physical:
-        from ..sim.sensors import boundary_distances
-        left, right = boundary_distances(env.track, st.cars_f, w, slot)
-        self_obj["left_boundary_meters"] = float(left)
-        self_obj["right_boundary_meters"] = float(right)
+        self_obj["left_boundary_meters"] = float(env.track.half_width + offset)
+        self_obj["right_boundary_meters"] = float(env.track.half_width - offset)
         self_obj["legal_width_meters"] = float(2 * env.track.half_width)
         surfaces = [int(i[L.I_WHEEL_SURFACE_FL + n]) for n in range(4)]
+        edges = [float(patch_edge_offset(f[L.F_WHEEL_OFFSET_FL + n], f[L.F_HEADING_ERROR], surfaces[n]))
+                 for n in range(4)]
         self_obj["contact_patches"] = {       # surface_code: PaddockJS's 6 codes (sim.observe.SURFACE_CODE)
-            name: {"present": True, "surface": L.SURFACE_NAMES[surfaces[n]], "surface_code": SURFACE_CODE[surfaces[n]],
-                   "on_legal_surface": bool(SURFACE_LEGAL[surfaces[n]]),
-                   "signed_offset_meters": float(f[L.F_WHEEL_OFFSET_FL + n]),
-                   "cross_track_error_meters": float(abs(f[L.F_WHEEL_OFFSET_FL + n]))}
+            name: {"present": True, "surface": L.SURFACE_NAMES[surfaces[n]],
+                   "surface_code": SURFACE_CODE[surfaces[n]], "on_legal_surface": bool(SURFACE_LEGAL[surfaces[n]]),
+                   "signed_offset_meters": edges[n], "cross_track_error_meters": abs(edges[n])}
             for n, name in enumerate(WHEEL_NAMES)}
     rank = int(i[L.I_RANK])
     race = {"position": rank or None, "total_cars": total,
             "position_normalized": min(max((rank - 1) / (total - 1), 0.0), 1.0) if total > 1 and rank > 0 else 0.0,
             "race_mode": L.RACE_MODE_NAMES[int(st.world_i[w, L.WI_RACE_MODE])],
-            "red_flag": bool(st.world_i[w, L.WI_RED_FLAG]), "pit_lane_open": bool(st.world_i[w, L.WI_PIT_LANE_OPEN]) and bool(st.rules[w, L.R_PIT_STOPS] > 0.5),
+            "red_flag": bool(st.world_i[w, L.WI_RED_FLAG]),
+            "pit_lane_open": bool(st.world_i[w, L.WI_PIT_LANE_OPEN]) and bool(st.rules[w, L.R_PIT_STOPS] > 0.5),
             "total_laps": int(st.rules[w, L.R_TOTAL_LAPS])}
     track = {"length_meters": float(env.track.length), "width_meters": float(2 * env.track.half_width),
              "curvature": float(f[L.F_CURVATURE]),

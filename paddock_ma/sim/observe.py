@@ -21,10 +21,11 @@ The block order is fixed; ``BASE_FIELDS`` ... ``RADAR_PHYSICAL_FIELDS`` below ar
 
 Scales: km/h / 400, m/s / 120, angles / pi, g / 8 (lateral) and / 6 (longitudinal), grip usage / 2,
 ratios clamped to [0, 1] or [-1, 1], relative speeds km/h / 200, closing rate m/s / 100, time to
-contact s / 10 clamped (none = 1); offsets and boundaries raw m. ``track-curvature`` is PaddockJS's
-per-sample measure: |curvature| (1/m) times the spacing of its 3,600 samples a lap (length / 3600 m),
-divided by 28 (unsigned; ``curvature_scale``). Entries past a slot's own vector length (per-driver
-sensor configs) are zero.
+contact s / 10 clamped (none = 1); offsets and boundaries raw m, measured as PaddockJS measures them: to
+the contact-patch edge farthest from the centreline (``reported_offset``, ``patch_edge_offset``).
+``track-curvature`` is PaddockJS's per-sample measure: |curvature| (1/m) times the spacing of its 3,600
+samples a lap (length / 3600 m), divided by 28 (unsigned; ``curvature_entry``). Entries past a slot's
+own vector length (per-driver sensor configs) are zero.
 """
 
 import math
@@ -32,15 +33,16 @@ import math
 from numba import prange
 
 from .jit import kernel
-from .sensors import boundary_distances
+from .track import edge_distances
 from .sensors_march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE
 from .trig import clamp, wrap_angle
 from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_GRIP_USAGE, F_HEADING,
-    F_HEADING_ERROR, F_LAT_ACC, F_LONG_ACC, F_OFFSET, F_PROGRESS, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY,
+    F_HEADING_ERROR, F_LAT_ACC, F_LONG_ACC, F_PROGRESS, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY,
     F_VX, F_VY, F_WHEEL_OFFSET_FL, F_YAW_RATE, GRAVITY, I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_PIT_INTENT,
     I_PIT_STATUS, I_RANK, I_WHEEL_SURFACE_FL, KPH_PER_MPS, MODE_GREEN, MODE_SAFETY_CAR, PIT_COMPLETED,
-    PIT_PENDING, R_PIT_STOPS, WI_PIT_LANE_OPEN, WI_RACE_MODE, WI_RED_FLAG,
+    PATCH_LENGTH, PATCH_WIDTH, PIT_PENDING, R_PIT_STOPS, SURF_PIT_ENTRY, WI_PIT_LANE_OPEN, WI_RACE_MODE,
+    WI_RED_FLAG,
 )
 
 # PaddockJS's contact-patch surface codes (0 track, 1 kerb, 2 any pit surface, 3 grass, 4 gravel,
@@ -165,6 +167,35 @@ def body_slip_angle(vx, vy, heading):
 
 
 @kernel(inline="always")
+def patch_edge_offset(centre, heading_error, surface):
+    """A contact patch's offset as PaddockJS reports it (m, + right): that of the patch edge farthest from
+    the centreline, from the patch centre's offset ``centre`` (m), the car's heading error (rad) and the
+    patch's surface code; on a pit surface the patch centre's."""
+    if surface >= SURF_PIT_ENTRY:
+        return centre
+    reach = (abs(math.sin(heading_error)) * (0.5 * PATCH_LENGTH)
+             + abs(math.cos(heading_error)) * (0.5 * PATCH_WIDTH))
+    low = centre - reach
+    high = centre + reach
+    return low if abs(low) > abs(high) else high
+
+
+@kernel(inline="always")
+def reported_offset(cars_f, cars_i, w, c):
+    """Car ``c``'s track offset as PaddockJS reports it (``trackOffsetMeters``; m, + right): the patch
+    edge offset (``patch_edge_offset``) farthest from the centreline. The state's F_OFFSET is the body
+    centre's; a car centred 3.2 m left reads -4.15 m here."""
+    heading_error = cars_f[w, c, F_HEADING_ERROR]
+    best = patch_edge_offset(cars_f[w, c, F_WHEEL_OFFSET_FL], heading_error, cars_i[w, c, I_WHEEL_SURFACE_FL])
+    for p in range(1, N_PATCHES):
+        off = patch_edge_offset(cars_f[w, c, F_WHEEL_OFFSET_FL + p], heading_error,
+                                cars_i[w, c, I_WHEEL_SURFACE_FL + p])
+        if abs(off) > abs(best):
+            best = off
+    return best
+
+
+@kernel(inline="always")
 def time_to_contact(distance, closing):
     """Seconds until contact at the current closing rate (m/s), or -1 when not closing."""
     return distance / closing if closing > 0.0 else -1.0
@@ -183,9 +214,9 @@ def fill_vectors(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, ra
     """
     for w in range(cars_f.shape[0]):
         if world_mask[w] != 0:
-            _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius, ray_count,
-                        channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar, radar_slot,
-                        look, w, out)
+            _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius,
+                        ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar,
+                        radar_slot, look, w, out)
 
 
 @kernel(parallel=True)
@@ -196,9 +227,9 @@ def fill_vectors_parallel(tr, cars_f, cars_i, rules, world_i, slots, physical, n
     worlds' rows of ``out``): bit-identical to the serial kernel for any thread count."""
     for w in prange(cars_f.shape[0]):
         if world_mask[w] != 0:
-            _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius, ray_count,
-                        channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar, radar_slot,
-                        look, w, out)
+            _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius,
+                        ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar,
+                        radar_slot, look, w, out)
 
 
 @kernel(inline="always")
@@ -250,7 +281,7 @@ def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, v):
     v[8] = body_slip_angle(cars_f[w, c, F_VX], cars_f[w, c, F_VY], cars_f[w, c, F_HEADING]) / math.pi
     v[9] = 1.0 if usage >= 1.0 else 0.0
     v[10] = clamp(cars_f[w, c, F_PROGRESS] / tr.length, 0.0, 1.0)
-    v[11] = cars_f[w, c, F_OFFSET]
+    v[11] = reported_offset(cars_f, cars_i, w, c)
     v[12] = cars_f[w, c, F_HEADING_ERROR] / math.pi
     v[13] = cars_i[w, c, I_ON_TRACK]
     v[14] = cars_i[w, c, I_IN_PIT_LANE]
@@ -270,7 +301,7 @@ def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, v):
 def _fill_physical(tr, cars_f, cars_i, w, c, v, i):
     """The physical-driver block from ``v[i]``; returns the next index."""
     v[i] = cars_f[w, c, F_YAW_RATE] / math.pi
-    left, right = boundary_distances(tr, cars_f, w, c)
+    left, right = edge_distances(tr, reported_offset(cars_f, cars_i, w, c))
     v[i + 1] = left
     v[i + 2] = right
     v[i + 3] = 2.0 * tr.half_width
@@ -280,7 +311,8 @@ def _fill_physical(tr, cars_f, cars_i, w, c, v, i):
         v[i] = 1.0
         v[i + 1] = SURFACE_CODE[surface] / SURFACE_CODE_MAX
         v[i + 2] = SURFACE_LEGAL[surface]
-        v[i + 3] = cars_f[w, c, F_WHEEL_OFFSET_FL + p]
+        v[i + 3] = patch_edge_offset(cars_f[w, c, F_WHEEL_OFFSET_FL + p], cars_f[w, c, F_HEADING_ERROR],
+                                     surface)
         i += 4
     return i
 

@@ -25,10 +25,6 @@ from golden_steps import CONFIGS, FIXTURES, golden  # noqa: E402
 LOOSE = {
     "self.speedKph": 0.02, "self.speedMetersPerSecond": 0.02,        # 84 km/h here, 88 there
     "self.lapProgressRatio": 0.02,                                    # grid slot on another track
-    # PaddockJS measures the offset to the outermost contact-patch edge, we to the body centre (and
-    # the patch centres): docs/paddockjs-compatibility.md
-    "self.trackOffsetMeters": 1.0, "trackRelation.leftBoundaryMeters": 1.0,
-    "trackRelation.rightBoundaryMeters": 1.0, "signedOffsetMeters": 0.25,
     "curvature": 0.01,                                                # another track's corners
     "distanceRatio": 1.0,                                             # ray distances: another track
     "nearbyCars": 1.0,                                                # other cars' grid positions
@@ -88,8 +84,9 @@ def tolerance(entry: str) -> float:
 @pytest.mark.parametrize("name", ["default-profile", "physical-driver", "physical-driver-front-heavy"])
 def test_reset_vector_means_what_paddockjs_means(name):
     """Entry by entry against car-00's golden reset vector: controls, g, grip, slip, flags, race state,
-    pit state, ray hit flags and kinds, patch codes, legal width and radar slots exactly; positions and
-    distances within what the other track and placement speed allow."""
+    pit state, the track offset, boundaries and patch offsets (-4.15 m: the outer patch edge of a car
+    centred 3.2 m left), ray hit flags and kinds, patch codes, legal width and radar slots exactly;
+    speeds, progress and distances within what the other track and placement speed allow."""
     golden_vector = golden(name)["reset"]["driver"]["vector"]
     schema = spec_doc(name)["observationSpec"]["vector"]["schema"]
     env = env_for(name)

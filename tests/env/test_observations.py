@@ -172,15 +172,23 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     assert s["speed_kph"] == pytest.approx(cf[0, c, L.F_SPEED] * 3.6)
     assert s["heading_radians"] == cf[0, c, L.F_HEADING]
     o = oracle_self(tr, cf, 0, c)
-    assert s["track_offset_meters"] == pytest.approx(o["offset"], abs=1e-6)
+    # PaddockJS's offset: the contact-patch edge farthest from the centreline (pit surfaces: the patch
+    # centre's), from the exact per-wheel projections (within ~2 cm of ours in the tightest corners)
+    he = o["heading_error"]
+    reach = abs(math.sin(he)) * L.PATCH_LENGTH / 2 + abs(math.cos(he)) * L.PATCH_WIDTH / 2
+    pit = [ci[0, c, f] >= L.SURF_PIT_ENTRY for f in L.WHEEL_SURFACE_FIELDS]
+    edges = [woff if in_pit else max(woff - reach, woff + reach, key=abs)
+             for (_, woff), in_pit in zip(o["patches"], pit)]
+    outer = max(edges, key=abs)
+    assert s["track_offset_meters"] == pytest.approx(outer, abs=0.02)
     assert s["lap_progress_meters"] == pytest.approx(o["progress"], abs=1e-6)
     assert s["track_heading_error_radians"] == pytest.approx(o["heading_error"], abs=1e-9)
     assert obj["track"]["curvature"] == pytest.approx(o["curvature"], abs=1e-9)
     legal = {L.SURF_TRACK, L.SURF_KERB, L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT, L.SURF_PIT_BOX}
     if "contact_patches" in s:
-        assert s["left_boundary_meters"] == pytest.approx(o["left"], abs=1e-6)
-        assert s["right_boundary_meters"] == pytest.approx(o["right"], abs=1e-6)
-        for (corners, woff), (wheel, p) in zip(o["patches"], s["contact_patches"].items()):
+        assert s["left_boundary_meters"] == pytest.approx(tr.half_width + outer, abs=0.02)
+        assert s["right_boundary_meters"] == pytest.approx(tr.half_width - outer, abs=0.02)
+        for (corners, _), woff, (wheel, p) in zip(o["patches"], edges, s["contact_patches"].items()):
             assert L.SURFACE_NAMES.index(p["surface"]) in corners, (driver, wheel, corners, p)
             assert p["surface_code"] == SURFACE_CODE[L.SURFACE_NAMES.index(p["surface"])]
             # Wheel offsets come from the car's own projection plus a curvature term (surfaces.py):
@@ -302,9 +310,10 @@ def test_object_real_units_and_default_vector_layout():
     assert all(ray["length_meters"] == 120.0 and set(ray) == {"id", "angle_degrees", "length_meters", "track", "car"}
                for ray in obj["rays"])
     assert "contact_patches" not in obj["self"] and "left_boundary_meters" not in obj["self"]
-    # rolling grid: 84 km/h, offset -3.2 m (slot 0)
+    # rolling grid: 84 km/h, centre 3.2 m left (slot 0): PaddockJS's offset is the outer patch edge's,
+    # -3.2 - 0.76 (patch centre) - 0.19 (half the patch width) = -4.15 m, as its golden reset reads
     assert obj["self"]["speed_kph"] == pytest.approx(84.0)
-    assert obj["self"]["track_offset_meters"] == pytest.approx(-3.2, abs=1e-6)
+    assert obj["self"]["track_offset_meters"] == pytest.approx(-4.15, abs=1e-6)
     assert obj["track"]["length_meters"] == pytest.approx(2448.5547, abs=1e-3)
     assert obj["race"]["total_cars"] == 4 and obj["race"]["position"] == 1
     assert_vector_matches_object(env, "car-00", o)
@@ -327,7 +336,7 @@ def test_physical_driver_profile():
     assert not any(n.startswith("track.lookahead") for n in names)
     # PaddockJS 2.0.0: 24 + 20 physical + 8 rays * 11 + 6 radar * 13 = 210
     assert len(names) == 24 + 20 + 8 * 11 + 6 * 13 == 210
-    assert obj["self"]["left_boundary_meters"] == pytest.approx(7.5 - 3.2, abs=1e-6)
+    assert obj["self"]["left_boundary_meters"] == pytest.approx(7.5 - 4.15, abs=1e-6)     # PaddockJS golden: 3.35
     assert_vector_matches_object(env, "car-00", o)
     env2 = make_env(observation={"profile": "physical-driver", "lookahead_meters": [30.0]})
     assert [q["distance_meters"] for q in env2.reset()["observation"]["car-00"]["object"]["track"]["lookahead"]] == [30.0]
