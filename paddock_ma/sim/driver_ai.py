@@ -44,6 +44,7 @@ from .layout import (
 )
 from .ai_preview import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN
 from .track_core import sample_at
+from .trig import lerp_at
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 # Preview interval boundaries (m ahead) and the per-track table: see ai_preview.PREVIEW_D.
@@ -94,9 +95,7 @@ def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     (cnx, cny), no sin/cos.
     """
     i, t = sample_at(cs, length, s)
-    nx = cnx[i] + t * (cnx[i + 1] - cnx[i])
-    ny = cny[i] + t * (cny[i + 1] - cny[i])
-    return cx[i] + t * (cx[i + 1] - cx[i]) + nx * lane, cy[i] + t * (cy[i + 1] - cy[i]) + ny * lane
+    return lerp_at(cx, i, t) + lerp_at(cnx, i, t) * lane, lerp_at(cy, i, t) + lerp_at(cny, i, t) * lane
 
 
 @kernel(inline="always")

@@ -34,7 +34,7 @@ from .layout import (
 )
 from .rng import rng_uniform
 from .track import pit_point_at, point_at, wrap_angle
-from .track_core import BOX_EASE
+from .track_surface import BOX_EASE
 
 # Route constants (spec 4.6; SI).
 APPROACH_MAX_SPEED = 150.0 * MPS_PER_KPH   # m/s, off-limiter cap

@@ -31,11 +31,11 @@ from .layout import (
     SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
     PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
-from .track_core import (
-    HINT_WINDOW, _finish_a, _locate_slow, _walk, band_of, pit_bbox, pit_surface_call, wrap_angle,
-)
+from .track_core import HINT_WINDOW, _finish_a, _locate_slow, _walk, band_of
+from .track_surface import pit_bbox, pit_surface_call
+from .trig import wrap_angle
 
-# The TrackArrays fields ``track_core.pit_surface`` reads: built only where a pit test runs.
+# The TrackArrays fields ``track_surface.pit_surface`` reads: built only where a pit test runs.
 PitArrays = namedtuple("PitArrays", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
 
 # "Worst surface" priority by code (track 0 < pit-entry/exit 1 < pit-lane 2 < pit-box 3 < kerb 4 <
