@@ -2,7 +2,7 @@
 
 One physics tick of one world (``DT`` = 1/60 s), in this order:
 
-1. race control: time, start lights, grid lock, red flag (``rules.race_control_tick``)
+1. race control: time, start lights, grid lock, red flag (``race_control.race_control_tick``)
 2. controls and dynamics per car: a pit-route car is moved by its route; a held car (grid, red
    flag, terminal) is frozen; otherwise controls come from the policy (``I_MANUAL``) or the built-in
    driver, and the vehicle integrates one tick
@@ -35,9 +35,9 @@ from .layout import (
     WI_RACE_FINISHED,
 )
 from .physics import hold_car, integrate_car_pre
-from .rules import (
-    car_is_held, pit_route_active, pit_route_tick, race_control_tick, update_ranks, update_rules_world,
-)
+from .pit import pit_route_active, pit_route_tick
+from .race_control import car_is_held, race_control_tick, update_ranks
+from .rules import update_rules_world
 from .surfaces import classify_world
 from .track_surface import pit_bbox
 from .tyres import tyre_factor
