@@ -40,6 +40,18 @@ def gather_traffic(cars_f, cars_i, car_flags, w, n_cars, idx, prog, offs, spd):
     return m
 
 
+@kernel(inline="always")
+def _follow_speed(ds, dl, vj, gap):
+    """Speed (m/s) from which a car can still stop at the following gap ``gap`` (m) behind a car ds m
+    ahead and dl m across, at vj m/s, decelerating at FOLLOW_DECEL; at least CREEP_SPEED (to steer
+    round a stopped car) unless about to touch it."""
+    room = max(ds - gap, 0.0)
+    follow_v = math.sqrt(vj * vj + 2.0 * FOLLOW_DECEL * room)
+    if ds > CREEP_GAP or abs(dl) > CAR_WIDTH:
+        follow_v = max(follow_v, CREEP_SPEED)
+    return follow_v
+
+
 @kernel
 def scan_traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
     """Scan the traffic (``gather_traffic``: m cars) for car c, when it collides itself.
@@ -97,11 +109,5 @@ def scan_traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
                 else:
                     pass_lane = oj + PASS_GAP
                 if abs(dl) < FOLLOW_LANE:
-                    # Speed from which we can still stop at the following gap decelerating at
-                    # FOLLOW_DECEL; keep creeping (to steer round a stopped car) unless about to
-                    # touch it.
-                    room = max(ds - gap, 0.0)
-                    follow_v = math.sqrt(vj * vj + 2.0 * FOLLOW_DECEL * room)
-                    if ds > CREEP_GAP or abs(dl) > CAR_WIDTH:
-                        follow_v = max(follow_v, CREEP_SPEED)
+                    follow_v = _follow_speed(ds, dl, vj, gap)
     return pass_lane, follow_v, block_l, block_r

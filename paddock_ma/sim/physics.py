@@ -61,6 +61,21 @@ def _steer_step(current, target, dt):
 
 
 @kernel(error_model="numpy", inline="always")
+def _drag_bias(fl, fr, rl, rr, r):
+    """The arcade yaw bias (rad/s) toward the side whose wheels (surface codes fl, fr, rl, rr) are on the
+    draggier surface, growing with the speed ratio r in [0, 1], at most 0.22."""
+    res_l = 0.0
+    res_r = 0.0
+    for s, right in ((fl, False), (fr, True), (rl, False), (rr, True)):
+        res = 0.14 * SURFACE_DRAG[s] + 2.4 * SURFACE_ROLLING[s] + 0.65 * (1.0 - SURFACE_GRIP[s])
+        if right:
+            res_r += 0.5 * res
+        else:
+            res_l += 0.5 * res
+    return clamp((res_r - res_l) * r * 0.08, -0.22, 0.22)
+
+
+@kernel(error_model="numpy", inline="always")
 def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt):
     """PaddockJS 1.0.0 vehicle model (spec §3.4 steps 2-6) in SI. Returns (lateral acceleration
     m/s^2, new heading rad, its cos, its sin)."""
@@ -88,17 +103,7 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     raw = v_new / WHEELBASE * math.tan(delta) * tf
     cap = ((car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
             + car_params[w, c, P_DOWNFORCE_CL] * v_new * v_new / mass) * sgrip) / max(v_new, 1.0)
-    yaw = clamp(raw, -cap, cap)
-    res_l = 0.0
-    res_r = 0.0
-    for s, right in ((fl, False), (fr, True), (rl, False), (rr, True)):
-        res = 0.14 * SURFACE_DRAG[s] + 2.4 * SURFACE_ROLLING[s] + 0.65 * (1.0 - SURFACE_GRIP[s])
-        if right:
-            res_r += 0.5 * res
-        else:
-            res_l += 0.5 * res
-    bias = clamp((res_r - res_l) * r * 0.08, -0.22, 0.22)  # pulls toward the draggier side
-    yaw = clamp(yaw + bias, -cap, cap)
+    yaw = clamp(clamp(raw, -cap, cap) + _drag_bias(fl, fr, rl, rr, r), -cap, cap)
     # Pose, semi-implicit Euler (spec step 5).
     h = wrap_angle(cars_f[w, c, F_HEADING] + yaw * dt)
     ch = math.cos(h)
