@@ -46,7 +46,7 @@ def cache_dir() -> Path:
     return sim.numba_cache_dir() or Path(os.environ["NUMBA_CACHE_DIR"])
 
 
-def _stamp() -> dict:
+def source_stamp() -> dict:
     """What the cached code depends on: versions and every module's (mtime_ns, size)."""
     from importlib.metadata import version
 
@@ -66,7 +66,7 @@ def is_warm(directory: Path | None = None) -> bool:
         marker = json.loads((directory / MARKER).read_text())
     except (OSError, ValueError):
         return False
-    return marker.get("stamp") == _stamp()
+    return marker.get("stamp") == source_stamp()
 
 
 def exercise_env(env_id: str, num_worlds: int = 2) -> None:
@@ -172,7 +172,7 @@ def warm() -> dict:
     exercise_race()
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / f".{MARKER}.{os.getpid()}"
-    tmp.write_text(json.dumps({"stamp": _stamp(), "written_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
+    tmp.write_text(json.dumps({"stamp": source_stamp(), "written_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
     os.replace(tmp, directory / MARKER)
     return {"cache_dir": str(directory), "compiled": (status.compiled - before) if status else None,
             "seconds": round(time.perf_counter() - t0, 1)}

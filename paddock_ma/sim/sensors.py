@@ -45,7 +45,7 @@ from .layout import (
     I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
 )
 from .track import edge_distances, wrap_angle
-from .track_core import sample_at
+from .track_core import heading_curvature_at
 
 # Channel bits and indices, ray kinds: defined with the march (sensors_march.py), re-exported here.
 
@@ -83,16 +83,6 @@ from .sensors_march import (  # noqa: E402,F401
     PIT_MIN_STEP, RAY_CAR, RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE, TOLERANCE, _HALF_L, _HALF_W, _march,
     march_ray,
 )
-
-
-@kernel
-def _centre_at(cs, ch, ccurv, length, s):
-    """(heading rad, curvature 1/m) of the centreline at lap distance s (m, wrapped): the same
-    interpolation as the track's ``point_at``, on single arrays (see PitView on why)."""
-    i, t = sample_at(cs, length, s)
-    h = wrap_angle(ch[i] + t * wrap_angle(ch[i + 1] - ch[i]))
-    k = ccurv[i] + t * (ccurv[i + 1] - ccurv[i])
-    return h, k
 
 
 def ray_directions(ray_angle):
@@ -310,9 +300,9 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         nq = lookahead_d.shape[0]
         if nq > 0:
             prog = cars_f[w, c, F_PROGRESS]
-            h0, k0 = _centre_at(cs, chead, ccurv, length_l, prog)
+            h0, k0 = heading_curvature_at(cs, chead, ccurv, length_l, prog)
             for q in range(nq):
-                h1, k1 = _centre_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
+                h1, k1 = heading_curvature_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
                 look[w, c, q, 0] = k1
                 look[w, c, q, 1] = wrap_angle(h1 - h0)
 
