@@ -81,7 +81,7 @@ def tolerance(entry: str) -> float:
     return 1e-3
 
 
-@pytest.mark.parametrize("name", ["default-profile", "physical-driver", "physical-driver-front-heavy"])
+@pytest.mark.parametrize("name", CONFIGS)
 def test_reset_vector_means_what_paddockjs_means(name):
     """Entry by entry against car-00's golden reset vector: controls, g, grip, slip, flags, race state,
     pit state, the track offset, boundaries and patch offsets (-4.15 m: the outer patch edge of a car
