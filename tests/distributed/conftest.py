@@ -9,7 +9,6 @@ import os
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")       # throwaway test clusters: no token file
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
