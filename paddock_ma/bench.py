@@ -20,6 +20,7 @@ import numpy as np
 
 from .sim.driver_ai import ai_actions
 from .sim.jit import kernel
+from .sim.sensors import FRONT_HEAVY_ANGLES_DEG
 from .sim.track_core import locate
 
 CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all rules on "
@@ -56,13 +57,14 @@ def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_
 
 
 ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics, physical-driver profile, "
-                "driver-front-heavy rays (14) with all four channels, radar (6), frame skip 4, vector output, "
+                "driver-front-heavy rays (PaddockJS 2.0.0's 16: 240 m within 70 degrees of ahead, 90 m to 100, 60 m "
+                "behind) with all four channels, radar (6), frame skip 4, vector output, "
                 "state_output none, cars starting and auto-reset at random track positions (each world's own draws); actions: constant (steer 0, throttle 0.6; "
                 "PaddockEnv too) or the built-in driver's controls (driver: the cars drive laps)")
 
 
 # Ray variants of the environment workload. "driver-front-heavy" is the workload itself; the other two
-# are diagnostic (``paddock-ma bench --ray-floor``): the same 14 rays of 120 m and channels, all at +-90
+# are diagnostic (``paddock-ma bench --ray-floor``): as many rays (16) and channels, 120 m, all at +-90
 # degrees to the car (a ray across the track ends after the fewest march samples: one past the white
 # line, one past the kerb), and no rays at all (everything else of the step).
 RAY_VARIANTS = ("driver-front-heavy", "perpendicular", "none")
@@ -77,7 +79,7 @@ def env_bench_config(num_cars: int = 20, rays: str = "driver-front-heavy") -> di
     if rays == "perpendicular":
         ray_config = {"channels": ray_config["channels"],
                       "rays": [{"id": f"r{i}", "angle_degrees": 90.0 if i % 2 else -90.0, "length_meters": 120.0}
-                               for i in range(14)]}
+                               for i in range(len(FRONT_HEAVY_ANGLES_DEG))]}
     elif rays == "none":
         ray_config = {"enabled": False}
     return {

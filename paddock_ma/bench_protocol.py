@@ -29,10 +29,13 @@ import numpy as np
 from .bench import _timed, env_bench_config
 from .protocol.client import decode_f32
 from .protocol.codec import pack_f32
+from .sim.observe import BASE_FIELDS
 
 
-# Vector entries the benchmark's policy reads (the physical-driver schema's first entries).
-_SPEED, _OFFSET, _HEADING_ERROR = 1, 6, 7
+# Vector entries the benchmark's policy reads (base block entries, looked up in the vector's one table).
+_BASE_NAMES = [name for name, _, _ in BASE_FIELDS]
+_SPEED, _OFFSET, _HEADING_ERROR = (_BASE_NAMES.index(f"self.{n}") for n in (
+    "speedMetersPerSecond", "trackOffsetMeters", "trackHeadingErrorRadians"))
 
 
 def _policy(obs: np.ndarray) -> np.ndarray:

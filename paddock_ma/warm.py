@@ -6,11 +6,12 @@ first ``make demo`` or README snippet loads compiled code (~1-3 s).
 
 What it runs: the paths a first run takes, on tiny worlds: for every catalogue env its engine
 (``BatchEnv``: reset, step, auto-reset, ``reset_drivers`` with each placement policy), its one-world dict
-API (``PaddockEnv``), the README's adapters (PettingZoo, the gymnasium vector env), the demo's shard
-(``distributed.shard.ShardCore`` with the random policy, as ``make demo`` collects and replays) and the
-sim's own race (``new_race``/``step_state``: ``paddock-ma race``). numba specialises a kernel on its
-arguments' types (dtypes, dimensions, layouts, read-only or not), never on a config's values, so running
-these calls stores exactly the specialisations later runs of them load.
+API (``PaddockEnv``), a physical-driver observation object, the README's adapters (PettingZoo, the
+gymnasium vector env), the demo's shard (``distributed.shard.ShardCore`` with the random policy, as
+``make demo`` collects and replays) and the sim's own race (``new_race``/``step_state``: ``paddock-ma
+race``). numba specialises a kernel on its arguments' types (dtypes, dimensions, layouts, read-only or
+not), never on a config's values, so running these calls stores exactly the specialisations later runs
+of them load.
 
 The cache is the one every later run uses: importing ``paddock_ma.sim`` resolves the directory
 (``paddock_ma/sim/__pycache__/numba-<hash of the sim sources>``, or ``NUMBA_CACHE_DIR`` when set), and
@@ -45,7 +46,7 @@ def cache_dir() -> Path:
     return sim.numba_cache_dir() or Path(os.environ["NUMBA_CACHE_DIR"])
 
 
-def _stamp() -> dict:
+def source_stamp() -> dict:
     """What the cached code depends on: versions and every module's (mtime_ns, size)."""
     from importlib.metadata import version
 
@@ -65,7 +66,7 @@ def is_warm(directory: Path | None = None) -> bool:
         marker = json.loads((directory / MARKER).read_text())
     except (OSError, ValueError):
         return False
-    return marker.get("stamp") == _stamp()
+    return marker.get("stamp") == source_stamp()
 
 
 def exercise_env(env_id: str, num_worlds: int = 2) -> None:
@@ -90,6 +91,17 @@ def exercise_env(env_id: str, num_worlds: int = 2) -> None:
     one.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in one.controlled})
     one.reset_drivers({d: None for d in one.controlled})
     one.step({d: {"steering": 0.1, "throttle": 0.5, "brake": 0.0} for d in one.controlled})
+
+
+def exercise_object_view() -> None:
+    """The physical-driver observation object (PaddockJS's patch offsets, radar extras): the catalogue's
+    full-output env has the default profile."""
+    from .env.environment import PaddockEnv
+
+    env = PaddockEnv({"drivers": 2, "controlled_drivers": ["car-00"], "track": "oval",
+                      "observation": {"profile": "physical-driver"}})
+    env.reset(seed=0)
+    env.step({"car-00": {"steering": 0.0, "throttle": 0.5, "brake": 0.0}})
 
 
 def exercise_adapters(env_id: str = "paddock/oval-batch-v0") -> None:
@@ -154,12 +166,13 @@ def warm() -> dict:
         status.message, status.hint = "compiling simulation kernels ahead (once per change of the sources)", ""
     for env in catalog.list_envs():
         exercise_env(env["id"])
+    exercise_object_view()
     exercise_adapters()
     exercise_demo()
     exercise_race()
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / f".{MARKER}.{os.getpid()}"
-    tmp.write_text(json.dumps({"stamp": _stamp(), "written_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
+    tmp.write_text(json.dumps({"stamp": source_stamp(), "written_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
     os.replace(tmp, directory / MARKER)
     return {"cache_dir": str(directory), "compiled": (status.compiled - before) if status else None,
             "seconds": round(time.perf_counter() - t0, 1)}

@@ -76,7 +76,7 @@ def test_bench_report_has_every_section():
 
 
 def test_bench_ray_variants_are_the_workload_with_other_rays():
-    """The diagnostic ray layouts of ``--ray-floor``: the same 14 rays of 120 m all at +-90 degrees
+    """The diagnostic ray layouts of ``--ray-floor``: as many rays as the workload's (16) of 120 m all at +-90 degrees
     (the cheapest rays: each crosses the track), and no rays at all."""
     import math
 
@@ -84,7 +84,8 @@ def test_bench_ray_variants_are_the_workload_with_other_rays():
     from paddock_ma.env.batch_env import BatchEnv
 
     perpendicular = BatchEnv(bench.env_bench_config(rays="perpendicular"), 1)
-    assert perpendicular.sensors.ray_count.tolist() == [14] * 20
+    assert perpendicular.sensors.ray_count.tolist() == [16] * 20
+    assert BatchEnv(bench.env_bench_config(), 1).sensors.ray_count.tolist() == [16] * 20
     assert sorted({round(math.degrees(a)) for a in perpendicular.sensors.ray_angle[0]}) == [-90, 90]
     assert BatchEnv(bench.env_bench_config(rays="none"), 1).sensors.ray_count.tolist() == [0] * 20
     with pytest.raises(ValueError, match="rays: got 'sideways'"):

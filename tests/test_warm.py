@@ -70,7 +70,7 @@ def test_a_compile_shows_a_status_line_and_a_cached_run_shows_none(tmp_path):
 
 def test_the_marker_holds_for_these_sources_only(tmp_path):
     assert not warm.is_warm(tmp_path)
-    stamp = warm._stamp()
+    stamp = warm.source_stamp()
     (tmp_path / warm.MARKER).write_text(json.dumps({"stamp": stamp}))
     assert warm.is_warm(tmp_path)
     first = next(iter(stamp["files"]))

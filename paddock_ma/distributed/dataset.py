@@ -16,9 +16,11 @@ import numpy as np
 from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
 
 DATASET_FORMAT = "paddock-ma-dataset"
-DATASET_VERSION = 3      # 2: files cut by world blocks, no shard column (a dataset no longer depends on the shards)
+DATASET_VERSION = 4      # 2: files cut by world blocks, no shard column (a dataset no longer depends on the shards)
 #                          3: PaddockJS 2.0.0's thirteen metric columns in its order (fully_outside_white_line,
 #                             destroy_reason: 0 none, 1 barrier; episodes.METRIC_NAMES)
+#                          4: PaddockJS 2.0.0's observation vector layout in ``obs`` (issue 14: 24-entry base block,
+#                             7 / 11 slots a ray, 8 / 13 a radar slot)
 MANIFEST = "manifest.json"
 TRANSITION_COLUMNS = (("world", "int32"), ("driver", "string"), ("episode_id", "int32"),
                       ("life", "int32"), ("episode_step", "int32"), ("seq", "int32"), ("obs", "float32[D]"),

@@ -35,8 +35,9 @@ class RaySpec(_Config):
 @dataclass(frozen=True)
 class RaysConfig(_Config):
     enabled: bool = True
-    layout: Literal["default", "driver-front-heavy"] = "default"
-    # None = the profile's default: road_edge + car, or all four with the physical-driver profile
+    # PaddockJS's presets (env.observations.RAY_LAYOUTS); "default" = "compact", our earlier name for it
+    layout: Literal["compact", "default", "driver-front-heavy", "lidar-lite"] = "compact"
+    # None = every profile's default: road_edge + car (PaddockJS 2.0.0)
     channels: Optional[tuple[Literal["road_edge", "kerb", "illegal_surface", "car"], ...]] = None
     precision: Literal["driver", "debug"] = "driver"
     length_meters: float = 120.0
@@ -166,6 +167,9 @@ class ObservationConfig(_Config):
     output: Literal["full", "vector", "object"] = "full"
     include_schema: bool = True
     lookahead_meters: Any = None
+    # PaddockJS's vectorType: "array" (a JS array) or "float32" (a Float32Array). Vectors are float32 numpy
+    # arrays here either way, and JSON lists on the wire (docs/paddockjs-compatibility.md)
+    vector_type: Literal["array", "float32"] = "array"
 
     def __post_init__(self):
         object.__setattr__(self, "lookahead_meters", _lookahead(self.lookahead_meters, self.profile))

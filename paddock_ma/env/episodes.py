@@ -70,7 +70,7 @@ def compute_metrics(cars_f, cars_i, slots, out, half_width=DEFAULT_HALF_WIDTH):
             row[M_SPIN] = i[L.I_CNT_SPIN_TICKS] > 0 or destroyed
             lap = i[L.I_CNT_LAPS] > 0
             row[M_LAP_COMPLETED] = lap
-            # no time for a partial first lap (a car placed part-way round: rules.place_car)
+            # no time for a partial first lap (a car placed part-way round: car_placement.place_car)
             row[M_LAP_TIME] = f[L.F_LAST_LAP_TIME] if lap and f[L.F_LAST_LAP_TIME] > 0.0 else np.nan
             row[M_CONTACTS] = i[L.I_CNT_CONTACTS]
 

@@ -14,18 +14,30 @@ from dataclasses import dataclass
 
 from ..sim import layout as L
 from ..sim.observe import (
-    BASE_FIELDS, LOOK_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_RICH_FIELDS, RAY_CHANNELS, WHEEL_FIELDS,
-    WHEEL_SCHEMA_NAMES,
+    BASE_FIELDS, LOOK_FIELDS, N_PATCHES, PATCH_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_PHYSICAL_FIELDS,
+    RAY_CHANNELS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
+    time_to_contact,
 )
-from ..sim.sensors import DEFAULT_ANGLES_DEG, FRONT_HEAVY_ANGLES_DEG
+from ..sim.sensors import (
+    DEFAULT_ANGLES_DEG, FRONT_HEAVY_ANGLES_DEG, FRONT_HEAVY_LENGTHS, LIDAR_LITE_ANGLES_DEG, LIDAR_LITE_LENGTHS,
+)
 from .config import DEFAULT_LOOKAHEAD_METERS, EnvConfig, RaysConfig, SensorsConfig
+from .config import RAY_CHANNELS as CONFIG_CHANNEL_ORDER
 
-OBSERVATION_SPEC_VERSION = 2
+OBSERVATION_SPEC_VERSION = 2                       # PaddockJS 2.0.0's spec versions
+PHYSICAL_OBSERVATION_SPEC_VERSION = 4
 DEFAULT_LOOKAHEAD = DEFAULT_LOOKAHEAD_METERS
-DEFAULT_RAY_ANGLES = DEFAULT_ANGLES_DEG            # the sim's layouts (sim/sensors.py)
-FRONT_HEAVY_RAY_ANGLES = FRONT_HEAVY_ANGLES_DEG    # a fan dense ahead and sparse behind
-CHANNEL_BITS = {name: bit for name, bit, _, _ in RAY_CHANNELS}
-CHANNEL_ORDER = tuple(name for name, _, _, _ in RAY_CHANNELS)
+DEFAULT_CHANNELS = ("road_edge", "car")            # every profile's channels when none are given
+# PaddockJS's ray layout presets: name -> (angles in degrees, lengths in m or None = the configured
+# length_meters); "default" is our earlier name of "compact", still accepted
+RAY_LAYOUTS = {
+    "compact": (DEFAULT_ANGLES_DEG, None),
+    "default": (DEFAULT_ANGLES_DEG, None),
+    "driver-front-heavy": (FRONT_HEAVY_ANGLES_DEG, FRONT_HEAVY_LENGTHS),
+    "lidar-lite": (LIDAR_LITE_ANGLES_DEG, LIDAR_LITE_LENGTHS),
+}
+CHANNEL_BITS = {name: bit for name, bit, _, _, _ in RAY_CHANNELS}
+CHANNEL_ORDER = CONFIG_CHANNEL_ORDER              # road_edge, kerb, illegal_surface, car (as PaddockJS lists them)
 WHEEL_NAMES = ("front_left", "front_right", "rear_left", "rear_right")          # object keys (Python names)
 
 
@@ -41,7 +53,6 @@ class DriverSenses:
     precision: str
     radar_k: int
     radar_radius: float
-    rich_radar: bool
 
     @property
     def channel_mask(self) -> int:
@@ -64,52 +75,58 @@ def resolve_senses(config: EnvConfig, driver_id: str | None) -> DriverSenses:
             angles = tuple(r.angle_degrees for r in rays.rays)
             lengths = tuple(r.length_meters for r in rays.rays)
         else:
-            angles = FRONT_HEAVY_RAY_ANGLES if rays.layout == "driver-front-heavy" else DEFAULT_RAY_ANGLES
+            angles, preset_lengths = RAY_LAYOUTS[rays.layout]
             ids = tuple(f"ray-{i}" for i in range(len(angles)))
-            lengths = (rays.length_meters,) * len(angles)
-        channels = rays.channels
-        if channels is None:  # not given: physical-driver senses use the surface-aware channels
-            channels = CHANNEL_ORDER if physical else ("road_edge", "car")
+            lengths = preset_lengths or (rays.length_meters,) * len(angles)
+        channels = DEFAULT_CHANNELS if rays.channels is None else rays.channels
         channels = tuple(c for c in CHANNEL_ORDER if c in channels)
     near = sensors.nearby_cars
     return DriverSenses(physical=physical, lookahead=lookahead, ray_ids=ids, ray_angles_deg=angles,
                         ray_lengths=lengths, channels=channels, precision=rays.precision,
-                        radar_k=near.max_cars if near.enabled else 0, radar_radius=near.radius_meters,
-                        rich_radar=physical)
+                        radar_k=near.max_cars if near.enabled else 0, radar_radius=near.radius_meters)
 
 
 def vector_schema(s: DriverSenses) -> list[dict]:
-    """``[{name, unit, scale}]`` for every vector entry, generated from ``sim.observe``'s table in the
-    order ``fill_vectors`` writes them."""
+    """``[{name, unit?, scale}]`` for every vector entry (PaddockJS's schema entries: no unit key where it
+    has none), generated from ``sim.observe``'s table in the order ``fill_vectors`` writes them."""
     e = []
 
     def add(fields, prefix=""):
-        e.extend({"name": prefix + name, "unit": unit, "scale": scale} for name, unit, scale in fields)
+        e.extend({"name": prefix + name, **({"unit": unit} if unit else {}), "scale": scale}
+                 for name, unit, scale in fields)
 
     add(BASE_FIELDS)
     if s.physical:
         add(PHYSICAL_FIELDS)
-        for wheel in WHEEL_SCHEMA_NAMES:
-            add(WHEEL_FIELDS, f"self.contactPatches.{wheel}.")
+        for p in range(N_PATCHES):
+            add(PATCH_FIELDS, f"contactPatches[{p}].")
     for i, _ in enumerate(s.lookahead):
         add(LOOK_FIELDS, f"track.lookahead[{i}].")
     for i, _ in enumerate(s.ray_ids):
-        for channel, _, group, fields in RAY_CHANNELS:
-            if channel in s.channels:
+        for _, _, group, physical_only, fields in RAY_CHANNELS:
+            if s.physical or not physical_only:
                 add(fields, f"rays[{i}].{group}.")
     for i in range(s.radar_k):
         add(RADAR_FIELDS, f"nearbyCars[{i}].")
-        if s.rich_radar:
-            add(RADAR_RICH_FIELDS, f"nearbyCars[{i}].")
+        if s.physical:
+            add(RADAR_PHYSICAL_FIELDS, f"nearbyCars[{i}].")
     return e
 
 
+def spec_version(config: EnvConfig) -> int:
+    """The observation spec's version: 4 for the physical-driver profile, else 2 (as PaddockJS 2.0.0)."""
+    return PHYSICAL_OBSERVATION_SPEC_VERSION if config.observation.profile == "physical-driver" \
+        else OBSERVATION_SPEC_VERSION
+
+
 def observation_spec(config: EnvConfig, senses: dict) -> dict:
-    """The observation spec (version 2): the global schema plus ``per_driver`` schemas when they differ."""
+    """The observation spec: PaddockJS's keys (version, controlled drivers, object, ``vector.schema``)
+    plus ours (profile, output, vector size and dtype, ``per_driver`` schemas where a driver's own
+    sensors differ from the global ones)."""
     first = resolve_senses(config, None)  # the global sensors (no sensors_by_driver entry)
     schema = vector_schema(first)
     spec = {
-        "version": OBSERVATION_SPEC_VERSION,
+        "version": spec_version(config),
         "controlled_drivers": list(config.controlled_drivers),
         "profile": config.observation.profile,
         "output": config.observation.output,
@@ -132,7 +149,7 @@ def _object_spec(s: DriverSenses) -> dict:
                           for i, a, n in zip(s.ray_ids, s.ray_angles_deg, s.ray_lengths)],
                  "no_hit_value": "length_meters"},
         "nearby_cars": {"enabled": s.radar_k > 0, "max_cars": s.radar_k, "radius_meters": s.radar_radius,
-                        "rich": s.rich_radar},
+                        "rich": s.physical},
         "track": {"lookahead_meters": list(s.lookahead)},
         "physical_driver": s.physical,
     }
@@ -150,8 +167,10 @@ def object_view(env, w: int, k: int) -> dict:
     i = st.cars_i[w, slot]
     s: DriverSenses = env.senses[env.controlled[k]]
     simulator = st.rules[w, L.R_PHYSICS_MODE] == L.PHYSICS_SIMULATOR
-    classified = int(((st.cars_i[w, :, L.I_ACTIVE] != 0) & ((st.car_flags[w] & L.FLAG_CLASSIFIED) != 0)).sum())
+    total = int((st.cars_i[w, :, L.I_ACTIVE] != 0).sum())     # every car in the race (PaddockJS's totalCars)
     status = int(i[L.I_PIT_STATUS])
+    usage = float(f[L.F_GRIP_USAGE])
+    offset = float(reported_offset(st.cars_f, st.cars_i, w, slot))
     self_obj = {
         "id": env.controlled[k],
         "speed_kph": float(f[L.F_SPEED] * 3.6),
@@ -165,11 +184,17 @@ def object_view(env, w: int, k: int) -> dict:
         "brake": float(f[L.F_APPLIED_BRAKE]),
         "applied_controls": {"steering": float(f[L.F_APPLIED_STEER]), "throttle": float(f[L.F_APPLIED_THROTTLE]),
                              "brake": float(f[L.F_APPLIED_BRAKE])},
+        "lateral_g": float(f[L.F_LAT_ACC] / L.GRAVITY),
+        "longitudinal_g": float(f[L.F_LONG_ACC] / L.GRAVITY),
+        "grip_usage": usage,
+        "slip_angle_radians": float(body_slip_angle(f[L.F_VX], f[L.F_VY], f[L.F_HEADING])),
+        "traction_limited": usage >= 1.0,
         "lap": int(i[L.I_LAP]),
         "completed_laps": int(i[L.I_COMPLETED_LAPS]),
         "lap_progress_meters": float(f[L.F_PROGRESS]),
         "race_distance_meters": float(f[L.F_RACE_DISTANCE]),
-        "track_offset_meters": float(f[L.F_OFFSET]),
+        # PaddockJS's measure: the contact-patch edge farthest from the centreline (sim.observe)
+        "track_offset_meters": offset,
         "track_heading_error_radians": float(f[L.F_HEADING_ERROR]),
         "on_track": bool(i[L.I_ON_TRACK]),
         "surface": L.SURFACE_NAMES[int(i[L.I_SURFACE])],
@@ -185,21 +210,23 @@ def object_view(env, w: int, k: int) -> dict:
         "instability": L.INSTABILITY_NAMES[int(i[L.I_INSTABILITY])],
     }
     if s.physical:
-        from ..sim.sensors import boundary_distances
-        left, right = boundary_distances(env.track, st.cars_f, w, slot)
-        self_obj["left_boundary_meters"] = float(left)
-        self_obj["right_boundary_meters"] = float(right)
-        self_obj["contact_patches"] = {
-            name: {"surface": L.SURFACE_NAMES[int(i[L.I_WHEEL_SURFACE_FL + n])],
-                   "surface_code": int(i[L.I_WHEEL_SURFACE_FL + n]),
-                   "signed_offset_meters": float(f[L.F_WHEEL_OFFSET_FL + n]),
-                   "cross_track_error_meters": float(abs(f[L.F_WHEEL_OFFSET_FL + n]))}
+        self_obj["left_boundary_meters"] = float(env.track.half_width + offset)
+        self_obj["right_boundary_meters"] = float(env.track.half_width - offset)
+        self_obj["legal_width_meters"] = float(2 * env.track.half_width)
+        surfaces = [int(i[L.I_WHEEL_SURFACE_FL + n]) for n in range(4)]
+        edges = [float(patch_edge_offset(f[L.F_WHEEL_OFFSET_FL + n], f[L.F_HEADING_ERROR], surfaces[n]))
+                 for n in range(4)]
+        self_obj["contact_patches"] = {       # surface_code: PaddockJS's 6 codes (sim.observe.SURFACE_CODE)
+            name: {"present": True, "surface": L.SURFACE_NAMES[surfaces[n]],
+                   "surface_code": SURFACE_CODE[surfaces[n]], "on_legal_surface": bool(SURFACE_LEGAL[surfaces[n]]),
+                   "signed_offset_meters": edges[n], "cross_track_error_meters": abs(edges[n])}
             for n, name in enumerate(WHEEL_NAMES)}
     rank = int(i[L.I_RANK])
-    race = {"position": rank or None, "total_cars": classified,
-            "position_normalized": (rank - 1) / (classified - 1) if classified > 1 and rank > 0 else 0.0,
+    race = {"position": rank or None, "total_cars": total,
+            "position_normalized": min(max((rank - 1) / (total - 1), 0.0), 1.0) if total > 1 and rank > 0 else 0.0,
             "race_mode": L.RACE_MODE_NAMES[int(st.world_i[w, L.WI_RACE_MODE])],
-            "red_flag": bool(st.world_i[w, L.WI_RED_FLAG]), "pit_lane_open": bool(st.world_i[w, L.WI_PIT_LANE_OPEN]),
+            "red_flag": bool(st.world_i[w, L.WI_RED_FLAG]),
+            "pit_lane_open": bool(st.world_i[w, L.WI_PIT_LANE_OPEN]) and bool(st.rules[w, L.R_PIT_STOPS] > 0.5),
             "total_laps": int(st.rules[w, L.R_TOTAL_LAPS])}
     track = {"length_meters": float(env.track.length), "width_meters": float(2 * env.track.half_width),
              "curvature": float(f[L.F_CURVATURE]),
@@ -234,9 +261,11 @@ def object_view(env, w: int, k: int) -> dict:
                "relative_right_meters": float(fld[1]), "relative_distance_meters": float(fld[2]),
                "relative_speed_kph": float(fld[3] * 3.6), "relative_heading_radians": float(fld[4]),
                "ahead": bool(fld[5]), "same_lap": bool(fld[6])}
-        if s.rich_radar:
-            car.update({"relative_velocity_forward_meters_per_second": float(fld[7]),
-                        "relative_velocity_right_meters_per_second": float(fld[8]),
-                        "closing_speed_meters_per_second": float(fld[9])})
+        if s.physical:
+            ttc = float(time_to_contact(float(fld[2]), float(fld[9])))
+            overlap = abs(fld[0]) <= L.CAR_LENGTH and abs(fld[1]) <= L.CAR_WIDTH
+            car.update({"behind": not bool(fld[5]), "closing_rate_meters_per_second": float(fld[9]),
+                        "time_to_contact_seconds": ttc if ttc >= 0.0 else None,
+                        "left_overlap": bool(overlap and fld[1] < 0), "right_overlap": bool(overlap and fld[1] > 0)})
         nearby.append(car)
     return {"self": self_obj, "race": race, "track": track, "rays": rays, "nearby_cars": nearby}

@@ -1,7 +1,7 @@
 """Scenarios: where cars start at reset (grid, presets, explicit placements, relative traffic), and the
 placement policies of ``reset_drivers`` and auto-reset.
 
-Every placement goes through the one sim reset path (``rules.place_car`` via ``race.place_cars``), so a
+Every placement goes through the one sim reset path (``car_placement.place_car`` via ``race.place_cars``), so a
 scenario start, a ``reset_drivers`` placement and an auto-reset are the same operation.
 A placement is ``(race_distance_m, offset_m, speed_m_s or None, heading_error_rad)``.
 """

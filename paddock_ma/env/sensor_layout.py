@@ -62,7 +62,6 @@ class SensorLayout:
         self.k_physical = np.array([s.physical for s in senses], np.int8)
         self.k_look = np.array([len(s.lookahead) for s in senses], np.int32)
         self.k_radar = np.array([s.radar_k for s in senses], np.int32)
-        self.k_rich = np.array([s.rich_radar for s in senses], np.int8)
         self.k_radius = np.array([s.radar_radius for s in senses], np.float64)
         w = num_worlds
         self.ray_dist = np.zeros((w, c, n_rays, 4), np.float32)
@@ -88,8 +87,8 @@ class SensorLayout:
                               self.ray_dir, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
                               self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
                               self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
-        self.fill_kernel(self.track, state.cars_f, state.cars_i, state.car_flags, state.world_i, self._slots32,
-                         self.k_physical, self.k_look, self.k_radar, self.k_rich, self.k_radius, self.ray_count,
+        self.fill_kernel(self.track, state.cars_f, state.cars_i, state.rules, state.world_i, self._slots32,
+                         self.k_physical, self.k_look, self.k_radar, self.k_radius, self.ray_count,
                          self.channel_mask, self.ray_length, self.ray_dist, self.ray_hit, self.ray_kind,
                          self.ray_rel_speed, self.radar, self.radar_slot, self.look,
                          np.asarray(world_mask, np.int8), obs)

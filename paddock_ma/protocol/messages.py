@@ -94,6 +94,12 @@ class Dispatcher:
     def config(self) -> EnvConfig:
         return self.engine.config
 
+    @property
+    def last_seed(self) -> int | None:
+        """The seed of the last accepted reset, which a later reset without ``options.seed`` reuses
+        (None before the first reset: then the config's seed or the default applies)."""
+        return self._seed
+
     # -- entry points ----------------------------------------------------------------------------
     def handle_line(self, line: bytes | str) -> bytes:
         """One request line -> one reply line (compact JSON, no newline). Never raises."""

@@ -59,7 +59,7 @@ def widen_pipe(fd: int, size: int = WIDE_PIPE_BYTES) -> int:
     may set, ``/proc/sys/fs/pipe-max-size``); the buffer size after, or 0 when ``fd`` is not a pipe or
     the system cannot (not Linux). Best effort: a smaller pipe only costs speed.
 
-    Why: a batched compact reply is megabytes (64 worlds x 20 cars x 254 float32 are 1.7 MB of base64),
+    Why: a batched compact reply is megabytes (64 worlds x 20 cars x 298 float32 are 2.0 MB of base64),
     and through Linux's default 64 KiB pipe it crosses in ~27 writer/reader hand-offs; with 1 MiB, in
     two. Measured on the 2-core machine: 1.7 MB round trips ~3-5 ms -> ~1-1.5 ms.
     """

@@ -7,7 +7,8 @@ driver reads one row instead of sampling the centreline each tick.
 import numpy as np
 
 from .jit import allocating_kernel
-from .track_core import _point_at_a, wrap_angle
+from .track_core import point_at_arrays
+from .trig import wrap_angle
 
 # Built-in driver preview (driver_ai.py): interval boundaries ahead of a centreline point, m. Short
 # near the car (tight corners must be seen exactly), longer far away where only braking distance
@@ -31,13 +32,13 @@ def build_ai_preview(cx, cy, cs, ch, ccurv, length, preview_d):
     out = np.zeros((n1, nk + 1), np.float64)
     for i in range(n1):
         s = cs[i]
-        h_prev = _point_at_a(cx, cy, cs, ch, ccurv, length, s + preview_d[0])[2]
+        h_prev = point_at_arrays(cx, cy, cs, ch, ccurv, length, s + preview_d[0])[2]
         turn = 0.0
         kmax = 0.0
         for k in range(1, nk):
             d0 = preview_d[k - 1]
             d1 = preview_d[k]
-            hk = _point_at_a(cx, cy, cs, ch, ccurv, length, s + d1)[2]
+            hk = point_at_arrays(cx, cy, cs, ch, ccurv, length, s + d1)[2]
             dh = wrap_angle(hk - h_prev)
             h_prev = hk
             kappa = abs(dh) / (d1 - d0)

@@ -19,7 +19,8 @@ One decision per car per tick, from the car's own state, its parameters and the 
 * **Lane.** ``F_AI_LANE_OFFSET`` moves at a bounded rate toward a target: a small inside-of-corner
   bias, or a passing lane beside a car ahead within ~30 m that is in the way. A car ahead in the
   same lane also caps the speed (a speed-dependent following gap). Only cars that collide with this
-  car count as traffic: a phantom or batch-training car is invisible to the built-in driver.
+  car count as traffic (``ai_traffic.py``): a phantom or batch-training car is invisible to the
+  built-in driver.
 * **Rejoin.** Off the legal surfaces (``I_ON_TRACK == 0``) the driver aims back at the track edge
   at a moderate, surface-dependent speed and keeps that mode (``I_AI_REJOIN`` ticks) until the car
   is settled on the track again.
@@ -33,17 +34,18 @@ import numpy as np
 
 from .jit import allocating_kernel, kernel
 from .layout import (
-    CAR_WIDTH, CONTROL_BUILTIN, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS, F_SLIP_FRONT,
-    F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
-    I_ACTIVE, I_AI_REJOIN, I_COMPOUND, I_DESTROYED, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT,
-    I_PIT_STATUS, I_SURFACE, MAX_SPEED, MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL,
-    P_MASS, P_PACE, P_POWER, P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, PRE_COS, PRE_HEADING,
-    PRE_SIN, PRE_TYRE,
-    R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL,
-    SURF_KERB, SURF_TRACK, WHEELBASE,
+    CONTROL_BUILTIN, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS,
+    F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
+    I_AI_REJOIN, I_COMPOUND, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED,
+    MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE, P_POWER,
+    P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE,
+    R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
+    SURF_TRACK, WHEELBASE,
 )
 from .ai_preview import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN
 from .track_core import sample_at
+from .trig import lerp_at
+from .ai_traffic import gather_traffic, scan_traffic
 from .tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 # Preview interval boundaries (m ahead) and the per-track table: see ai_preview.PREVIEW_D.
@@ -62,16 +64,6 @@ INSIDE_MAX = 2.5         # m
 LANE_RATE = 4.0          # m/s, how fast the lane target moves sideways
 LANE_CORNER = 60.0       # m, lane-change slow-down per 1/m of curvature ahead (R = 60 m -> half)
 LANE_EDGE = 2.5          # m, lane targets stay this far inside the asphalt edge
-PASS_GAP = 3.4           # m, lateral offset of a passing lane from the car being passed
-TRAFFIC_AHEAD = 30.0     # m, cars ahead closer than this (plus closing distance) are traffic
-SAME_LANE = 2.5          # m, lateral distance under which a car ahead is in the way
-FOLLOW_LANE = 1.8        # m, ... and under which we must slow for it (bodies are 1.24 m wide)
-SIDE_BY_SIDE = 6.0       # m, along-track distance under which a car is alongside
-FOLLOW_GAP0 = 7.0        # m, following gap = FOLLOW_GAP0 + FOLLOW_GAP_T * v
-FOLLOW_GAP_T = 0.25      # s
-FOLLOW_DECEL = 10.0      # m/s^2, deceleration planned when closing on a car in our line
-CREEP_GAP = 5.2          # m, closer than this behind a car in our line: stop rather than creep
-CREEP_SPEED = 4.0        # m/s, slowest following speed otherwise (lets a car pull out and pass)
 REJOIN_TICKS = 150       # ticks of rejoin mode after leaving the legal surfaces (PaddockJS)
 THROTTLE_GAIN = 0.45     # per m/s of speed error
 THROTTLE_FF = 0.35       # throttle at zero speed error (holds speed against drag)
@@ -94,9 +86,7 @@ def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     (cnx, cny), no sin/cos.
     """
     i, t = sample_at(cs, length, s)
-    nx = cnx[i] + t * (cnx[i + 1] - cnx[i])
-    ny = cny[i] + t * (cny[i + 1] - cny[i])
-    return cx[i] + t * (cx[i + 1] - cx[i]) + nx * lane, cy[i] + t * (cy[i + 1] - cy[i]) + ny * lane
+    return lerp_at(cx, i, t) + lerp_at(cnx, i, t) * lane, lerp_at(cy, i, t) + lerp_at(cny, i, t) * lane
 
 
 @kernel(inline="always")
@@ -129,115 +119,17 @@ def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
 
 
 @kernel(inline="always")
-def gather_traffic(cars_f, cars_i, car_flags, w, n_cars, idx, prog, offs, spd):
-    """Compact copy of the cars of world ``w`` the built-in driver treats as traffic (active, not
-    destroyed, FLAG_COLLIDES): slot idx int64[C], progress / offset (m), speed (m/s) float64[C].
-    Returns their count. Built once per world and tick instead of once per car."""
-    m = 0
-    for j in range(n_cars):
-        if cars_i[w, j, I_ACTIVE] == 0 or cars_i[w, j, I_DESTROYED] != 0:
-            continue
-        if (car_flags[w, j] & FLAG_COLLIDES) == 0:
-            continue
-        idx[m] = j
-        prog[m] = cars_f[w, j, F_PROGRESS]
-        offs[m] = cars_f[w, j, F_OFFSET]
-        spd[m] = cars_f[w, j, F_SPEED]
-        m += 1
-    return m
-
-
-@kernel
-def _traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
-    """Scan the traffic (``gather_traffic``: m cars) for car c, when it collides itself.
-
-    v, s, off: car c's speed (m/s), progress and offset (m); lane: its current lane target (m);
-    length: lap (m). Returns (pass_lane, follow_v, block_l, block_r): pass_lane, the lane (m) beside
-    the nearest car in the way within the traffic range (nan = none); follow_v, a speed cap (m/s)
-    from that car when it is in our actual line (MAX_SPEED = none); block_l / block_r, a car
-    alongside on the left / right closer than PASS_GAP (lane moves toward it are held).
-    """
-    follow_v = MAX_SPEED
-    best_ds = 1e9
-    pass_lane = math.nan
-    block_l = False
-    block_r = False
-    if not collides:
-        return pass_lane, follow_v, block_l, block_r
-    gap = FOLLOW_GAP0 + FOLLOW_GAP_T * max(v, 0.0)
-    half = 0.5 * length
-    # Farthest ahead any car can matter (its closing speed is at most our own speed): most cars of
-    # a spread-out field fail this one predictable test and cost a few cycles each.
-    vp = max(v, 0.0)
-    reach = max(TRAFFIC_AHEAD + vp + vp * vp / (2.0 * FOLLOW_DECEL), SIDE_BY_SIDE)
-    for q in range(m):
-        ds = prog[q] - s
-        if ds > half:
-            ds -= length
-        elif ds < -half:
-            ds += length
-        if ds > reach or ds <= -SIDE_BY_SIDE or idx[q] == c:
-            continue
-        oj = offs[q]
-        dl = oj - off
-        if abs(ds) < SIDE_BY_SIDE:
-            if dl < 0.0 and dl > -PASS_GAP:
-                block_l = True
-            elif dl >= 0.0 and dl < PASS_GAP:
-                block_r = True
-        if ds <= 0.0:
-            continue
-        vj = max(spd[q], 0.0)
-        # Look further ahead the faster we close on the car: the distance to shed the closing
-        # speed at FOLLOW_DECEL, plus a second of it for the lane change.
-        closing = max(v - vj, 0.0)
-        if ds > TRAFFIC_AHEAD + closing + closing * closing / (2.0 * FOLLOW_DECEL):
-            continue
-        # In the way: near our actual line, or near our lane target (within the passing gap, so
-        # a car being passed keeps us in the passing lane until it is behind).
-        if abs(oj - lane) < PASS_GAP + 0.1 or abs(dl) < SAME_LANE:
-            if ds < best_ds:
-                best_ds = ds
-                # Pass on the side with more room between that car and the asphalt edge.
-                if oj >= off:
-                    pass_lane = oj - PASS_GAP
-                else:
-                    pass_lane = oj + PASS_GAP
-                if abs(dl) < FOLLOW_LANE:
-                    # Speed from which we can still stop at the following gap decelerating at
-                    # FOLLOW_DECEL; keep creeping (to steer round a stopped car) unless about to
-                    # touch it.
-                    room = max(ds - gap, 0.0)
-                    follow_v = math.sqrt(vj * vj + 2.0 * FOLLOW_DECEL * room)
-                    if ds > CREEP_GAP or abs(dl) > CAR_WIDTH:
-                        follow_v = max(follow_v, CREEP_SPEED)
-    return pass_lane, follow_v, block_l, block_r
-
-
-@kernel(inline="always")
-def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, car_flags, rules,
-            w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h):
-    """One built-in car's controls on bare track arrays (inlined into ``ai_world``): traffic
-    from ``gather_traffic`` (tidx..tspd, tm cars), tf the tyre factor of the car's F_TIRE_ENERGY,
-    cos_h / sin_h of its F_HEADING."""
-    update_pit_intent(cars_f, cars_i, car_flags, rules, w, c)
-    if cars_i[w, c, I_GRID_LOCKED] != 0:
-        return 0.0, 0.0, 1.0
-
-    x = cars_f[w, c, F_X]
-    y = cars_f[w, c, F_Y]
-    v = max(cars_f[w, c, F_SPEED], 0.0)
-    s = cars_f[w, c, F_PROGRESS]
-    off = cars_f[w, c, F_OFFSET]
-
-    # Grip budget a_lat(v) = A + B v^2 (tyre friction + downforce) for this car and mode.
+def _grip_budget(car_params, cars_i, rules, w, c, tf):
+    """The lateral grip budget a_lat(v) = mu g + aero_b v^2 of car (w, c) in its physics mode (tf:
+    tyre factor), and what the planner uses of it. Returns (sim, mass kg, mu, aero_b 1/m, mu_g m/s^2
+    and aero_k 1/m for corner speeds, brake_a m/s^2 and brake_b 1/m for braking distances)."""
     mass = car_params[w, c, P_MASS]
     tf_cg = tf * COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])]
     cl_m = car_params[w, c, P_DOWNFORCE_CL] / mass
     sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
     if sim:
-        # Dynamic bicycle (physics.py): tyre friction times the compound and wear factors, with
-        # downforce on the axles less tyre load sensitivity; fits the axle-limited budget of the
+        # Dynamic bicycle (physics_simulator.py): tyre friction times the compound and wear factors,
+        # with downforce on the axles less tyre load sensitivity; fits the axle-limited budget of the
         # neutral car within ~8 % for 0..80 m/s (23 -> 48 m/s^2).
         mu = car_params[w, c, P_TIRE_GRIP] * tf_cg
         aero_b = SIM_AERO_GRIP * mu * cl_m
@@ -249,8 +141,6 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
     pace = car_params[w, c, P_PACE]
     aggr = car_params[w, c, P_AGGRESSION]
     margin = GRIP_MARGIN * (1.0 + 0.5 * (pace - 1.0) + 0.04 * (aggr - 0.5))
-    mu_g = margin * mu * GRAVITY
-    aero_k = margin * aero_b
     if sim:
         brake_a = BRAKE_FRAC * mu * GRAVITY
         brake_b = BRAKE_FRAC * aero_b
@@ -258,17 +148,19 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         # Arcade braking is capped at grip * (20 + 14 r) m/s^2 (spec 3.4): assume the low end.
         brake_a = BRAKE_FRAC_ARCADE * min(car_params[w, c, P_BRAKE] / mass, 20.0 * tf_cg)
         brake_b = 0.0
+    return sim, mass, mu, aero_b, margin * mu * GRAVITY, margin * aero_b, brake_a, brake_b
 
-    # Preview: speed cap from the curvature ahead (the track's table, interpolated between the
-    # samples around s), and the heading change / largest curvature of the next PREVIEW_NEAR m.
-    i, t = sample_at(cs, length, s)
-    # Squared speeds, one square root at the end (sqrt is monotonic: same minimum).
-    # An interval d m ahead with corner speed vc (vc^2 = mu_g / den, den = kappa - aero_k, from
-    # v^2 kappa = mu_g + aero_k v^2) allows v^2 = vc^2 (1 + 2 brake_b d) + 2 brake_a d, decelerating
-    # down to vc with the budget at vc (the smaller one: conservative). Whether it lowers the cap is
-    # decided without a division (den > 0 and the cap left over 2 brake_a d is positive), so the
-    # division runs only for the intervals that do lower it. A corner speed above MAX_SPEED never
-    # lowers a cap that starts at MAX_SPEED^2, so it needs no clamp.
+
+@kernel(inline="always")
+def _preview_speed(prev, i, t, mu_g, aero_k, brake_a, brake_b):
+    """Speed cap (m/s) from the curvature ahead: the track's preview table ``prev`` interpolated at
+    fraction t between samples i and i + 1. Squared speeds, one square root at the end (sqrt is
+    monotonic: same minimum). An interval d m ahead with corner speed vc (vc^2 = mu_g / den,
+    den = kappa - aero_k, from v^2 kappa = mu_g + aero_k v^2) allows v^2 = vc^2 (1 + 2 brake_b d)
+    + 2 brake_a d, decelerating down to vc with the budget at vc (the smaller one: conservative).
+    Whether it lowers the cap is decided without a division (den > 0 and the cap left over
+    2 brake_a d is positive), so the division runs only for the intervals that do lower it. A corner
+    speed above MAX_SPEED never lowers a cap that starts at MAX_SPEED^2, so it needs no clamp."""
     max2 = MAX_SPEED * MAX_SPEED
     v2_target = max2
     for k in range(1, N_PREVIEW):
@@ -280,15 +172,16 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         grow = 1.0 + 2.0 * brake_b * d
         if den > 1e-9 and mu_g * grow < room * den:
             v2_target = mu_g / den * grow + 2.0 * brake_a * d
-    v_target = math.sqrt(v2_target)
-    turn_near = prev[i, PREVIEW_TURN] + t * (prev[i + 1, PREVIEW_TURN] - prev[i, PREVIEW_TURN])
-    kappa_max_near = prev[i, PREVIEW_KMAX] + t * (prev[i + 1, PREVIEW_KMAX] - prev[i, PREVIEW_KMAX])
-    v_target = max(v_target, MIN_TARGET)
+    return math.sqrt(v2_target)
 
-    # Rejoin mode: set while off the legal surfaces, counted down once back and settled.
+
+@kernel(inline="always")
+def _rejoin_ticks(cars_f, cars_i, w, c, off, hw):
+    """Rejoin mode of car (w, c): set while off the legal surfaces, counted down once back and
+    settled (|offset| off < hw - 1 m from the half width hw, heading error < 0.2 rad). Writes and
+    returns I_AI_REJOIN."""
     rejoin = cars_i[w, c, I_AI_REJOIN]
-    on_track = cars_i[w, c, I_ON_TRACK] != 0
-    if not on_track:
+    if cars_i[w, c, I_ON_TRACK] == 0:
         rejoin = REJOIN_TICKS
     elif rejoin > 0:
         # heading error to the track at the car's projection (surfaces.py, same pose)
@@ -298,72 +191,72 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         else:
             rejoin -= 1
     cars_i[w, c, I_AI_REJOIN] = rejoin
+    return rejoin
 
-    lane = cars_f[w, c, F_AI_LANE_OFFSET]
-    lane_lim = hw - LANE_EDGE
-    if rejoin > 0:
-        # Aim at the track on the side the car is on, a little inside the edge.
-        lane = min(max(off, -lane_lim), lane_lim) * 0.6
-        surf = cars_i[w, c, I_SURFACE]
-        if surf == SURF_TRACK:
-            v_rejoin = 88.0 * MPS_PER_KPH
-        elif surf == SURF_KERB:
-            v_rejoin = 72.0 * MPS_PER_KPH
-        elif surf == SURF_GRAVEL:
-            v_rejoin = 56.0 * MPS_PER_KPH
-        elif surf == SURF_GRASS:
-            v_rejoin = 48.0 * MPS_PER_KPH
-        else:
-            v_rejoin = 34.0 * MPS_PER_KPH
-        v_target = min(v_target, v_rejoin)
-        look = LOOK_MIN + 0.3 * v
-    else:
-        # Lane target: inside-of-corner bias, or a passing lane around a car in the way.
-        target = min(max(turn_near / PREVIEW_NEAR * INSIDE_GAIN, -INSIDE_MAX), INSIDE_MAX)
-        pass_lane, follow_v, block_l, block_r = _traffic(
-            tidx, tprog, toffs, tspd, tm, c, (car_flags[w, c] & FLAG_COLLIDES) != 0,
-            cars_f[w, c, F_SPEED], s, off, lane, length)
-        if not math.isnan(pass_lane):
-            target = pass_lane
-        target = min(max(target, -lane_lim), lane_lim)
-        step = LANE_RATE * DT / (1.0 + LANE_CORNER * kappa_max_near)   # slower in corners
-        dlane = target - lane
-        if (dlane < 0.0 and block_l) or (dlane > 0.0 and block_r):
-            dlane = 0.0
-        lane += min(max(dlane, -step), step)
-        lane = min(max(lane, -lane_lim), lane_lim)
-        v_target = min(v_target, follow_v)
-        # Lookahead grows with speed, shrinks in tight corners (R = 50 m -> x0.6).
-        look = LOOK_BASE + LOOK_TIME * v
-        look *= 1.0 / (1.0 + 30.0 * kappa_max_near)
-    cars_f[w, c, F_AI_LANE_OFFSET] = lane
-    look = min(max(look, LOOK_MIN), LOOK_MAX)
 
-    # Pure pursuit toward the lane point one lookahead ahead.
-    tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
-    dx = tx - x
-    dy = ty - y
+@kernel(inline="always")
+def _rejoin_speed(surf):
+    """Target speed (m/s) of a rejoining car on surface ``surf`` (SURF_* code)."""
+    if surf == SURF_TRACK:
+        return 88.0 * MPS_PER_KPH
+    if surf == SURF_KERB:
+        return 72.0 * MPS_PER_KPH
+    if surf == SURF_GRAVEL:
+        return 56.0 * MPS_PER_KPH
+    if surf == SURF_GRASS:
+        return 48.0 * MPS_PER_KPH
+    return 34.0 * MPS_PER_KPH
+
+
+@kernel(inline="always")
+def _racing_lane(cars_f, car_flags, w, c, tidx, tprog, toffs, tspd, tm, s, off, lane, lane_lim,
+                 turn_near, kappa_max_near, length):
+    """The lane of a car on track: toward an inside-of-corner bias (from the heading change
+    turn_near rad over the next PREVIEW_NEAR m), or a passing lane around a car in the way, at a
+    bounded rate, slower in corners (kappa_max_near 1/m). lane, lane_lim: current lane and its
+    bound (m). Returns (new lane m, following speed cap m/s)."""
+    target = min(max(turn_near / PREVIEW_NEAR * INSIDE_GAIN, -INSIDE_MAX), INSIDE_MAX)
+    pass_lane, follow_v, block_l, block_r = scan_traffic(
+        tidx, tprog, toffs, tspd, tm, c, (car_flags[w, c] & FLAG_COLLIDES) != 0,
+        cars_f[w, c, F_SPEED], s, off, lane, length)
+    if not math.isnan(pass_lane):
+        target = pass_lane
+    target = min(max(target, -lane_lim), lane_lim)
+    step = LANE_RATE * DT / (1.0 + LANE_CORNER * kappa_max_near)   # slower in corners
+    dlane = target - lane
+    if (dlane < 0.0 and block_l) or (dlane > 0.0 and block_r):
+        dlane = 0.0
+    lane += min(max(dlane, -step), step)
+    return min(max(lane, -lane_lim), lane_lim), follow_v
+
+
+@kernel(inline="always")
+def _pursuit_steer(cars_f, w, c, dx, dy, cos_h, sin_h, sim, tf):
+    """Pure-pursuit steering in [-1, 1] toward a target (dx, dy) m from car (w, c) whose heading has
+    cos/sin (cos_h, sin_h). A target far to the side or behind (a spun car) gets full lock."""
     lx = dx * cos_h + dy * sin_h
     ly = -dx * sin_h + dy * cos_h
     dist2 = max(lx * lx + ly * ly, 1.0)
     if lx < 0.3 * math.sqrt(dist2):
-        # Target far to the side or behind (spun car): full lock toward it.
-        steer = 1.0 if ly >= 0.0 else -1.0
+        return 1.0 if ly >= 0.0 else -1.0
+    curv = 2.0 * ly / dist2
+    if sim:
+        # Steady-state bicycle: delta = L kappa - (alpha_f - alpha_r); feeding the last tick's slip
+        # difference forward cancels most of the understeer.
+        slip = min(max(cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR], -SLIP_MAX), SLIP_MAX)
+        steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
     else:
-        curv = 2.0 * ly / dist2
-        # Simulator, steady-state bicycle: delta = L kappa - (alpha_f - alpha_r); feeding the last
-        # tick's slip difference forward cancels most of the understeer.
-        if sim:
-            slip = min(max(cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR], -SLIP_MAX),
-                       SLIP_MAX)
-            steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
-        else:
-            # Arcade yaw rate is v / L tan(delta) * tf: worn tyres need proportionally more lock.
-            steer = math.atan(WHEELBASE * curv / tf) / MAX_STEER_ANGLE
-        steer = min(max(steer, -1.0), 1.0)
+        # Arcade yaw rate is v / L tan(delta) * tf: worn tyres need proportionally more lock.
+        steer = math.atan(WHEELBASE * curv / tf) / MAX_STEER_ANGLE
+    return min(max(steer, -1.0), 1.0)
 
-    # Speed control: throttle from the speed error; brake as a deceleration demand capped below
-    # the tyres' limit so the car can still steer while braking (no ABS in the simulator).
+
+@kernel(inline="always")
+def _pedals(cars_f, car_params, w, c, v, v_target, sim, mass, mu, aero_b, rejoin):
+    """(throttle, brake) in [0, 1] toward v_target (m/s) from speed v: throttle from the speed
+    error (simulator: inside what the driven rear axle's friction circle leaves); brake as a
+    deceleration demand capped below the tyres' limit so the car can still steer while braking (no
+    ABS in the simulator)."""
     err = v_target - v
     if err > -BRAKE_DEADBAND:
         throttle = min(max(THROTTLE_FF + THROTTLE_GAIN * err, 0.0), 1.0)
@@ -375,7 +268,7 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
             f_free = math.sqrt(max(f_rear * f_rear - f_lat * f_lat, 0.0))
             drive = car_params[w, c, P_POWER] * min(1.0, POWER_SPEED / max(v, 1.0))
             throttle = min(throttle, TRACTION_USE * f_free / max(drive, 1.0))
-        return steer, throttle, 0.0
+        return throttle, 0.0
     # Friction circle: what the lateral acceleration leaves of the grip budget.
     budget = mu * GRAVITY + aero_b * v * v
     a_lat = abs(cars_f[w, c, F_LAT_ACC])
@@ -384,8 +277,55 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
     if rejoin > 0:
         a_cap *= 0.5
     a_dec = min(BRAKE_GAIN * (-err), a_cap)
-    brake = min(a_dec * mass / max(car_params[w, c, P_BRAKE], 1.0), 1.0)
-    return steer, 0.0, brake
+    return 0.0, min(a_dec * mass / max(car_params[w, c, P_BRAKE], 1.0), 1.0)
+
+
+@kernel(inline="always")
+def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, car_flags, rules,
+            w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h):
+    """One built-in car's controls (steer, throttle, brake) on bare track arrays (inlined into
+    ``ai_world``): traffic from ``gather_traffic`` (tidx..tspd, tm cars), tf the tyre factor of the
+    car's F_TIRE_ENERGY, cos_h / sin_h of its F_HEADING."""
+    update_pit_intent(cars_f, cars_i, car_flags, rules, w, c)
+    if cars_i[w, c, I_GRID_LOCKED] != 0:
+        return 0.0, 0.0, 1.0
+    v = max(cars_f[w, c, F_SPEED], 0.0)
+    s = cars_f[w, c, F_PROGRESS]
+    off = cars_f[w, c, F_OFFSET]
+    sim, mass, mu, aero_b, mu_g, aero_k, brake_a, brake_b = _grip_budget(car_params, cars_i, rules, w,
+                                                                         c, tf)
+    # Preview: speed cap from the curvature ahead, and the heading change / largest curvature of
+    # the next PREVIEW_NEAR m (the track's table, interpolated between the samples around s).
+    i, t = sample_at(cs, length, s)
+    v_target = _preview_speed(prev, i, t, mu_g, aero_k, brake_a, brake_b)
+    turn_near = prev[i, PREVIEW_TURN] + t * (prev[i + 1, PREVIEW_TURN] - prev[i, PREVIEW_TURN])
+    kappa_max_near = prev[i, PREVIEW_KMAX] + t * (prev[i + 1, PREVIEW_KMAX] - prev[i, PREVIEW_KMAX])
+    v_target = max(v_target, MIN_TARGET)
+
+    rejoin = _rejoin_ticks(cars_f, cars_i, w, c, off, hw)
+    lane = cars_f[w, c, F_AI_LANE_OFFSET]
+    lane_lim = hw - LANE_EDGE
+    if rejoin > 0:
+        # Aim at the track on the side the car is on, a little inside the edge.
+        lane = min(max(off, -lane_lim), lane_lim) * 0.6
+        v_target = min(v_target, _rejoin_speed(cars_i[w, c, I_SURFACE]))
+        look = LOOK_MIN + 0.3 * v
+    else:
+        lane, follow_v = _racing_lane(cars_f, car_flags, w, c, tidx, tprog, toffs, tspd, tm, s, off,
+                                      lane, lane_lim, turn_near, kappa_max_near, length)
+        v_target = min(v_target, follow_v)
+        # Lookahead grows with speed, shrinks in tight corners (R = 50 m -> x0.6).
+        look = LOOK_BASE + LOOK_TIME * v
+        look *= 1.0 / (1.0 + 30.0 * kappa_max_near)
+    cars_f[w, c, F_AI_LANE_OFFSET] = lane
+    look = min(max(look, LOOK_MIN), LOOK_MAX)
+
+    # Pure pursuit toward the lane point one lookahead ahead.
+    tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
+    steer = _pursuit_steer(cars_f, w, c, tx - cars_f[w, c, F_X], ty - cars_f[w, c, F_Y], cos_h, sin_h,
+                           sim, tf)
+    throttle, brake = _pedals(cars_f, car_params, w, c, v, v_target, sim, mass, mu, aero_b, rejoin)
+    return steer, throttle, brake
 
 
 @kernel

@@ -71,7 +71,8 @@ F_FINISH_TIME = 42      # s (world time) when the car finished, 0 = not finished
 F_STEP_PROGRESS = 43    # m, race distance gained during the current env step
 F_STEP_LEGAL_PROGRESS = 44  # m, race distance gained on legal surfaces during the current env step
 F_AI_LANE_OFFSET = 45   # m, the built-in driver's current lateral target (smoothed)
-# 46 is not used; NF keeps it so that snapshots of the same version keep their shape.
+F_GRIP_USAGE = 46       # ratio, tyre-grip demand of the latest tick over what the tyres offer (>= 1 = at or
+                        # past the limit: traction limited); written by the physics step, read by nothing in it
 NF = 47
 
 # Contact patches, in wheel order FL, FR, RL, RR (left = lateral -1).

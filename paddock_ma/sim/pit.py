@@ -34,7 +34,7 @@ from .layout import (
 )
 from .rng import rng_uniform
 from .track import pit_point_at, point_at, wrap_angle
-from .track_core import BOX_EASE
+from .track_surface import BOX_EASE
 
 # Route constants (spec 4.6; SI).
 APPROACH_MAX_SPEED = 150.0 * MPS_PER_KPH   # m/s, off-limiter cap
@@ -76,12 +76,18 @@ def pit_track_s(tr, path_s):
     Negative ``path_s`` is the approach on the track; [0, pit_length] maps linearly onto the track
     span from ``pit_entry_s`` to ``pit_exit_s`` so race distance keeps advancing through the lane.
     """
-    L = tr.length
+    return pit_track_s_of(tr.length, tr.pit_entry_s, tr.pit_exit_s, tr.pit_length, path_s)
+
+
+@kernel(inline="always")
+def pit_track_s_of(L, pit_entry_s, pit_exit_s, pit_length, path_s):
+    """``pit_track_s`` on the track's scalars (lap length, pit entry and exit lap distances, pit path
+    length, all m), for the rules' per-car body that takes no track tuple."""
     if path_s < 0.0:
-        s = tr.pit_entry_s + path_s
+        s = pit_entry_s + path_s
     else:
-        span = (tr.pit_exit_s - tr.pit_entry_s) % L
-        s = tr.pit_entry_s + min(path_s, tr.pit_length) * span / tr.pit_length
+        span = (pit_exit_s - pit_entry_s) % L
+        s = pit_entry_s + min(path_s, pit_length) * span / pit_length
     return s % L
 
 

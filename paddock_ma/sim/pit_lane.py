@@ -19,9 +19,8 @@ import math
 
 import numpy as np
 
-from .track_core import (
-    GARAGE_DEPTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH,
-)
+from .track_core import point_at_arrays
+from .track_surface import GARAGE_DEPTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH
 
 N_BOXES = 10
 PIT_WIDTH = 12.0
@@ -40,18 +39,6 @@ class PitPlacementError(ValueError):
 def lane_length() -> float:
     """Fast-lane length Lp (m): the box run plus a buffer at each end."""
     return N_BOXES * BOX_PITCH + 2.0 * LANE_BUFFER
-
-
-def _centre_at(cx, cy, cs, ch, s):
-    """(x, y, heading) of the centreline at lap distance s (m, wrapped)."""
-    L = cs[-1]
-    s = s % L
-    x = np.interp(s, cs, cx)
-    y = np.interp(s, cs, cy)
-    i = min(int(np.searchsorted(cs, s, side="right") - 1), len(cs) - 2)
-    t = (s - cs[i]) / (cs[i + 1] - cs[i])
-    dh = math.remainder(ch[i + 1] - ch[i], 2.0 * math.pi)
-    return x, y, ch[i] + t * dh
 
 
 def _bezier(p0, p1, p2, p3, steps):
@@ -76,7 +63,7 @@ def _min_dist_to_centreline(cx, cy, qx, qy):
     return out
 
 
-def _layout(cx, cy, cs, ch, side, lane_offset, kerb_edge):
+def _layout(cx, cy, cs, ch, ccurv, side, lane_offset, kerb_edge):
     """Pit geometry for one side and lane offset, plus the clearance sample points."""
     L = cs[-1]
     h0 = ch[0]
@@ -89,13 +76,13 @@ def _layout(cx, cy, cs, ch, side, lane_offset, kerb_edge):
     lane_b = p0 + u_end * d + lane_offset * n
     handle = PIT_CONN_LENGTH / 3.0
 
-    ex, ey, eh = _centre_at(cx, cy, cs, ch, u_start - PIT_CONN_LENGTH)
+    ex, ey, eh, _ = point_at_arrays(cx, cy, cs, ch, ccurv, L, u_start - PIT_CONN_LENGTH)
     e_dir = np.array([math.cos(eh), math.sin(eh)])
     e_n = np.array([-math.sin(eh), math.cos(eh)]) * side
     entry0 = np.array([ex, ey]) + PIT_CONN_INSET * e_n
     entry, entry_h = _bezier(entry0, entry0 + handle * e_dir, lane_a - handle * d, lane_a, PIT_CONN_STEPS)
 
-    xx, xy, xh = _centre_at(cx, cy, cs, ch, u_end + PIT_CONN_LENGTH)
+    xx, xy, xh, _ = point_at_arrays(cx, cy, cs, ch, ccurv, L, u_end + PIT_CONN_LENGTH)
     x_dir = np.array([math.cos(xh), math.sin(xh)])
     x_n = np.array([-math.sin(xh), math.cos(xh)]) * side
     exit1 = np.array([xx, xy]) + PIT_CONN_INSET * x_n
@@ -137,7 +124,7 @@ def build_pit(cx, cy, cs, ch, ccurv, kerb_edge):
     chosen = None
     for side in (outside, -outside):
         for off in LANE_OFFSETS:
-            lay = _layout(cx, cy, cs, ch, side, off, kerb_edge)
+            lay = _layout(cx, cy, cs, ch, ccurv, side, off, kerb_edge)
             probe = lay["probe"]
             if _min_dist_to_centreline(cx, cy, probe[:, 0], probe[:, 1]).min() >= kerb_edge + 2.0:
                 chosen = (side, lay)

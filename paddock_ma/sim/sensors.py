@@ -45,7 +45,7 @@ from .layout import (
     I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
 )
 from .track import edge_distances, wrap_angle
-from .track_core import sample_at
+from .track_core import heading_curvature_at
 
 # Channel bits and indices, ray kinds: defined with the march (sensors_march.py), re-exported here.
 
@@ -62,11 +62,17 @@ RADAR_VEL_RIGHT = 8    # m/s, on the own right axis
 RADAR_CLOSING = 9      # m/s, -(d/dt distance): positive when approaching
 N_RADAR_FIELDS = 10
 
-# Layouts (degrees, + = right). The PaddockJS default: 8 rays of 120 m.
+# PaddockJS 2.0.0's ray layout presets (degrees, + = right; lengths m). ``compact`` (the default):
+# 8 rays of the configured length (120 m unless set).
 DEFAULT_ANGLES_DEG = (-135.0, -60.0, -20.0, 0.0, 20.0, 60.0, 135.0, 180.0)
 DEFAULT_RAY_LENGTH = 120.0
-FRONT_HEAVY_ANGLES_DEG = (-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0, 60.0,
-                          90.0, 135.0, 180.0)
+# ``driver-front-heavy``: 16 rays, 240 m within 70 degrees of ahead, 90 m to 100 degrees, 60 m beyond.
+FRONT_HEAVY_ANGLES_DEG = (-140.0, -100.0, -70.0, -50.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0, 50.0,
+                          70.0, 100.0, 140.0, 180.0)
+FRONT_HEAVY_LENGTHS = tuple(240.0 if abs(a) <= 70 else 90.0 if abs(a) <= 100 else 60.0 for a in FRONT_HEAVY_ANGLES_DEG)
+# ``lidar-lite``: 25 rays from -120 to 120 degrees every 10, 260 m within 70 degrees of ahead, else 100 m.
+LIDAR_LITE_ANGLES_DEG = tuple(float(a) for a in range(-120, 121, 10))
+LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_ANGLES_DEG)
 
 # The ray march (step bounds, exact classification, bisection) lives in sensors_march.py.
 # The public names of the march and of its sample geometry are available from this module too.
@@ -77,16 +83,6 @@ from .sensors_march import (  # noqa: E402,F401
     PIT_MIN_STEP, RAY_CAR, RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE, TOLERANCE, _HALF_L, _HALF_W, _march,
     march_ray,
 )
-
-
-@kernel
-def _centre_at(cs, ch, ccurv, length, s):
-    """(heading rad, curvature 1/m) of the centreline at lap distance s (m, wrapped): the same
-    interpolation as the track's ``point_at``, on single arrays (see PitView on why)."""
-    i, t = sample_at(cs, length, s)
-    h = wrap_angle(ch[i] + t * wrap_angle(ch[i + 1] - ch[i]))
-    k = ccurv[i] + t * (ccurv[i + 1] - ccurv[i])
-    return h, k
 
 
 def ray_directions(ray_angle):
@@ -304,9 +300,9 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         nq = lookahead_d.shape[0]
         if nq > 0:
             prog = cars_f[w, c, F_PROGRESS]
-            h0, k0 = _centre_at(cs, chead, ccurv, length_l, prog)
+            h0, k0 = heading_curvature_at(cs, chead, ccurv, length_l, prog)
             for q in range(nq):
-                h1, k1 = _centre_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
+                h1, k1 = heading_curvature_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
                 look[w, c, q, 0] = k1
                 look[w, c, q, 1] = wrap_angle(h1 - h0)
 

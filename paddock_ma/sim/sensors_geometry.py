@@ -12,9 +12,10 @@ import numpy as np
 from .jit import allocating_kernel, kernel
 from .layout import SURF_BARRIER
 from .track import pit_surface
-from .track_core import (
-    _GRID_WINDOW, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _polyline_d2, _seg_d2a,
-    band_of, pit_bbox, pit_lane_frame, pit_quick_box,
+from .track_core import _GRID_WINDOW, _seg_d2a, band_of
+from .track_surface import (
+    PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, _polyline_d2, pit_bbox, pit_lane_frame,
+    pit_quick_box,
 )
 from .track_index import PRED_ILLEGAL, PRED_INSIDE_PIT
 
@@ -51,7 +52,7 @@ _KBLOCK = 8
 @allocating_kernel
 def sensor_geometry(tr):
     """Per-track constants of the ray march -> float64[N_GEO + 3 n] (n segments): the box
-    (x0, y0, x1, y1) m around every pit surface (``track_core.pit_bbox``; outside it ``pit_surface`` is -1);
+    (x0, y0, x1, y1) m around every pit surface (``track_surface.pit_bbox``; outside it ``pit_surface`` is -1);
     the trust radius (m) within which the nearest centreline segment is followed by local descent
     instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
     close to a segment, no other part of a valid track is nearer); the band edges and the raster
@@ -219,7 +220,7 @@ def _classify(cx, cy, gseg, pv, geo, x, y, seg):
 @kernel
 def _pit_frame(tr, geo):
     """Fill the pit-lane slots of ``geo`` (``_G_LX`` .. ``_G_WORK_CLEAR``): the frame and rectangles of
-    ``track_core.pit_surface``, computed with its arithmetic. Without a pit lane both rectangles are
+    ``track_surface.pit_surface``, computed with its arithmetic. Without a pit lane both rectangles are
     empty. A rectangle is clear when |offset| exceeds kerb_edge by more than half the probe spacing
     at probes along its edges (|offset| is 1-Lipschitz and no centreline runs through a pit lane, so
     its minimum over the rectangle lies on the edge)."""

@@ -2,7 +2,7 @@
 
 One physics tick of one world (``DT`` = 1/60 s), in this order:
 
-1. race control: time, start lights, grid lock, red flag (``rules.race_control_tick``)
+1. race control: time, start lights, grid lock, red flag (``race_control.race_control_tick``)
 2. controls and dynamics per car: a pit-route car is moved by its route; a held car (grid, red
    flag, terminal) is frozen; otherwise controls come from the policy (``I_MANUAL``) or the built-in
    driver, and the vehicle integrates one tick
@@ -35,11 +35,11 @@ from .layout import (
     WI_RACE_FINISHED,
 )
 from .physics import hold_car, integrate_car_pre
-from .rules import (
-    car_is_held, pit_route_active, pit_route_tick, race_control_tick, update_ranks, update_rules_world,
-)
+from .pit import pit_route_active, pit_route_tick
+from .race_control import car_is_held, race_control_tick, update_ranks
+from .rules import update_rules_world
 from .surfaces import classify_world
-from .track_core import pit_bbox
+from .track_surface import pit_bbox
 from .tyres import tyre_factor
 
 
@@ -73,7 +73,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, 4] (columns
     layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
     unchanged heading are computed once, not per kernel), tidx
-    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track_core.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
+    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track_surface.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
     (``ai_world``, ``classify_world``, ``update_rules_world``): one call per world and stage, whose
     per-car bodies are inlined. (Per-car calls taking the track tuple once cost reference counting
     of its ~30 arrays; ``jit.kernel`` compiles without it now.) The built-in

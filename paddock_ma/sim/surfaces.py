@@ -1,8 +1,8 @@
 """Wheel contact patches -> surface codes, and the car's track position (step 3 of a tick).
 
 Each car has four 0.72 x 0.38 m contact patches centred at (+-WHEEL_X, +-WHEEL_Y) in the car frame
-(FL, FR, RL, RR; left = lateral -1). A patch's surface is the worst (by ``SURFACE_PRIORITY``) of the
-surfaces under its corners: the offset is linear across a patch this small, so the corners carry its
+(FL, FR, RL, RR; left = lateral -1). A patch's surface is the worst (by ``surface_table.SURFACE_PRIORITY``) of
+the surfaces under its corners: the offset is linear across a patch this small, so the corners carry its
 min and max offset along the track normal (the analytic test), and pit surfaces are point tests at
 the corners, applied beyond the kerb as in ``track.surface_at`` (and only inside a bounding box of
 the pit complex: elsewhere no pit surface can apply).
@@ -13,8 +13,6 @@ took the ``TrackArrays`` tuple cost reference counting of its ~30 arrays, ~130 n
 ``jit.kernel`` dropped reference counting). Near the track a wheel's offset comes from the car's
 projection (the wheel's position in the track frame there, with a curvature term); elsewhere from its own
 projection, searched from the car's segment. Normals are the samples' (cnx, cny), not sin/cos.
-
-Surface physics (PaddockJS table, section 2.3 of the spec) is exposed as arrays indexed by code.
 """
 
 import math
@@ -27,44 +25,17 @@ from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_CURVATURE, F_HEADING, F_HEADING_ERROR, F_OFFSET, F_PROGRESS,
     F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR, F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR, F_X, F_Y,
     I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_SEG_HINT, I_SURFACE, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
-    I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, PATCH_LENGTH, PATCH_WIDTH, SURF_BARRIER, SURF_GRASS,
-    SURF_GRAVEL, SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
+    I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, PATCH_LENGTH, PATCH_WIDTH, SURF_BARRIER,
+    SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
     PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
-from .track_core import (
-    HINT_WINDOW, _finish_a, _locate_slow, _walk, band_of, pit_bbox, pit_surface_call, wrap_angle,
-)
+from .surface_table import SURFACE_PRIORITY
+from .track_core import HINT_WINDOW, _finish_a, _locate_slow, _walk, band_of
+from .track_surface import pit_bbox, pit_surface_call
+from .trig import wrap_angle
 
-# The TrackArrays fields ``track_core.pit_surface`` reads: built only where a pit test runs.
+# The TrackArrays fields ``track_surface.pit_surface`` reads: built only where a pit test runs.
 PitArrays = namedtuple("PitArrays", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
-
-# "Worst surface" priority by code (track 0 < pit-entry/exit 1 < pit-lane 2 < pit-box 3 < kerb 4 <
-# grass 5 < gravel 6 < barrier 7), and the surface physics table, indexed by SURF_* code.
-SURFACE_PRIORITY = np.array([0, 4, 6, 5, 7, 1, 2, 1, 3], dtype=np.int64)
-SURFACE_GRIP = np.array([1.00, 0.92, 0.43, 0.34, 0.18, 0.96, 0.96, 0.96, 0.94])
-SURFACE_DRAG = np.array([0.0, 0.12, 4.0, 1.9, 9.0, 0.04, 0.04, 0.04, 0.08])
-SURFACE_ROLLING = np.array([0.0, 0.045, 0.68, 0.36, 1.2, 0.012, 0.012, 0.012, 0.025])
-
-
-@kernel(inline="always")
-def surface_priority(code):
-    """Priority (0 best .. 7 worst) of a SURF_* code."""
-    if code == SURF_TRACK:
-        return 0
-    if code == SURF_PIT_ENTRY or code == SURF_PIT_EXIT:
-        return 1
-    if code == SURF_PIT_LANE:
-        return 2
-    if code == SURF_PIT_BOX:
-        return 3
-    if code == SURF_KERB:
-        return 4
-    if code == SURF_GRASS:
-        return 5
-    if code == SURF_GRAVEL:
-        return 6
-    return 7
-
 
 @kernel(inline="always")
 def is_pit_surface(code):
@@ -169,7 +140,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
                                               qx, qy)
                         if pc >= 0:
                             qc = pc
-                p = surface_priority(qc)
+                p = SURFACE_PRIORITY[qc]
                 if p > code_p:
                     code_p = p
                     code = qc

@@ -5,7 +5,7 @@
   ``"procedural:<seed>"``.
 * ``procedural_track(seed)``: a random, valid circuit, deterministic for its seed, cached.
 
-Kernels (all ``jit.kernel``, see ``track_core``): ``locate``, ``point_at``, ``surface_at``,
+Kernels (all ``jit.kernel``, see ``track_core`` and ``track_surface``): ``locate``, ``point_at``, ``surface_at``,
 ``surface_fast``, ``pit_point_at``, ``edge_distances``, ``edge_distance_at``, ``band_code``,
 ``pit_surface`` (+ ``pit_surface_call``), ``wrap_angle``.
 
@@ -34,9 +34,12 @@ from .track_build import (
     procedural_centreline, _finish_build,
 )
 from .track_core import (  # noqa: F401  (re-exported kernels and constants)
-    HINT_WINDOW, PIT_CONN_STEPS, TrackArrays, band_code, edge_distance_at, edge_distances, locate,
-    pit_point_at, pit_surface, pit_surface_call, point_at, surface_at, surface_fast, wrap_angle,
+    HINT_WINDOW, TrackArrays, band_code, edge_distances, locate, point_at,
 )
+from .track_surface import (  # noqa: F401  (re-exported kernels and constants)
+    PIT_CONN_STEPS, edge_distance_at, pit_point_at, pit_surface, pit_surface_call, surface_at, surface_fast,
+)
+from .trig import wrap_angle  # noqa: F401  (re-exported)
 
 TRACKS_DIR = Path(__file__).resolve().parents[2] / "envs" / "tracks"
 

@@ -29,7 +29,8 @@ import numpy as np
 from .ai_preview import PREVIEW_D, build_ai_preview
 from .jit import allocating_kernel, kernel
 from .layout import SURF_BARRIER, SURF_GRAVEL, SURF_PIT_ENTRY, SURF_TRACK
-from .track_core import TrackArrays, _seg_d2, band_code, pit_bbox, pit_surface, surface_at
+from .track_core import TrackArrays, _seg_d2, band_code
+from .track_surface import pit_bbox, pit_surface, surface_at
 
 
 @allocating_kernel

@@ -1,6 +1,6 @@
 """Small math kernels every stage shares, each rule once: ``wrap_angle`` (angles to (-pi, pi]),
-``clamp``, and deterministic polynomial sin/cos for small angles (plain arithmetic, no libm, no
-fastmath).
+``clamp``, ``lerp_at`` / ``lerp_angle_at`` (interpolation between samples of an array), and
+deterministic polynomial sin/cos for small angles (plain arithmetic, no libm, no fastmath).
 
 Used by the vehicle dynamics for the road-wheel angle and the per-tick heading change, where two libm
 calls per car-tick were a measurable share of the step.
@@ -26,6 +26,21 @@ def wrap_angle(a):
         if a <= -math.pi:
             a = math.pi
     return a
+
+
+@kernel(inline="always")
+def lerp_at(a, i, t):
+    """``a[i] + t * (a[i + 1] - a[i])``: array ``a`` (float64[N]) interpolated linearly at fraction
+    ``t`` in [0, 1] between samples ``i`` and ``i + 1`` (positions, lap distances, curvatures of the
+    centreline and the pit path)."""
+    return a[i] + t * (a[i + 1] - a[i])
+
+
+@kernel(inline="always")
+def lerp_angle_at(h, i, t):
+    """Headings ``h`` (float64[N] rad) interpolated at fraction ``t`` between samples ``i`` and
+    ``i + 1`` the shorter way round, wrapped to (-pi, pi]."""
+    return wrap_angle(h[i] + t * wrap_angle(h[i + 1] - h[i]))
 
 # Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
 # truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.

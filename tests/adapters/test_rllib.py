@@ -10,18 +10,12 @@ import pytest
 
 from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv, register
 from paddock_ma.env.errors import PaddockError
-from paddock_ma.sim import layout as L
+
+from barrier import drive_into_barrier, into_the_barrier
 
 FEW_SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]},
               "nearby_cars": {"max_cars": 1}}
 BASE = {"env_id": "paddock/oval-batch-v0", "overrides": {"sensors": FEW_SENSES}}
-
-
-def crash(env, w, k):
-    """Test hook: end car k of world w as if it hit the barrier (the sim keeps a terminated car terminal)."""
-    slot = env.batch.slots[k]
-    env.batch.state.cars_i[w, slot, L.I_TERMINATED] = 1
-    env.batch.state.cars_i[w, slot, L.I_END_REASON] = L.END_DESTROYED
 
 
 def full_throttle(env):
@@ -29,14 +23,13 @@ def full_throttle(env):
 
 
 def test_ids_spaces_and_newborn_lives():
-    env = PaddockMultiAgentEnv(dict(BASE, num_worlds=2, max_lives=3, seed=11, infos="full"))
+    env = PaddockMultiAgentEnv(dict(BASE, num_worlds=2, max_lives=3, seed=11, infos="full", reset_placement="grid"))
     assert len(env.possible_agents) == 2 * 8 * 3
     assert env.possible_agents[:3] == ["w0/car-00@0", "w0/car-00@1", "w0/car-00@2"]
     assert set(env.observation_spaces) == set(env.action_spaces) == set(env.possible_agents)
     obs, infos = env.reset()
     assert sorted(obs) == sorted(f"w{w}/car-{k:02d}@0" for w in range(2) for k in range(8))
-    crash(env, 1, 3)
-    obs, rew, term, trunc, info = env.step(full_throttle(env))
+    (obs, rew, term, trunc, info), _ = drive_into_barrier(env, [(1, 3)])
     assert term["w1/car-03@0"] and info["w1/car-03@0"]["life_summary"]["crashed"]
     # the newborn appears with an observation and an info only
     assert "w1/car-03@1" in obs and "w1/car-03@1" not in rew
@@ -55,8 +48,7 @@ def test_ids_spaces_and_newborn_lives():
     assert "w1/car-03@1" in rew and not term["w1/car-03@1"]
     # the last life retires: crash life 1 and 2
     for _ in range(2):
-        crash(env, 1, 3)
-        obs, rew, term, trunc, info = env.step(full_throttle(env))
+        (obs, rew, term, trunc, info), _ = drive_into_barrier(env, [(1, 3)])
     assert info["w1/car-03@2"]["life_summary"]["retired"]
     assert not any(a.startswith("w1/car-03") for a in env.agents)
 
@@ -64,16 +56,13 @@ def test_ids_spaces_and_newborn_lives():
 def test_all_over_comes_from_the_worlds():
     env = PaddockMultiAgentEnv(dict(BASE, num_worlds=2, auto_reset=False, max_world_steps=1000, seed=3))
     env.reset()
-    for k in range(8):
-        crash(env, 0, k)
-    obs, rew, term, trunc, info = env.step(full_throttle(env))
-    # world 0 is over (every car ended) but world 1 runs: the env episode goes on
-    assert sum(bool(v) for a, v in term.items() if a != "__all__") == 8 and term["__all__"] is False
+    (obs, rew, term, trunc, info), ended = drive_into_barrier(env, [(0, k) for k in range(8)])
+    # world 0 is over (every car crashed) but world 1 runs: the env episode goes on
+    assert sorted(ended) == [f"w0/car-{k:02d}@0" for k in range(8)] and all(ended.values())
+    assert term["__all__"] is False
     assert all(a.startswith("w1/") for a in env.agents) and len(env.agents) == 8
-    for k in range(8):
-        crash(env, 1, k)
-    obs, rew, term, trunc, info = env.step(full_throttle(env))
-    assert term["__all__"] is True and env.agents == []
+    (obs, rew, term, trunc, info), ended = drive_into_barrier(env, [(1, k) for k in range(8)])
+    assert len(ended) == 8 and term["__all__"] is True and env.agents == []
 
 
 def test_world_step_cap_truncates_all():
@@ -103,20 +92,14 @@ def test_rllib_env_checker_passes():
 
 
 class CrashyEnv(PaddockMultiAgentEnv):
-    """Crashes one car every 7 steps (cycling over worlds and cars) so lives end out of step."""
-
-    def reset(self, *, seed=None, options=None):
-        self._t = 0
-        return super().reset(seed=seed, options=options)
+    """The even cars of every world drive into the barrier whatever the policy says, life after life, so
+    lives end out of step with each other and with the odd cars'."""
 
     def step(self, action_dict):
-        self._t += 1
-        if self._t % 7 == 0:
-            n = self._t // 7
-            w, k = n % self.num_worlds, (n * 3) % len(self.batch.controlled)
-            if self.lives.alive[w, k]:
-                crash(self, w, k)
-        return super().step(action_dict)
+        crashers = {self.lives.agent_of(w, k) for w in range(self.num_worlds)
+                    for k in range(0, len(self.batch.controlled), 2)}
+        return super().step({a: into_the_barrier(self, a) if a in crashers else act
+                             for a, act in action_dict.items()})
 
 
 def test_rllib_env_runner_schedules_newborn_lives():
@@ -126,7 +109,7 @@ def test_rllib_env_runner_schedules_newborn_lives():
 
     register_env("paddock_ma_crashy", lambda cfg: CrashyEnv(dict(cfg)))
     config = (PPOConfig().environment("paddock_ma_crashy", env_config=dict(
-        BASE, num_worlds=2, max_lives=4, max_world_steps=120, seed=5))
+        BASE, num_worlds=2, max_lives=4, max_world_steps=120, seed=5, reset_placement="grid"))
         .env_runners(num_env_runners=0, rollout_fragment_length=40)
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda aid, *a, **k: "shared"))
     runner = MultiAgentEnvRunner(config=config)
@@ -135,7 +118,8 @@ def test_rllib_env_runner_schedules_newborn_lives():
         episodes += runner.sample(num_timesteps=40, random_actions=False)
     agents = {aid: len(sa) for ep in episodes for aid, sa in ep.agent_episodes.items()}
     reborn = {a: n for a, n in agents.items() if not a.endswith("@0")}
-    # 160 env steps with a crash every 7: ~22 crashes, each giving a life that acted (len >= 1)
+    # 160 env steps (worlds capped at 120) with 8 cars crashing every ~40 steps: >= 10 reborn lives that
+    # acted for steps before their crash
     assert len(reborn) >= 10
     assert sum(n for n in reborn.values()) > 10 * 5
     runner.stop()
@@ -143,15 +127,16 @@ def test_rllib_env_runner_schedules_newborn_lives():
 
 def test_life_totals_match_the_life_summaries():
     """The env's running life totals equal the sums over the ``life_summary`` infos, across resets."""
-    env = PaddockMultiAgentEnv(dict(BASE, num_worlds=2, max_lives=4, seed=5,
-                                    overrides={"sensors": FEW_SENSES, "episode": {"max_steps": 6}}))
+    env = PaddockMultiAgentEnv(dict(BASE, num_worlds=2, max_lives=4, seed=5, reset_placement="grid",
+                                    overrides={"sensors": FEW_SENSES, "episode": {"max_steps": 50}}))
     seen = {"lives_ended": 0, "lives_crashed": 0, "legal_meters": 0.0, "steps": 0}
     for episode in range(2):
         env.reset()
-        for t in range(40):
-            if t % 5 == 2:
-                crash(env, t % 2, t % 8)
-            _, _, _, _, infos = env.step(full_throttle(env))
+        for t in range(120):
+            # car 2 of each world crashes life after life; the other lives end at 50 steps
+            crashers = {env.lives.agent_of(w, 2) for w in range(2)}
+            _, _, _, _, infos = env.step({a: into_the_barrier(env, a) if a in crashers else np.zeros(3, np.float32)
+                                          for a in env.agents})
             for info in infos.values():
                 summary = info.get("life_summary")
                 if summary:

@@ -6,36 +6,45 @@ import numpy as np
 import pytest
 
 from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv, with_env_endings
-from paddock_ma.sim import layout as L
 
 SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]},
           "nearby_cars": {"max_cars": 1}}
 CARS = {"drivers": 3, "controlled_drivers": ["car-00", "car-01", "car-02"], "sensors": SENSES}
+# A car placed this far right of the centreline (m), heading straight at the barrier (41 m) at 100 km/h and
+# coasting, hits it in this step of 4 ticks (ticks 6, 15 and 18-19 of the simulation)
+BARRIER_RUN = {2: 36.0, 4: 32.0, 5: 30.5}
+
+
+def crash_placements(crash: dict) -> dict:
+    """Scenario placements that crash car k (in every world) in step n of each episode, for ``crash``
+    {n: [k, ...]}: the simulation destroys them at the barrier."""
+    return {f"car-{k:02d}": {"distance_meters": 100.0 + 50.0 * k, "offset_meters": BARRIER_RUN[n],
+                             "speed_kph": 100.0, "heading_error_radians": 1.5707963267948966}
+            for n, cars in crash.items() for k in cars}
 
 
 class ScriptedEnv(PaddockMultiAgentEnv):
-    """Crashes the cars of ``crash[step]`` ((world, car) pairs) before that step of every episode and logs
-    the flags of every life that ended: ``log[episode] = ({agent: (terminated, truncated)}, __all__)``."""
+    """Crashes the cars of ``crash[step]`` (car indices, in every world) in that step of every episode, by
+    placing them in front of the barrier at reset and letting their first lives coast into it, and logs the
+    flags of every life that ended: ``log[episode] = ({agent: (terminated, truncated)}, __all__)``."""
 
     def __init__(self, env_config):
         cfg = dict(env_config)
-        self.crash_at = cfg.pop("crash", {})
+        crash = cfg.pop("crash", {})
+        self.crashers = sorted(k for cars in crash.values() for k in cars)
+        if crash:
+            cfg["overrides"] = {**cfg.get("overrides", {}), "scenario": {"placements": crash_placements(crash)}}
         super().__init__(cfg)
         self.log = []
 
     def reset(self, *, seed=None, options=None):
-        self._t = 0
         self.log.append(({}, None))
         return super().reset(seed=seed, options=options)
 
     def step(self, action_dict):
-        self._t += 1
-        for w, k in self.crash_at.get(self._t, ()):
-            slot = self.batch.slots[k]
-            if self.lives.alive[w, k]:
-                self.batch.state.cars_i[w, slot, L.I_TERMINATED] = 1
-                self.batch.state.cars_i[w, slot, L.I_END_REASON] = L.END_DESTROYED
-        out = super().step(action_dict)
+        coasting = {self.lives.agent_of(w, k) for w in range(self.num_worlds) for k in self.crashers
+                    if self.lives.life[w, k] == 0}
+        out = super().step({a: np.zeros(3, np.float32) if a in coasting else act for a, act in action_dict.items()})
         _, _, terms, truncs, _ = out
         ended, _ = self.log[-1]
         ended.update({a: (terms[a], truncs[a]) for a in terms if a != "__all__" and (terms[a] or truncs[a])})
@@ -44,17 +53,17 @@ class ScriptedEnv(PaddockMultiAgentEnv):
 
 
 SCENARIOS = {
-    # one crash, then every other car crashes in one step: terminated, all together
-    "termination": dict(auto_reset=False, crash={2: [(0, 0)], 4: [(0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]}),
-    # 4-step lives; car 1 of world 0 crashes at step 2, so lives truncate out of step; the world cap ends it
+    # one car crashes, then every other car crashes in one step: terminated, all together
+    "termination": dict(auto_reset=False, crash={2: [0], 4: [1, 2]}),
+    # 4-step lives; car 1 crashes at step 2, so lives truncate out of step; the world cap ends it
     "life_truncation": dict(max_lives=4, max_world_steps=9, overrides={"episode": {"max_steps": 4}},
-                            crash={2: [(0, 1)]}),
+                            crash={2: [1]}),
     # the world step cap truncates every live agent in one step
     "world_cap": dict(max_world_steps=5),
     # every life truncates in the same step (4-step lives, no crash)
     "lives_together": dict(max_lives=3, overrides={"episode": {"max_steps": 4}}),
     # a crash in the step the cap truncates the others
-    "crash_at_cap": dict(max_world_steps=5, crash={5: [(1, 2)]}),
+    "crash_at_cap": dict(max_world_steps=5, crash={5: [2]}),
 }
 
 

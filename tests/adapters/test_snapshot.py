@@ -10,28 +10,25 @@ import pytest
 from paddock_ma.adapters.pettingzoo_env import parallel_env
 from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv
 from paddock_ma.env.errors import PaddockError
-from paddock_ma.sim import layout as L
 
 SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]},
           "nearby_cars": {"max_cars": 1}}
+# car-01 starts in the grass 37 m right of the centreline, heading at the barrier (41 m) at 150 km/h: the
+# simulation destroys it in the first step, so its lives run out of step with the others' (when every
+# live agent of the RLlib env ends in one step, the env episode ends)
+AT_THE_BARRIER = {"distance_meters": 100.0, "offset_meters": 37.0, "speed_kph": 150.0,
+                  "heading_error_radians": 1.5707963267948966}
 CARS = {"drivers": 3, "controlled_drivers": ["car-00", "car-01", "car-02"], "sensors": SENSES,
         "episode": {"max_steps": 10}}
+OUT_OF_STEP = dict(CARS, scenario={"placements": {"car-01": AT_THE_BARRIER}})
 
 
-def crash(env, w, k):
-    """Test hook: end car k of world w as if it hit the barrier, so lives end out of step (when every live
-    agent of the RLlib env ends in one step, the env episode ends)."""
-    slot = env.batch.slots[k]
-    env.batch.state.cars_i[w, slot, L.I_TERMINATED] = 1
-    env.batch.state.cars_i[w, slot, L.I_END_REASON] = L.END_DESTROYED
+def _pettingzoo(cars=CARS):
+    return parallel_env("paddock/oval-batch-v0", auto_reset=True, max_lives=6, reset_placement="random", **cars)
 
 
-def _pettingzoo():
-    return parallel_env("paddock/oval-batch-v0", auto_reset=True, max_lives=6, reset_placement="random", **CARS)
-
-
-def _rllib():
-    return PaddockMultiAgentEnv({"env_id": "paddock/oval-batch-v0", "overrides": CARS, "num_worlds": 2,
+def _rllib(cars=CARS):
+    return PaddockMultiAgentEnv({"env_id": "paddock/oval-batch-v0", "overrides": cars, "num_worlds": 2,
                                  "max_lives": 6, "max_world_steps": 40, "seed": 5, "infos": "full"})
 
 
@@ -55,11 +52,11 @@ def _rollout(env, steps, seed):
 
 @pytest.mark.parametrize("make", [_pettingzoo, _rllib], ids=["pettingzoo", "rllib"])
 def test_snapshot_step_restore_step_is_identical(make):
-    env = make()
+    env = make(OUT_OF_STEP)
     env.reset(seed=11)
-    _rollout(env, 3, seed=1)
-    crash(env, 0, 1)
-    _rollout(env, 11, seed=1)                      # past the first lives
+    first_step = _rollout(env, 1, seed=1)[0]
+    assert first_step[3][env.lives.ids[0][1][0]]   # car-01's first life crashed
+    _rollout(env, 13, seed=1)                      # past the first lives
     doc = env.snapshot()
     agents = list(env.agents)
     assert any(not a.endswith("@0") for a in agents)
@@ -69,7 +66,7 @@ def test_snapshot_step_restore_step_is_identical(make):
     obs, _ = env.restore(doc)
     assert env.agents == agents and sorted(obs) == sorted(agents)
     assert _rollout(env, 60, seed=2) == first
-    fresh = make()                                 # a fresh env of the same options, never reset
+    fresh = make(OUT_OF_STEP)                      # a fresh env of the same options, never reset
     fresh.restore(doc)
     assert fresh.agents == agents
     assert _rollout(fresh, 60, seed=2) == first

@@ -55,7 +55,7 @@ def test_a_clean_collection_verifies_and_holds_every_transition(clean):
     done = t.filter(pa.compute.or_(t["terminated"], t["truncated"]))
     assert done["final_obs"].null_count == 0 and t["final_obs"].null_count == t.num_rows - done.num_rows
     assert set(done["end_reason"].to_pylist()) <= {"destroyed", "stalled-off-track", "max-steps"}
-    assert t.schema.field("obs").type.list_size == 254 and t.schema.field("action").type.list_size == 3
+    assert t.schema.field("obs").type.list_size == 298 and t.schema.field("action").type.list_size == 3
 
 
 def test_killed_and_hung_shards_give_byte_identical_files(clean, tmp_path):

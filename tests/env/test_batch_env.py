@@ -21,7 +21,7 @@ def test_same_semantics_as_dict_env():
     batch = BatchEnv(config(), 1)
     r = env.reset()
     b = batch.reset()
-    assert b.obs.shape == (1, 2, 131) and b.obs.dtype == np.float32
+    assert b.obs.shape == (1, 2, 136) and b.obs.dtype == np.float32
     assert b.metrics.shape == (1, 2, len(METRIC_NAMES))
     for k, d in enumerate(env.controlled):
         assert b.obs[0, k].tobytes() == r["observation"][d]["vector"].tobytes()
@@ -50,7 +50,7 @@ def test_w_worlds_in_one_call():
     many = BatchEnv(config(), 3)
     single.reset()
     b = many.reset()
-    assert b.obs.shape == (3, 2, 131) and b.terminated.shape == (3, 2)
+    assert b.obs.shape == (3, 2, 136) and b.terminated.shape == (3, 2)
     for n, a in enumerate(ACTIONS):
         acts = np.stack([a, a * 0.5, np.zeros_like(a)])
         b = many.step(acts)

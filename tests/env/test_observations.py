@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from env_helpers import act, all_act, make_env, slot
-from paddock_ma.env.observations import WHEEL_NAMES, WHEEL_SCHEMA_NAMES
+from paddock_ma.env.observations import WHEEL_NAMES
 from paddock_ma.sim import layout as L
+from paddock_ma.sim.observe import SURFACE_CODE
 from sense_oracle import (
     check_surface_channel, oracle_lookahead, oracle_radar, oracle_rays, oracle_self,
 )
@@ -37,14 +38,23 @@ def sense_env(profile, output="full", **extra):
                observation={"profile": profile, "output": output})
     if profile == "physical-driver":
         cfg["observation"]["lookahead_meters"] = [10.0, 60.0, 150.0]
-        cfg["sensors"] = {"rays": {"layout": "driver-front-heavy"}, "nearby_cars": {"max_cars": 3,
-                                                                                    "radius_meters": 60.0}}
+        cfg["sensors"] = {"rays": {"layout": "driver-front-heavy",
+                                   "channels": ["road_edge", "kerb", "illegal_surface", "car"]},
+                          "nearby_cars": {"max_cars": 3, "radius_meters": 60.0}}
     cfg.update(extra)
     return make_env(**cfg)
 
 
 def clamp(x, lo, hi):
     return min(max(x, lo), hi)
+
+
+MISS = {"distanceRatio": 1.0, "hit": 0.0, "kindExit": 0.0, "kindEntry": 0.0, "relativeSpeedKph": 0.0}
+
+
+def track_curvature(k, track_length):
+    """PaddockJS's ``track-curvature`` entry from a curvature in 1/m (sim.observe module docstring)."""
+    return abs(k) * track_length / 3600 / 28
 
 
 def expected_vector(obj, spec_obj, track_length):
@@ -54,6 +64,9 @@ def expected_vector(obj, spec_obj, track_length):
         "self.speedKph": s["speed_kph"] / 400, "self.speedMetersPerSecond": s["speed_meters_per_second"] / 120,
         "self.steeringAngleRadians": s["steering_angle_radians"] / math.pi,
         "self.throttle": s["throttle"], "self.brake": s["brake"],
+        "self.lateralG": s["lateral_g"] / 8, "self.longitudinalG": s["longitudinal_g"] / 6,
+        "self.gripUsage": s["grip_usage"] / 2, "self.slipAngleRadians": s["slip_angle_radians"] / math.pi,
+        "self.tractionLimited": float(s["traction_limited"]),
         "self.lapProgressRatio": clamp(s["lap_progress_meters"] / track_length, 0, 1),
         "self.trackOffsetMeters": s["track_offset_meters"],
         "self.trackHeadingErrorRadians": s["track_heading_error_radians"] / math.pi,
@@ -64,31 +77,40 @@ def expected_vector(obj, spec_obj, track_length):
         "race.raceModeGreen": float(race["race_mode"] == "green"),
         "race.raceModeSafetyCar": float(race["race_mode"] == "safety-car"),
         "race.redFlag": float(race["red_flag"]), "race.pitLaneOpen": float(race["pit_lane_open"]),
-        "track.curvature": track["curvature"],
+        "track.curvature": track_curvature(track["curvature"], track_length),
     }
-    if spec_obj["physical_driver"]:
+    physical = spec_obj["physical_driver"]
+    if physical:
         e["self.yawRateRadiansPerSecond"] = s["yaw_rate_radians_per_second"] / math.pi
-        e["self.leftBoundaryMeters"] = s["left_boundary_meters"] / 20
-        e["self.rightBoundaryMeters"] = s["right_boundary_meters"] / 20
+        e["trackRelation.leftBoundaryMeters"] = s["left_boundary_meters"]
+        e["trackRelation.rightBoundaryMeters"] = s["right_boundary_meters"]
+        e["trackRelation.legalWidthMeters"] = s["legal_width_meters"]
         assert tuple(s["contact_patches"]) == WHEEL_NAMES
-        for wheel, p in zip(WHEEL_SCHEMA_NAMES, s["contact_patches"].values()):
-            e[f"self.contactPatches.{wheel}.surfaceCode"] = p["surface_code"] / (L.N_SURFACES - 1)
-            e[f"self.contactPatches.{wheel}.signedOffsetMeters"] = p["signed_offset_meters"]
-            e[f"self.contactPatches.{wheel}.crossTrackErrorMeters"] = p["cross_track_error_meters"]
+        for n, p in enumerate(s["contact_patches"].values()):
+            e[f"contactPatches[{n}].present"] = float(p["present"])
+            e[f"contactPatches[{n}].surfaceCode"] = p["surface_code"] / 5
+            e[f"contactPatches[{n}].onLegalSurface"] = float(p["on_legal_surface"])
+            e[f"contactPatches[{n}].signedOffsetMeters"] = p["signed_offset_meters"]
     for i, q in enumerate(track["lookahead"]):
-        e[f"track.lookahead[{i}].curvature"] = q["curvature"]
+        e[f"track.lookahead[{i}].curvature"] = track_curvature(q["curvature"], track_length)
         e[f"track.lookahead[{i}].headingDeltaRadians"] = q["heading_delta_radians"] / math.pi
     for i, r in enumerate(obj["rays"]):
         n = r["length_meters"]
+        groups = ("track", "car", "kerb", "illegalSurface") if physical else ("track", "car")
+        fields = {"track": ("distanceRatio", "hit", "kindExit", "kindEntry"), "car": ("distanceRatio", "hit",
+                  "relativeSpeedKph"), "kerb": ("distanceRatio", "hit"), "illegalSurface": ("distanceRatio", "hit")}
+        for g in groups:                      # a channel not asked for reads its miss values
+            for f in fields[g]:
+                e[f"rays[{i}].{g}.{f}"] = MISS[f]
         if "track" in r:
             e[f"rays[{i}].track.distanceRatio"] = clamp(r["track"]["distance_meters"] / n, 0, 1)
             e[f"rays[{i}].track.hit"] = float(r["track"]["hit"])
             e[f"rays[{i}].track.kindExit"] = float(r["track"]["kind"] == "exit")
             e[f"rays[{i}].track.kindEntry"] = float(r["track"]["kind"] == "entry")
-        if "kerb" in r:
+        if "kerb" in r and physical:
             e[f"rays[{i}].kerb.distanceRatio"] = clamp(r["kerb"]["distance_meters"] / n, 0, 1)
             e[f"rays[{i}].kerb.hit"] = float(r["kerb"]["hit"])
-        if "illegal_surface" in r:
+        if "illegal_surface" in r and physical:
             e[f"rays[{i}].illegalSurface.distanceRatio"] = clamp(r["illegal_surface"]["distance_meters"] / n, 0, 1)
             e[f"rays[{i}].illegalSurface.hit"] = float(r["illegal_surface"]["hit"])
         if "car" in r:
@@ -108,18 +130,20 @@ def expected_vector(obj, spec_obj, track_length):
                       f"{p}.relativeSpeedKph": c["relative_speed_kph"] / 200,
                       f"{p}.relativeHeadingRadians": c["relative_heading_radians"] / math.pi,
                       f"{p}.ahead": float(c["ahead"]), f"{p}.sameLap": float(c["same_lap"])})
-            if near["rich"]:
-                e[f"{p}.relativeVelocityForwardMetersPerSecond"] = c["relative_velocity_forward_meters_per_second"] / 50
-                e[f"{p}.relativeVelocityRightMetersPerSecond"] = c["relative_velocity_right_meters_per_second"] / 50
-                e[f"{p}.closingSpeedMetersPerSecond"] = c["closing_speed_meters_per_second"] / 50
+            if physical:
+                ttc = c["time_to_contact_seconds"]
+                e[f"{p}.behind"] = float(c["behind"])
+                e[f"{p}.closingRateMetersPerSecond"] = c["closing_rate_meters_per_second"] / 100
+                e[f"{p}.timeToContactSeconds"] = 1.0 if ttc is None else clamp(ttc / 10, 0, 1)
+                e[f"{p}.leftOverlap"] = float(c["left_overlap"])
+                e[f"{p}.rightOverlap"] = float(c["right_overlap"])
         else:
             e.update({f"{p}.present": 0.0, f"{p}.relativeForwardRatio": 0.0, f"{p}.relativeRightRatio": 0.0,
                       f"{p}.relativeDistanceRatio": 1.0, f"{p}.relativeSpeedKph": 0.0,
                       f"{p}.relativeHeadingRadians": 0.0, f"{p}.ahead": 0.0, f"{p}.sameLap": 0.0})
-            if near["rich"]:
-                for name in ("relativeVelocityForwardMetersPerSecond", "relativeVelocityRightMetersPerSecond",
-                             "closingSpeedMetersPerSecond"):
-                    e[f"{p}.{name}"] = 0.0
+            if physical:
+                e.update({f"{p}.behind": 0.0, f"{p}.closingRateMetersPerSecond": 0.0,
+                          f"{p}.timeToContactSeconds": 1.0, f"{p}.leftOverlap": 0.0, f"{p}.rightOverlap": 0.0})
     return e
 
 
@@ -148,22 +172,30 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     assert s["speed_kph"] == pytest.approx(cf[0, c, L.F_SPEED] * 3.6)
     assert s["heading_radians"] == cf[0, c, L.F_HEADING]
     o = oracle_self(tr, cf, 0, c)
-    assert s["track_offset_meters"] == pytest.approx(o["offset"], abs=1e-6)
+    # PaddockJS's offset: the contact-patch edge farthest from the centreline (pit surfaces: the patch
+    # centre's), from the exact per-wheel projections (within ~2 cm of ours in the tightest corners)
+    he = o["heading_error"]
+    reach = abs(math.sin(he)) * L.PATCH_LENGTH / 2 + abs(math.cos(he)) * L.PATCH_WIDTH / 2
+    pit = [ci[0, c, f] >= L.SURF_PIT_ENTRY for f in L.WHEEL_SURFACE_FIELDS]
+    edges = [woff if in_pit else max(woff - reach, woff + reach, key=abs)
+             for (_, woff), in_pit in zip(o["patches"], pit)]
+    outer = max(edges, key=abs)
+    assert s["track_offset_meters"] == pytest.approx(outer, abs=0.02)
     assert s["lap_progress_meters"] == pytest.approx(o["progress"], abs=1e-6)
     assert s["track_heading_error_radians"] == pytest.approx(o["heading_error"], abs=1e-9)
     assert obj["track"]["curvature"] == pytest.approx(o["curvature"], abs=1e-9)
     legal = {L.SURF_TRACK, L.SURF_KERB, L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT, L.SURF_PIT_BOX}
     if "contact_patches" in s:
-        assert s["left_boundary_meters"] == pytest.approx(o["left"], abs=1e-6)
-        assert s["right_boundary_meters"] == pytest.approx(o["right"], abs=1e-6)
-        for (corners, woff), (wheel, p) in zip(o["patches"], s["contact_patches"].items()):
-            assert p["surface_code"] in corners, (driver, wheel, corners, p)
-            assert p["surface"] == L.SURFACE_NAMES[p["surface_code"]]
+        assert s["left_boundary_meters"] == pytest.approx(tr.half_width + outer, abs=0.02)
+        assert s["right_boundary_meters"] == pytest.approx(tr.half_width - outer, abs=0.02)
+        for (corners, _), woff, (wheel, p) in zip(o["patches"], edges, s["contact_patches"].items()):
+            assert L.SURFACE_NAMES.index(p["surface"]) in corners, (driver, wheel, corners, p)
+            assert p["surface_code"] == SURFACE_CODE[L.SURFACE_NAMES.index(p["surface"])]
             # Wheel offsets come from the car's own projection plus a curvature term (surfaces.py):
             # exact on straights, within ~2 cm of the exact per-wheel projection in the tightest corners.
             assert p["signed_offset_meters"] == pytest.approx(woff, abs=0.02)
             assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=0.02)
-        codes = [p["surface_code"] for p in s["contact_patches"].values()]
+        codes = [L.SURFACE_NAMES.index(p["surface"]) for p in s["contact_patches"].values()]
         assert s["on_track"] == all(code in legal for code in codes)
     # lookahead
     look = oracle_lookahead(tr, cf[0, c, L.F_PROGRESS], [q["distance_meters"] for q in obj["track"]["lookahead"]])
@@ -212,7 +244,11 @@ def assert_object_matches_oracle(env, driver, obj, tol):
         for key, value in fields.items():
             if key in got:
                 assert got[key] == pytest.approx(value, abs=1e-4), (driver, key)
-        assert ("closing_speed_meters_per_second" in got) == near["rich"]
+        assert ("closing_rate_meters_per_second" in got) == near["rich"]
+        if near["rich"]:
+            assert got["closing_rate_meters_per_second"] == pytest.approx(fields["closing_speed_meters_per_second"],
+                                                                          abs=1e-4)
+            assert got["behind"] == (not got["ahead"])
 
 
 @pytest.mark.parametrize("profile", ["default", "physical-driver"])
@@ -262,11 +298,11 @@ def test_object_real_units_and_default_vector_layout():
     env = make_env()
     r = env.reset()
     o = r["observation"]["car-00"]
-    # PaddockJS default vector: 19 + 2*4 lookahead + 7*8 rays + 8*6 radar = 131 (spec 6.7)
-    assert o["vector"].shape == (131,) and o["vector"].dtype == np.float32
+    # PaddockJS 2.0.0's default vector: 24 + 2*4 lookahead + 7*8 rays + 8*6 radar = 136
+    assert o["vector"].shape == (136,) and o["vector"].dtype == np.float32
     assert [e["name"] for e in o["schema"][:3]] == ["self.speedKph", "self.speedMetersPerSecond",
                                                    "self.steeringAngleRadians"]
-    assert o["schema"][6] == {"name": "self.trackOffsetMeters", "unit": "m", "scale": "fixed:meters"}
+    assert o["schema"][11] == {"name": "self.trackOffsetMeters", "unit": "m", "scale": "fixed:meters"}
     obj = o["object"]
     assert set(obj) == {"self", "race", "track", "rays", "nearby_cars"}
     assert [q["distance_meters"] for q in obj["track"]["lookahead"]] == [20.0, 50.0, 100.0, 150.0]
@@ -274,9 +310,10 @@ def test_object_real_units_and_default_vector_layout():
     assert all(ray["length_meters"] == 120.0 and set(ray) == {"id", "angle_degrees", "length_meters", "track", "car"}
                for ray in obj["rays"])
     assert "contact_patches" not in obj["self"] and "left_boundary_meters" not in obj["self"]
-    # rolling grid: 84 km/h, offset -3.2 m (slot 0)
+    # rolling grid: 84 km/h, centre 3.2 m left (slot 0): PaddockJS's offset is the outer patch edge's,
+    # -3.2 - 0.76 (patch centre) - 0.19 (half the patch width) = -4.15 m, as its golden reset reads
     assert obj["self"]["speed_kph"] == pytest.approx(84.0)
-    assert obj["self"]["track_offset_meters"] == pytest.approx(-3.2, abs=1e-6)
+    assert obj["self"]["track_offset_meters"] == pytest.approx(-4.15, abs=1e-6)
     assert obj["track"]["length_meters"] == pytest.approx(2448.5547, abs=1e-3)
     assert obj["race"]["total_cars"] == 4 and obj["race"]["position"] == 1
     assert_vector_matches_object(env, "car-00", o)
@@ -290,14 +327,16 @@ def test_physical_driver_profile():
     assert obj["track"]["lookahead"] == []      # no lookahead unless lookahead_meters is given
     assert set(obj["self"]["contact_patches"]) == {"front_left", "front_right", "rear_left", "rear_right"}
     assert {"left_boundary_meters", "right_boundary_meters", "yaw_rate_radians_per_second"} <= set(obj["self"])
-    # surface-aware rays by default, no barrier channel
-    assert set(obj["rays"][0]) == {"id", "angle_degrees", "length_meters", "track", "kerb", "illegal_surface", "car"}
+    # road edge and car by default (as every profile), yet the kerb and illegal-surface slots of every
+    # ray are in the vector (miss values); no barrier channel
+    assert set(obj["rays"][0]) == {"id", "angle_degrees", "length_meters", "track", "car"}
     names = [e["name"] for e in o["schema"]]
+    assert "rays[0].kerb.distanceRatio" in names and "rays[7].illegalSurface.hit" in names
     assert not any("barrier" in n.lower() for n in names)
     assert not any(n.startswith("track.lookahead") for n in names)
-    # 19 + 15 physical + 8 rays * 11 + 6 radar * 11
-    assert len(names) == 19 + 15 + 8 * 11 + 6 * 11
-    assert obj["self"]["left_boundary_meters"] == pytest.approx(7.5 - 3.2, abs=1e-6)
+    # PaddockJS 2.0.0: 24 + 20 physical + 8 rays * 11 + 6 radar * 13 = 210
+    assert len(names) == 24 + 20 + 8 * 11 + 6 * 13 == 210
+    assert obj["self"]["left_boundary_meters"] == pytest.approx(7.5 - 4.15, abs=1e-6)     # PaddockJS golden: 3.35
     assert_vector_matches_object(env, "car-00", o)
     env2 = make_env(observation={"profile": "physical-driver", "lookahead_meters": [30.0]})
     assert [q["distance_meters"] for q in env2.reset()["observation"]["car-00"]["object"]["track"]["lookahead"]] == [30.0]
@@ -352,7 +391,7 @@ def test_output_modes(output, include_schema, keys):
     r = env.step(all_act(env))
     assert set(r["observation"]["car-01"]) == keys
     spec = env.get_observation_spec()
-    assert spec["output"] == output and spec["vector"]["size"] == 131
+    assert spec["output"] == output and spec["vector"]["size"] == 136
 
 
 def test_observation_spec_per_driver():
@@ -362,16 +401,16 @@ def test_observation_spec_per_driver():
                                                  "nearby_cars": {"max_cars": 2}}})
     spec = env.get_observation_spec()
     assert spec["version"] == 2 and spec["controlled_drivers"] == ["car-00", "car-01", "car-02"]
-    assert spec["vector"]["size"] == 131
+    assert spec["vector"]["size"] == 136
     assert list(spec["per_driver"]) == ["car-01"]
     sch = spec["per_driver"]["car-01"]["vector"]["schema"]
-    assert len(sch) == 19 + 8 + 7 * 1 + 8 * 2 == spec["per_driver"]["car-01"]["vector"]["size"]
+    assert len(sch) == 24 + 8 + 7 * 1 + 8 * 2 == spec["per_driver"]["car-01"]["vector"]["size"]
     assert spec["per_driver"]["car-01"]["object"]["rays"]["rays"] == [
         {"id": "front", "angle_degrees": 0.0, "length_meters": 200.0}]
     r = env.reset()
     assert r["observation"]["car-01"]["vector"].shape == (len(sch),)
     assert r["observation"]["car-01"]["schema"] == sch
-    assert r["observation"]["car-00"]["vector"].shape == (131,)
+    assert r["observation"]["car-00"]["vector"].shape == (136,)
     assert r["observation"]["car-01"]["object"]["rays"][0]["length_meters"] == 200.0
     for d in ("car-00", "car-01", "car-02"):
         assert_vector_matches_object(env, d, r["observation"][d])
@@ -380,8 +419,8 @@ def test_observation_spec_per_driver():
 def test_ray_layouts_explicit_rays_and_channels():
     env = make_env(sensors={"rays": {"layout": "driver-front-heavy"}})
     rays = env.reset()["observation"]["car-00"]["object"]["rays"]
-    assert [r["angle_degrees"] for r in rays] == [-135.0, -90.0, -60.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0, 35.0,
-                                                   60.0, 90.0, 135.0, 180.0]
+    assert [r["angle_degrees"] for r in rays] == [-140.0, -100.0, -70.0, -50.0, -35.0, -20.0, -10.0, 0.0, 10.0, 20.0,
+                                                   35.0, 50.0, 70.0, 100.0, 140.0, 180.0]
     env = make_env(sensors={"rays": {"channels": ["kerb", "illegal_surface"],
                                      "rays": [{"id": "front", "angle_degrees": 0, "length_meters": 260},
                                               {"id": "right", "angle_degrees": 90, "length_meters": 80}]}})
@@ -391,9 +430,10 @@ def test_ray_layouts_explicit_rays_and_channels():
         [("front", 0.0, 260.0), ("right", 90.0, 80.0)]
     assert all(set(x) == {"id", "angle_degrees", "length_meters", "kerb", "illegal_surface"} for x in o["object"]["rays"])
     ray_names = [e["name"] for e in o["schema"] if e["name"].startswith("rays")]
-    assert ray_names == ["rays[0].kerb.distanceRatio", "rays[0].kerb.hit", "rays[0].illegalSurface.distanceRatio",
-                         "rays[0].illegalSurface.hit", "rays[1].kerb.distanceRatio", "rays[1].kerb.hit",
-                         "rays[1].illegalSurface.distanceRatio", "rays[1].illegalSurface.hit"]
+    # every ray has its 7 default-profile slots whatever channels are asked for (PaddockJS 2.0.0)
+    assert ray_names == [f"rays[{i}].{n}" for i in range(2) for n in (
+        "track.distanceRatio", "track.hit", "track.kindExit", "track.kindEntry", "car.distanceRatio", "car.hit",
+        "car.relativeSpeedKph")]
     # car-00 sits at offset -3.2 on the rolling grid: 90 deg right crosses the right kerb at 7.5 + 3.2 = 10.7 m
     right = o["object"]["rays"][1]
     assert right["kerb"]["hit"] and 10.7 <= right["kerb"]["distance_meters"] <= 10.7 + 0.11
@@ -401,7 +441,7 @@ def test_ray_layouts_explicit_rays_and_channels():
     assert_vector_matches_object(env, "car-00", o)
     env = make_env(sensors={"rays": {"enabled": False}, "nearby_cars": {"enabled": False}})
     o = env.reset()["observation"]["car-00"]
-    assert o["object"]["rays"] == [] and o["object"]["nearby_cars"] == [] and o["vector"].shape == (19 + 8,)
+    assert o["object"]["rays"] == [] and o["object"]["nearby_cars"] == [] and o["vector"].shape == (24 + 8,)
 
 
 def test_radar_k_and_radius():
@@ -445,12 +485,16 @@ def test_physical_driver_explicit_channels_are_honoured():
     env = make_env(observation={"profile": "physical-driver"}, sensors={"rays": {"channels": ["road_edge", "car"]}})
     o = env.reset()["observation"]["car-00"]
     assert set(o["object"]["rays"][0]) == {"id", "angle_degrees", "length_meters", "track", "car"}
-    assert not any(".kerb." in e["name"] or "illegalSurface" in e["name"] for e in o["schema"])
+    # the kerb and illegal-surface slots stay, with their miss values (ratio 1, hit 0)
+    kerb = [i for i, e in enumerate(o["schema"]) if ".kerb." in e["name"] or "illegalSurface" in e["name"]]
+    assert len(kerb) == 8 * 4 and all(o["vector"][i] == (1.0 if o["schema"][i]["name"].endswith("Ratio") else 0.0)
+                                      for i in kerb)
     assert env.get_observation_spec()["object"]["rays"]["channels"] == ["road_edge", "car"]
     env = make_env(sensors={"rays": {"channels": ["car"]}})
     o = env.reset()["observation"]["car-00"]
     assert [e["name"] for e in o["schema"] if e["name"].startswith("rays[0]")] == \
-        ["rays[0].car.distanceRatio", "rays[0].car.hit", "rays[0].car.relativeSpeedKph"]
+        ["rays[0].track.distanceRatio", "rays[0].track.hit", "rays[0].track.kindExit", "rays[0].track.kindEntry",
+         "rays[0].car.distanceRatio", "rays[0].car.hit", "rays[0].car.relativeSpeedKph"]
 
 
 def test_precision_is_per_driver():
@@ -472,9 +516,9 @@ def test_precision_is_per_driver():
 def test_spec_top_level_schema_is_the_global_one():
     env = make_env(sensors_by_driver={"car-00": {"nearby_cars": {"max_cars": 1}}})
     spec = env.get_observation_spec()
-    assert spec["vector"]["size"] == 131                       # the global sensors' schema
+    assert spec["vector"]["size"] == 136                       # the global sensors' schema
     assert list(spec["per_driver"]) == ["car-00"]
-    assert spec["per_driver"]["car-00"]["vector"]["size"] == 131 - 5 * 8
+    assert spec["per_driver"]["car-00"]["vector"]["size"] == 136 - 5 * 8
     r = env.reset()
     for d in ("car-00", "car-01"):
         assert_vector_matches_object(env, d, r["observation"][d])

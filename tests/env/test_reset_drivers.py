@@ -41,7 +41,8 @@ def test_new_episode_controls_cleared_rest_untouched():
     assert (cf[L.F_STEER_CMD], cf[L.F_THROTTLE_CMD], cf[L.F_BRAKE_CMD]) == (0.0, 0.0, 0.0)
     # placed as asked: absolute race distance, offset, speed, heading error
     assert s["race_distance_meters"] == pytest.approx(1200.0)
-    assert s["track_offset_meters"] == pytest.approx(3.0, abs=1e-6)
+    assert cf[L.F_OFFSET] == pytest.approx(3.0, abs=1e-6)        # the body centre (the observation
+    assert s["track_offset_meters"] > 3.0 + 0.76                   # reports PaddockJS's outer patch edge)
     assert s["speed_kph"] == pytest.approx(80.0)
     assert s["track_heading_error_radians"] == pytest.approx(0.2, abs=1e-9)
     assert r["reward"] is None
@@ -51,7 +52,8 @@ def test_new_episode_controls_cleared_rest_untouched():
 
 
 def test_placement_inside_barrier_is_terminal_with_miss_rays():
-    env = make_env(observation={"profile": "physical-driver"})
+    env = make_env(observation={"profile": "physical-driver"},
+                   sensors={"rays": {"channels": ["road_edge", "kerb", "illegal_surface", "car"]}})
     env.reset()
     env.step(all_act(env))
     r = env.reset_drivers({"car-01": {"distance_meters": 500, "offset_meters": 45, "speed_kph": 100}})

@@ -64,7 +64,9 @@ def test_single_car_presets(preset, distance, offset, speed, heading):
     r = env.reset()
     s = _self(r, "car-02")
     assert s["race_distance_meters"] == pytest.approx(distance, abs=1e-6)
-    assert s["track_offset_meters"] == pytest.approx(offset, abs=1e-6)
+    # the placement's offset is the body centre's: the state snapshot's (the observation reports
+    # PaddockJS's outer patch edge)
+    assert _cars(r)["car-02"]["signed_offset_meters"] == pytest.approx(offset, abs=1e-6)
     assert s["speed_kph"] == pytest.approx(speed)
     assert s["track_heading_error_radians"] == pytest.approx(heading, abs=1e-9)
     cars = _cars(r)
@@ -121,7 +123,8 @@ def test_explicit_placements_override_preset_and_traffic_is_relative():
     # absolute race distance: 2600 m is on lap 2, 151.4 m into it
     assert s0["race_distance_meters"] == pytest.approx(2600.0)
     assert s0["lap_progress_meters"] == pytest.approx(2600.0 - OVAL.length, abs=1e-6)
-    assert s0["track_offset_meters"] == pytest.approx(-2.0, abs=1e-6) and s0["speed_kph"] == pytest.approx(90.0)
+    assert cars["car-00"]["signed_offset_meters"] == pytest.approx(-2.0, abs=1e-6)
+    assert s0["speed_kph"] == pytest.approx(90.0)
     assert cars["car-01"]["race_distance_meters"] == pytest.approx(2625.0)
     assert cars["car-01"]["signed_offset_meters"] == pytest.approx(3.0, abs=1e-6)
     assert cars["car-01"]["speed_kph"] == pytest.approx(90.0)                 # the reference car's speed

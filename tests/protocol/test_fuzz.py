@@ -428,14 +428,14 @@ class _Unchanged:
         self.d = d
         self.engine = d.engine
         self.checksums = d.engine.checksums().copy()
-        self.seed = d._seed            # white box: the seed a later seedless reset uses (not in the checksum)
+        self.seed = d.last_seed        # the seed a later seedless reset uses (not in the checksum)
 
     def check(self, line) -> None:
         d = self.d
         assert d.engine is self.engine, f"the engine was rebuilt by {line[:200]!r}"
         assert d.engine.state is not None, f"the worlds were dropped by {line[:200]!r}"
         assert np.array_equal(d.engine.checksums(), self.checksums), f"the state changed after {line[:200]!r}"
-        assert d._seed == self.seed, f"the default seed changed after {line[:200]!r}"
+        assert d.last_seed == self.seed, f"the default seed changed after {line[:200]!r}"
 
 
 def _refused(d: Dispatcher, line: bytes) -> dict:

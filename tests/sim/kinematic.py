@@ -6,7 +6,9 @@ import math
 import numpy as np
 
 from paddock_ma.sim import layout as L
-from paddock_ma.sim import rules as R
+from paddock_ma.sim.pit import pit_route_active, pit_route_tick
+from paddock_ma.sim.race_control import car_is_held, race_control_tick, update_ranks
+from paddock_ma.sim.rules import update_car_rules
 from paddock_ma.sim.layout import DT
 from paddock_ma.sim.surfaces import classify_car
 from paddock_ma.sim.track import point_at
@@ -17,11 +19,11 @@ def kinematic_tick(tr, s):
     F_SPEED (negative = backwards) keeping their lateral offset, then classified by surfaces."""
     cf, ci, wf, wi, cp, fl, ru = (s[k] for k in ("cf", "ci", "wf", "wi", "cp", "fl", "ru"))
     n = cf.shape[1]
-    R.race_control_tick(cf, ci, wf, wi, ru, 0, n, DT)
+    race_control_tick(cf, ci, wf, wi, ru, 0, n, DT)
     for c in range(n):
-        if R.pit_route_active(ci, 0, c):
-            R.pit_route_tick(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, n, DT)
-        elif R.car_is_held(ci, wi, 0, c):
+        if pit_route_active(ci, 0, c):
+            pit_route_tick(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, n, DT)
+        elif car_is_held(ci, wi, 0, c):
             cf[0, c, [L.F_SPEED, L.F_VX, L.F_VY]] = 0.0
         else:
             p = cf[0, c, L.F_PROGRESS] + cf[0, c, L.F_SPEED] * DT
@@ -34,5 +36,5 @@ def kinematic_tick(tr, s):
     for c in range(n):
         classify_car(tr, cf, ci, 0, c)
     for c in range(n):
-        R.update_car_rules(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, old[c], DT)
-    R.update_ranks(cf, ci, fl, wi, 0, n, np.empty(n, np.int64))
+        update_car_rules(tr, cf, ci, cp, fl, wf, wi, ru, 0, c, old[c], DT)
+    update_ranks(cf, ci, fl, wi, 0, n, np.empty(n, np.int64))

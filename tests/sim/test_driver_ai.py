@@ -7,7 +7,7 @@ import pytest
 from paddock_ma.sim import layout as L
 from paddock_ma.sim.driver_ai import ai_actions
 from paddock_ma.sim.race import new_race
-from paddock_ma.sim.rules import place_car
+from paddock_ma.sim.car_placement import place_car
 from paddock_ma.sim.step import step_state
 from paddock_ma.sim.track import list_tracks, load_track, oval_track
 

@@ -15,10 +15,10 @@ import pytest
 from numba import njit
 
 from paddock_ma.sim import layout as L
-from paddock_ma.sim.physics import (
-    COMPOUND_GRIP, COMPOUND_WEAR, SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING,
-    car_params_from_ratings, hold_car, integrate_car, neutral_car_params, tyre_factor,
-)
+from paddock_ma.sim.params import car_params_from_ratings, neutral_car_params
+from paddock_ma.sim.physics import hold_car, integrate_car
+from paddock_ma.sim.surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING
+from paddock_ma.sim.tyres import COMPOUND_GRIP, COMPOUND_WEAR, tyre_factor
 
 KPH = 1.0 / 3.6
 G = L.GRAVITY

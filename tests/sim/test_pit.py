@@ -1,4 +1,4 @@
-"""Pit stops on hand-built state (paddock_ma.sim.pit via paddock_ma.sim.rules): entry decision,
+"""Pit stops on hand-built state (paddock_ma.sim.pit, and its entry via paddock_ma.sim.rules): entry decision,
 scripted route, queueing, service time and its randomness, red flag, on the oval track."""
 
 import math
@@ -8,7 +8,8 @@ import pytest
 
 from paddock_ma.sim import layout as L
 from paddock_ma.sim import pit as P
-from paddock_ma.sim import rules as R
+from paddock_ma.sim.car_placement import place_car
+from paddock_ma.sim.race_control import init_world
 from paddock_ma.sim.rng import rng_uniform, world_keys
 from paddock_ma.sim.track import oval_track, point_at
 from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
@@ -39,14 +40,14 @@ def make(n=1, seed=1, **overrides):
         s["ru"][0, getattr(L, "R_" + k.upper())] = v
     s["ci"][0, :, L.I_ACTIVE] = 1
     s["wi"][0, L.WI_RNG_KEY] = world_keys(seed, 1)[0]
-    R.init_world(s["wf"], s["wi"], s["ru"], 0)
+    init_world(s["wf"], s["wi"], s["ru"], 0)
     return s
 
 
 def place(tr, s, c, before_entry, offset=0.0, speed=60.0, box=0, intent=2):
     """Car ``c`` ``before_entry`` m before the pit entry on lap 2, on S tyres at 20 %, target H."""
     cf, ci = s["cf"], s["ci"]
-    R.place_car(tr, cf, ci, 0, c, tr.length + tr.pit_entry_s - before_entry, offset, speed, 0.0)
+    place_car(tr, cf, ci, 0, c, tr.length + tr.pit_entry_s - before_entry, offset, speed, 0.0)
     ci[0, c, L.I_COMPOUND] = L.COMPOUND_S
     ci[0, c, L.I_USED_COMPOUNDS] = 1 << L.COMPOUND_S
     ci[0, c, L.I_PIT_TARGET] = L.COMPOUND_H

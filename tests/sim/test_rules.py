@@ -1,5 +1,5 @@
 """Race rules on hand-built state: placement, laps and timing, start lights, red flag, stalled DNF,
-counters and race order (paddock_ma.sim.rules), driven tick by tick on the oval track."""
+counters and race order (paddock_ma.sim.rules, race_control, car_placement), driven tick by tick on the oval track."""
 
 import math
 
@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from paddock_ma.sim import layout as L
-from paddock_ma.sim import rules as R
+from paddock_ma.sim.car_placement import grid_slot, place_car
+from paddock_ma.sim.pit import pit_lane_is_open
+from paddock_ma.sim.race_control import car_is_held, init_world, race_control_tick, update_ranks
 from paddock_ma.sim.track import oval_track, point_at
 from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
 
@@ -37,16 +39,16 @@ def make(n=2, **overrides):
     for k, v in defaults.items():
         ru[0, getattr(L, "R_" + k.upper())] = v
     s["ci"][0, :, L.I_ACTIVE] = 1
-    R.init_world(s["wf"], s["wi"], ru, 0)
+    init_world(s["wf"], s["wi"], ru, 0)
     return s
 
 
 def test_grid_slots_follow_the_spec():
     # Spec 2.4: standing -6 - 8 i m, rolling -30 - 35 i m, offsets -3.2 / +3.2 alternating.
-    assert R.grid_slot(0, True) == (-6.0, -3.2)
-    assert R.grid_slot(3, True) == (-30.0, 3.2)
-    assert R.grid_slot(2, False) == (-100.0, -3.2)
-    assert R.grid_slot(1, False) == (-65.0, 3.2)
+    assert grid_slot(0, True) == (-6.0, -3.2)
+    assert grid_slot(3, True) == (-30.0, 3.2)
+    assert grid_slot(2, False) == (-100.0, -3.2)
+    assert grid_slot(1, False) == (-65.0, 3.2)
 
 
 def test_place_car_resets_state_and_poses_on_the_normal(tr):
@@ -60,7 +62,7 @@ def test_place_car_resets_state_and_poses_on_the_normal(tr):
     cf[0, 0, L.F_TIRE_ENERGY] = 42.0
     cf[0, 0, L.F_STALL_TIME] = 3.0
     rd = 1.5 * tr.length + 10.0
-    R.place_car(tr, cf, ci, 0, 0, rd, 4.0, 30.0, 0.2, 12.5)
+    place_car(tr, cf, ci, 0, 0, rd, 4.0, 30.0, 0.2, 12.5)
     x, y, h, _ = point_at(tr, rd % tr.length)
     assert cf[0, 0, L.F_X] == pytest.approx(x - 4.0 * math.sin(h))
     assert cf[0, 0, L.F_Y] == pytest.approx(y + 4.0 * math.cos(h))
@@ -73,7 +75,7 @@ def test_place_car_resets_state_and_poses_on_the_normal(tr):
     assert ci[0, 0, L.I_LAP] == 2 and ci[0, 0, L.I_COMPLETED_LAPS] == 1
     # placed part-way round a lap: no lap or sector clock until the next line (a partial lap has no time)
     assert cf[0, 0, L.F_LAP_START_TIME] == L.NO_CLOCK and cf[0, 0, L.F_SECTOR_START_TIME] == L.NO_CLOCK
-    R.place_car(tr, cf, ci, 0, 0, 2 * tr.length, 4.0, 30.0, 0.2, 12.5)     # on the line: the clock runs
+    place_car(tr, cf, ci, 0, 0, 2 * tr.length, 4.0, 30.0, 0.2, 12.5)     # on the line: the clock runs
     assert cf[0, 0, L.F_LAP_START_TIME] == 12.5 and cf[0, 0, L.F_SECTOR_START_TIME] == 12.5
     assert ci[0, 0, L.I_CNT_CONTACTS] == 0 and ci[0, 0, L.I_DESTROYED] == 0
     assert ci[0, 0, L.I_GRID_LOCKED] == 0 and ci[0, 0, L.I_PIT_STATUS] == L.PIT_PENDING
@@ -86,7 +88,7 @@ def test_constant_speed_lap_time_and_sectors(tr):
     s = make(1)
     cf, ci = s["cf"], s["ci"]
     v = 50.0
-    R.place_car(tr, cf, ci, 0, 0, -20.0, 0.0, v, 0.0)
+    place_car(tr, cf, ci, 0, 0, -20.0, 0.0, v, 0.0)
     for _ in range(int((tr.length + 40.0) / v / DT)):
         kinematic_tick(tr, s)   # counters are never cleared here (no env step): they total the run
     assert ci[0, 0, L.I_CNT_LAPS] == 1 and ci[0, 0, L.I_COMPLETED_LAPS] == 1 and ci[0, 0, L.I_LAP] == 2
@@ -110,7 +112,7 @@ def test_partial_first_lap_has_no_time(tr):
     s = make(1)
     cf, ci = s["cf"], s["ci"]
     v = 50.0
-    R.place_car(tr, cf, ci, 0, 0, tr.length - 8.0, 0.0, v, 0.0)
+    place_car(tr, cf, ci, 0, 0, tr.length - 8.0, 0.0, v, 0.0)
     for _ in range(int(20.0 / v / DT)):          # 20 m: over the line
         kinematic_tick(tr, s)
     assert ci[0, 0, L.I_CNT_LAPS] == 1 and ci[0, 0, L.I_COMPLETED_LAPS] == 1
@@ -121,7 +123,7 @@ def test_partial_first_lap_has_no_time(tr):
     assert ci[0, 0, L.I_CNT_LAPS] == 2
     assert cf[0, 0, L.F_LAST_LAP_TIME] == pytest.approx(tr.length / v, abs=1e-6)
     # placed exactly on the line (or on the grid behind it), the first lap is a whole one
-    R.place_car(tr, cf, ci, 0, 0, tr.length, 0.0, v, 0.0, s["wf"][0, L.WF_TIME])
+    place_car(tr, cf, ci, 0, 0, tr.length, 0.0, v, 0.0, s["wf"][0, L.WF_TIME])
     for _ in range(int((tr.length + 20.0) / v / DT)):
         kinematic_tick(tr, s)
     assert cf[0, 0, L.F_LAST_LAP_TIME] == pytest.approx(tr.length / v, abs=1e-6)
@@ -131,7 +133,7 @@ def test_lap_wrap_and_backwards_driving(tr):
     s = make(1)
     cf, ci = s["cf"], s["ci"]
     # Just before the line on lap 3: crossing it must add a few metres, not subtract a lap.
-    R.place_car(tr, cf, ci, 0, 0, 3 * tr.length - 3.0, 0.0, 30.0, 0.0)
+    place_car(tr, cf, ci, 0, 0, 3 * tr.length - 3.0, 0.0, 30.0, 0.0)
     for _ in range(12):
         kinematic_tick(tr, s)
     assert cf[0, 0, L.F_RACE_DISTANCE] == pytest.approx(3 * tr.length - 3.0 + 12 * 30.0 * DT, abs=0.02)
@@ -155,11 +157,11 @@ def test_lap_wrap_and_backwards_driving(tr):
 
 def test_standing_start_holds_until_lights_out(tr):
     s = make(2, standing_start=1)
-    R.init_world(s["wf"], s["wi"], s["ru"], 0)
+    init_world(s["wf"], s["wi"], s["ru"], 0)
     cf, ci = s["cf"], s["ci"]
     for c in range(2):
-        rd, off = R.grid_slot(c, True)
-        R.place_car(tr, cf, ci, 0, c, rd, off, 0.0, 0.0)
+        rd, off = grid_slot(c, True)
+        place_car(tr, cf, ci, 0, c, rd, off, 0.0, 0.0)
         cf[0, c, L.F_SPEED] = 20.0  # a stray speed: the lock must still hold the car
     ci[0, :, L.I_GRID_LOCKED] = 1
     # Spec 4.2: 5 lights x 0.72 s + 0.78 s hold = 4.38 s -> the first tick at or after it is 263.
@@ -178,8 +180,8 @@ def test_standing_start_holds_until_lights_out(tr):
 
 def test_start_released_when_no_car_is_locked(tr):
     s = make(1, standing_start=1)
-    R.init_world(s["wf"], s["wi"], s["ru"], 0)
-    R.place_car(tr, s["cf"], s["ci"], 0, 0, 100.0, 0.0, 30.0, 0.0)   # scenario placement unlocks
+    init_world(s["wf"], s["wi"], s["ru"], 0)
+    place_car(tr, s["cf"], s["ci"], 0, 0, 100.0, 0.0, 30.0, 0.0)   # scenario placement unlocks
     kinematic_tick(tr, s)
     assert s["wi"][0, L.WI_RACE_MODE] == L.MODE_GREEN
 
@@ -187,14 +189,14 @@ def test_start_released_when_no_car_is_locked(tr):
 def test_red_flag_holds_closes_pit_and_restarts(tr):
     s = make(2)
     cf, ci, wi = s["cf"], s["ci"], s["wi"]
-    R.place_car(tr, cf, ci, 0, 0, 500.0, 0.0, 40.0, 0.0)
-    R.place_car(tr, cf, ci, 0, 1, 400.0, 0.0, 40.0, 0.0)
+    place_car(tr, cf, ci, 0, 0, 500.0, 0.0, 40.0, 0.0)
+    place_car(tr, cf, ci, 0, 1, 400.0, 0.0, 40.0, 0.0)
     kinematic_tick(tr, s)
     wi[0, L.WI_RED_FLAG] = 1
     kinematic_tick(tr, s)
     assert wi[0, L.WI_RACE_MODE] == L.MODE_RED_FLAG
     assert s["wf"][0, L.WF_RED_FLAG_TIME] == pytest.approx(2 * DT)
-    assert R.car_is_held(ci, wi, 0, 0) and not R.pit_lane_is_open(wi, 0)
+    assert car_is_held(ci, wi, 0, 0) and not pit_lane_is_open(wi, 0)
     rd = cf[0, :, L.F_RACE_DISTANCE].copy()
     ranks = ci[0, :, L.I_RANK].copy()
     for _ in range(30):
@@ -202,16 +204,16 @@ def test_red_flag_holds_closes_pit_and_restarts(tr):
     np.testing.assert_array_equal(cf[0, :, L.F_RACE_DISTANCE], rd)
     np.testing.assert_array_equal(ci[0, :, L.I_RANK], ranks)
     wi[0, L.WI_RED_FLAG] = 0
-    R.race_control_tick(cf, ci, s["wf"], wi, s["ru"], 0, 2, DT)
-    assert wi[0, L.WI_RACE_MODE] == L.MODE_GREEN and R.pit_lane_is_open(wi, 0)
+    race_control_tick(cf, ci, s["wf"], wi, s["ru"], 0, 2, DT)
+    assert wi[0, L.WI_RACE_MODE] == L.MODE_GREEN and pit_lane_is_open(wi, 0)
     # Spec 4.3: cars restart at >= 60 km/h.
     assert (cf[0, :, L.F_SPEED] >= 60.0 * L.MPS_PER_KPH - 1e-12).all()
 
 
 def test_red_flag_ignored_before_the_start(tr):
     s = make(1, standing_start=1)
-    R.init_world(s["wf"], s["wi"], s["ru"], 0)
-    R.place_car(tr, s["cf"], s["ci"], 0, 0, -6.0, -3.2, 0.0, 0.0)
+    init_world(s["wf"], s["wi"], s["ru"], 0)
+    place_car(tr, s["cf"], s["ci"], 0, 0, -6.0, -3.2, 0.0, 0.0)
     s["ci"][0, 0, L.I_GRID_LOCKED] = 1
     s["wi"][0, L.WI_RED_FLAG] = 1
     kinematic_tick(tr, s)
@@ -224,8 +226,8 @@ def test_stalled_dnf(tr, enabled):
     cf, ci = s["cf"], s["ci"]
     # Car 0 stopped in the gravel (|offset| 14.5 m is between kerb 9 m and gravel 21 m, the spec's
     # off-track-recovery preset); car 1 crawls at 10 km/h in the gravel: above the 5 km/h stall speed.
-    R.place_car(tr, cf, ci, 0, 0, 600.0, 14.5, 0.0, 0.0)
-    R.place_car(tr, cf, ci, 0, 1, 700.0, 14.5, 10.0 * L.MPS_PER_KPH, 0.0)
+    place_car(tr, cf, ci, 0, 0, 600.0, 14.5, 0.0, 0.0)
+    place_car(tr, cf, ci, 0, 1, 700.0, 14.5, 10.0 * L.MPS_PER_KPH, 0.0)
     for _ in range(int(2.0 / DT) + 2):
         kinematic_tick(tr, s)
     assert ci[0, 0, L.I_ON_TRACK] == 0
@@ -233,7 +235,7 @@ def test_stalled_dnf(tr, enabled):
     if enabled:
         assert ci[0, 0, L.I_RETIRED] == 1 and ci[0, 0, L.I_TERMINATED] == 1
         assert ci[0, 0, L.I_END_REASON] == L.END_STALLED and ci[0, 0, L.I_DESTROYED] == 0
-        assert R.car_is_held(ci, s["wi"], 0, 0)
+        assert car_is_held(ci, s["wi"], 0, 0)
     else:
         assert ci[0, 0, L.I_RETIRED] == 0 and ci[0, 0, L.I_END_REASON] == L.END_NONE
         assert cf[0, 0, L.F_STALL_TIME] == 0.0
@@ -242,7 +244,7 @@ def test_stalled_dnf(tr, enabled):
 def test_stall_clock_resets_on_track(tr):
     s = make(1, stalled_dnf=1, stall_seconds=2.0)
     cf, ci = s["cf"], s["ci"]
-    R.place_car(tr, cf, ci, 0, 0, 600.0, 14.5, 0.0, 0.0)
+    place_car(tr, cf, ci, 0, 0, 600.0, 14.5, 0.0, 0.0)
     for _ in range(60):
         kinematic_tick(tr, s)
     assert cf[0, 0, L.F_STALL_TIME] == pytest.approx(1.0)
@@ -257,9 +259,9 @@ def test_tick_counters(tr):
     # Car 0: on the kerb (offset 8.0 m: right wheels at 8.76 m, inside kerb 7.5..9 m).
     # Car 1: all four wheels in the gravel on the right (offset 14 m) -> off track and a severe cut.
     # Car 2: on the asphalt at 20 km/h -> slow.
-    R.place_car(tr, cf, ci, 0, 0, 300.0, 8.0, 50.0, 0.0)
-    R.place_car(tr, cf, ci, 0, 1, 600.0, 14.0, 50.0, 0.0)
-    R.place_car(tr, cf, ci, 0, 2, 900.0, 0.0, 20.0 * L.MPS_PER_KPH, 0.0)
+    place_car(tr, cf, ci, 0, 0, 300.0, 8.0, 50.0, 0.0)
+    place_car(tr, cf, ci, 0, 1, 600.0, 14.0, 50.0, 0.0)
+    place_car(tr, cf, ci, 0, 2, 900.0, 0.0, 20.0 * L.MPS_PER_KPH, 0.0)
     for _ in range(10):
         kinematic_tick(tr, s)
     assert ci[0, 0, L.I_CNT_KERB_TICKS] == 10 and ci[0, 0, L.I_CNT_OFFTRACK_TICKS] == 0
@@ -278,10 +280,10 @@ def test_finish_and_race_order(tr):
     s = make(4, total_laps=2)
     cf, ci, fl, wi = s["cf"], s["ci"], s["fl"], s["wi"]
     fl[0, 3] &= ~L.FLAG_CLASSIFIED            # a batch-training style car: not classified
-    R.place_car(tr, cf, ci, 0, 0, 2 * tr.length - 10.0, 0.0, 50.0, 0.0)   # 0.2 s from the flag
-    R.place_car(tr, cf, ci, 0, 1, 2 * tr.length - 30.0, 0.0, 50.0, 0.0)   # 0.6 s
-    R.place_car(tr, cf, ci, 0, 2, 2 * tr.length - 60.0, 0.0, 30.0, 0.0)   # 2.0 s
-    R.place_car(tr, cf, ci, 0, 3, 2 * tr.length - 1.0, 0.0, 50.0, 0.0)
+    place_car(tr, cf, ci, 0, 0, 2 * tr.length - 10.0, 0.0, 50.0, 0.0)   # 0.2 s from the flag
+    place_car(tr, cf, ci, 0, 1, 2 * tr.length - 30.0, 0.0, 50.0, 0.0)   # 0.6 s
+    place_car(tr, cf, ci, 0, 2, 2 * tr.length - 60.0, 0.0, 30.0, 0.0)   # 2.0 s
+    place_car(tr, cf, ci, 0, 3, 2 * tr.length - 1.0, 0.0, 50.0, 0.0)
     kinematic_tick(tr, s)
     assert list(ci[0, :, L.I_RANK]) == [1, 2, 3, 0]
     for _ in range(20):
@@ -304,15 +306,15 @@ def test_finish_and_race_order(tr):
     assert ci[0, 2, L.I_FINISHED] == 1 and cf[0, 2, L.F_FINISH_TIME] > cf[0, 1, L.F_FINISH_TIME]
     assert list(ci[0, :, L.I_RANK]) == [1, 2, 3, 0]
     assert wi[0, L.WI_RACE_FINISHED] == 1 and wi[0, L.WI_RACE_MODE] == L.MODE_SAFETY_CAR
-    assert not R.car_is_held(ci, wi, 0, 0)           # finished cars keep driving
+    assert not car_is_held(ci, wi, 0, 0)           # finished cars keep driving
 
 
 def test_ranks_by_race_distance(tr):
     s = make(5)
     cf, ci = s["cf"], s["ci"]
     for c, rd in enumerate([100.0, 2600.0, -20.0, 900.0, 900.0]):
-        R.place_car(tr, cf, ci, 0, c, rd, 0.0, 0.0, 0.0)
+        place_car(tr, cf, ci, 0, c, rd, 0.0, 0.0, 0.0)
     ci[0, 2, L.I_ACTIVE] = 0
-    R.update_ranks(cf, ci, s["fl"], s["wi"], 0, 5, np.empty(5, np.int64))
+    update_ranks(cf, ci, s["fl"], s["wi"], 0, 5, np.empty(5, np.int64))
     # Ties on distance keep the lower slot ahead; the empty slot has rank 0.
     assert list(ci[0, :, L.I_RANK]) == [4, 1, 0, 2, 3]

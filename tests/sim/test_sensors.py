@@ -225,7 +225,7 @@ def pit_area_poses(tr, rng, n):
 def connector_poses(tr, rng, n):
     """Origins in and around the pit connectors (up to 2 m beyond their width), headings along the
     connector or arbitrary."""
-    from paddock_ma.sim.track_core import PIT_CONN_STEPS
+    from paddock_ma.sim.track_surface import PIT_CONN_STEPS
 
     m = tr.px.shape[0]
     poses = []

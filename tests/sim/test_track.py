@@ -13,7 +13,7 @@ from paddock_ma.sim.track import (
     pit_point_at, point_at, procedural_track, surface_at, surface_fast,
 )
 from paddock_ma.sim.track_build import validate_centreline
-from paddock_ma.sim.track_core import (
+from paddock_ma.sim.track_surface import (
     GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH, SERVICE_LENGTH,
     WORK_LANE_MARGIN,
 )
