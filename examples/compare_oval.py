@@ -69,10 +69,11 @@ def curves(doc: dict) -> list[dict]:
     return doc.get("iterations") or doc.get("history") or []
 
 
-def binned(rows: list[dict], window_s: float) -> list[dict]:
+def binned(rows: list[dict], window_s: float, min_lives: int = 1) -> list[dict]:
     """The lives that ended in each ``window_s`` of wall clock, pooled over the iterations that ended in
     it (an RLlib vector iteration lasts ~1 s and finishes few 400-step lives; a multi-agent one ~30 s):
-    end of the window (s), lives, legal metres per car-step, crash rate per life, crashes per km."""
+    end of the window (s), lives, legal metres per car-step, crash rate per life, crashes per km. Windows
+    with fewer than ``min_lives`` lives (the run's last fraction of a window) are left out."""
     bins: dict[int, list[dict]] = {}
     for r in rows:
         if r.get("lives_finished"):
@@ -80,6 +81,8 @@ def binned(rows: list[dict], window_s: float) -> list[dict]:
     out = []
     for b, group in sorted(bins.items()):
         lives = sum(r["lives_finished"] for r in group)
+        if lives < min_lives:
+            continue
         steps = sum(r["life_steps"] for r in group)
         meters, crashed = sum(r["life_meters"] for r in group), sum(r["lives_crashed"] for r in group)
         out.append({"elapsed_s": max(r["elapsed_s"] for r in group), "lives": lives,
@@ -101,7 +104,7 @@ def plot(out_dir: Path, path: str, window_s: float = 30.0) -> dict:
         if not file.exists():
             continue
         doc = json.loads(file.read_text())
-        rows = found[name] = binned(curves(doc), window_s)
+        rows = found[name] = binned(curves(doc), window_s, min_lives=50)
         t = [r["elapsed_s"] for r in rows]
         load = doc.get("load_at_start", [None])[0]
         tag = f"{label}, load {load:.2f} at start" if load is not None else label
@@ -112,7 +115,7 @@ def plot(out_dir: Path, path: str, window_s: float = 30.0) -> dict:
     ax[1].set_ylabel("crash rate per life")
     ax[1].set_yscale("symlog", linthresh=0.01)
     ax[2].set_ylabel("crashes per km of legal progress")
-    ax[2].set_yscale("log")
+    ax[2].set_yscale("symlog", linthresh=0.001)
     for a in ax:
         a.set_xlabel("wall-clock s since the start (start-up included)")
         a.grid(alpha=0.3)
