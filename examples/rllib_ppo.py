@@ -311,7 +311,7 @@ def parse_args(argv=None):
     p.add_argument("--address", default="local",
                    help="'local' starts a local Ray cluster; 'auto' or host:port joins a running one (its env "
                         "runners spread over the cluster's nodes)")
-    p.add_argument("--few-rays", action="store_true", help="5 rays instead of the 14-ray layout (faster)")
+    p.add_argument("--few-rays", action="store_true", help="5 rays instead of the catalogue's 16-ray layout (faster)")
     p.add_argument("--start-speed", type=float, default=0.0,
                    help="km/h: start every world reset with the cars spread round the lap at this speed "
                         "(0: the catalogue's rolling grid)")

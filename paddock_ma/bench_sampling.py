@@ -5,7 +5,7 @@ sampler and the bare batched engine, on one workload, in one process.
     python -m paddock_ma.bench_sampling [--env paddock/gp-batch-v0] [--worlds 32] [--seconds 5] [--json]
 
 Every column runs W worlds of the same catalogue env (default ``paddock/gp-batch-v0``: 8 batch-training
-cars a world on the grand prix, physical-driver senses with 14 front-heavy rays, frame skip 4; N = W x 8
+cars a world on the grand prix, physical-driver senses with 16 front-heavy rays, frame skip 4; N = W x 8
 cars) on one core (torch and numba on one thread), after a warm-up, for ``seconds`` each:
 
 * ``rllib_vector``: RLlib 2.60's ``SingleAgentEnvRunner`` over ``CarVectorEnv`` through
