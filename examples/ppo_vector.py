@@ -7,8 +7,11 @@ observation stored at t+1 is the episode's final one, which bootstraps a truncat
 
     python examples/ppo_vector.py --total-steps 400000 --num-worlds 16 --out ppo_vector.json
 
-``--out`` writes per-iteration figures: mean reward per car-step (metres of legal progress), episodes
-ended, sampling and training seconds, sampled agent-steps/s, the last minibatch's loss.
+The env, its 400-step lives and the reward (legal progress minus crash and off-track penalties) are
+``oval_reward``'s, shared with the RLlib examples. ``--out`` writes per-iteration figures over the car
+lives that ended (``CarVectorEnv.episode_totals()``): legal progress per life and per car-step (m), crash
+rate per life, lives finished; mean reward per car-step, sampling and training seconds, sampled
+agent-steps/s, the last minibatch's loss, seconds since the start (``--seconds`` stops on a budget).
 """
 
 from __future__ import annotations
@@ -22,57 +25,65 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # oval_reward, shared by the oval examples
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
+from oval_reward import ENV_ID, LIFE_STEPS, life_rates, sum_totals, user_reward  # noqa: E402
 from paddock_ma.adapters.vector_env import CarVectorEnv  # noqa: E402
-from paddock_ma.env.episodes import M_LEGAL_PROGRESS  # noqa: E402
 
 
 @dataclass
 class Args:
-    env_id: str = "paddock/oval-batch-v0"     # catalogued environment (its controlled cars are the sub-envs)
+    env_id: str = ENV_ID                      # catalogued environment (its controlled cars are the sub-envs)
     num_worlds: int = 16                      # worlds stepped together; sub-envs = worlds x controlled cars
     total_steps: int = 400_000                # agent-steps (car-steps) to train for
+    seconds: float = 0.0                      # wall-clock budget: stop after the iteration that passes it (0: none)
+    life_steps: int = LIFE_STEPS              # episode.max_steps of one car's life
+    reset_placement: str = "random"           # where lives start: random (at rest), random-moving, grid
     rollout: int = 64                         # steps per sub-env between updates
     epochs: int = 4                           # passes over each rollout
     minibatches: int = 8                      # minibatches per pass
     lr: float = 3e-4                          # Adam learning rate
     gamma: float = 0.99                       # discount
-    gae_lambda: float = 0.95                  # GAE lambda
+    gae_lambda: float = 1.0                   # GAE lambda (RLlib's; with 0.95 crashes rose as the cars got fast)
     clip: float = 0.2                         # PPO ratio clip
     entropy: float = 0.0                      # entropy bonus coefficient
     value_coef: float = 0.5                   # value loss coefficient
-    max_grad_norm: float = 0.5                # gradient clipping
-    hidden: int = 128                         # width of the two hidden layers
+    target_kl: float = 0.02                   # stop an update's epochs once its approximate KL passes this (0: off)
+    max_grad_norm: float = 0.5                # gradient clipping, of the policy and the value parts each
+    hidden: int = 64                          # width of the two hidden layers (RLlib's default net is 64, 64)
     seed: int = 1                             # seeds the env, torch and the action noise
     out: str = ""                             # JSON file for the per-iteration figures ("" = none)
 
 
-def reward_fn(metrics: np.ndarray) -> np.ndarray:
-    """The user's reward over metrics [W, K, M]: metres of legal progress (an example, not canonical)."""
-    return metrics[..., M_LEGAL_PROGRESS]
-
-
 class Agent(nn.Module):
-    """Gaussian policy (tanh-squashed mean, state-independent log std) and a value head."""
+    """Gaussian policy and a value function, two separate MLPs (RLlib's default PPO network): the policy's
+    last layer gives the means and log standard deviations of the 3 controls, so each state has its own
+    spread (little steering noise where the car is fast, say)."""
 
     def __init__(self, obs_size: int, hidden: int):
         super().__init__()
         def body():
             return nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
         self.actor, self.critic = body(), body()
-        self.mean = nn.Linear(hidden, 3)
+        self.head = nn.Linear(hidden, 6)          # 3 means, 3 log standard deviations
         self.value = nn.Linear(hidden, 1)
-        self.log_std = nn.Parameter(torch.full((3,), -0.5))
 
     def dist(self, obs):
-        return torch.distributions.Normal(self.mean(self.actor(obs)), self.log_std.exp())
+        mean, log_std = self.head(self.actor(obs)).chunk(2, dim=-1)
+        return torch.distributions.Normal(mean, log_std.clamp(-5.0, 2.0).exp())
 
     def v(self, obs):
         return self.value(self.critic(obs)).squeeze(-1)
+
+    def policy_parameters(self):
+        return [*self.actor.parameters(), *self.head.parameters()]
+
+    def value_parameters(self):
+        return [*self.critic.parameters(), *self.value.parameters()]
 
 
 def parse(argv) -> Args:
@@ -88,9 +99,11 @@ def parse(argv) -> Args:
 
 
 def train(args: Args) -> list[dict]:
+    start, load = time.perf_counter(), os.getloadavg()
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
-    env = CarVectorEnv(args.env_id, args.num_worlds, reward=reward_fn)
+    env = CarVectorEnv(args.env_id, args.num_worlds, reward=user_reward, reset_placement=args.reset_placement,
+                       start_placement=args.reset_placement, episode={"max_steps": args.life_steps})
     n, d = env.num_envs, env.single_observation_space.shape[0]
     agent = Agent(d, args.hidden)
     opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
@@ -107,7 +120,8 @@ def train(args: Args) -> list[dict]:
     obs, _ = env.reset(seed=args.seed)
     prev_done = np.zeros(n, bool)
     history, steps, iteration = [], 0, 0
-    while steps < args.total_steps:
+    before = sum_totals([env.episode_totals()])
+    while steps < args.total_steps and not (args.seconds and time.perf_counter() - start >= args.seconds):
         iteration += 1
         t0 = time.perf_counter()
         ended = 0
@@ -140,12 +154,18 @@ def train(args: Args) -> list[dict]:
         b_obs, b_act, b_logp = t_obs[:-1].reshape(-1, d), t_act.reshape(-1, 3), t_logp.reshape(-1)
         b_adv, b_ret, b_valid = adv.reshape(-1), returns.reshape(-1), t_valid.reshape(-1)
         keep = b_valid.nonzero().squeeze(-1)
-        size = max(1, keep.numel() // args.minibatches)
+        kl = 0.0
         for _ in range(args.epochs):
-            for idx in keep[torch.randperm(keep.numel())].split(size):
+            if args.target_kl and kl > args.target_kl:
+                break       # the policy moved far enough from the one that sampled: no more epochs
+            # exactly `minibatches` parts (sizes differ by at most one): a leftover minibatch of one
+            # transition would normalise its advantage by a NaN standard deviation
+            for idx in keep[torch.randperm(keep.numel())].tensor_split(args.minibatches):
                 dist = agent.dist(b_obs[idx])
                 logp = dist.log_prob(b_act[idx]).sum(-1)
-                ratio = (logp - b_logp[idx]).exp()
+                log_ratio = logp - b_logp[idx]
+                ratio = log_ratio.exp()
+                kl = float(((ratio - 1) - log_ratio).mean())       # approximate KL(sampling || current)
                 a = b_adv[idx]
                 a = (a - a.mean()) / (a.std() + 1e-8)
                 pg = -torch.min(ratio * a, ratio.clamp(1 - args.clip, 1 + args.clip) * a).mean()
@@ -153,19 +173,26 @@ def train(args: Args) -> list[dict]:
                 loss = pg + args.value_coef * vloss - args.entropy * dist.entropy().sum(-1).mean()
                 opt.zero_grad()
                 loss.backward()
-                nn.utils.clip_grad_norm_(agent.parameters(), args.max_grad_norm)
+                # clipped apart: the value loss (returns of hundreds of metres) would otherwise take the
+                # whole norm and leave the policy almost no step
+                nn.utils.clip_grad_norm_(agent.policy_parameters(), args.max_grad_norm)
+                nn.utils.clip_grad_norm_(agent.value_parameters(), args.max_grad_norm)
                 opt.step()
         train_s = time.perf_counter() - t1
-        row = {"iteration": iteration, "agent_steps": steps,
+        now = sum_totals([env.episode_totals()])
+        row = {"iteration": iteration, "agent_steps": steps, "elapsed_s": round(time.perf_counter() - start, 1),
+               **life_rates(now, before),
                "reward_per_step": round(float(t_rew.sum() / max(1.0, float(t_valid.sum()))), 4),
                "episodes_ended": ended, "sample_s": round(sample_s, 3), "train_s": round(train_s, 3),
                "sampled_agent_steps_per_s": int(args.rollout * n / sample_s),
-               "loss": round(float(loss), 4)}
+               "loss": round(float(loss), 4), "approx_kl": round(kl, 4)}
+        before = now
         history.append(row)
         print(json.dumps(row), flush=True)
     env.close()
     if args.out:
-        Path(args.out).write_text(json.dumps({"args": vars(args), "history": history}, indent=1))
+        Path(args.out).write_text(json.dumps({"env_id": args.env_id, "args": vars(args), "load_at_start": load,
+                                              "history": history}, indent=1))
     return history
 
 

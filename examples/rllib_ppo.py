@@ -2,14 +2,16 @@
 
 Every controlled car of every world is an agent life ``w{world}/{driver}@{life}`` mapped to one shared
 policy; a crashed car comes back at a random legal track position under its next life id. The reward
-below is written here, by the user, from the env's neutral metrics: it is an example objective, not the
-project's canonical one.
+(``oval_reward.user_reward``) is written by the user from the env's neutral metrics: an example
+objective, not the project's canonical one.
 
     python examples/rllib_ppo.py --iterations 20 --num-env-runners 1 --num-worlds 4 \\
         --out ppo.json --plot ppo.png
 
-``--out`` writes per-iteration metrics: mean legal progress per life (m), crash rate per life (share of
-finished lives that ended at the barrier), lives finished, env steps sampled, mean episode return.
+``--out`` writes per-iteration metrics: mean legal progress per life (m) and per car-step, crash rate per
+life (share of finished lives that ended at the barrier), lives finished, env steps sampled, mean episode
+return, seconds since the start. The reward and the env are ``oval_reward``'s, shared with the vector
+examples (``rllib_vector_ppo.py``, ``ppo_vector.py``); ``--seconds`` stops on a wall-clock budget.
 """
 
 from __future__ import annotations
@@ -24,26 +26,20 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # oval_reward, shared by the oval examples
 
 import functools  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from paddock_ma.env.episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK  # noqa: E402
-
-ENV_ID = "paddock/oval-batch-v0"   # 8 batch-training cars per world (no car-car contact)
-CRASH_PENALTY = 200.0              # once, on the step a car hits the barrier (PaddockJS guide's example)
-OFF_TRACK_PENALTY = 0.05           # per step with a wheel off the legal surface
-
-
-def user_reward(metrics, crash_penalty=CRASH_PENALTY):
-    """The user's reward, vectorised over worlds x cars: metres of legal progress minus penalties."""
-    return (metrics[..., M_LEGAL_PROGRESS] - crash_penalty * metrics[..., M_DESTROYED]
-            - OFF_TRACK_PENALTY * metrics[..., M_OFF_TRACK])
+import oval_reward  # noqa: E402
+from paddock_ma.env.episodes import M_LEGAL_PROGRESS  # noqa: E402
+from oval_reward import CRASH_PENALTY, ENV_ID, LIFE_STEPS, life_rates, sum_totals, user_reward  # noqa: E402, F401
 
 
 def env_life_totals(algo) -> dict:
-    """Sum of ``PaddockMultiAgentEnv.life_totals()`` over the remote env runners' envs.
+    """Sum of ``PaddockMultiAgentEnv.life_totals()`` over the remote env runners' envs (``oval_reward``'s
+    form: lives, crashed, meters, steps).
 
     Exact counts of the lives that ended, read from the envs themselves: RLlib's metrics logger
     averages per-sample means, which over-weights sample chunks in which only a crash ended a life.
@@ -51,26 +47,8 @@ def env_life_totals(algo) -> dict:
     def fetch(runner):
         return [e.unwrapped.life_totals() for e in runner.env.envs]
 
-    total = {"lives_ended": 0, "lives_crashed": 0, "legal_meters": 0.0, "steps": 0}
-    for per_runner in algo.env_runner_group.foreach_env_runner(fetch, local_env_runner=False):
-        for t in per_runner:
-            for key in total:
-                total[key] += t[key]
-    return total
-
-
-def life_rates(now: dict, before: dict) -> dict:
-    """Per-iteration figures from two ``env_life_totals`` readings (a restarted env runner starts
-    its totals again: then the new reading counts as the iteration's)."""
-    d = {k: now[k] - before[k] for k in now}
-    if any(v < 0 for v in d.values()):
-        d = dict(now)
-    n = d["lives_ended"]
-    return {"lives_finished": n,
-            "life_legal_progress_m": round(d["legal_meters"] / n, 2) if n else float("nan"),
-            "life_crash_rate": round(d["lives_crashed"] / n, 4) if n else float("nan"),
-            "crashes_per_km": (round(d["lives_crashed"] / (d["legal_meters"] / 1000.0), 4)
-                               if d["legal_meters"] > 0 else float("nan"))}
+    return sum_totals(t for per_runner in algo.env_runner_group.foreach_env_runner(fetch, local_env_runner=False)
+                      for t in per_runner)
 
 
 def env_overrides(args) -> dict:
@@ -146,13 +124,14 @@ def speed_start_eval(module, args, worlds: int = 8, steps: int = 150, seed: int 
 
 def build_config(args):
     import torch
+    from ray import cloudpickle
     from ray.rllib.algorithms.ppo import PPOConfig
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
     from paddock_ma.adapters.rllib_env import register, with_env_endings
 
     torch.set_num_threads(1)
+    cloudpickle.register_pickle_by_value(oval_reward)   # the env runners get the reward without the examples dir
     name = register()
     env_config = {"env_id": ENV_ID, "num_worlds": args.num_worlds, "auto_reset": True,
                   "reset_placement": args.reset_placement, "max_lives": args.max_lives,
@@ -163,7 +142,8 @@ def build_config(args):
     # with_env_endings: RLlib records truncated lives as truncated (PPO bootstraps them), see rllib_env
     return with_env_endings(
         PPOConfig()
-        .environment(name, env_config=env_config)
+        # actions unnormalised, as in the vector examples: the contract clamps the policy's raw outputs
+        .environment(name, env_config=env_config, normalize_actions=False)
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=1,
                      rollout_fragment_length=fragment, sample_timeout_s=600)
         .fault_tolerance(restart_failed_env_runners=True)
@@ -171,8 +151,9 @@ def build_config(args):
         .training(train_batch_size_per_learner=args.train_batch, minibatch_size=args.minibatch,
                   num_epochs=args.epochs, lr=3e-4, gamma=0.99)
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *a, **k: "shared")
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            "shared": RLModuleSpec(model_config={"fcnet_hiddens": [64, 64]})}))
+        # one RLModuleSpec (not a MultiRLModuleSpec of it): RLlib then builds the env runners' copy of the
+        # "shared" module inference-only (no value network run at every sampled step)
+        .rl_module(rl_module_spec=RLModuleSpec(model_config={"fcnet_hiddens": [64, 64]}))
         .debugging(seed=args.seed)
     )
 
@@ -188,6 +169,7 @@ def _get(d, *keys, default=float("nan")):
 def run(args) -> list[dict]:
     import ray
 
+    start, load = time.perf_counter(), os.getloadavg()
     if not ray.is_initialized():
         single_thread = {"env_vars": {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}}
         if args.address == "local":     # a new local cluster, sized for this machine
@@ -209,7 +191,8 @@ def run(args) -> list[dict]:
             res = algo.train()
             er = res.get("env_runners", {})
             now = env_life_totals(algo)
-            row = {"iteration": it + 1, "seconds": round(time.time() - t0, 2), **life_rates(now, before),
+            row = {"iteration": it + 1, "seconds": round(time.time() - t0, 2),
+                   "elapsed_s": round(time.perf_counter() - start, 1), **life_rates(now, before),
                    "env_steps_sampled": _get(er, "num_env_steps_sampled"),
                    "agent_steps_sampled": _get(er, "num_module_steps_sampled", "shared"),
                    "episode_return_mean": _get(er, "episode_return_mean")}
@@ -218,10 +201,13 @@ def run(args) -> list[dict]:
                 row.update(speed_start_eval(algo.get_module("shared"), args))
             rows.append(row)
             print(json.dumps(row), flush=True)
+            if args.seconds and time.perf_counter() - start >= args.seconds:
+                break
     finally:
         algo.stop()
     if args.out:
-        Path(args.out).write_text(json.dumps({"env_id": ENV_ID, "args": vars(args), "initial_eval": initial,
+        Path(args.out).write_text(json.dumps({"env_id": ENV_ID, "args": vars(args), "load_at_start": load,
+                                              "initial_eval": initial,
                                               "env_runner_nodes": runner_nodes, "iterations": rows},
                                              indent=1, default=str))
     if args.plot:
@@ -302,6 +288,9 @@ def bench_sampling(args) -> dict:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--iterations", type=int, default=10)
+    p.add_argument("--seconds", type=float, default=0.0,
+                   help="wall-clock budget: stop after the iteration in which this many seconds since the start "
+                        "(Ray's start-up included) have passed (0: --iterations only)")
     p.add_argument("--num-env-runners", type=int, default=1)
     p.add_argument("--num-worlds", type=int, default=4)
     p.add_argument("--out", default=None, help="JSON file of per-iteration metrics")
@@ -309,17 +298,20 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--crash-penalty", type=float, default=CRASH_PENALTY, help="reward on the step a car crashes")
     p.add_argument("--max-lives", type=int, default=8)
-    p.add_argument("--life-steps", type=int, default=400, help="episode.max_steps of one life")
+    p.add_argument("--life-steps", type=int, default=LIFE_STEPS, help="episode.max_steps of one life")
     p.add_argument("--max-world-steps", type=int, default=1000)
     p.add_argument("--rollout-fragment-length", type=int, default=50)
-    p.add_argument("--train-batch", type=int, default=4000)
-    p.add_argument("--minibatch", type=int, default=500)
+    p.add_argument("--train-batch", type=int, default=4000,
+                   help="packed env steps per update (each steps every car of every world: x 8 x --num-worlds "
+                        "agent steps)")
+    p.add_argument("--minibatch", type=int, default=500,
+                   help="agent steps per minibatch (RLlib 2.60 requires it <= --train-batch all the same)")
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--num-cpus", type=int, default=2, help="CPUs of the local cluster (--address local)")
     p.add_argument("--address", default="local",
                    help="'local' starts a local Ray cluster; 'auto' or host:port joins a running one (its env "
                         "runners spread over the cluster's nodes)")
-    p.add_argument("--few-rays", action="store_true", help="5 rays instead of the 14-ray layout (faster)")
+    p.add_argument("--few-rays", action="store_true", help="5 rays instead of the catalogue's 16-ray layout (faster)")
     p.add_argument("--start-speed", type=float, default=0.0,
                    help="km/h: start every world reset with the cars spread round the lap at this speed "
                         "(0: the catalogue's rolling grid)")

@@ -10,8 +10,11 @@ steering, throttle and brake, so the policy's raw outputs are valid actions.
 
     python examples/rllib_vector_ppo.py --iterations 20 --num-worlds 8 --num-env-runners 1 --out v.json
 
-``--out`` writes per-iteration figures: mean legal progress per car-step (m), episodes ended,
-env steps sampled, sampled agent-steps/s, seconds.
+The env, its 400-step lives and the reward are ``oval_reward``'s, shared with ``rllib_ppo.py`` and
+``ppo_vector.py``. ``--out`` writes per-iteration figures over the car lives that ended (from
+``CarVectorEnv.episode_totals()``): legal progress per life and per car-step (m), crash rate per life,
+lives finished; env steps sampled, mean episode return, seconds since the start (``--seconds`` stops on
+a wall-clock budget).
 """
 
 from __future__ import annotations
@@ -26,38 +29,41 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # oval_reward, shared by the oval examples
 
-ENV_ID = "paddock/oval-batch-v0"   # 8 batch-training cars per world (no car-car contact)
-CRASH_PENALTY = 200.0              # once, on the step a car hits the barrier (as examples/rllib_ppo.py)
-OFF_TRACK_PENALTY = 0.05           # per step with a wheel off the legal surface
-
-
-def user_reward(metrics):
-    """The user's reward over metrics [W, K, M]: metres of legal progress minus penalties (an example)."""
-    from paddock_ma.env.episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK
-    return (metrics[..., M_LEGAL_PROGRESS] - CRASH_PENALTY * metrics[..., M_DESTROYED]
-            - OFF_TRACK_PENALTY * metrics[..., M_OFF_TRACK])
+import oval_reward  # noqa: E402
+from oval_reward import ENV_ID, LIFE_STEPS, life_rates, sum_totals, user_reward  # noqa: E402
 
 
 def car_vector_env(config: dict):
-    """RLlib's env creator: a CarVectorEnv of ``config["num_envs"]`` cars (``num_worlds`` = that / K)."""
+    """RLlib's env creator: a CarVectorEnv of ``config["num_envs"]`` cars (``num_worlds`` = that / K);
+    the other keys go to CarVectorEnv (placements, config overrides)."""
     from paddock_ma.adapters.vector_env import make_car_vector_env
     cfg = dict(config)
     return make_car_vector_env(cfg.pop("env_id", ENV_ID), num_envs=cfg.pop("num_envs"), reward=user_reward, **cfg)
 
 
+def env_totals(algo) -> dict:
+    """Sum of ``CarVectorEnv.episode_totals()`` over the remote env runners (``oval_reward``'s form)."""
+    return sum_totals(algo.env_runner_group.foreach_env_runner(lambda runner: runner.env.unwrapped.episode_totals(),
+                                                               local_env_runner=False))
+
+
 def build_config(args, cars_per_world: int):
     import torch
+    from ray import cloudpickle
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
     torch.set_num_threads(1)
+    cloudpickle.register_pickle_by_value(oval_reward)   # the env runners get the reward without the examples dir
     register_env("paddock_cars", car_vector_env)
+    env_config = {"env_id": ENV_ID, "reset_placement": args.reset_placement,
+                  "start_placement": args.reset_placement, "episode": {"max_steps": args.life_steps}}
     return (
         PPOConfig()
-        .environment("paddock_cars", env_config={"env_id": ENV_ID, "reset_placement": "random"},
-                     normalize_actions=False)
+        .environment("paddock_cars", env_config=env_config, normalize_actions=False)
         .env_runners(num_env_runners=args.num_env_runners, num_envs_per_env_runner=args.num_worlds * cars_per_world,
                      gym_env_vectorize_mode="vector_entry_point", rollout_fragment_length=args.rollout,
                      sample_timeout_s=600)
@@ -74,6 +80,7 @@ def run(args) -> list[dict]:
 
     from paddock_ma.catalog import env_config
 
+    start, load = time.perf_counter(), os.getloadavg()
     if not ray.is_initialized():
         ray.init(address=args.address, **({} if args.address == "auto" else {
             "num_cpus": args.num_cpus, "object_store_memory": 150 * 1024**2, "include_dashboard": False,
@@ -82,27 +89,27 @@ def run(args) -> list[dict]:
     k = len(env_config(ENV_ID).controlled_drivers)
     algo = build_config(args, k).build_algo()
     rows = []
-    start = time.perf_counter()
+    before = env_totals(algo)
     try:
         for i in range(1, args.iterations + 1):
             t = time.perf_counter()
             result = algo.train()
             runners = result.get("env_runners", {})
-            row = {"iteration": i, "seconds": round(time.perf_counter() - start, 1),
-                   "iteration_s": round(time.perf_counter() - t, 2),
+            now = env_totals(algo)
+            row = {"iteration": i, "elapsed_s": round(time.perf_counter() - start, 1),
+                   "iteration_s": round(time.perf_counter() - t, 2), **life_rates(now, before),
                    "env_steps": int(runners.get("num_env_steps_sampled_lifetime", 0)),
-                   "episodes": int(runners.get("num_episodes_lifetime", 0)),
-                   "episode_return_mean": _num(runners.get("episode_return_mean")),
-                   "sample_s": _num(runners.get("sample", {}).get("mean")) if isinstance(runners.get("sample"), dict)
-                   else _num(runners.get("sample"))}
+                   "episode_return_mean": _num(runners.get("episode_return_mean"))}
+            before = now
             rows.append(row)
             print(json.dumps(row), flush=True)
-            if args.budget_s and time.perf_counter() - start > args.budget_s:
+            if args.seconds and time.perf_counter() - start >= args.seconds:
                 break
     finally:
         algo.stop()
     if args.out:
-        Path(args.out).write_text(json.dumps({"args": vars(args), "history": rows}, indent=1))
+        Path(args.out).write_text(json.dumps({"env_id": ENV_ID, "args": vars(args), "load_at_start": load,
+                                              "history": rows}, indent=1))
     return rows
 
 
@@ -113,7 +120,13 @@ def _num(value):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--iterations", type=int, default=20)
-    p.add_argument("--budget-s", type=float, default=0.0, help="stop after this many seconds (0: no limit)")
+    p.add_argument("--seconds", type=float, default=0.0,
+                   help="wall-clock budget: stop after the iteration in which this many seconds since the start "
+                        "(Ray's start-up included) have passed (0: --iterations only)")
+    p.add_argument("--life-steps", type=int, default=LIFE_STEPS, help="episode.max_steps of one car's life")
+    p.add_argument("--reset-placement", default="random", choices=("random", "random-moving", "grid"),
+                   help="where every life starts: a random track position at rest, the same at a random speed "
+                        "(0-250 km/h), or its grid slot")
     p.add_argument("--num-worlds", type=int, default=8, help="worlds per env runner")
     p.add_argument("--num-env-runners", type=int, default=1)
     p.add_argument("--num-cpus", type=int, default=2)

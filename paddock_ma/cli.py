@@ -5,7 +5,9 @@
   ``make install`` runs it): a first run then loads them instead of compiling for minutes.
 * ``paddock-ma race``   a short rollout: built-in drivers race on every shipped track; prints a table.
 * ``paddock-ma bench``  the core benchmarks (see ``paddock_ma.bench``); ``--json`` for machine output;
-  ``--threads 1,2`` also times BatchEnv(parallel=True) on that many numba threads.
+  ``--threads 1,2`` also times BatchEnv(parallel=True) on that many numba threads; ``--sampling``,
+  ``--protocol`` and ``--fleet`` run other benchmarks instead (``bench_sampling``, ``bench_protocol``,
+  ``distributed.bench_fleet``).
 * ``paddock-ma envs``   the environment catalogue (versioned env ids).
 * ``paddock-ma tracks`` the shipped tracks with their lap lengths.
 * ``paddock-ma collect`` a Parquet dataset over Ray shards; ``paddock-ma verify DIR`` checks one.
@@ -79,6 +81,12 @@ def _cmd_bench(args) -> int:
 
         report = bench_protocol.run(seconds=args.seconds, worlds=int(args.env_worlds.split(",")[0]))
         print(bench.main_json(report) if args.json else bench_protocol.format_report(report))
+        return 0
+    if args.sampling:
+        from . import bench_sampling
+
+        report = bench_sampling.run(worlds=int(args.env_worlds.split(",")[0]), seconds=args.seconds)
+        print(bench.main_json(report) if args.json else bench_sampling.format_report(report))
         return 0
     if args.fleet:
         from .distributed import bench_fleet
@@ -175,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--fleet", action="store_true",
                        help="only the Ray fleet (paddock/gp-batch-v0): 1 and 2 shards of --env-worlds worlds "
                             "against the in-process engine, JSON against arrays, collection with Parquet")
+    bench.add_argument("--sampling", action="store_true",
+                       help="only training-side sampling (paddock/gp-batch-v0, the first --env-worlds, e.g. 32): "
+                            "RLlib's vector path, RLlib's packed multi-agent path, a plain-torch sampler and the "
+                            "bare engine, agent-steps/s on one core")
     bench.add_argument("--threads", default="",
                        help="comma-separated numba thread counts (e.g. 1,2; repeat to interleave: 1,2,1,2): also "
                             "time BatchEnv(parallel=True) at --env-worlds on that many threads each")

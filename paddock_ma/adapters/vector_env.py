@@ -32,7 +32,7 @@ from gymnasium.vector.utils import batch_space
 
 from ..env.actions import ACTION_HIGH, ACTION_LOW
 from ..env.batch_env import BatchEnv
-from ..env.episodes import EpisodeArrays
+from ..env.episodes import END_DESTROYED, M_LEGAL_PROGRESS
 from ..env.errors import ConfigError
 from ..env.scenarios import PLACEMENT_POLICIES
 from .pettingzoo_env import resolve_config
@@ -63,8 +63,9 @@ class CarVectorEnv(VectorEnv):
         config = resolve_config(config_or_env_id, overrides)
         if reward is None and config.reward is None:
             reward = DEFAULT_REWARD
+        # copy_obs=False: the engine's buffer is copied once, into the array this env returns
         self.engine = BatchEnv(config, num_worlds, auto_reset=mode == AutoresetMode.SAME_STEP,
-                               reset_placement=reset_placement, parallel=parallel, reward_fn=reward)
+                               reset_placement=reset_placement, parallel=parallel, reward_fn=reward, copy_obs=False)
         self.reset_placement, self.start_placement = reset_placement, start_placement
         self.metadata = dict(self.metadata, autoreset_mode=mode)
         self.render_mode = render_mode
@@ -80,6 +81,9 @@ class CarVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._pending = np.zeros((num_worlds, self.cars_per_world), bool)   # NEXT_STEP: reset on the next step
+        self._episode_meters = np.zeros((num_worlds, self.cars_per_world))     # legal progress (m) so far
+        self._episode_steps = np.zeros((num_worlds, self.cars_per_world), np.int64)
+        self._totals = {"episodes_ended": 0, "episodes_crashed": 0, "legal_meters": 0.0, "steps": 0}
 
     # -- gymnasium API --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -93,25 +97,30 @@ class CarVectorEnv(VectorEnv):
         if self.start_placement != "scenario":
             result = self.engine.reset_drivers(np.ones_like(self._pending), self.start_placement)
         self._pending[:] = False
-        return self._flat(result.obs).copy(), self._infos()
+        self._episode_meters[:] = 0.0
+        self._episode_steps[:] = 0
+        return self._flat(result.obs).copy(), self._infos(result)
 
     def step(self, actions):
         """One step of every world: -> (obs[N, D], rewards[N], terminations[N], truncations[N], infos)."""
         acts = np.asarray(actions, np.float32).reshape(self.num_worlds, self.cars_per_world, 3)
+        running = self.engine.running_mask()
         result = self.engine.step(acts)
+        self._count(result, running)
         rewards = np.asarray(result.reward, np.float32).reshape(-1)
         terminated = result.terminated.reshape(-1).copy()
         truncated = result.truncated.reshape(-1).copy()
         obs = self._flat(result.obs).copy()
+        latest = result.reset_result or result     # the BatchResult gathered after every reset of this step
         pending = self._pending
         if pending.any():      # NEXT_STEP: cars that ended last step start their next episode now
-            placed = self.engine.reset_drivers(pending, self.reset_placement)
+            latest = self.engine.reset_drivers(pending, self.reset_placement)
             flat = pending.reshape(-1)
-            obs[flat] = self._flat(placed.obs)[flat]
+            obs[flat] = self._flat(latest.obs)[flat]
             rewards[flat] = 0.0
             terminated[flat] = False
             truncated[flat] = False
-        infos = self._infos()
+        infos = self._infos(latest)
         if self.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP:
             self._pending = (result.terminated | result.truncated) & ~pending
         elif result.final_obs is not None and result.reset_mask.any():
@@ -122,6 +131,13 @@ class CarVectorEnv(VectorEnv):
                 final[i] = last[i]
             infos["final_obs"], infos["_final_obs"] = final, flat
         return obs, rewards, terminated, truncated, infos
+
+    def episode_totals(self) -> dict:
+        """Totals over every car episode that ended since this env was made: ``episodes_ended``,
+        ``episodes_crashed`` (ended at the barrier), and the ``legal_meters`` (m of legal progress) and
+        ``steps`` of those episodes (the figures of ``PaddockMultiAgentEnv.life_totals``, for rates per
+        episode or per car-step of finished episodes)."""
+        return dict(self._totals)
 
     def render(self):
         """rgb_array of world 0, top-down (``paddock_ma.adapters.render``)."""
@@ -138,12 +154,27 @@ class CarVectorEnv(VectorEnv):
     def _flat(self, arr: np.ndarray) -> np.ndarray:
         return arr.reshape((self.num_envs,) + arr.shape[2:])
 
-    def _infos(self) -> dict:
+    def _count(self, result, running) -> None:
+        """Add the step of the cars that were running (bool[W, K]) to their episodes' figures, and the
+        episodes that ended in it to the totals."""
+        self._episode_meters += np.where(running, result.metrics[..., M_LEGAL_PROGRESS], 0.0)
+        self._episode_steps += running
+        ended = result.done & running
+        if ended.any():
+            t = self._totals
+            t["episodes_ended"] += int(ended.sum())
+            t["episodes_crashed"] += int((ended & (result.end_reason == END_DESTROYED)).sum())
+            t["legal_meters"] += float(self._episode_meters[ended].sum())
+            t["steps"] += int(self._episode_steps[ended].sum())
+            self._episode_meters[ended] = 0.0
+            self._episode_steps[ended] = 0
+
+    def _infos(self, latest) -> dict:
         """Per-car facts of the episode each returned observation belongs to, as arrays over the
-        sub-environments (gymnasium's vector info form): episode id, life, end reason code."""
-        ep = EpisodeArrays.gather(self.engine.state.cars_i, self.engine.slots)
-        return {"episode_id": ep.episode_id.reshape(-1), "life": ep.life.reshape(-1),
-                "end_reason": ep.end_reason.reshape(-1)}
+        sub-environments (gymnasium's vector info form): episode id, life, end reason code. ``latest``:
+        the engine's BatchResult of the last call this step or reset made (gathered after it)."""
+        return {"episode_id": latest.episode_id.reshape(-1), "life": latest.life.reshape(-1),
+                "end_reason": latest.end_reason.reshape(-1)}
 
 
 def make_car_vector_env(env_id: str, num_envs: int | None = None, num_worlds: int | None = None, **kwargs):

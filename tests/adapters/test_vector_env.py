@@ -162,3 +162,38 @@ def test_the_reward_is_the_engines_given_here_or_in_the_config():
     for _ in range(5):
         rg, rc, rd = (env.step(acts)[1] for env in (given, configured, default))
         assert np.array_equal(rg, rc) and np.allclose(rg, 2.0 * rd)
+
+
+@pytest.mark.parametrize("mode", ["next_step", "same_step"])
+def test_episode_totals_count_the_ended_episodes_as_the_returned_steps_show_them(mode):
+    """episode_totals() equals what a trainer adds up from the returned steps: ended episodes, crashed
+    ones (end reason at the barrier), their steps and their legal progress (the default reward)."""
+    env = CarVectorEnv(ENV, 2, autoreset_mode=mode, start_placement="random-moving", reset_placement="random-moving",
+                       episode={"max_steps": 40})
+    n = env.num_envs
+    obs, infos = env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    meters, steps = np.zeros(n), np.zeros(n, np.int64)
+    expected = {"episodes_ended": 0, "episodes_crashed": 0, "legal_meters": 0.0, "steps": 0}
+    reset_step = np.zeros(n, bool)          # next_step: a car's step after its end is its reset
+    for _ in range(150):
+        acts = crash_actions(n)
+        acts[:, 0] = rng.uniform(-0.3, 0.5, n)
+        obs, rew, term, trunc, infos = env.step(acts)
+        valid = ~reset_step
+        meters += np.where(valid, rew, 0.0)
+        steps += valid
+        ended = term | trunc
+        expected["episodes_ended"] += int(ended.sum())
+        # same_step's infos are the new episode's: there, every termination on the oval is a barrier crash
+        crashed = term & (infos["end_reason"] == L.END_DESTROYED) if mode == "next_step" else term
+        expected["episodes_crashed"] += int(crashed.sum())
+        expected["legal_meters"] += float(meters[ended].sum())
+        expected["steps"] += int(steps[ended].sum())
+        meters[ended], steps[ended] = 0.0, 0
+        reset_step = ended if mode == "next_step" else np.zeros(n, bool)
+    got = env.episode_totals()
+    assert got["episodes_crashed"] > 0 and got["episodes_ended"] > got["episodes_crashed"]   # truncations too
+    assert {k: got[k] for k in ("episodes_ended", "episodes_crashed", "steps")} == \
+        {k: expected[k] for k in ("episodes_ended", "episodes_crashed", "steps")}
+    assert got["legal_meters"] == pytest.approx(expected["legal_meters"], rel=1e-5)
