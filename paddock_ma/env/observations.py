@@ -161,13 +161,20 @@ def object_view(env, w: int, k: int) -> dict:
     Built from the same arrays as the vector (state, sensor outputs), so decoding the vector by schema
     names gives the same values scaled.
     """
-    st = env.state
     slot = int(env.slots[k])
+    s: DriverSenses = env.senses[env.controlled[k]]
+    return {"self": _self_object(env, w, k, slot, s), "race": _race_object(env, w, slot),
+            "track": _track_object(env, w, slot, s), "rays": _ray_objects(env, w, slot, s),
+            "nearby_cars": _nearby_objects(env, w, slot, s)}
+
+
+def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
+    """``self`` of the object: the car's own state in real units (plus trackRelation's boundaries and the
+    contact patches under physical-driver)."""
+    st = env.state
     f = st.cars_f[w, slot]
     i = st.cars_i[w, slot]
-    s: DriverSenses = env.senses[env.controlled[k]]
     simulator = st.rules[w, L.R_PHYSICS_MODE] == L.PHYSICS_SIMULATOR
-    total = int((st.cars_i[w, :, L.I_ACTIVE] != 0).sum())     # every car in the race (PaddockJS's totalCars)
     status = int(i[L.I_PIT_STATUS])
     usage = float(f[L.F_GRIP_USAGE])
     offset = float(reported_offset(st.cars_f, st.cars_i, w, slot))
@@ -221,18 +228,35 @@ def object_view(env, w: int, k: int) -> dict:
                    "surface_code": SURFACE_CODE[surfaces[n]], "on_legal_surface": bool(SURFACE_LEGAL[surfaces[n]]),
                    "signed_offset_meters": edges[n], "cross_track_error_meters": abs(edges[n])}
             for n, name in enumerate(WHEEL_NAMES)}
+    return self_obj
+
+
+def _race_object(env, w: int, slot: int) -> dict:
+    """``race``: position among every car in the race (PaddockJS's totalCars), mode, flags, laps."""
+    st = env.state
+    i = st.cars_i[w, slot]
+    total = int((st.cars_i[w, :, L.I_ACTIVE] != 0).sum())
     rank = int(i[L.I_RANK])
-    race = {"position": rank or None, "total_cars": total,
+    return {"position": rank or None, "total_cars": total,
             "position_normalized": min(max((rank - 1) / (total - 1), 0.0), 1.0) if total > 1 and rank > 0 else 0.0,
             "race_mode": L.RACE_MODE_NAMES[int(st.world_i[w, L.WI_RACE_MODE])],
             "red_flag": bool(st.world_i[w, L.WI_RED_FLAG]),
             "pit_lane_open": bool(st.world_i[w, L.WI_PIT_LANE_OPEN]) and bool(st.rules[w, L.R_PIT_STOPS] > 0.5),
             "total_laps": int(st.rules[w, L.R_TOTAL_LAPS])}
-    track = {"length_meters": float(env.track.length), "width_meters": float(2 * env.track.half_width),
+
+
+def _track_object(env, w: int, slot: int, s: DriverSenses) -> dict:
+    """``track``: length, width, curvature at the car (signed 1/m) and the lookahead samples."""
+    f = env.state.cars_f[w, slot]
+    return {"length_meters": float(env.track.length), "width_meters": float(2 * env.track.half_width),
              "curvature": float(f[L.F_CURVATURE]),
              "lookahead": [{"distance_meters": d, "curvature": float(env.sensors.look[w, slot, q, 0]),
                             "heading_delta_radians": float(env.sensors.look[w, slot, q, 1])}
                            for q, d in enumerate(s.lookahead)]}
+
+
+def _ray_objects(env, w: int, slot: int, s: DriverSenses) -> list:
+    """``rays``: per ray its id, angle, length and each requested channel's hit (m, real units)."""
     rays = []
     for r, (rid, ang, length) in enumerate(zip(s.ray_ids, s.ray_angles_deg, s.ray_lengths)):
         ray = {"id": rid, "angle_degrees": ang, "length_meters": length}
@@ -251,6 +275,12 @@ def object_view(env, w: int, k: int) -> dict:
                           "driver_id": env.driver_ids[other] if other >= 0 else None,
                           "relative_speed_kph": float(env.sensors.ray_rel_speed[w, slot, r] * 3.6)}
         rays.append(ray)
+    return rays
+
+
+def _nearby_objects(env, w: int, slot: int, s: DriverSenses) -> list:
+    """``nearby_cars``: the radar's occupied slots, nearest first (physical-driver adds behind, closing
+    rate, time to contact and overlaps)."""
     nearby = []
     for n in range(s.radar_k):
         other = int(env.sensors.radar_slot[w, slot, n])
@@ -268,4 +298,4 @@ def object_view(env, w: int, k: int) -> dict:
                         "time_to_contact_seconds": ttc if ttc >= 0.0 else None,
                         "left_overlap": bool(overlap and fld[1] < 0), "right_overlap": bool(overlap and fld[1] > 0)})
         nearby.append(car)
-    return {"self": self_obj, "race": race, "track": track, "rays": rays, "nearby_cars": nearby}
+    return nearby
