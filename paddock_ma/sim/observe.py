@@ -35,6 +35,7 @@ from numba import prange
 from .jit import kernel
 from .track import edge_distances
 from .sensors_march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE
+from .surface_table import SURFACE_LEGAL
 from .trig import clamp, wrap_angle
 from .layout import (
     CAR_LENGTH, CAR_WIDTH, F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_GRIP_USAGE, F_HEADING,
@@ -47,10 +48,9 @@ from .layout import (
 
 # PaddockJS's contact-patch surface codes (0 track, 1 kerb, 2 any pit surface, 3 grass, 4 gravel,
 # 5 barrier or unknown), indexed by our SURF_* code (layout.SURFACE_NAMES order: track, kerb, gravel,
-# grass, barrier, pit-entry, pit-lane, pit-exit, pit-box), and which of ours are legal to drive on.
+# grass, barrier, pit-entry, pit-lane, pit-exit, pit-box); legality is the surface table's.
 SURFACE_CODE = (0, 1, 4, 3, 5, 2, 2, 2, 2)
 SURFACE_CODE_MAX = 5
-SURFACE_LEGAL = (1, 1, 0, 0, 0, 1, 1, 1, 1)
 CURVATURE_SAMPLES = 3600       # PaddockJS's centreline samples a lap
 CURVATURE_DIVISOR = 28.0       # its per-sample heading change is divided by this
 SLIP_MIN_SPEED = 0.01          # m/s: below it the body slip angle reads 0

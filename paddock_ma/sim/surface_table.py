@@ -5,7 +5,8 @@ rolling and ranks as the "worst wheel" surface.
 coeff * v_ms^2 in newtons once its 12 u/m scalings cancel); ``SURFACE_ROLLING`` is a
 rolling-resistance coefficient (force = coeff * normal load); ``SURFACE_PRIORITY`` orders the codes
 from best (0, track) to worst (7, barrier): a contact patch and the arcade car take the worst surface
-under them. The vehicle dynamics (``physics.py``, ``physics_simulator.py``) and the wheel
+under them; ``SURFACE_LEGAL`` is 1 where a wheel may drive (track, kerb, the pit surfaces) and 0 on
+gravel, grass and barrier (a car is on track while every wheel is legal). The vehicle dynamics (``physics.py``, ``physics_simulator.py``) and the wheel
 classification (``surfaces.py``) read these arrays.
 """
 
@@ -18,22 +19,24 @@ SURFACE_GRIP = np.zeros(L.N_SURFACES, dtype=np.float64)      # friction multipli
 SURFACE_DRAG = np.zeros(L.N_SURFACES, dtype=np.float64)      # N/(m/s)^2
 SURFACE_ROLLING = np.zeros(L.N_SURFACES, dtype=np.float64)   # rolling coefficient (force / normal load)
 SURFACE_PRIORITY = np.zeros(L.N_SURFACES, dtype=np.int64)    # "worst wheel" order, higher = worse
-for _code, _grip, _drag, _rr, _prio in (
-    (L.SURF_TRACK, 1.00, 0.00, 0.000, 0),
-    (L.SURF_PIT_ENTRY, 0.96, 0.04, 0.012, 1),
-    (L.SURF_PIT_EXIT, 0.96, 0.04, 0.012, 1),
-    (L.SURF_PIT_LANE, 0.96, 0.04, 0.012, 2),
-    (L.SURF_PIT_BOX, 0.94, 0.08, 0.025, 3),
-    (L.SURF_KERB, 0.92, 0.12, 0.045, 4),
-    (L.SURF_GRASS, 0.34, 1.90, 0.360, 5),
-    (L.SURF_GRAVEL, 0.43, 4.00, 0.680, 6),
-    (L.SURF_BARRIER, 0.18, 9.00, 1.200, 7),
+SURFACE_LEGAL = np.zeros(L.N_SURFACES, dtype=np.int8)        # 1 = a legal surface to drive on
+for _code, _grip, _drag, _rr, _prio, _legal in (
+    (L.SURF_TRACK, 1.00, 0.00, 0.000, 0, 1),
+    (L.SURF_PIT_ENTRY, 0.96, 0.04, 0.012, 1, 1),
+    (L.SURF_PIT_EXIT, 0.96, 0.04, 0.012, 1, 1),
+    (L.SURF_PIT_LANE, 0.96, 0.04, 0.012, 2, 1),
+    (L.SURF_PIT_BOX, 0.94, 0.08, 0.025, 3, 1),
+    (L.SURF_KERB, 0.92, 0.12, 0.045, 4, 1),
+    (L.SURF_GRASS, 0.34, 1.90, 0.360, 5, 0),
+    (L.SURF_GRAVEL, 0.43, 4.00, 0.680, 6, 0),
+    (L.SURF_BARRIER, 0.18, 9.00, 1.200, 7, 0),
 ):
     SURFACE_GRIP[_code] = _grip
     SURFACE_DRAG[_code] = _drag
     SURFACE_ROLLING[_code] = _rr
     SURFACE_PRIORITY[_code] = _prio
-for _table in (SURFACE_GRIP, SURFACE_DRAG, SURFACE_ROLLING, SURFACE_PRIORITY):
+    SURFACE_LEGAL[_code] = _legal
+for _table in (SURFACE_GRIP, SURFACE_DRAG, SURFACE_ROLLING, SURFACE_PRIORITY, SURFACE_LEGAL):
     _table.flags.writeable = False
 
 

@@ -26,10 +26,10 @@ from .layout import (
     F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR, F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR, F_X, F_Y,
     I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_SEG_HINT, I_SURFACE, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
     I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, PATCH_LENGTH, PATCH_WIDTH, SURF_BARRIER,
-    SURF_KERB, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
+    SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE, SURF_TRACK,
     PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
-from .surface_table import SURFACE_PRIORITY
+from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
 from .track_core import HINT_WINDOW, _finish_a, _locate_slow, _walk, band_of
 from .track_surface import pit_bbox, pit_surface_call
 from .trig import wrap_angle
@@ -161,7 +161,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
             worst = code
         if is_pit_surface(code):
             in_pit = 1
-        elif code != SURF_TRACK and code != SURF_KERB:
+        elif SURFACE_LEGAL[code] == 0:
             on_track = 0
     cars_i[w, c, I_SURFACE] = worst
     cars_i[w, c, I_ON_TRACK] = on_track
