@@ -244,10 +244,11 @@ def _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, rad
     for k in range(slots.shape[0]):
         c = slots[k]
         v = out[w, k]
-        i = _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, v)
+        offset = reported_offset(cars_f, cars_i, w, c)
+        i = _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, offset, v)
         phys = physical[k] != 0
         if phys:
-            i = _fill_physical(tr, cars_f, cars_i, w, c, v, i)
+            i = _fill_physical(tr, cars_f, cars_i, w, c, offset, v, i)
         for q in range(n_look[k]):
             v[i] = curvature_entry(look[w, c, q, 0], tr.length)
             v[i + 1] = look[w, c, q, 1] / math.pi
@@ -263,8 +264,9 @@ def _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, rad
 
 
 @kernel(inline="always")
-def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, v):
-    """The base block of car ``c`` into ``v[0:BASE_SIZE]``; returns BASE_SIZE."""
+def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, offset, v):
+    """The base block of car ``c`` into ``v[0:BASE_SIZE]`` (``offset``: its ``reported_offset``, m);
+    returns BASE_SIZE."""
     speed = cars_f[w, c, F_SPEED]
     status = cars_i[w, c, I_PIT_STATUS]
     rank = cars_i[w, c, I_RANK]
@@ -281,7 +283,7 @@ def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, v):
     v[8] = body_slip_angle(cars_f[w, c, F_VX], cars_f[w, c, F_VY], cars_f[w, c, F_HEADING]) / math.pi
     v[9] = 1.0 if usage >= 1.0 else 0.0
     v[10] = clamp(cars_f[w, c, F_PROGRESS] / tr.length, 0.0, 1.0)
-    v[11] = reported_offset(cars_f, cars_i, w, c)
+    v[11] = offset
     v[12] = cars_f[w, c, F_HEADING_ERROR] / math.pi
     v[13] = cars_i[w, c, I_ON_TRACK]
     v[14] = cars_i[w, c, I_IN_PIT_LANE]
@@ -298,10 +300,11 @@ def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, v):
 
 
 @kernel(inline="always")
-def _fill_physical(tr, cars_f, cars_i, w, c, v, i):
-    """The physical-driver block from ``v[i]``; returns the next index."""
+def _fill_physical(tr, cars_f, cars_i, w, c, offset, v, i):
+    """The physical-driver block from ``v[i]`` (``offset``: the car's ``reported_offset``, m); returns the
+    next index."""
     v[i] = cars_f[w, c, F_YAW_RATE] / math.pi
-    left, right = edge_distances(tr, reported_offset(cars_f, cars_i, w, c))
+    left, right = edge_distances(tr, offset)
     v[i + 1] = left
     v[i + 2] = right
     v[i + 3] = 2.0 * tr.half_width
