@@ -31,6 +31,7 @@ from ..env.errors import (
     EPISODE_ENDED, INVALID_ACTION, NOT_RESET, SNAPSHOT_REJECTED, UNKNOWN_DRIVER, ConfigError, PaddockError,
 )
 from ..env.scenarios import PLACEMENT_POLICIES
+from .tally import EpisodeTally
 
 
 # The example rewards live in paddock_ma.env.rewards (the one reward module); kept importable from here.
@@ -81,12 +82,10 @@ class Lives:
         self.life = np.zeros(self.shape, np.int32)
         self.world_over = np.ones(w, bool)
         self.world_steps = np.zeros(w, np.int64)
-        self.life_progress = np.zeros(self.shape, np.float64)   # legal progress (m) of the current life
-        self.life_steps = np.zeros(self.shape, np.int64)         # steps of the current life
+        # each running life's legal progress and steps, and totals over every life that ended since this
+        # object was built (across resets)
+        self.tally = EpisodeTally(self.shape, "lives")
         self.agents: list[str] = []
-        # Running totals over every life that ended since this object was built (across resets):
-        # exact per-life statistics for a trainer, independent of how it averages infos.
-        self.life_totals = {"lives_ended": 0, "lives_crashed": 0, "legal_meters": 0.0, "steps": 0}
 
     # -- helpers --------------------------------------------------------------------------------
     def agent_of(self, w: int, k: int) -> str:
@@ -111,8 +110,7 @@ class Lives:
         self.alive[:] = ~result.done
         self.world_steps[:] = 0
         self.world_over[:] = ~self.alive.any(axis=1)
-        self.life_progress[:] = 0.0
-        self.life_steps[:] = 0
+        self.tally.clear()
         self.agents = self._live_list()
         return result
 
@@ -217,22 +215,14 @@ class Lives:
                                "clamped)", f"actions.{agent}") from None
         self.world_steps[active] += 1
         done = result.done & alive_before
-        self.life_progress += np.where(alive_before, result.metrics[..., M_LEGAL_PROGRESS], 0.0)
-        self.life_steps += alive_before
+        self.tally.add(alive_before, result.metrics[..., M_LEGAL_PROGRESS])
         cap_trunc = alive_before & ~done & cap[:, None]
         ended = done | cap_trunc
         wi, ki = np.nonzero(ended)
         ended_ids = {(a, b): self.ids[a][b][self.life[a, b]] for a, b in zip(wi.tolist(), ki.tolist())}
         self.alive &= ~ended
-        ended_progress, ended_steps = self.life_progress.copy(), self.life_steps.copy()
-        if ended.any():
-            t = self.life_totals
-            t["lives_ended"] += int(ended.sum())
-            t["lives_crashed"] += int((ended & (result.end_reason == END_DESTROYED)).sum())
-            t["legal_meters"] += float(self.life_progress[ended].sum())
-            t["steps"] += int(self.life_steps[ended].sum())
-        self.life_progress[ended] = 0.0
-        self.life_steps[ended] = 0
+        ended_progress, ended_steps = self.tally.meters.copy(), self.tally.steps.copy()
+        self.tally.close(ended, result.end_reason)
         newborn = result.reset_mask
         reset_result = result.reset_result
         if reset_result is not None:
@@ -252,6 +242,21 @@ class Lives:
     # -- snapshot -----------------------------------------------------------------------------------
     _ARRAYS = (("alive", bool), ("life", np.int32), ("world_over", bool), ("world_steps", np.int64),
                ("life_progress", np.float64), ("life_steps", np.int64))
+
+    @property
+    def life_progress(self) -> np.ndarray:
+        """float64[W, K]: legal progress (m) of each running life."""
+        return self.tally.meters
+
+    @property
+    def life_steps(self) -> np.ndarray:
+        """int64[W, K]: steps of each running life."""
+        return self.tally.steps
+
+    @property
+    def life_totals(self) -> dict:
+        """Totals over every life that ended: ``lives_ended``, ``lives_crashed``, ``legal_meters``, ``steps``."""
+        return self.tally.totals
 
     def snapshot(self) -> dict:
         """The engine's snapshot and this bookkeeping (alive lives, life counters, world steps, the running
@@ -284,7 +289,7 @@ class Lives:
         self.batch.restore(doc["engine"])         # raises snapshot_rejected (nothing changed) on a bad engine doc
         for name, array in arrays.items():
             getattr(self, name)[...] = array
-        self.life_totals = totals
+        self.tally.totals = totals
         self.agents = self._live_list()
 
     def end_episode(self) -> None:

@@ -32,10 +32,11 @@ from gymnasium.vector.utils import batch_space
 
 from ..env.actions import ACTION_HIGH, ACTION_LOW
 from ..env.batch_env import BatchEnv
-from ..env.episodes import END_DESTROYED, M_LEGAL_PROGRESS
+from ..env.episodes import M_LEGAL_PROGRESS
 from ..env.errors import ConfigError
 from ..env.scenarios import PLACEMENT_POLICIES
 from .pettingzoo_env import resolve_config
+from .tally import EpisodeTally
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 _MODE_NAMES = {"nextstep": AutoresetMode.NEXT_STEP, "samestep": AutoresetMode.SAME_STEP}
@@ -81,9 +82,7 @@ class CarVectorEnv(VectorEnv):
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._pending = np.zeros((num_worlds, self.cars_per_world), bool)   # NEXT_STEP: reset on the next step
-        self._episode_meters = np.zeros((num_worlds, self.cars_per_world))     # legal progress (m) so far
-        self._episode_steps = np.zeros((num_worlds, self.cars_per_world), np.int64)
-        self._totals = {"episodes_ended": 0, "episodes_crashed": 0, "legal_meters": 0.0, "steps": 0}
+        self.tally = EpisodeTally((num_worlds, self.cars_per_world), "episodes")
 
     # -- gymnasium API --------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -97,8 +96,7 @@ class CarVectorEnv(VectorEnv):
         if self.start_placement != "scenario":
             result = self.engine.reset_drivers(np.ones_like(self._pending), self.start_placement)
         self._pending[:] = False
-        self._episode_meters[:] = 0.0
-        self._episode_steps[:] = 0
+        self.tally.clear()
         return self._flat(result.obs).copy(), self._infos(result)
 
     def step(self, actions):
@@ -106,7 +104,8 @@ class CarVectorEnv(VectorEnv):
         acts = np.asarray(actions, np.float32).reshape(self.num_worlds, self.cars_per_world, 3)
         running = self.engine.running_mask()
         result = self.engine.step(acts)
-        self._count(result, running)
+        self.tally.add(running, result.metrics[..., M_LEGAL_PROGRESS])
+        self.tally.close(result.done & running, result.end_reason)
         rewards = np.asarray(result.reward, np.float32).reshape(-1)
         terminated = result.terminated.reshape(-1).copy()
         truncated = result.truncated.reshape(-1).copy()
@@ -137,7 +136,7 @@ class CarVectorEnv(VectorEnv):
         ``episodes_crashed`` (ended at the barrier), and the ``legal_meters`` (m of legal progress) and
         ``steps`` of those episodes (the figures of ``PaddockMultiAgentEnv.life_totals``, for rates per
         episode or per car-step of finished episodes)."""
-        return dict(self._totals)
+        return dict(self.tally.totals)
 
     def render(self):
         """rgb_array of world 0, top-down (``paddock_ma.adapters.render``)."""
@@ -153,21 +152,6 @@ class CarVectorEnv(VectorEnv):
     # -- helpers ----------------------------------------------------------------------------------
     def _flat(self, arr: np.ndarray) -> np.ndarray:
         return arr.reshape((self.num_envs,) + arr.shape[2:])
-
-    def _count(self, result, running) -> None:
-        """Add the step of the cars that were running (bool[W, K]) to their episodes' figures, and the
-        episodes that ended in it to the totals."""
-        self._episode_meters += np.where(running, result.metrics[..., M_LEGAL_PROGRESS], 0.0)
-        self._episode_steps += running
-        ended = result.done & running
-        if ended.any():
-            t = self._totals
-            t["episodes_ended"] += int(ended.sum())
-            t["episodes_crashed"] += int((ended & (result.end_reason == END_DESTROYED)).sum())
-            t["legal_meters"] += float(self._episode_meters[ended].sum())
-            t["steps"] += int(self._episode_steps[ended].sum())
-            self._episode_meters[ended] = 0.0
-            self._episode_steps[ended] = 0
 
     def _infos(self, latest) -> dict:
         """Per-car facts of the episode each returned observation belongs to, as arrays over the
