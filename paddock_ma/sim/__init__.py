@@ -5,7 +5,7 @@ Numba cache policy. Kernels are compiled with ``cache=True``. Numba's on-disk ca
 source file of the function it loads, not the files whose kernels it calls or inlines, so editing one
 module could load a stale compiled caller. So, unless the user set ``NUMBA_CACHE_DIR`` (then numba's
 own rules apply and this package changes nothing), importing ``paddock_ma.sim`` points numba's cache
-directory (``NUMBA_CACHE_DIR``, so that numba's reloads of its settings keep it) at ``paddock_ma/sim/__pycache__/numba-<hash of every module of this package>``: any source
+directory (``NUMBA_CACHE_DIR``, so that numba's reloads of its settings keep it) at ``paddock_ma/sim/__pycache__/numba-<hash of every module of this package and its subpackages>``: any source
 change starts a fresh cache. This has to happen at import, before the first kernel is decorated (numba
 picks a kernel's cache location when it is defined); it is the only thing the import does besides
 defining the package. Nothing is deleted at import: another process may be using an older cache right
@@ -25,15 +25,24 @@ _HERE = Path(__file__).resolve().parent
 _GIVEN_CACHE_DIR = os.environ.get("NUMBA_CACHE_DIR") or None
 
 
+def source_digest(root: Path) -> str:
+    """Hex SHA-256 of every ``*.py`` file under ``root`` (subpackages included), each keyed by its path
+    relative to ``root``: a moved or renamed module changes the digest as an edited one does, so a cache
+    keyed by it never loads a kernel compiled from other sources."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def numba_cache_dir() -> Path | None:
     """The cache directory this package chose for numba (None when ``NUMBA_CACHE_DIR`` was set before
     the import)."""
     if _GIVEN_CACHE_DIR:
         return None
-    digest = hashlib.sha256()
-    for path in sorted(_HERE.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return _HERE / "__pycache__" / f"numba-{digest.hexdigest()[:16]}"
+    return _HERE / "__pycache__" / f"numba-{source_digest(_HERE)[:16]}"
 
 
 def prune_numba_caches(keep: int = 2) -> list[Path]:

@@ -85,3 +85,21 @@ def test_no_two_sim_modules_define_a_kernel_of_the_same_name():
     allowed = {"_seg_d2"}
     twins = {n: m for n, m in defined.items() if len(m) > 1 and n not in allowed}
     assert twins == {}
+
+
+def test_the_cache_key_covers_every_module_of_every_subpackage(tmp_path):
+    """A kernel moved into a subpackage, renamed, or edited there must start a fresh numba cache."""
+    root = tmp_path / "pkg"
+    (root / "room").mkdir(parents=True)
+    (root / "a.py").write_text("x = 1\n")
+    (root / "room" / "b.py").write_text("y = 2\n")
+    first = sim.source_digest(root)
+    (root / "room" / "b.py").write_text("y = 3\n")            # edited inside a subpackage
+    edited = sim.source_digest(root)
+    (root / "room" / "b.py").rename(root / "room" / "c.py")    # moved to another name
+    moved = sim.source_digest(root)
+    (root / "room" / "__pycache__").mkdir()
+    (root / "room" / "__pycache__" / "junk.py").write_text("z = 0\n")   # caches are not sources
+    assert len({first, edited, moved}) == 3
+    assert sim.source_digest(root) == moved
+    assert sim.numba_cache_dir() is None or sim.numba_cache_dir().name == f"numba-{sim.source_digest(Path(sim.__file__).parent)[:16]}"
