@@ -7,10 +7,10 @@ import argparse
 
 import numpy as np
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.race import new_race
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.race.start import new_race
 from paddock_ma.sim.step import step_state
-from paddock_ma.sim.track import load_track
+from paddock_ma.sim.track.load import load_track
 
 
 def main(argv=None):

@@ -67,7 +67,7 @@ def env_overrides(args) -> dict:
         # that training sees speed from its first step (with --reset-placement random-moving, later
         # lives start at random positions and speeds too).
         from paddock_ma.catalog import env_config
-        from paddock_ma.sim.track import load_track
+        from paddock_ma.sim.track.load import load_track
 
         base = env_config(ENV_ID)
         drivers = base.controlled_drivers
@@ -92,7 +92,7 @@ def speed_start_eval(module, args, worlds: int = 8, steps: int = 150, seed: int 
 
     from paddock_ma.adapters.pettingzoo_env import resolve_config
     from paddock_ma.env.batch_env import BatchEnv
-    from paddock_ma.sim.layout import END_DESTROYED
+    from paddock_ma.sim.core.layout import END_DESTROYED
 
     env = BatchEnv(resolve_config(ENV_ID, env_overrides(args)), worlds)
     env.reset(seed=seed)

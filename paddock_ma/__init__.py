@@ -12,7 +12,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "PaddockEnv": ("paddock_ma.env.environment", "PaddockEnv"),
     "BatchEnv": ("paddock_ma.env.batch_env", "BatchEnv"),
-    "EnvConfig": ("paddock_ma.env.config", "EnvConfig"),
+    "EnvConfig": ("paddock_ma.env.config.root", "EnvConfig"),
     "PaddockError": ("paddock_ma.env.errors", "PaddockError"),
     "make": ("paddock_ma.catalog", "make"),
     "list_envs": ("paddock_ma.catalog", "list_envs"),

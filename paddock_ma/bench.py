@@ -18,10 +18,10 @@ import time
 
 import numpy as np
 
-from .sim.driver_ai import ai_actions
-from .sim.jit import kernel
-from .sim.sensors import FRONT_HEAVY_ANGLES_DEG
-from .sim.track_core import locate
+from .sim.driver.builtin import ai_actions
+from .sim.core.jit import kernel
+from .sim.sensing.sensors import FRONT_HEAVY_ANGLES_DEG
+from .sim.track.geometry import locate
 
 CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all rules on "
                  "(tyre degradation, pit stops, stalled DNF), no sensors")
@@ -30,9 +30,9 @@ CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all ru
 def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_name: str = "grand-prix",
                ticks_per_call: int = 4) -> dict:
     """Car-ticks per second of ``step_worlds`` over ``num_worlds`` worlds of ``num_cars`` cars."""
-    from .sim.race import new_race, scatter_cars
+    from .sim.race.start import new_race, scatter_cars
     from .sim.step import step_state
-    from .sim.track import load_track
+    from .sim.track.load import load_track
 
     track = load_track(track_name)
     state = new_race(track, num_worlds, num_cars, seed=1, standing_start=0, pit_stops=1,
@@ -215,9 +215,9 @@ def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant") -> d
 _COMPILE_SNIPPET = """
 import time
 t0 = time.perf_counter()
-from paddock_ma.sim.race import new_race
+from paddock_ma.sim.race.start import new_race
 from paddock_ma.sim.step import step_state
-from paddock_ma.sim.track import load_track
+from paddock_ma.sim.track.load import load_track
 t1 = time.perf_counter()
 state = new_race(load_track("oval"), 1, 4, seed=1)
 step_state(state, n_ticks=1)
@@ -279,7 +279,7 @@ def bench_tracks(seeds: int = 10) -> dict:
     """Procedural track generation (centreline, validation, pit lane, query index and rasters) in
     seconds per track over ``seeds`` seeds, after a warm-up build; and ``locate`` with a good hint
     (a car moving 1.4 m per query along the grand-prix), ns per call."""
-    from .sim.track import load_track, procedural_track
+    from .sim.track.load import load_track, procedural_track
 
     build = procedural_track.__wrapped__      # bypass the per-seed cache
     build(100)

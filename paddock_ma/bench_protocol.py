@@ -29,7 +29,7 @@ import numpy as np
 from .bench import _timed, env_bench_config
 from .protocol.client import decode_f32
 from .protocol.codec import pack_f32
-from .sim.observe import BASE_FIELDS
+from .sim.sensing.vectors import BASE_FIELDS
 
 
 # Vector entries the benchmark's policy reads (base block entries, looked up in the vector's one table).
@@ -151,7 +151,7 @@ def _timed_trainer(call, worlds, cars, encoding, seconds, lap) -> dict:
 
 
 def _lap_meters() -> float:
-    from .sim.track import load_track
+    from .sim.track.load import load_track
     return float(load_track(env_bench_config()["track"]).length)
 
 

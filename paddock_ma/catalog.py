@@ -15,7 +15,7 @@ from pathlib import Path
 from .env.errors import ConfigError, suggest
 
 if TYPE_CHECKING:
-    from .env.config import EnvConfig
+    from .env.config.root import EnvConfig
 
 MANIFEST_DIR = Path(__file__).resolve().parent.parent / "envs" / "manifests"
 
@@ -48,7 +48,7 @@ def manifest_config(env_id: str) -> dict:
 
 def env_config(env_id: str, **overrides) -> "EnvConfig":
     """The EnvConfig of ``env_id`` with ``overrides`` (config keys) deep-merged over it."""
-    from .env.config import EnvConfig      # here, not at import: `import paddock_ma` reads only the ids
+    from .env.config.root import EnvConfig  # here, not at import: `import paddock_ma` reads only the ids
 
     return EnvConfig.from_dict(manifest_config(env_id)).merged(overrides)
 

@@ -40,10 +40,10 @@ def _cmd_race(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .sim import layout as L
-    from .sim.race import new_race, scatter_cars
+    from .sim.core import layout as L
+    from .sim.race.start import new_race, scatter_cars
     from .sim.step import step_state
-    from .sim.track import list_tracks, load_track
+    from .sim.track.load import list_tracks, load_track
 
     console = Console(width=max(120, Console().width))
     table = Table(title=f"paddock_ma demo: {args.worlds} worlds x {args.cars} built-in cars, "
@@ -126,7 +126,7 @@ def _thread_counts(args) -> tuple[int, ...]:
 
 
 def _cmd_tracks(args) -> int:
-    from .sim.track import list_tracks, load_track
+    from .sim.track.load import list_tracks, load_track
 
     for name in list_tracks():
         track = load_track(name)

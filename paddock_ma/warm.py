@@ -74,7 +74,7 @@ def exercise_env(env_id: str, num_worlds: int = 2) -> None:
     import numpy as np
 
     from .catalog import make
-    from .env.scenarios import PLACEMENT_POLICIES
+    from .env.reset.scenarios import PLACEMENT_POLICIES
 
     batch = make(env_id, num_worlds=num_worlds, auto_reset=True, reset_placement="random")
     batch.reset(seed=0)
@@ -145,9 +145,9 @@ def exercise_demo(env_id: str = "paddock/oval-batch-v0") -> None:
 
 def exercise_race() -> None:
     """``paddock-ma race`` and the bench's core: built-in drivers through ``step_state``."""
-    from .sim.race import new_race
+    from .sim.race.start import new_race
     from .sim.step import step_state
-    from .sim.track import load_track
+    from .sim.track.load import load_track
 
     state = new_race(load_track("oval"), 1, 4, seed=1, standing_start=0, total_laps=50)
     step_state(state, n_ticks=4)
@@ -156,7 +156,7 @@ def exercise_race() -> None:
 def warm() -> dict:
     """Run every exercise (compiling what the cache lacks) and write the marker; returns a summary."""
     from . import catalog
-    from .sim import compile_status
+    from .sim.core import compile_status
 
     t0 = time.perf_counter()
     directory = cache_dir()

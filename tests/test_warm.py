@@ -57,7 +57,7 @@ def test_after_the_warm_up_a_first_run_compiles_nothing():
 
 def test_a_compile_shows_a_status_line_and_a_cached_run_shows_none(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    code = "from paddock_ma.sim.trig import clamp; print(clamp(2.0, 0.0, 1.0))"
+    code = "from paddock_ma.sim.core.trig import clamp; print(clamp(2.0, 0.0, 1.0))"
     cold = _run(code, env=env, timeout=120)
     assert cold.stdout.strip() == "1.0"                         # stdout is the program's alone
     assert cold.stderr.count("compiling simulation kernels (first run only") == 1, cold.stderr

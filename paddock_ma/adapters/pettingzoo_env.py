@@ -33,7 +33,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
 from ..env.batch_env import BatchEnv
-from ..env.config import EnvConfig
+from ..env.config.root import EnvConfig
 from ..env.errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .lives import Lives, check_options, info_for
 
@@ -186,7 +186,7 @@ class PaddockParallelEnv(ParallelEnv):
             import warnings
             warnings.warn("render() called without render_mode='rgb_array'")
             return None
-        from ..env.render import render_world
+        from ..env.views.render import render_world
         if self.batch.state is None:
             raise PaddockError(NOT_RESET, "render() before reset()")
         return render_world(self.batch, 0, size=self.render_size, rays=self.render_rays)

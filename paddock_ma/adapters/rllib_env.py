@@ -186,7 +186,7 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         return dict(self.lives.life_totals)
 
     def render(self):
-        from ..env.render import render_world
+        from ..env.views.render import render_world
         return render_world(self.batch, 0)
 
     def checksums(self) -> np.ndarray:

@@ -59,7 +59,7 @@ from .policies import PolicyError, resolve_policy
 def resolve_env(env: str, overrides: dict | None = None) -> dict:
     """The EnvConfig dict of catalogue id ``env`` with ``overrides`` deep-merged; CollectError if unknown."""
     from ..catalog import manifest_config
-    from ..env.config import EnvConfig, deep_merge
+    from ..env.config.root import EnvConfig, deep_merge
     from ..env.errors import ConfigError
 
     try:
@@ -254,7 +254,7 @@ def collect(cfg: CollectConfig, out, *, address: str = "local", deadline_s: floa
     import ray
 
     ray_address = None if ray.is_initialized() else check_address(address)
-    from ..env.config import EnvConfig
+    from ..env.config.root import EnvConfig
     identity = cfg.identity()
     from .shard import code_fingerprint
     base = {"format": DATASET_FORMAT, "format_version": DATASET_VERSION, "code_fingerprint": code_fingerprint(),

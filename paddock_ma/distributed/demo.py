@@ -28,7 +28,7 @@ def replay_world(manifest: dict, table, world: int):
 
     Returns (positions float64[S, K, 2] in metres, whether every replayed observation equals the recorded
     one). ``table`` holds the dataset's rows of that world (columns seq, driver, obs, action)."""
-    from ..sim import layout as L
+    from ..sim.core import layout as L
     from .shard import ShardCore
 
     cfg = manifest["config"]
@@ -64,7 +64,7 @@ def draw(track_name: str, trajectories: dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..sim.track import load_track
+    from ..sim.track.load import load_track
 
     tr = load_track(track_name)
     hw = np.broadcast_to(np.asarray(tr.half_width, float), np.shape(tr.cx))

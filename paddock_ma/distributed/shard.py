@@ -160,7 +160,7 @@ class ShardCore:
     # -- array fast path -------------------------------------------------------------------------
     def reset(self, seed: int) -> dict:
         """Reset every world from the root ``seed`` (see the module docstring); seq becomes 0."""
-        from ..sim import layout as L
+        from ..sim.core import layout as L
 
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
             raise ShardError(f"seed: got {seed!r}; expected an integer >= 0")
@@ -192,7 +192,7 @@ class ShardCore:
         first. A car whose episode ended in this step anyway is not reset twice.
         """
         if reset_mask is not None:
-            from ..env.scenarios import PLACEMENT_POLICIES
+            from ..env.reset.scenarios import PLACEMENT_POLICIES
             reset_mask = np.asarray(reset_mask)
             shape = (self.num_worlds, len(self.env.controlled))
             if reset_mask.shape != shape or reset_mask.dtype != np.bool_:
@@ -211,7 +211,7 @@ class ShardCore:
                 time.sleep(3600)
         env = self.env
         if actions is None:
-            from ..sim.driver_ai import ai_actions
+            from ..sim.driver.builtin import ai_actions
             st = env.state
             ai_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, self._slots,
                        self._builtin)

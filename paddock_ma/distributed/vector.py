@@ -44,9 +44,9 @@ class FleetVectorEnv(VectorEnv):
     def __init__(self, config_or_env_id="paddock/oval-batch-v0", num_shards: int = 1, worlds_per_shard: int = 1, *,
                  reset_placement: str = "random", start_placement: str = "random", reward="legal_progress",
                  fleet_options: dict | None = None, **overrides):
-        from ..env.config import EnvConfig
+        from ..env.config.root import EnvConfig
         from ..env.errors import ConfigError
-        from ..env.scenarios import PLACEMENT_POLICIES
+        from ..env.reset.scenarios import PLACEMENT_POLICIES
         from .collect import resolve_env
 
         for name, value in (("reset_placement", reset_placement), ("start_placement", start_placement)):
@@ -58,7 +58,7 @@ class FleetVectorEnv(VectorEnv):
         if isinstance(config_or_env_id, str):
             self.config = resolve_env(config_or_env_id, overrides)
         else:
-            from ..env.config import deep_merge
+            from ..env.config.root import deep_merge
             self.config = deep_merge(dict(config_or_env_id), overrides)
         spec = EnvConfig.from_dict(self.config)
         from ..env.rewards import resolve_reward

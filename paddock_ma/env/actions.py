@@ -17,8 +17,8 @@ from itertools import chain
 
 import numpy as np
 
-from ..sim.jit import kernel
-from ..sim.layout import I_MANUAL, I_PIT_INTENT, I_PIT_TARGET, I_TERMINATED, I_TRUNCATED
+from ..sim.core.jit import kernel
+from ..sim.core.layout import I_MANUAL, I_PIT_INTENT, I_PIT_TARGET, I_TERMINATED, I_TRUNCATED
 from .errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
 
 VEHICLE_FIELDS = ("steering", "throttle", "brake")

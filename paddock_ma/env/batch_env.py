@@ -23,23 +23,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sim import layout as L
-from ..sim.state import WorldState
+from ..sim.core import layout as L
+from ..sim.core.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
-from ..sim.track import TrackFormatError, load_track
+from ..sim.track.load import TrackFormatError, load_track
 from .actions import (
     ARRAY_OK, action_array, apply_action_arrays, check_action_arrays, pit_array, raise_array_error,
 )
-from .config import EnvConfig
+from .config.root import EnvConfig
 from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, running_slots
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
-from .interactions import flags_for_slots
+from .reset.interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
-from .placements import place, policy_placements
+from .reset.placements import place, policy_placements
 from .rewards import engine_reward
-from .scenarios import PLACEMENT_POLICIES, scenario_placements
+from .reset.scenarios import PLACEMENT_POLICIES, scenario_placements
 from .sensor_layout import SensorLayout
-from .start import COMPOUND_INDEX, car_params, rules_from_config, start_state  # noqa: F401  (re-exported names)
+from .reset.start import (  # noqa: F401  (re-exported names)
+    COMPOUND_INDEX, car_params, rules_from_config, start_state,
+)
 
 # interaction flags through which a car enters other cars' observations (rays, radar, race order)
 _SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -374,7 +376,7 @@ class BatchEnv:
     def restore(self, doc: dict) -> None:
         """Restore a snapshot of this env's shape and track, into a reset env or a fresh one (which
         then needs no reset); raises PaddockError(snapshot_rejected) and changes nothing on a bad one."""
-        from ..sim.state import SnapshotError
+        from ..sim.core.state import SnapshotError
         try:
             if self.state is not None:
                 self.state.restore(doc)

@@ -20,18 +20,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sim import layout as L
+from ..sim.core import layout as L
 from .actions import action_spec, member_of, validate_actions
 from .batch_env import BatchEnv
-from .start import COMPOUND_INDEX
-from .config import EnvConfig
+from .reset.start import COMPOUND_INDEX
+from .config.root import EnvConfig
 from .episodes import episode_dicts, metrics_dicts
 from .errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
-from .events import race_flags, world_events
+from .views.events import race_flags, world_events
 from .observations import object_view
 from .rewards import VectorReward
-from .scenarios import parse_placements
-from .state_view import full_state, minimal_state
+from .reset.scenarios import parse_placements
+from .views.state_view import full_state, minimal_state
 
 STATE_OUTPUTS = ("full", "minimal", "none")
 _ACTIVE_STOP = (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sim import layout as L
-from ..sim.jit import kernel
+from ..sim.core import layout as L
+from ..sim.core.jit import kernel
 
 # The end reasons of an episode, as the contract reports them (the sim's codes and their names).
 END_REASON_NAMES = L.END_REASON_NAMES

@@ -1,6 +1,6 @@
 """Observation schemas: one table per driver's senses drives the vector layout, the object view and the spec.
 
-The vector itself is filled by ``paddock_ma.sim.observe.fill_vectors`` in the block order documented
+The vector itself is filled by ``paddock_ma.sim.sensing.vectors.fill_vectors`` in the block order documented
 there; ``vector_schema`` names every entry in that same order (``{name, unit, scale}``), and
 ``object_view`` builds the real-unit object of one driver from the same arrays. Schema names follow
 PaddockJS's dotted camelCase names (``self.speedKph``, ``rays[3].track.distanceRatio``) because they
@@ -12,17 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ..sim import layout as L
-from ..sim.observe import (
+from ..sim.core import layout as L
+from ..sim.sensing.vectors import (
     BASE_FIELDS, LOOK_FIELDS, N_PATCHES, PATCH_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_PHYSICAL_FIELDS,
     RAY_CHANNELS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
     time_to_contact,
 )
-from ..sim.sensors import (
-    DEFAULT_ANGLES_DEG, FRONT_HEAVY_ANGLES_DEG, FRONT_HEAVY_LENGTHS, LIDAR_LITE_ANGLES_DEG, LIDAR_LITE_LENGTHS,
+from ..sim.sensing.sensors import (
+    DEFAULT_ANGLES_DEG, FRONT_HEAVY_ANGLES_DEG, FRONT_HEAVY_LENGTHS, LIDAR_LITE_ANGLES_DEG,
+    LIDAR_LITE_LENGTHS,
 )
-from .config import DEFAULT_LOOKAHEAD_METERS, EnvConfig, RaysConfig, SensorsConfig
-from .config import RAY_CHANNELS as CONFIG_CHANNEL_ORDER
+from .config.root import DEFAULT_LOOKAHEAD_METERS, EnvConfig, RaysConfig, SensorsConfig
+from .config.root import RAY_CHANNELS as CONFIG_CHANNEL_ORDER
 
 OBSERVATION_SPEC_VERSION = 2                       # PaddockJS 2.0.0's spec versions
 PHYSICAL_OBSERVATION_SPEC_VERSION = 4

@@ -27,9 +27,9 @@ import numpy as np
 
 from ..env.batch_env import BatchEnv
 from ..env.episodes import METRIC_NAMES
-from ..env.events import EVENT_COUNTERS, world_events
+from ..env.views.events import EVENT_COUNTERS, world_events
 from ..env.observations import object_view
-from ..sim import layout as L
+from ..sim.core import layout as L
 from .codec import F32_ENCODING, pack_f32
 from .wire_names import array_to_wire, to_wire, wire_name
 

@@ -29,12 +29,12 @@ import numpy as np
 
 from .. import __version__
 from ..env.batch_env import BatchEnv
-from ..env.config import EnvConfig
+from ..env.config.root import EnvConfig
 from ..env.environment import PaddockEnv
 from ..env.errors import (
     INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
 )
-from ..env.scenarios import parse_placements
+from ..env.reset.scenarios import parse_placements
 from .batch_results import batch_result, race_flags
 from .codec import (
     ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, PackedF32, WireError, decode, encode, pack_f32,

@@ -8,7 +8,7 @@ import base64
 
 from ..env.batch_env import BatchEnv
 from ..env.errors import SNAPSHOT_REJECTED, PaddockError
-from ..sim import layout as L
+from ..sim.core import layout as L
 from .codec import Limits, WireError, decode, encode
 from .replies import json_kind
 

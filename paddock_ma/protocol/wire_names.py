@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ..env.wire_names import (  # the one table, re-exported for the protocol's users
+from ..paddockjs.naming import (  # the one table, re-exported for the protocol's users
     PYTHON_TO_WIRE, REPLY_DATA_KEYED, REQUEST_DATA_KEYED, WIRE_TO_PYTHON, from_wire, python_name, wire_name,
 )
 from .codec import PackedF32
@@ -67,7 +67,7 @@ def wire_field(field: str | None) -> str | None:
 def config_from_wire(doc: dict):
     """An ``EnvConfig`` from a config object in Python names (snake_case) or PaddockJS's (camelCase):
     ``EnvConfig.from_paddockjs``."""
-    from ..env.config import EnvConfig
+    from ..env.config.root import EnvConfig
 
     return EnvConfig.from_paddockjs(doc)
 

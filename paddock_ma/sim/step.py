@@ -24,23 +24,24 @@ import math
 import numpy as np
 from numba import prange
 
-from .collisions import resolve_contacts
-from .driver_ai import ai_world
-from .jit import allocating_kernel, kernel
-from .layout import (
-    CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_RACE_FINISH, END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_STEER_CMD,
-    F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER, FLAG_CONTROLLED,
-    I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL, I_RETIRED,
-    I_TERMINATED, I_TRUNCATED, LAST_COUNTER, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
+from .race.collisions import resolve_contacts
+from .driver.builtin import ai_world
+from .core.jit import allocating_kernel, kernel
+from .core.layout import (
+    CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_RACE_FINISH,
+    END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS,
+    F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER,
+    FLAG_CONTROLLED, I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL,
+    I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
     WI_RACE_FINISHED,
 )
-from .physics import hold_car, integrate_car_pre
-from .pit import pit_route_active, pit_route_tick
-from .race_control import car_is_held, race_control_tick, update_ranks
-from .rules import update_rules_world
-from .surfaces import classify_world
-from .track_surface import pit_bbox
-from .tyres import tyre_factor
+from .vehicle.dynamics import hold_car, integrate_car_pre
+from .race.pit_service import pit_route_active, pit_route_tick
+from .race.control import car_is_held, race_control_tick, update_ranks
+from .race.rules import update_rules_world
+from .vehicle.wheels import classify_world
+from .track.surface import pit_bbox
+from .vehicle.tyres import tyre_factor
 
 
 @kernel

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from paddock_ma.sim import layout as L
+from paddock_ma.sim.core import layout as L
 
 COAST = np.zeros(3, np.float32)
 

@@ -3,7 +3,7 @@
 import numpy as np
 
 from paddock_ma.adapters.pettingzoo_env import parallel_env
-from paddock_ma.env.render import DESTROYED_COLOUR, PROFILE_COLOURS, SURFACE_COLOURS, driver_colours
+from paddock_ma.env.views.render import DESTROYED_COLOUR, PROFILE_COLOURS, SURFACE_COLOURS, driver_colours
 
 SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]},
           "nearby_cars": {"max_cars": 1}}

@@ -7,7 +7,7 @@ import copy
 import numpy as np
 
 from paddock_ma.env.environment import PaddockEnv
-from paddock_ma.sim import layout as L
+from paddock_ma.sim.core import layout as L
 
 # 4 cars on the oval (2448.6 m lap, straights at s < 288 m and s > 2160 m), rolling start so the
 # cars move from step one, two controlled drivers.

@@ -5,7 +5,7 @@ the check of one of our results against one of their records: shared by tests/en
 import json
 from pathlib import Path
 
-from paddock_ma.env.wire_names import python_name
+from paddock_ma.paddockjs.naming import python_name
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "paddockjs-2.0.0"
 CONFIGS = ("default-profile", "physical-driver", "physical-driver-front-heavy", "batch-training")

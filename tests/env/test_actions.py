@@ -150,7 +150,7 @@ def test_report_policy_releases_car_to_builtin_driver():
     got = ra["observation"]["car-01"]["object"]["self"]["applied_controls"]
     s01 = reference.batch.driver_ids.index("car-01")
     cf = reference.batch.state.cars_f[0, s01]
-    from paddock_ma.sim import layout as L
+    from paddock_ma.sim.core import layout as L
     want = {"steering": float(cf[L.F_APPLIED_STEER]), "throttle": float(cf[L.F_APPLIED_THROTTLE]),
             "brake": float(cf[L.F_APPLIED_BRAKE])}
     assert got == pytest.approx(want, abs=1e-9)

@@ -8,8 +8,8 @@ from env_helpers import act, config, make_env
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.episodes import METRIC_NAMES, M_PROGRESS
 from paddock_ma.env.errors import INVALID_ACTION, PaddockError
-from paddock_ma.env.scenarios import grid_placements, scenario_placements
-from paddock_ma.sim import layout as L
+from paddock_ma.env.reset.scenarios import grid_placements, scenario_placements
+from paddock_ma.sim.core import layout as L
 
 ACTIONS = [np.array([[0.1, 0.8, 0.0], [-0.2, 0.6, 0.0]], np.float32),
            np.array([[0.0, 1.0, 0.0], [0.3, 0.2, 0.4]], np.float32),
@@ -242,7 +242,7 @@ def test_builtin_driver_as_a_policy_drives_laps():
     """``driver_ai.ai_actions``: the built-in driver's controls as the controlled cars' actions keep
     them on the track at racing speed (the bench's lap-driving workload)."""
     from paddock_ma import make
-    from paddock_ma.sim.driver_ai import ai_actions
+    from paddock_ma.sim.driver.builtin import ai_actions
 
     env = make("paddock/oval-batch-v0", num_worlds=2)
     env.reset(seed=3)

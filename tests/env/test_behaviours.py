@@ -168,8 +168,8 @@ def test_parallel_stepping_equals_serial_stepping():
 def test_the_sim_start_and_the_engine_start_are_one_path(standing):
     """``new_race`` (the sim tests', the core benchmark's and the demo's start) and ``BatchEnv.reset``
     build bit-identical worlds from the same race: one start (``race.start_worlds``)."""
-    from paddock_ma.sim.race import new_race
-    from paddock_ma.sim.track import oval_track
+    from paddock_ma.sim.race.start import new_race
+    from paddock_ma.sim.track.load import oval_track
 
     env = BatchEnv({"track": "oval", "drivers": 6, "controlled_drivers": ["car-00", "car-03"],
                     "rules": {"standing_start": standing}}, 3)

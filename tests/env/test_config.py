@@ -4,7 +4,7 @@ import pytest
 
 from paddock_ma.catalog import env_config, list_envs, make
 from paddock_ma.env.batch_env import BatchEnv
-from paddock_ma.env.config import EnvConfig
+from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.env.errors import INVALID_CONFIG, ConfigError, PaddockError
 
@@ -134,8 +134,8 @@ def test_merged_is_the_one_way_to_derive_a_config():
 def test_rule_defaults_are_defined_once_in_the_sim():
     """The config's rule defaults are the sim's RULE_DEFAULTS: a default config gives the sim's default
     rules vector bit for bit."""
-    from paddock_ma.env.start import rules_from_config
-    from paddock_ma.sim.race import rules_vector
+    from paddock_ma.env.reset.start import rules_from_config
+    from paddock_ma.sim.race.start import rules_vector
     assert rules_from_config(EnvConfig()).tobytes() == rules_vector().tobytes()
 
 
@@ -167,8 +167,8 @@ def test_errors_name_the_field_the_value_and_the_fix():
 def test_pit_crew_through_config():
     """Issue 14, defect 7: a team's pit crew (speed, consistency, reliability) reaches the simulation,
     shared by the drivers of one pit box, and shapes the varied service time."""
-    from paddock_ma.sim import layout as L
-    from paddock_ma.sim.pit import service_seconds
+    from paddock_ma.sim.core import layout as L
+    from paddock_ma.sim.race.pit_service import service_seconds
     drivers = [{"id": "a", "team": 0, "pit_crew": {"speed": 1.0, "consistency": 0.9, "reliability": 1.0}},
                {"id": "b", "team": 0}, {"id": "c", "team": 1}]
     batch = BatchEnv({"track": "oval", "drivers": drivers, "controlled_drivers": ["a"],

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from paddock_ma.env.controller import DriverControllerLoop
+from paddock_ma.rollout.controller import DriverControllerLoop
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.env.errors import PaddockError
 

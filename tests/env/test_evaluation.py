@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from paddock_ma.env.environment import PaddockEnv
-from paddock_ma.env.evaluation import (
+from paddock_ma.rollout.evaluation import (
     DEFAULT_EVALUATION_CASES, EvaluationCase, EvaluationTracker, run_evaluation,
 )
 

@@ -6,9 +6,9 @@ tests/protocol/test_golden_wire.py."""
 import pytest
 
 from golden_steps import CONFIGS, check_result, golden
-from paddock_ma.env.config import EnvConfig
+from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import PaddockEnv
-from paddock_ma.env.wire_names import python_name
+from paddock_ma.paddockjs.naming import python_name
 
 
 @pytest.mark.parametrize("name", CONFIGS)

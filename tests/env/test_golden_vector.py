@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paddock_ma.env.config import EnvConfig
+from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.protocol.messages import Dispatcher
 from paddock_ma.protocol.wire_names import config_from_wire
@@ -196,8 +196,8 @@ def test_contact_patch_surface_codes_are_paddockjs_codes():
     """Our nine surfaces onto PaddockJS's six patch codes (track 0, kerb 1, any pit surface 2, grass 3,
     gravel 4, barrier 5) and its legal surfaces (track, kerb, pit), by surface name; and a car with its
     right wheels in the gravel reads code 4 / 5 and not legal there."""
-    from paddock_ma.sim import layout as L
-    from paddock_ma.sim.observe import SURFACE_CODE, SURFACE_LEGAL
+    from paddock_ma.sim.core import layout as L
+    from paddock_ma.sim.sensing.vectors import SURFACE_CODE, SURFACE_LEGAL
 
     want = {"track": 0, "kerb": 1, "grass": 3, "gravel": 4, "barrier": 5}
     for code, name in enumerate(L.SURFACE_NAMES):

@@ -3,7 +3,7 @@
 import pytest
 
 from env_helpers import act, make_env
-from paddock_ma.sim import layout as L
+from paddock_ma.sim.core import layout as L
 
 # car-00 and car-01 side by side (0.5 m apart: bodies overlap), same speed, steering into each other
 THROUGH = {"car-00": {"distance_meters": 100, "offset_meters": 0.0, "speed_kph": 100},

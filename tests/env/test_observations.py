@@ -8,8 +8,8 @@ import pytest
 
 from env_helpers import act, all_act, make_env, slot
 from paddock_ma.env.observations import WHEEL_NAMES
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.observe import SURFACE_CODE
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.sensing.vectors import SURFACE_CODE
 from sense_oracle import (
     check_surface_channel, oracle_lookahead, oracle_radar, oracle_rays, oracle_self,
 )
@@ -368,7 +368,7 @@ def test_any_invalid_lookahead_value_falls_back_to_the_defaults(value, profile):
 def test_absent_or_empty_lookahead_follows_the_profile():
     """Not given (or None): four samples by default, none under physical-driver; an explicit empty
     list means no samples under physical-driver (PaddockJS 2.0.0) and the defaults otherwise."""
-    from paddock_ma.env.config import EnvConfig
+    from paddock_ma.env.config.root import EnvConfig
     def look(**obs):
         return EnvConfig.from_dict({"observation": obs}).observation.lookahead_meters
     assert look() is None and look(lookahead_meters=None) is None

@@ -10,7 +10,7 @@ from env_helpers import act, all_act, make_env, slot
 from paddock_ma.env.episodes import METRIC_NAMES
 from paddock_ma.env.environment import RewardCallbackError
 from paddock_ma.env.errors import INTERNAL_ERROR, PaddockError
-from paddock_ma.sim import layout as L
+from paddock_ma.sim.core import layout as L
 
 RESULT_KEYS = {"observation", "reward", "terminated", "truncated", "done", "events", "metrics", "state", "info"}
 
@@ -297,7 +297,7 @@ def test_calls_before_reset_are_errors():
 def test_contact_events_with_three_cars_in_one_step():
     """A car touching two others in one step: one collision event per contact pair, so every involved
     driver's events include its contact (event building from the step's contact counters)."""
-    from paddock_ma.env.events import world_events
+    from paddock_ma.env.views.events import world_events
     env = make_env(drivers=3, controlled_drivers=["car-00", "car-01", "car-02"])
     env.reset()
     ci = env.batch.state.cars_i[0]
@@ -323,14 +323,14 @@ def test_pile_up_collision_counts_are_per_pair():
     assert collisions == {("car-00", "car-01"): 1, ("car-01", "car-02"): 1}
     assert [r["metrics"][d]["contact_count"] for d in ("car-00", "car-01", "car-02")] == [1, 2, 1]
     # the same from the partner bits when a car touched its partner twice in one (long) step
-    from paddock_ma.env.events import pair_contacts
+    from paddock_ma.env.views.events import pair_contacts
     ci = np.zeros((3, L.NI), np.int32)
     ci[0, L.I_CNT_CONTACTS], ci[0, L.I_CONTACT_SLOTS_LO] = 2, 0b010     # car-00: twice with car-01
     ci[1, L.I_CNT_CONTACTS], ci[1, L.I_CONTACT_SLOTS_LO] = 3, 0b101     # car-01: car-00 twice, car-02 once
     ci[2, L.I_CNT_CONTACTS], ci[2, L.I_CONTACT_SLOTS_LO] = 1, 0b010
     assert pair_contacts(ci, 0, 1) == 2 and pair_contacts(ci, 1, 2) == 1
     # slots 31 and 63 use the int32 sign bit
-    from paddock_ma.env.events import contact_partners
+    from paddock_ma.env.views.events import contact_partners
     row = np.zeros(L.NI, np.int32)
     row[L.I_CONTACT_SLOTS_LO], row[L.I_CONTACT_SLOTS_HI] = np.int32(-2**31), np.int32(-2**31 + 1)
     assert contact_partners(row) == [31, 32, 63]

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from paddock_ma.env.config import EnvConfig
+from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.errors import INVALID_CONFIG, ConfigError
-from paddock_ma.env.wire_names import PYTHON_TO_WIRE
+from paddock_ma.paddockjs.naming import PYTHON_TO_WIRE
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "paddockjs-2.0.0"
 

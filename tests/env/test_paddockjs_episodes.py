@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from env_helpers import act, make_env
-from paddock_ma.env.config import PROFILES, EnvConfig
+from paddock_ma.env.config.root import PROFILES, EnvConfig
 from paddock_ma.env.environment import result_end_reason
 from paddock_ma.env.episodes import DESTROY_REASON_NAMES, METRIC_NAMES, metrics_dicts, metrics_row
-from paddock_ma.env.interactions import FLAG_BY_NAME, driver_flags
-from paddock_ma.env.wire_names import wire_name
-from paddock_ma.sim import layout as L
+from paddock_ma.env.reset.interactions import FLAG_BY_NAME, driver_flags
+from paddock_ma.paddockjs.naming import wire_name
+from paddock_ma.sim.core import layout as L
 
 ROOT = Path(__file__).resolve().parents[2]
 

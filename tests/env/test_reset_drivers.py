@@ -5,7 +5,7 @@ import pytest
 
 from env_helpers import act, all_act, car_bytes, make_env, slot
 from paddock_ma.env.errors import INVALID_CONFIG, INVALID_REQUEST, UNKNOWN_DRIVER, PaddockError
-from paddock_ma.sim import layout as L
+from paddock_ma.sim.core import layout as L
 
 
 def _world_bytes(env):

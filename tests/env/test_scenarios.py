@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from env_helpers import act, make_env
-from paddock_ma.sim.track import load_track
+from paddock_ma.sim.track.load import load_track
 
 OVAL = load_track("oval")
 

@@ -85,8 +85,8 @@ def test_parallel_option_reaches_the_step_sensing_and_vectors_from_every_entry_p
 
     import paddock_ma
     from paddock_ma.env.batch_env import BatchEnv
-    from paddock_ma.sim.observe import fill_vectors, fill_vectors_parallel
-    from paddock_ma.sim.sensors import sense_worlds, sense_worlds_parallel
+    from paddock_ma.sim.sensing.vectors import fill_vectors, fill_vectors_parallel
+    from paddock_ma.sim.sensing.sensors import sense_worlds, sense_worlds_parallel
     from paddock_ma.sim.step import step_worlds, step_worlds_parallel
 
     def kernels(batch):

@@ -5,13 +5,13 @@ import math
 
 import numpy as np
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.pit import pit_route_active, pit_route_tick
-from paddock_ma.sim.race_control import car_is_held, race_control_tick, update_ranks
-from paddock_ma.sim.rules import update_car_rules
-from paddock_ma.sim.layout import DT
-from paddock_ma.sim.surfaces import classify_car
-from paddock_ma.sim.track import point_at
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.race.pit_service import pit_route_active, pit_route_tick
+from paddock_ma.sim.race.control import car_is_held, race_control_tick, update_ranks
+from paddock_ma.sim.race.rules import update_car_rules
+from paddock_ma.sim.core.layout import DT
+from paddock_ma.sim.vehicle.wheels import classify_car
+from paddock_ma.sim.track.load import point_at
 
 
 def kinematic_tick(tr, s):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.collisions import box_overlap, resolve_contacts
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.race.collisions import box_overlap, resolve_contacts
 
 DT = L.DT
 ALL_FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED

@@ -8,11 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.race import new_race
-from paddock_ma.sim.state import WorldState
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.race.start import new_race
+from paddock_ma.sim.core.state import WorldState
 from paddock_ma.sim.step import step_state
-from paddock_ma.sim.track import load_track
+from paddock_ma.sim.track.load import load_track
 
 RACE = dict(standing_start=0, pit_stops=1, pit_variability=1, tire_degradation=1, total_laps=20)
 
@@ -68,7 +68,7 @@ import numpy as np
 sys.path.insert(0, {root!r})
 from tests.sim.test_determinism import seeded_race
 from paddock_ma.sim.step import step_state
-from paddock_ma.sim.track import load_track
+from paddock_ma.sim.track.load import load_track
 state = seeded_race(load_track("grand-prix"), 16, seed=99, cars=10)
 sums = []
 for _ in range(300):
@@ -102,7 +102,7 @@ def test_restored_snapshot_continues_bit_identically(gp):
 
 
 def test_scattered_worlds_differ_from_one_another_and_repeat_for_their_seed():
-    from paddock_ma.sim.race import scatter_cars
+    from paddock_ma.sim.race.start import scatter_cars
     track = load_track("oval")
 
     def scattered(seed):

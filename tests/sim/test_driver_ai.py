@@ -4,12 +4,12 @@ pit intent."""
 import numpy as np
 import pytest
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.driver_ai import ai_actions
-from paddock_ma.sim.race import new_race
-from paddock_ma.sim.car_placement import place_car
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.driver.builtin import ai_actions
+from paddock_ma.sim.race.start import new_race
+from paddock_ma.sim.race.placement import place_car
 from paddock_ma.sim.step import step_state
-from paddock_ma.sim.track import list_tracks, load_track, oval_track
+from paddock_ma.sim.track.load import list_tracks, load_track, oval_track
 
 MODES = [pytest.param(L.PHYSICS_SIMULATOR, id="simulator"),
          pytest.param(L.PHYSICS_ARCADE, id="arcade")]

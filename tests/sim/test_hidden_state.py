@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import paddock_ma.sim as sim
-from paddock_ma.sim.track import load_track, oval_track, procedural_track
+from paddock_ma.sim.track.load import load_track, oval_track, procedural_track
 
 
 @pytest.mark.parametrize("get", [oval_track, lambda: load_track("grand-prix"), lambda: procedural_track(3)])
@@ -58,7 +58,7 @@ def test_the_numba_cache_directory_is_keyed_by_the_sources_and_import_deletes_no
 
 
 def test_render_background_cache_is_keyed_by_content():
-    from paddock_ma.env import render
+    from paddock_ma.env.views import render
     oval, gp = oval_track(), load_track("grand-prix")
     bg1, _ = render._background(oval, 64)
     bg2, _ = render._background(gp, 64)
@@ -78,7 +78,7 @@ def test_no_two_sim_modules_define_a_kernel_of_the_same_name():
 
     here = Path(sim.__file__).resolve().parent
     defined = defaultdict(list)
-    for path in sorted(here.glob("*.py")):
+    for path in sorted(here.rglob("*.py")):
         for name in re.findall(r"^def (\w+)\(", path.read_text(), re.M):
             defined[name].append(path.name)
     # _seg_d2: two thin wrappers of track_core._seg_d2a (one arithmetic) on different arguments

@@ -15,7 +15,7 @@ from numba.core.registry import CPUDispatcher
 import paddock_ma
 import paddock_ma.env
 import paddock_ma.sim
-from paddock_ma.sim.jit import allocating_kernel, kernel
+from paddock_ma.sim.core.jit import allocating_kernel, kernel
 
 PACKAGE = Path(paddock_ma.__file__).resolve().parent
 

@@ -1,4 +1,4 @@
-"""Vehicle dynamics (paddock_ma.sim.physics): figures, limits and invariants of both modes.
+"""Vehicle dynamics (paddock_ma.sim.vehicle.dynamics): figures, limits and invariants of both modes.
 
 Every scenario runs the real ``integrate_car`` kernel tick by tick through small @njit drivers.
 Plausibility sources quoted next to the assertions:
@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from numba import njit
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.params import car_params_from_ratings, neutral_car_params
-from paddock_ma.sim.physics import hold_car, integrate_car
-from paddock_ma.sim.surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING
-from paddock_ma.sim.tyres import COMPOUND_GRIP, COMPOUND_WEAR, tyre_factor
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.core.params import car_params_from_ratings, neutral_car_params
+from paddock_ma.sim.vehicle.dynamics import hold_car, integrate_car
+from paddock_ma.sim.vehicle.surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING
+from paddock_ma.sim.vehicle.tyres import COMPOUND_GRIP, COMPOUND_WEAR, tyre_factor
 
 KPH = 1.0 / 3.6
 G = L.GRAVITY

@@ -1,4 +1,4 @@
-"""Pit stops on hand-built state (paddock_ma.sim.pit, and its entry via paddock_ma.sim.rules): entry decision,
+"""Pit stops on hand-built state (paddock_ma.sim.race.pit_service, and its entry via paddock_ma.sim.race.rules): entry decision,
 scripted route, queueing, service time and its randomness, red flag, on the oval track."""
 
 import math
@@ -6,12 +6,12 @@ import math
 import numpy as np
 import pytest
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim import pit as P
-from paddock_ma.sim.car_placement import place_car
-from paddock_ma.sim.race_control import init_world
-from paddock_ma.sim.rng import rng_uniform, world_keys
-from paddock_ma.sim.track import oval_track, point_at
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.race import pit_service as P
+from paddock_ma.sim.race.placement import place_car
+from paddock_ma.sim.race.control import init_world
+from paddock_ma.sim.core.rng import rng_uniform, world_keys
+from paddock_ma.sim.track.load import oval_track, point_at
 from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
 
 DT = L.DT

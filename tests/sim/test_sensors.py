@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from numba import njit
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim import sensors as S
-from paddock_ma.sim import sensors_geometry as G
-from paddock_ma.sim.track import (
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.sensing import sensors as S
+from paddock_ma.sim.sensing import geometry as G
+from paddock_ma.sim.track.load import (
     list_tracks, load_track, locate, pit_point_at, pit_surface, point_at, surface_at,
 )
 
@@ -225,7 +225,7 @@ def pit_area_poses(tr, rng, n):
 def connector_poses(tr, rng, n):
     """Origins in and around the pit connectors (up to 2 m beyond their width), headings along the
     connector or arbitrary."""
-    from paddock_ma.sim.track_surface import PIT_CONN_STEPS
+    from paddock_ma.sim.track.surface import PIT_CONN_STEPS
 
     m = tr.px.shape[0]
     poses = []

@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.race import new_race
-from paddock_ma.sim.rng import rng_uniform, world_keys
-from paddock_ma.sim.state import SnapshotError, WorldState, fnv1a64, track_fingerprint
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.race.start import new_race
+from paddock_ma.sim.core.rng import rng_uniform, world_keys
+from paddock_ma.sim.core.state import SnapshotError, WorldState, fnv1a64, track_fingerprint
 from paddock_ma.sim.step import step_state
-from paddock_ma.sim.track import load_track
+from paddock_ma.sim.track.load import load_track
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from numba import njit
 
-from paddock_ma.sim import layout as L
-from paddock_ma.sim.track import (
+from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.track.load import (
     TrackFormatError, edge_distance_at, edge_distances, list_tracks, load_track, locate, oval_track,
     pit_point_at, point_at, procedural_track, surface_at, surface_fast,
 )
-from paddock_ma.sim.track_build import validate_centreline
-from paddock_ma.sim.track_surface import (
+from paddock_ma.sim.track.build import validate_centreline
+from paddock_ma.sim.track.surface import (
     GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH, SERVICE_LENGTH,
     WORK_LANE_MARGIN,
 )

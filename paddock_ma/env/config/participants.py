@@ -1,0 +1,112 @@
+"""Config sections of who races and how: drivers (ratings, tyre, pit box and crew), the scenario
+(participants, presets, placements, traffic) and participant interaction profiles.
+
+Re-exported by ``env.config``; see ``config_base`` for how a dict becomes these sections.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Optional, Union
+
+from ...sim.core.params import RATING_NAMES, UNSUPPORTED_RATINGS
+from .base import _Config, _require
+from ..errors import ConfigError, suggest
+
+PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")
+# PaddockJS 2.0.0's participant interaction profiles (their flags: env.interactions.PROFILE_FLAGS)
+PROFILES = ("normal", "isolated-training", "batch-training", "phantom-race", "time-trial-overlay")
+ProfileName = Literal["normal", "isolated-training", "batch-training", "phantom-race", "time-trial-overlay"]
+
+
+@dataclass(frozen=True)
+class PitCrewConfig(_Config):
+    """A team's pit crew (PaddockJS ``team.pitCrew``), each 0..1 with 0.5 neutral. With
+    ``rules.modules.pit_stops.variability`` on (and not ``perfect``) they shape the service time:
+    ``speed`` shifts it, ``consistency`` narrows its random jitter, ``reliability`` makes a slow-stop
+    issue rarer and shorter (``sim.pit.service_seconds``)."""
+    speed: float = 0.5
+    consistency: float = 0.5
+    reliability: float = 0.5
+
+
+@dataclass(frozen=True)
+class DriverConfig(_Config):
+    """One driver. ``ratings``: vehicle/driver ratings 0..100 (50 neutral; ``sim.params.RATING_NAMES``,
+    the spec's camelCase names or their snake_case aliases). ``team``: the pit box (service area) index,
+    else two cars a box in slot order. ``pit_crew``: the crew of this driver's box; team-mates (drivers
+    sharing a box) share it, so give it once or give the same values."""
+    id: str
+    name: Optional[str] = None
+    ratings: dict[str, float] = field(default_factory=dict)
+    tire: Optional[Literal["S", "M", "H"]] = None
+    team: Optional[int] = None
+    pit_crew: Optional[PitCrewConfig] = None
+
+    def __post_init__(self):
+        for key, value in self.ratings.items():
+            path = f"drivers.{self.id}.ratings.{key}"
+            if key in UNSUPPORTED_RATINGS:
+                raise ConfigError(path, f"got {key!r}, a PaddockJS personality rating that paddock_ma's built-in "
+                                  f"driver does not model; remove it (supported ratings: {', '.join(RATING_NAMES)})")
+            _require(key in RATING_NAMES, path, f"unknown rating {key!r}{suggest(key, RATING_NAMES)}; supported "
+                     f"ratings: {', '.join(RATING_NAMES)}")
+            _require(0.0 <= value <= 100.0, path, f"got {value!r}; ratings are 0..100 with 50 neutral")
+        if self.pit_crew is not None:
+            for name in ("speed", "consistency", "reliability"):
+                value = getattr(self.pit_crew, name)
+                _require(0.0 <= value <= 1.0, f"drivers.{self.id}.pit_crew.{name}",
+                         f"got {value!r}; expected 0..1 (0.5 neutral)")
+
+
+def default_drivers(count: int) -> tuple[DriverConfig, ...]:
+    """``count`` neutral drivers with ids ``car-00``, ``car-01``, ..."""
+    return tuple(DriverConfig(id=f"car-{i:02d}", name=f"Car {i:02d}") for i in range(count))
+
+
+@dataclass(frozen=True)
+class Placement(_Config):
+    """Where a car starts: absolute race distance (m), lateral offset (m, + right), speed, heading error."""
+    distance_meters: float
+    offset_meters: float = 0.0
+    speed_kph: Optional[float] = None
+    heading_error_radians: float = 0.0
+
+
+@dataclass(frozen=True)
+class TrafficEntry(_Config):
+    driver_id: str
+    relative_to: str
+    delta_distance_meters: float
+    offset_meters: float = 0.0
+    speed_kph: Optional[float] = None
+    heading_error_radians: float = 0.0
+
+
+@dataclass(frozen=True)
+class ScenarioConfig(_Config):
+    participants: Union[Literal["all", "controlled-only"], tuple[str, ...]] = "all"
+    non_controlled: Literal["ai"] = "ai"
+    preset: Optional[Literal["cornering", "off-track-recovery", "overtaking-pack", "pit-entry"]] = None
+    placements: dict[str, Placement] = field(default_factory=dict)
+    traffic: tuple[TrafficEntry, ...] = ()
+
+
+@dataclass(frozen=True)
+class InteractionOverride(_Config):
+    """One driver's interaction: a ``profile`` (None: the default profile) and any of its five flags
+    overridden (None: the profile's). Each flag belongs to this car and is what others meet: whether
+    it collides, whether other cars' rays or radar see it, whether it holds pit service capacity and
+    whether it takes part in race order and classification."""
+    profile: Optional[ProfileName] = None
+    collidable: Optional[bool] = None
+    detectable_by_rays: Optional[bool] = None
+    detectable_as_nearby: Optional[bool] = None
+    blocks_pit_lane: Optional[bool] = None
+    affects_race_order: Optional[bool] = None
+
+
+@dataclass(frozen=True)
+class InteractionsConfig(_Config):
+    default_profile: ProfileName = "normal"
+    drivers: dict[str, InteractionOverride] = field(default_factory=dict)

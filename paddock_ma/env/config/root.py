@@ -1,0 +1,271 @@
+"""Typed, frozen environment configuration (PaddockJS 2.0.1 options with Python names): the
+``EnvConfig`` root, the race rules, episode and result sections, and merging.
+
+Build one from a plain dict with ``EnvConfig.from_dict(d)``: every key is checked against the
+dataclass fields, so a misspelt key is an error (with a close-match suggestion) instead of being
+silently ignored; every value is checked against its type and allowed values. Errors are
+``ConfigError`` naming the key path, the bad value and what is allowed. ``to_dict()`` round-trips.
+
+The sections are split by concern: ``config_participants`` (drivers, scenario, interaction
+profiles), ``config_sensing`` (sensors, observation) and this module (rules, episode, result, the
+root); ``config_base`` holds the dict <-> dataclass machinery. Every public name stays importable
+from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Optional
+
+from ...sim.core.layout import KPH_PER_MPS, PHYSICS_SIMULATOR
+from .base import _Config, _require, _rule, deep_merge
+from .participants import (
+    PRESETS, PROFILES, DriverConfig, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
+    ScenarioConfig, TrafficEntry, default_drivers,
+)
+from .sensing import (
+    DEFAULT_LOOKAHEAD_METERS, MAX_LOOKAHEAD_METERS, RAY_CHANNELS, NearbyCarsConfig, ObservationConfig,
+    RaysConfig, RaySpec, SensorsConfig,
+)
+from ..errors import ConfigError, suggest
+from ...paddockjs.naming import from_wire
+
+COMPOUNDS = ("S", "M", "H")
+# PaddockJS 2.0 environment options with no counterpart here (PaddockJS would use them; we refuse them
+# by name rather than run something else). Snake_case: keys arrive through from_wire.
+UNSUPPORTED_PADDOCKJS_KEYS = {
+    "track_generation": "procedural track profiles; name a track, or give track_seed / trackSeed",
+    "entries": "team and car blueprints; give each driver's ratings, team and pit_crew",
+    "replay_ghosts": "replay ghost overlays are not simulated",
+    "warmup": "a JavaScript JIT warm-up run; numba kernels are compiled and cached instead",
+    "external_renderer": "a JavaScript frame callback; render worlds with env.render",
+}
+
+
+@dataclass(frozen=True)
+class PitVariabilityConfig(_Config):
+    enabled: bool = _rule("pit_variability", kind=bool)
+    perfect: bool = _rule("pit_perfect", kind=bool)
+    issue_chance: float = _rule("pit_issue_chance")
+    issue_max_delay_seconds: float = _rule("pit_issue_max_delay")
+
+
+@dataclass(frozen=True)
+class PitStopsConfig(_Config):
+    enabled: bool = _rule("pit_stops", kind=bool)
+    pit_lane_speed_limit_kph: float = _rule("pit_speed_limit", KPH_PER_MPS)
+    default_stop_seconds: float = _rule("pit_stop_seconds")
+    max_concurrent_pit_lane_cars: int = _rule("pit_max_concurrent", kind=int)
+    minimum_pit_lane_gap_meters: float = _rule("pit_min_gap")
+    tire_pit_request_threshold_percent: float = _rule("tire_request_pct")
+    tire_pit_commit_threshold_percent: float = _rule("tire_commit_pct")
+    variability: PitVariabilityConfig = field(default_factory=PitVariabilityConfig)
+
+    def __post_init__(self):
+        _require(self.pit_lane_speed_limit_kph > 0, "rules.modules.pit_stops.pit_lane_speed_limit_kph",
+                 f"got {self.pit_lane_speed_limit_kph!r}; expected a speed > 0 km/h")
+        _require(self.default_stop_seconds > 0, "rules.modules.pit_stops.default_stop_seconds",
+                 f"got {self.default_stop_seconds!r}; expected seconds > 0")
+
+
+@dataclass(frozen=True)
+class TireStrategyConfig(_Config):
+    compounds: tuple[Literal["S", "M", "H"], ...] = COMPOUNDS
+
+
+@dataclass(frozen=True)
+class SwitchConfig(_Config):
+    enabled: bool = True
+
+
+@dataclass(frozen=True)
+class StalledDnfConfig(_Config):
+    enabled: bool = _rule("stalled_dnf", kind=bool)
+    seconds: float = _rule("stall_seconds")
+
+
+@dataclass(frozen=True)
+class ModulesConfig(_Config):
+    pit_stops: PitStopsConfig = field(default_factory=PitStopsConfig)
+    tire_strategy: TireStrategyConfig = field(default_factory=TireStrategyConfig)
+    tire_degradation: SwitchConfig = field(
+        default_factory=lambda: SwitchConfig(enabled=_rule("tire_degradation", kind=bool)))
+    stalled_dnf: StalledDnfConfig = field(default_factory=StalledDnfConfig)
+
+
+@dataclass(frozen=True)
+class RulesConfig(_Config):
+    standing_start: bool = _rule("standing_start", kind=bool)
+    collision_restitution: float = _rule("restitution")
+    start_light_count: int = _rule("light_count", kind=int)
+    start_light_interval: float = _rule("light_interval")
+    start_lights_out_hold: float = _rule("lights_out_hold")
+    modules: ModulesConfig = field(default_factory=ModulesConfig)
+
+
+@dataclass(frozen=True)
+class EpisodeConfig(_Config):
+    max_steps: int = 10000
+    end_on_race_finish: bool = True
+
+    def __post_init__(self):
+        _require(self.max_steps >= 1, "episode.max_steps", f"got {self.max_steps!r}; expected >= 1")
+
+
+@dataclass(frozen=True)
+class ResultConfig(_Config):
+    state_output: Literal["full", "minimal", "none"] = "full"
+    reset_drivers_observation_scope: Literal["all", "reset"] = "all"
+
+
+@dataclass(frozen=True)
+class EnvConfig(_Config):
+    """The whole environment configuration. ``drivers`` may be given as a count in ``from_dict``."""
+    drivers: tuple[DriverConfig, ...] = field(default_factory=lambda: default_drivers(20))
+    controlled_drivers: tuple[str, ...] = ("car-00",)
+    seed: Optional[int] = None
+    track: str = "grand-prix"
+    total_laps: int = _rule("total_laps", kind=int)
+    frame_skip: int = 1
+    physics_mode: Literal["arcade", "simulator"] = ("simulator" if _rule("physics_mode") == PHYSICS_SIMULATOR
+                                                    else "arcade")
+    action_policy: Literal["strict", "report"] = "strict"
+    rules: RulesConfig = field(default_factory=RulesConfig)
+    scenario: ScenarioConfig = field(default_factory=ScenarioConfig)
+    sensors: SensorsConfig = field(default_factory=SensorsConfig)
+    sensors_by_driver: dict[str, SensorsConfig] = field(default_factory=dict)
+    observation: ObservationConfig = field(default_factory=ObservationConfig)
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    result: ResultConfig = field(default_factory=ResultConfig)
+    participant_interactions: InteractionsConfig = field(default_factory=InteractionsConfig)
+    # PaddockJS's switch between its indexed and legacy track queries; paddock_ma's track queries are
+    # always indexed and give the same answers either way, so it is accepted and changes nothing
+    track_query_index: bool = True
+    reward: Optional[Any] = field(default=None, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: dict | None = None, _path: str = ""):
+        if data is not None and not isinstance(data, dict):
+            raise ConfigError("config", f"got {data!r} (a {type(data).__name__}); expected an object (a dict) "
+                              "of config keys, e.g. {'drivers': 2}")
+        data = dict(data or {})
+        for key, why in UNSUPPORTED_PADDOCKJS_KEYS.items():
+            if key in data:
+                raise ConfigError(key, f"a PaddockJS 2.0 option paddock_ma does not have ({why}); remove it")
+        if "track_seed" in data:
+            seed = data.pop("track_seed")
+            _require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "track_seed",
+                     f"got {seed!r}; expected an integer >= 0 (the seed of a procedural track)")
+            _require("track" not in data, "track_seed", "give track or track_seed, not both")
+            data["track"] = f"procedural:{seed}"
+        drivers = data.get("drivers")
+        if isinstance(drivers, int) and not isinstance(drivers, bool):
+            _require(1 <= drivers <= 64, "drivers", f"got {drivers!r}; expected 1..64 drivers")
+            data["drivers"] = default_drivers(drivers)
+        if "reward" in data and data["reward"] is not None and not callable(data["reward"]):
+            raise ConfigError("reward", f"got {data['reward']!r}; expected a callable reward(context) or None")
+        return super().from_dict(data, _path)
+
+    def __post_init__(self):
+        ids = [d.id for d in self.drivers]
+        _require(len(ids) >= 1, "drivers", "expected at least one driver")
+        _require(len(ids) <= 64, "drivers", f"got {len(ids)} drivers; at most 64 per world")
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        _require(not dupes, "drivers", f"duplicate driver ids {dupes!r}; ids must be unique")
+        _require(len(self.controlled_drivers) >= 1, "controlled_drivers",
+                 "expected at least one controlled driver id")
+        for i, cid in enumerate(self.controlled_drivers):
+            _require(cid in ids, f"controlled_drivers[{i}]",
+                     f"got {cid!r}, which is not a driver id{suggest(cid, ids)}; drivers: {', '.join(ids)}")
+        _require(len(set(self.controlled_drivers)) == len(self.controlled_drivers), "controlled_drivers",
+                 "list each controlled driver once")
+        _require(self.frame_skip >= 1, "frame_skip", f"got {self.frame_skip!r}; expected an integer >= 1")
+        _require(1 <= self.total_laps <= 1000, "total_laps", f"got {self.total_laps!r}; expected 1..1000")
+        participants = self.scenario.participants
+        if isinstance(participants, tuple):
+            for i, pid in enumerate(participants):
+                _require(pid in ids, f"scenario.participants[{i}]",
+                         f"got {pid!r}, which is not a driver id{suggest(pid, ids)}")
+            for cid in self.controlled_drivers:
+                _require(cid in participants, "scenario.participants",
+                         f"must include every controlled driver; {cid!r} is missing")
+        active = set(self.participant_ids())
+        for key in self.scenario.placements:
+            _require(key in active, f"scenario.placements.{key}",
+                     f"{key!r} is not a participating driver{suggest(key, sorted(active))}")
+        for i, entry in enumerate(self.scenario.traffic):
+            for name in ("driver_id", "relative_to"):
+                value = getattr(entry, name)
+                _require(value in active, f"scenario.traffic[{i}].{name}",
+                         f"{value!r} is not a participating driver{suggest(value, sorted(active))}")
+        for key in self.sensors_by_driver:
+            _require(key in self.controlled_drivers, f"sensors_by_driver.{key}",
+                     f"{key!r} is not a controlled driver{suggest(key, self.controlled_drivers)}")
+        for key in self.participant_interactions.drivers:
+            _require(key in ids, f"participant_interactions.drivers.{key}",
+                     f"{key!r} is not a driver id{suggest(key, ids)}")
+        compounds = self.rules.modules.tire_strategy.compounds
+        _require(len(compounds) >= 1, "rules.modules.tire_strategy.compounds", "expected at least one compound")
+        for d in self.drivers:
+            if d.tire is not None:
+                _require(d.tire in compounds, f"drivers.{d.id}.tire",
+                         f"got {d.tire!r}; expected one of the rules' compounds {list(compounds)!r}")
+
+    @classmethod
+    def from_paddockjs(cls, doc: dict) -> "EnvConfig":
+        """A config from a PaddockJS-shaped options object: camelCase keys (snake_case ones are read too)
+        renamed through the one table (``env.wire_names.from_wire``), then ``from_dict``'s checks. The
+        legacy ray shape (``anglesDegrees``, ``detectTrack``, ``detectCars``) is normalised as the guide
+        says, ``trackSeed`` names a procedural track, ``trackQueryIndex`` is accepted; an unknown key is
+        a ConfigError naming it and the known keys (PaddockJS ignores it)."""
+        if not isinstance(doc, dict):
+            raise ConfigError("config", f"got {doc!r} (a {type(doc).__name__}); expected an object of "
+                              "PaddockJS environment options")
+        return cls.from_dict(from_wire(doc))
+
+    @classmethod
+    def load(cls, path) -> "EnvConfig":
+        """``from_paddockjs`` of the JSON object in the file at ``path`` (either naming)."""
+        try:
+            with open(path, encoding="utf-8") as handle:
+                doc = json.load(handle)
+        except OSError as exc:
+            raise ConfigError("config", f"cannot read {str(path)!r}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise ConfigError("config", f"{str(path)!r} is not JSON: {exc}") from None
+        return cls.from_paddockjs(doc)
+
+    def merged(self, overrides: dict | None = None) -> "EnvConfig":
+        """A new config: ``overrides`` (config keys; a nested dict is merged key by key, anything else
+        replaces) over this one, validated as ``from_dict`` validates. ``reward`` is not data: it is
+        carried over unless ``overrides`` gives one (a callable, or None to drop it). The one way to
+        derive a config from another (the catalogue, the adapters, ``PaddockEnv.reset(options=...)``
+        and the evaluation cases use it)."""
+        if overrides is not None and not isinstance(overrides, dict):
+            raise ConfigError("options", f"expected an object of config keys, got {type(overrides).__name__}")
+        data = dict(overrides or {})
+        reward = data.pop("reward", self.reward)
+        if reward is not None and not callable(reward):
+            raise ConfigError("reward", f"got {reward!r}; expected a callable reward(context) or None")
+        config = EnvConfig.from_dict(deep_merge(self.to_dict(), data)) if data else self
+        return config if config.reward is reward else dataclasses.replace(config, reward=reward)
+
+    def participant_ids(self) -> tuple[str, ...]:
+        """Driver ids that race, in driver order (scenario.participants resolved)."""
+        p = self.scenario.participants
+        if p == "all":
+            return tuple(d.id for d in self.drivers)
+        if p == "controlled-only":
+            return tuple(d.id for d in self.drivers if d.id in self.controlled_drivers)
+        return tuple(d.id for d in self.drivers if d.id in p)
+
+
+__all__ = [
+    "COMPOUNDS", "DEFAULT_LOOKAHEAD_METERS", "MAX_LOOKAHEAD_METERS", "PRESETS", "PROFILES", "RAY_CHANNELS",
+    "DriverConfig", "EnvConfig", "EpisodeConfig", "InteractionOverride", "InteractionsConfig", "ModulesConfig",
+    "NearbyCarsConfig", "ObservationConfig", "PitCrewConfig", "PitStopsConfig", "PitVariabilityConfig", "Placement",
+    "RaySpec", "RaysConfig", "ResultConfig", "RulesConfig", "ScenarioConfig", "SensorsConfig", "StalledDnfConfig",
+    "SwitchConfig", "TireStrategyConfig", "TrafficEntry", "deep_merge", "default_drivers",
+]

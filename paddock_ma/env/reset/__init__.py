@@ -1,0 +1,3 @@
+"""Putting cars on the track: the start of a BatchEnv's worlds (``start``), placements
+(``placements``), scenarios (``scenarios``) and participant interaction profiles (``interactions``).
+"""

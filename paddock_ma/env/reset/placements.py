@@ -1,0 +1,142 @@
+"""Putting cars on the track: ``place`` (the one path every start and reset uses) and the placement
+policies of ``BatchEnv.reset_drivers``.
+
+A placement is a tuple ``(distance m, offset m, speed m/s or None = keep, heading error rad)``.
+Policies (``scenarios.PLACEMENT_POLICIES``): ``grid`` (the car's grid slot), ``random`` (a random legal
+track position from the world's RNG, at rest), ``random-moving`` (the same at a speed uniform in
+[0, RANDOM_MOVING_MAX_KPH) km/h from that RNG) and ``scenario`` (the scenario's placement of that
+driver); or a dict of float arrays [W, K] (``distance_meters``, ``offset_meters``, ``speed_kph`` NaN =
+keep, ``heading_error_radians``), or a list of placement tuples, one per reset car.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...sim.core import layout as L
+from ...sim.race.start import place_and_classify, random_track_placements
+from ..errors import INVALID_REQUEST, PaddockError, suggest
+from .scenarios import PLACEMENT_POLICIES, RANDOM_MOVING_MAX_KPH, grid_placements
+
+RANDOM_EDGE_MARGIN = 1.5    # m kept between a random placement and the track's edge
+
+
+def place(track, state, worlds, slots, placements) -> None:
+    """Place cars (worlds[n], slots[n]) at placements[n] through ``race.place_and_classify``."""
+    worlds = np.asarray(worlds, np.int64)
+    slots = np.asarray(slots, np.int64)
+    dist = np.array([p[0] for p in placements], np.float64)
+    off = np.array([p[1] for p in placements], np.float64)
+    speed = np.array([state.cars_f[wi, si, L.F_SPEED] if p[2] is None else p[2]
+                      for p, wi, si in zip(placements, worlds, slots)], np.float64)
+    head = np.array([p[3] for p in placements], np.float64)
+    place_and_classify(track, state, worlds, slots, dist, off, speed, head)
+
+
+def policy_placements(placement, *, track, state, driver_ids, scenario, standing_start, shape, worlds, ks,
+                      slots) -> list:
+    """The placement of each reset car (worlds[n], ks[n], slots[n]) under ``placement`` (module
+    docstring). ``scenario``: driver id -> its scenario placement; ``shape``: (W, K). Random policies
+    draw from (and advance) each world's generator in ``state.world_i``."""
+    n = worlds.size
+    if isinstance(placement, str):
+        if placement == "grid":
+            grid = grid_placements(driver_ids, standing_start)
+            return [grid[driver_ids[s]] for s in slots]
+        if placement == "scenario":
+            return [scenario[driver_ids[s]] for s in slots]
+        if placement in ("random", "random-moving"):
+            dist, off, speed = np.empty(n), np.empty(n), np.empty(n)
+            vmax = RANDOM_MOVING_MAX_KPH * L.MPS_PER_KPH if placement == "random-moving" else 0.0
+            random_track_placements(track, state.world_i, worlds.astype(np.int64), RANDOM_EDGE_MARGIN, vmax,
+                                    dist, off, speed)
+            return [(d, o, v, 0.0) for d, o, v in zip(dist, off, speed)]
+        raise PaddockError(INVALID_REQUEST, f"placement: got {placement!r}; expected one of "
+                           f"{PLACEMENT_POLICIES} or arrays", "placement")
+    who = [f"world {int(w)} {driver_ids[int(s)]}" for w, s in zip(worlds, slots)]
+    if isinstance(placement, dict):
+        return _array_placements(placement, shape, worlds, ks, who)
+    if isinstance(placement, list):
+        return _listed_placements(placement, who)
+    raise PaddockError(INVALID_REQUEST, f"placement: got {type(placement).__name__}; expected a policy name "
+                       f"{PLACEMENT_POLICIES}, a dict of arrays {ARRAY_KEYS} or a list of placement tuples",
+                       "placement")
+
+
+# the keys of the dict-of-arrays form, and whether NaN is allowed (speed: NaN = keep the car's speed)
+ARRAY_KEYS = ("distance_meters", "offset_meters", "speed_kph", "heading_error_radians")
+_NAN_KEEPS = ("speed_kph",)
+
+
+def _bad(field: str, message: str):
+    raise PaddockError(INVALID_REQUEST, f"{field}: {message}", field)
+
+
+def _array_placements(placement: dict, shape, worlds, ks, who) -> list:
+    """Placement tuples of the reset cars from a dict of arrays (module docstring); every key known,
+    every array numeric of shape (W, K) (or W*K flat, or a scalar), every reset car's entry finite
+    (a speed may be NaN: keep). Raises PaddockError(invalid_request) naming the key and the car."""
+    for key in placement:
+        if key not in ARRAY_KEYS:
+            _bad(f"placement.{key}", f"unknown key{suggest(key, ARRAY_KEYS)}; known keys: {', '.join(ARRAY_KEYS)}")
+    arrays = {}
+    for key in ARRAY_KEYS:
+        field = f"placement.{key}"
+        raw = placement.get(key, 0.0)
+        try:
+            a = np.asarray(raw, np.float64)
+        except (TypeError, ValueError):
+            _bad(field, f"got {_short(raw)}; expected numbers (float arrays of shape {shape}, worlds x "
+                 "controlled drivers)")
+        if a.ndim == 0:
+            a = np.full(shape, float(a))
+        elif a.shape == (shape[0] * shape[1],):
+            a = a.reshape(shape)
+        elif a.shape != tuple(shape):
+            _bad(field, f"got an array of shape {a.shape}; expected shape {tuple(shape)} (worlds x controlled "
+                 f"drivers), {shape[0] * shape[1]} values flat, or one number")
+        values = a[worlds, ks]
+        bad = ~np.isfinite(values)
+        if key in _NAN_KEEPS:
+            bad &= ~np.isnan(values)
+        if bad.any():
+            n = int(np.argmax(bad))
+            keep = " (NaN keeps the car's speed)" if key in _NAN_KEEPS else ""
+            _bad(field, f"got {float(values[n])!r} for {who[n]}; expected a finite number{keep}")
+        arrays[key] = values
+    return [(max(0.0, d), o, None if s != s else s * L.MPS_PER_KPH, h) for d, o, s, h in
+            zip(arrays["distance_meters"], arrays["offset_meters"], arrays["speed_kph"],
+                arrays["heading_error_radians"])]
+
+
+def _listed_placements(placement: list, who) -> list:
+    """The list form: one (distance m, offset m, speed m/s or None, heading error rad) tuple per reset
+    car, in the mask's row-major order, every number finite."""
+    if len(placement) != len(who):
+        _bad("placement", f"got {len(placement)} placements for {len(who)} reset car(s) ({', '.join(who)}); "
+             "expected one placement tuple per reset car, in the mask's row-major order")
+    out = []
+    for n, p in enumerate(placement):
+        field = f"placement[{n}]"
+        expected = ("; expected (distance m, offset m, speed m/s or None, heading error rad) with finite "
+                    "numbers")
+        if not isinstance(p, (tuple, list)) or len(p) != 4:
+            _bad(field, f"got {_short(p)} for {who[n]}{expected}")
+        values = []
+        for i, v in enumerate(p):
+            if v is None and i == 2:
+                values.append(None)
+                continue
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
+                    or not math.isfinite(v):
+                _bad(field, f"got {_short(v)} at index {i} for {who[n]}{expected}")
+            values.append(float(v))
+        out.append(tuple(values))
+    return out
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,2 @@
+"""PaddockJS's conventions, in one place: its wire naming rule and exceptions (``naming``).
+"""

@@ -1,0 +1,178 @@
+"""Tracks: the ``TrackArrays`` geometry, its numba query kernels, and the ways to get one.
+
+* ``oval_track()``: a ~2.4 km stadium oval (built in code, identical to ``envs/tracks/oval.json``).
+* ``load_track(name_or_path)``: a shipped track by name (``list_tracks()``), a JSON file path, or
+  ``"procedural:<seed>"``.
+* ``procedural_track(seed)``: a random, valid circuit, deterministic for its seed, cached.
+
+Kernels (all ``jit.kernel``, see ``track_core`` and ``track_surface``): ``locate``, ``point_at``, ``surface_at``,
+``surface_fast``, ``pit_point_at``, ``edge_distances``, ``edge_distance_at``, ``band_code``,
+``pit_surface`` (+ ``pit_surface_call``), ``wrap_angle``.
+
+Track JSON format (``envs/tracks/*.json``), metres, frame x right / y down::
+
+    {"name": "Oval",                      required, non-empty string
+     "points": [[x, y], ...],             >= 8 control points of a closed spline, points[0] on the
+                                          finish line, in the direction of travel
+     "centerline": [[x, y], ...],         or instead: >= 16 points of a dense closed polyline
+     "seed": 7,                           or instead: a procedural track of that seed
+     "spacing": 2.0,                      optional, m between samples (0.5..5)
+     "straight": [300, 300],              optional, m forced straight before/after the line
+     "half_width": 7.5, "kerb_width": 1.5, "gravel_width": 12, "grass_width": 20,   optional, m
+     "description": "..."}                optional
+"""
+
+import functools
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from .build import (
+    GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_track, oval_points,
+    procedural_centreline, _finish_build,
+)
+from .geometry import (  # noqa: F401  (re-exported kernels and constants)
+    HINT_WINDOW, TrackArrays, band_code, edge_distances, locate, point_at,
+)
+from .surface import (  # noqa: F401  (re-exported kernels and constants)
+    PIT_CONN_STEPS, edge_distance_at, pit_point_at, pit_surface, pit_surface_call, surface_at, surface_fast,
+)
+from ..core.trig import wrap_angle  # noqa: F401  (re-exported)
+
+TRACKS_DIR = Path(__file__).resolve().parents[3] / "envs" / "tracks"
+
+_KEYS = {"name", "points", "centerline", "seed", "spacing", "straight", "half_width", "kerb_width",
+         "gravel_width", "grass_width", "description"}
+
+
+class TrackFormatError(ValueError):
+    """A track file that cannot be used; the message names the file, the field and the problem."""
+
+    def __init__(self, file, field, problem):
+        self.file = str(file)
+        self.field = field
+        self.problem = problem
+        super().__init__(f"{file}: field '{field}': {problem}")
+
+
+@functools.lru_cache(maxsize=4)
+def oval_track() -> TrackArrays:
+    """The stadium oval, ``envs/tracks/oval.json``: two 750 m straights joined by 150 m-radius
+    semicircles (~2.45 km), driven clockwise on screen; built from ``oval_points()`` if the file is
+    missing."""
+    path = TRACKS_DIR / "oval.json"
+    if path.is_file():
+        return load_track(path)
+    return build_track(oval_points(), straight=(250.0, 250.0))
+
+
+@functools.lru_cache(maxsize=64)
+def procedural_track(seed: int) -> TrackArrays:
+    """A valid random circuit for an integer ``seed`` (deterministic; cached per seed)."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"procedural track seed must be an integer, got {type(seed).__name__}")
+    dense, _attempt = procedural_centreline(int(seed))
+    return _finish_build(dense, 2.0, HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH, True, 1.0)
+
+
+def list_tracks() -> list:
+    """Names of the shipped tracks (``envs/tracks/*.json`` stems), sorted."""
+    return sorted(p.stem for p in TRACKS_DIR.glob("*.json"))
+
+
+def load_track(name_or_path) -> TrackArrays:
+    """A track by shipped name, JSON file path, or ``"procedural:<seed>"``. Cached per file content.
+
+    Raises TrackFormatError (a ValueError) for a missing or malformed file.
+    """
+    spec = str(name_or_path)
+    if spec.startswith("procedural:"):
+        try:
+            seed = int(spec.split(":", 1)[1])
+        except ValueError:
+            raise TrackFormatError(spec, "seed", "procedural track needs an integer seed") from None
+        return procedural_track(seed)
+    path = Path(spec)
+    if not (spec.endswith(".json") or path.exists()):
+        path = TRACKS_DIR / f"{spec}.json"
+    if not path.is_file():
+        raise TrackFormatError(path, "name", f"no such track file (shipped tracks: {', '.join(list_tracks())})")
+    text = path.read_text(encoding="utf-8")
+    return _load_text(str(path), text)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_text(file: str, text: str) -> TrackArrays:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TrackFormatError(file, "<document>", f"invalid JSON: {exc}") from None
+    return track_from_dict(doc, file)
+
+
+def _number(file, field, value, lo, hi):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise TrackFormatError(file, field, f"must be a finite number, got {value!r}")
+    if not lo <= value <= hi:
+        raise TrackFormatError(file, field, f"must be in [{lo}, {hi}], got {value}")
+    return float(value)
+
+
+def _xy_list(file, field, value, minimum):
+    if not isinstance(value, list):
+        raise TrackFormatError(file, field, f"must be a list of [x, y] pairs, got {type(value).__name__}")
+    if len(value) < minimum:
+        raise TrackFormatError(file, field, f"needs at least {minimum} [x, y] pairs, got {len(value)}")
+    for i, p in enumerate(value):
+        if not isinstance(p, list) or len(p) != 2:
+            raise TrackFormatError(file, f"{field}[{i}]", f"must be an [x, y] pair, got {p!r}")
+        for q in p:
+            if isinstance(q, bool) or not isinstance(q, (int, float)) or not math.isfinite(q):
+                raise TrackFormatError(file, f"{field}[{i}]", f"coordinates must be finite numbers, got {p!r}")
+    arr = np.array(value, dtype=np.float64)
+    seg = np.hypot(*np.diff(np.vstack([arr, arr[:1]]), axis=0).T)
+    if np.any(seg < 1e-6):
+        raise TrackFormatError(file, field, f"point {int(np.argmin(seg))} repeats its successor")
+    return arr
+
+
+def track_from_dict(doc, file="<dict>") -> TrackArrays:
+    """Build a track from a decoded track document (see the module docstring for the format)."""
+    if not isinstance(doc, dict):
+        raise TrackFormatError(file, "<document>", "must be a JSON object")
+    unknown = sorted(set(doc) - _KEYS)
+    if unknown:
+        raise TrackFormatError(file, unknown[0], f"unknown field (allowed: {', '.join(sorted(_KEYS))})")
+    name = doc.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise TrackFormatError(file, "name", "required non-empty string" if name is None else f"must be a non-empty string, got {name!r}")
+    sources = [k for k in ("points", "centerline", "seed") if k in doc]
+    if len(sources) != 1:
+        raise TrackFormatError(file, "points", "exactly one of 'points', 'centerline' or 'seed' is required"
+                               + (f", got {sources}" if sources else ""))
+    if "seed" in doc:
+        seed = doc["seed"]
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TrackFormatError(file, "seed", f"must be an integer, got {seed!r}")
+        return procedural_track(seed)
+    kw = {}
+    if "spacing" in doc:
+        kw["spacing"] = _number(file, "spacing", doc["spacing"], 0.5, 5.0)
+    for key in ("half_width", "kerb_width", "gravel_width", "grass_width"):
+        if key in doc:
+            kw[key] = _number(file, key, doc[key], 0.5 if key == "half_width" else 0.0, 100.0)
+    if "straight" in doc:
+        st = doc["straight"]
+        if not isinstance(st, list) or len(st) != 2:
+            raise TrackFormatError(file, "straight", f"must be [before_m, after_m], got {st!r}")
+        kw["straight"] = (_number(file, "straight[0]", st[0], 0.0, 2000.0), _number(file, "straight[1]", st[1], 0.0, 2000.0))
+    field = "points" if "points" in doc else "centerline"
+    pts = _xy_list(file, field, doc[field], 8 if field == "points" else 16)
+    try:
+        if field == "points":
+            return build_track(pts, **kw)
+        return build_track(centreline=pts, **kw)
+    except TrackGeometryError as exc:
+        raise TrackFormatError(file, field, str(exc)) from None

@@ -1,0 +1,150 @@
+"""Pit lane geometry beside the start straight (built once per track, plain numpy).
+
+Layout, in the frame of the start straight (u along the direction of travel from the finish line,
+v across it, positive away from the track on the pit side):
+
+* fast lane: a straight ``PIT_WIDTH`` (12 m) road at ``v = lane_offset`` (31 m first, then 43, 55 m
+  if the nearer ones touch another part of the track), from ``u = -0.64 Lp`` to ``u = +0.36 Lp``;
+* working lane (8 m) and 10 service boxes (11 x 5 m, one per team, 16 m apart) beside it, a
+  9 x 4.5 m garage behind each box;
+* entry connector: a cubic Bezier from a point on the track asphalt ``PIT_CONN_LENGTH`` before the
+  lane start to the lane start; exit connector: from the lane end to a point on the track
+  ``PIT_CONN_LENGTH`` after it.
+
+The pit goes on the outside of the circuit when that side is clear of every other part of the
+track and its kerb, otherwise on the inside.
+"""
+
+import math
+
+import numpy as np
+
+from .geometry import point_at_arrays
+from .surface import GARAGE_DEPTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH
+
+N_BOXES = 10
+PIT_WIDTH = 12.0
+BOX_PITCH = 16.0          # m between service box centres
+LANE_BUFFER = 40.0        # m of fast lane before the first and after the last box
+PIT_CONN_LENGTH = 110.0   # m along the track covered by each connector
+PIT_CONN_INSET = 2.0      # m, |offset| of the connector's end on the track asphalt
+LANE_OFFSETS = (31.0, 43.0, 55.0)
+LANE_POINT_STEP = 8.0     # m between fast-lane points of the pit path
+
+
+class PitPlacementError(ValueError):
+    """No side of the start straight has room for the pit lane."""
+
+
+def lane_length() -> float:
+    """Fast-lane length Lp (m): the box run plus a buffer at each end."""
+    return N_BOXES * BOX_PITCH + 2.0 * LANE_BUFFER
+
+
+def _bezier(p0, p1, p2, p3, steps):
+    """Points float64[steps+1, 2] and tangent headings float64[steps+1] (rad) of a cubic Bezier."""
+    t = np.linspace(0.0, 1.0, steps + 1)[:, None]
+    pts = ((1 - t) ** 3) * p0 + 3 * ((1 - t) ** 2) * t * p1 + 3 * (1 - t) * t * t * p2 + (t ** 3) * p3
+    der = 3 * ((1 - t) ** 2) * (p1 - p0) + 6 * (1 - t) * t * (p2 - p1) + 3 * t * t * (p3 - p2)
+    return pts, np.arctan2(der[:, 1], der[:, 0])
+
+
+def _min_dist_to_centreline(cx, cy, qx, qy):
+    """Exact distance (m) from each query point to the closed centreline polyline."""
+    ax, ay = cx[:-1], cy[:-1]
+    dx, dy = np.diff(cx), np.diff(cy)
+    ll = dx * dx + dy * dy
+    out = np.empty(len(qx))
+    for k0 in range(0, len(qx), 256):
+        x = qx[k0:k0 + 256, None] - ax[None, :]
+        y = qy[k0:k0 + 256, None] - ay[None, :]
+        t = np.clip((x * dx + y * dy) / ll, 0.0, 1.0)
+        out[k0:k0 + 256] = np.sqrt(((x - t * dx) ** 2 + (y - t * dy) ** 2).min(axis=1))
+    return out
+
+
+def _layout(cx, cy, cs, ch, ccurv, side, lane_offset, kerb_edge):
+    """Pit geometry for one side and lane offset, plus the clearance sample points."""
+    L = cs[-1]
+    h0 = ch[0]
+    d = np.array([math.cos(h0), math.sin(h0)])
+    n = np.array([-math.sin(h0), math.cos(h0)]) * side   # away from the track on the pit side
+    p0 = np.array([cx[0], cy[0]])
+    lp = lane_length()
+    u_start, u_end = -0.64 * lp, 0.36 * lp
+    lane_a = p0 + u_start * d + lane_offset * n
+    lane_b = p0 + u_end * d + lane_offset * n
+    handle = PIT_CONN_LENGTH / 3.0
+
+    ex, ey, eh, _ = point_at_arrays(cx, cy, cs, ch, ccurv, L, u_start - PIT_CONN_LENGTH)
+    e_dir = np.array([math.cos(eh), math.sin(eh)])
+    e_n = np.array([-math.sin(eh), math.cos(eh)]) * side
+    entry0 = np.array([ex, ey]) + PIT_CONN_INSET * e_n
+    entry, entry_h = _bezier(entry0, entry0 + handle * e_dir, lane_a - handle * d, lane_a, PIT_CONN_STEPS)
+
+    xx, xy, xh, _ = point_at_arrays(cx, cy, cs, ch, ccurv, L, u_end + PIT_CONN_LENGTH)
+    x_dir = np.array([math.cos(xh), math.sin(xh)])
+    x_n = np.array([-math.sin(xh), math.cos(xh)]) * side
+    exit1 = np.array([xx, xy]) + PIT_CONN_INSET * x_n
+    exit_, exit_h = _bezier(lane_b, lane_b + handle * d, exit1 - handle * x_dir, exit1, PIT_CONN_STEPS)
+
+    n_mid = max(1, int(round((u_end - u_start) / LANE_POINT_STEP)))
+    mids = lane_a[None, :] + np.linspace(0.0, 1.0, n_mid + 1)[1:-1, None] * (lane_b - lane_a)[None, :]
+    path = np.concatenate([entry, mids, exit_], axis=0)
+    heading = np.concatenate([entry_h, np.full(len(mids), math.atan2(d[1], d[0])), exit_h])
+    heading[PIT_CONN_STEPS] = heading[len(path) - 1 - PIT_CONN_STEPS] = math.atan2(d[1], d[0])
+
+    hw = 0.5 * PIT_WIDTH
+    v_box = hw + PIT_WORK_WIDTH - 0.5 * SERVICE_DEPTH
+    box_u = LANE_BUFFER + 0.5 * BOX_PITCH + BOX_PITCH * np.arange(N_BOXES)      # from the lane start
+    boxes = lane_a[None, :] + box_u[:, None] * d[None, :] + v_box * n[None, :]
+
+    # clearance samples: the lane, working lane and garages' outlines and the connectors away from
+    # the track ends (the ends lie on the asphalt by design)
+    us = np.linspace(0.0, lp, int(lp / 4.0) + 1)
+    vs = np.array([-hw, 0.0, hw, hw + PIT_WORK_WIDTH, hw + PIT_WORK_WIDTH + GARAGE_DEPTH])
+    pts = [lane_a[None, :] + us[:, None] * d[None, :] + v * n[None, :] for v in vs]
+    k_lo, k_hi = int(0.45 * PIT_CONN_STEPS), PIT_CONN_STEPS
+    pts.append(entry[k_lo:k_hi])
+    pts.append(exit_[0:PIT_CONN_STEPS - k_lo + 1])
+    pts = np.concatenate(pts, axis=0)
+    return dict(path=path, heading=heading, boxes=boxes, box_u=box_u, entry_s=(u_start - PIT_CONN_LENGTH) % L,
+                exit_s=(u_end + PIT_CONN_LENGTH) % L, probe=pts, lane_offset=lane_offset)
+
+
+def build_pit(cx, cy, cs, ch, ccurv, kerb_edge):
+    """Place the pit lane; returns the pit fields of TrackArrays (px, py, ps, ph, pit_* and box_*).
+
+    cx, cy, cs, ch, ccurv: float64[N+1] centreline arrays (sample 0 is the finish line).
+    Raises PitPlacementError when no side and offset keeps every pit part at least kerb_edge + 2 m
+    from the centreline except the connectors' track ends.
+    """
+    turning = float(np.sum(ccurv[:-1] * np.diff(cs)))
+    outside = -1.0 if turning > 0 else 1.0      # turning right overall: the inside is on the right
+    chosen = None
+    for side in (outside, -outside):
+        for off in LANE_OFFSETS:
+            lay = _layout(cx, cy, cs, ch, ccurv, side, off, kerb_edge)
+            probe = lay["probe"]
+            if _min_dist_to_centreline(cx, cy, probe[:, 0], probe[:, 1]).min() >= kerb_edge + 2.0:
+                chosen = (side, lay)
+                break
+        if chosen:
+            break
+    if chosen is None:
+        raise PitPlacementError("no room for the pit lane beside the start straight")
+    side, lay = chosen
+    path = lay["path"]
+    seg = np.hypot(np.diff(path[:, 0]), np.diff(path[:, 1]))
+    ps = np.concatenate([[0.0], np.cumsum(seg)])
+    ph = lay["heading"]
+    lane_start = float(ps[PIT_CONN_STEPS])
+    lane_end = float(ps[len(ps) - 1 - PIT_CONN_STEPS])
+    return dict(
+        px=np.ascontiguousarray(path[:, 0]), py=np.ascontiguousarray(path[:, 1]), ps=ps, ph=ph,
+        pit_length=float(ps[-1]), pit_width=PIT_WIDTH,
+        pit_entry_s=float(lay["entry_s"]), pit_exit_s=float(lay["exit_s"]),
+        pit_lane_start=lane_start, pit_lane_end=lane_end, pit_side=float(side),
+        box_x=np.ascontiguousarray(lay["boxes"][:, 0]), box_y=np.ascontiguousarray(lay["boxes"][:, 1]),
+        box_path_s=lane_start + lay["box_u"],
+    )

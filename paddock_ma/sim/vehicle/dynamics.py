@@ -1,0 +1,195 @@
+"""Vehicle dynamics: one tick of one car, in arcade or simulator mode (spec §3.4, §3.7).
+
+Both modes read the controls as normalised inputs (steer in [-1, 1] of ``MAX_STEER_ANGLE``, throttle
+and brake in [0, 1]), rate-limit the road-wheel angle to ``STEER_RATE`` and write the pose, velocity
+and the bookkeeping fields of ``cars_f``. Frame (layout.py): x right, y down, heading = angle of the
+forward vector (cos h, sin h), right vector (-sin h, cos h); positive steer / yaw rate / lateral
+velocity all mean "to the right". In the body frame this is the SAE convention (x forward, y right,
+z down), so the usual vehicle-dynamics equations hold with their usual signs.
+
+Arcade (``PHYSICS_ARCADE``, this module): PaddockJS 1.0.0's heading-aligned model converted to SI
+(12 u = 1 m). The speed is a scalar >= 0, the velocity points along the heading, the yaw rate is the
+kinematic v/L*tan(delta) capped by a grip budget, plus a yaw bias toward the side whose wheels are on
+the slower surface. The car's surface is the worst of its four wheels, as in 1.0.0; the arcade mode
+keeps the spec's own drag and downforce formulas.
+
+Simulator (``PHYSICS_SIMULATOR``): a dynamic bicycle model, in ``physics_simulator.py``.
+No reverse in either mode: brakes and resistances stop a slow car at zero forward speed and never
+push it backwards.
+
+Performance: the kernels use ``error_model="numpy"`` (a float division by zero gives inf/nan instead
+of raising; none is expected) and ``integrate_car_pre`` / ``simulator_tick`` / ``_arcade`` are inlined
+into their callers (``inline="always"``): without raise paths and call boundaries numba drops the
+atomic reference-count updates of the array arguments.
+
+Tyre compounds (tyres.py): labels only in PaddockJS 1.0.0; here they scale grip (both modes) and wear.
+The surface table (grip, drag, rolling, priority by SURF_* code) is ``surface_table.py``.
+"""
+
+import math
+
+from ..core.jit import kernel
+from ..core.layout import (
+    F_APPLIED_BRAKE, F_APPLIED_STEER, F_APPLIED_THROTTLE, F_HEADING, F_LAT_ACC, F_LONG_ACC, F_SLIP_FRONT,
+    F_SLIP_REAR, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y, F_YAW_RATE, F_GRIP_USAGE,
+    GRAVITY, I_COMPOUND, I_INSTABILITY, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL,
+    I_WHEEL_SURFACE_RR, INSTAB_NONE, MAX_SPEED, MAX_STEER_ANGLE, P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS,
+    P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, R_PHYSICS_MODE, R_TIRE_DEGRADATION, STEER_RATE,
+    WHEELBASE,
+)
+from .simulator import simulator_tick
+from .surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING, table_index
+from ..core.trig import clamp, wrap_angle
+from .tyres import COMPOUND_GRIP, compound_index, tyre_factor, tyre_wear_rate
+
+__all__ = ["integrate_car", "integrate_car_pre", "hold_car"]
+
+
+@kernel(error_model="numpy")
+def _clean_input(x, lo, hi):
+    """Clamp a control input; NaN reads as 0."""
+    if x != x:
+        return 0.0
+    return clamp(x, lo, hi)
+
+
+@kernel(error_model="numpy")
+def _steer_step(current, target, dt):
+    """Road-wheel angle after one tick moving toward target at most STEER_RATE rad/s."""
+    step = STEER_RATE * dt
+    return current + clamp(target - current, -step, step)
+
+
+@kernel(error_model="numpy", inline="always")
+def _drag_bias(fl, fr, rl, rr, r):
+    """The arcade yaw bias (rad/s) toward the side whose wheels (surface codes fl, fr, rl, rr) are on the
+    draggier surface, growing with the speed ratio r in [0, 1], at most 0.22."""
+    res_l = 0.0
+    res_r = 0.0
+    for s, right in ((fl, False), (fr, True), (rl, False), (rr, True)):
+        res = 0.14 * SURFACE_DRAG[s] + 2.4 * SURFACE_ROLLING[s] + 0.65 * (1.0 - SURFACE_GRIP[s])
+        if right:
+            res_r += 0.5 * res
+        else:
+            res_l += 0.5 * res
+    return clamp((res_r - res_l) * r * 0.08, -0.22, 0.22)
+
+
+@kernel(error_model="numpy", inline="always")
+def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt):
+    """PaddockJS 1.0.0 vehicle model (spec §3.4 steps 2-6) in SI. Returns (lateral acceleration
+    m/s^2, new heading rad, its cos, its sin)."""
+    mass = car_params[w, c, P_MASS]
+    v = max(cars_f[w, c, F_SPEED], 0.0)
+    fl = table_index(cars_i[w, c, I_WHEEL_SURFACE_FL])
+    fr = table_index(cars_i[w, c, I_WHEEL_SURFACE_FR])
+    rl = table_index(cars_i[w, c, I_WHEEL_SURFACE_RL])
+    rr = table_index(cars_i[w, c, I_WHEEL_SURFACE_RR])
+    worst = fl
+    for s in (fr, rl, rr):
+        if SURFACE_PRIORITY[s] > SURFACE_PRIORITY[worst]:
+            worst = s
+    # 1.0.0 has no compound effect; ours multiplies the surface grip (M = 1 keeps 1.0.0 numbers).
+    sgrip = SURFACE_GRIP[worst] * tf * cgrip
+    r = clamp(v / MAX_SPEED, 0.0, 1.0)
+    # Longitudinal (spec step 3; the 12 u/m factors cancel in SI).
+    engine = throttle * car_params[w, c, P_POWER] * max(0.12, 1.0 - math.pow(r, 1.15))
+    drive = clamp(engine / mass, 0.0, sgrip * (17.0 * (1.0 - math.pow(r, 2.1)) + 1.2))
+    braking = clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, sgrip * (20.0 + 14.0 * r))
+    drag_force = (car_params[w, c, P_DRAG_CD] * 0.12 + SURFACE_DRAG[worst]) * v * v
+    roll_force = SURFACE_ROLLING[worst] * mass * GRAVITY
+    v_new = clamp(v + (drive - braking - (drag_force + roll_force) / mass) * dt, 0.0, MAX_SPEED)
+    # Yaw (spec step 4) with the new speed.
+    raw = v_new / WHEELBASE * math.tan(delta) * tf
+    cap = ((car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
+            + car_params[w, c, P_DOWNFORCE_CL] * v_new * v_new / mass) * sgrip) / max(v_new, 1.0)
+    capped = clamp(raw, -cap, cap)
+    # grip usage (telemetry only): |v yaw| over the grip acceleration, 1 when the yaw was capped
+    usage = 1.0 if abs(raw) > cap else min(1.0, abs(v_new * capped) / max(cap * max(v_new, 1.0), 1e-9))
+    yaw = clamp(capped + _drag_bias(fl, fr, rl, rr, r), -cap, cap)
+    # Pose, semi-implicit Euler (spec step 5).
+    h = wrap_angle(cars_f[w, c, F_HEADING] + yaw * dt)
+    ch = math.cos(h)
+    sh = math.sin(h)
+    cars_f[w, c, F_HEADING] = h
+    cars_f[w, c, F_X] += ch * v_new * dt
+    cars_f[w, c, F_Y] += sh * v_new * dt
+    cars_f[w, c, F_SPEED] = v_new
+    cars_f[w, c, F_VX] = v_new * ch
+    cars_f[w, c, F_VY] = v_new * sh
+    cars_f[w, c, F_YAW_RATE] = yaw
+    lat = v_new * yaw
+    cars_f[w, c, F_LAT_ACC] = lat
+    cars_f[w, c, F_LONG_ACC] = (v_new - v) / dt
+    cars_f[w, c, F_SLIP_FRONT] = 0.0
+    cars_f[w, c, F_SLIP_REAR] = 0.0
+    cars_f[w, c, F_GRIP_USAGE] = usage
+    cars_i[w, c, I_INSTABILITY] = INSTAB_NONE
+    return lat, h, ch, sh
+
+
+@kernel(error_model="numpy")
+def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt):
+    """Advance car (w, c) by one physics tick.
+
+    cars_f: float64[W, C, NF]; cars_i: int32[W, C, NI]; car_params: float64[W, C, NP];
+    rules: float64[W, NR] (R_PHYSICS_MODE selects the model, R_TIRE_DEGRADATION > 0.5 wears tyres);
+    w, c: int indices; steer: [-1, 1] fraction of MAX_STEER_ANGLE (absolute target, + = right);
+    throttle, brake: [0, 1] (inputs are clamped, NaN reads 0); dt: s.
+    Reads the wheel surfaces classified by the previous tick, F_TIRE_ENERGY and I_COMPOUND.
+    Writes pose, speed, velocity, yaw rate, steering angle, accelerations, slips, instability label,
+    the applied inputs and (degradation on) the tyre energy. Leaves F_PREV_* alone.
+    """
+    h = cars_f[w, c, F_HEADING]
+    integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt,
+                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
+
+
+@kernel(error_model="numpy", inline="always")
+def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh):
+    """``integrate_car`` with precomputed inputs the step shares between kernels: tf, the tyre
+    factor of the current F_TIRE_ENERGY (``tyre_factor``), and ch, sh, the cos and sin of the
+    current F_HEADING (the same values the caller would compute: results are identical).
+
+    Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
+    In simulator mode the returned cos/sin come from angle addition on (ch, sh) (within ~1e-16 of
+    math.cos/sin of the new heading, not bit-equal): a caller that feeds them back on the next tick
+    (step.py's ``pre`` cache) is deterministic, but not bit-identical to one that recomputes them.
+    """
+    steer = _clean_input(steer, -1.0, 1.0)
+    throttle = _clean_input(throttle, 0.0, 1.0)
+    brake = _clean_input(brake, 0.0, 1.0)
+    delta = _steer_step(cars_f[w, c, F_STEER_ANGLE], steer * MAX_STEER_ANGLE, dt)
+    delta = clamp(delta, -MAX_STEER_ANGLE, MAX_STEER_ANGLE)
+    cars_f[w, c, F_STEER_ANGLE] = delta
+    cars_f[w, c, F_APPLIED_STEER] = steer
+    cars_f[w, c, F_APPLIED_THROTTLE] = throttle
+    cars_f[w, c, F_APPLIED_BRAKE] = brake
+    energy = cars_f[w, c, F_TIRE_ENERGY]
+    compound = compound_index(cars_i[w, c, I_COMPOUND])
+    cgrip = COMPOUND_GRIP[compound]
+    if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
+        lat, h2, ch2, sh2 = simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
+                                           cgrip, dt, ch, sh)
+    else:
+        lat, h2, ch2, sh2 = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
+                                    cgrip, dt)
+    if rules[w, R_TIRE_DEGRADATION] > 0.5:
+        wear = tyre_wear_rate(lat, brake, throttle, car_params[w, c, P_TIRE_CARE], compound)
+        cars_f[w, c, F_TIRE_ENERGY] = clamp(energy - wear * dt, 1.0, 100.0)
+    return h2, ch2, sh2
+
+
+@kernel(error_model="numpy")
+def hold_car(cars_f, w, c):
+    """Freeze a held or terminal car: zero speed, velocity, yaw rate and accelerations; the applied
+    controls read throttle 0, brake 1. cars_f: float64[W, C, NF]; w, c: int indices."""
+    cars_f[w, c, F_SPEED] = 0.0
+    cars_f[w, c, F_VX] = 0.0
+    cars_f[w, c, F_VY] = 0.0
+    cars_f[w, c, F_YAW_RATE] = 0.0
+    cars_f[w, c, F_LAT_ACC] = 0.0
+    cars_f[w, c, F_LONG_ACC] = 0.0
+    cars_f[w, c, F_GRIP_USAGE] = 0.0
+    cars_f[w, c, F_APPLIED_THROTTLE] = 0.0
+    cars_f[w, c, F_APPLIED_BRAKE] = 1.0
