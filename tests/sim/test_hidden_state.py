@@ -81,9 +81,7 @@ def test_no_two_sim_modules_define_a_kernel_of_the_same_name():
     for path in sorted(here.rglob("*.py")):
         for name in re.findall(r"^def (\w+)\(", path.read_text(), re.M):
             defined[name].append(path.name)
-    # _seg_d2: two thin wrappers of track_core._seg_d2a (one arithmetic) on different arguments
-    allowed = {"_seg_d2"}
-    twins = {n: m for n, m in defined.items() if len(m) > 1 and n not in allowed}
+    twins = {n: m for n, m in defined.items() if len(m) > 1}
     assert twins == {}
 
 

@@ -209,14 +209,14 @@ def pit_area_poses(tr, rng, n):
     """Origins all over the pit lane's frame (fast lane, working lane and boxes, garages, and a
     margin round them), headings arbitrary or along the lane."""
     geo = S.sensor_geometry(tr)
-    lane_len, hw, v_work = geo[G._G_LLEN], geo[G._G_LHW], geo[G._G_VWORK]
+    lane_len, hw, v_work = geo[G.G_LLEN], geo[G.G_LHW], geo[G.G_VWORK]
     poses = []
     for i in range(n):
         u = rng.uniform(-15.0, lane_len + 15.0)
         v = rng.uniform(-hw - 3.0, v_work + 6.0)
-        x = geo[G._G_LX] + u * geo[G._G_LDX] + v * geo[G._G_LNX]
-        y = geo[G._G_LY] + u * geo[G._G_LDY] + v * geo[G._G_LNY]
-        lane_h = math.atan2(geo[G._G_LDY], geo[G._G_LDX])
+        x = geo[G.G_LX] + u * geo[G.G_LDX] + v * geo[G.G_LNX]
+        y = geo[G.G_LY] + u * geo[G.G_LDY] + v * geo[G.G_LNY]
+        lane_h = math.atan2(geo[G.G_LDY], geo[G.G_LDX])
         h = lane_h + rng.normal(0.0, 0.1) if i % 2 else rng.uniform(-math.pi, math.pi)
         poses.append((x, y, h))
     return poses
@@ -250,7 +250,7 @@ def test_pit_area_rays_match_brute_force_march(name, where):
     # (_connector_gap). Same precision contract as above.
     tr = load_track(name)
     geo = S.sensor_geometry(tr)
-    assert geo[G._G_LLEN] > 100.0 and geo[G._G_WU1] > geo[G._G_WU0]
+    assert geo[G.G_LLEN] > 100.0 and geo[G.G_WU1] > geo[G.G_WU0]
     if where == "lane":
         rng = np.random.default_rng(23)
         poses = pit_area_poses(tr, rng, 48)
@@ -270,17 +270,17 @@ def test_pit_rectangles_clear_flag_and_gap():
     # step also stops where |offset| could reach the kerb band.
     tr = load_track("grand-prix")
     geo = S.sensor_geometry(tr)
-    lane_len, hw = geo[G._G_LLEN], geo[G._G_LHW]
+    lane_len, hw = geo[G.G_LLEN], geo[G.G_LHW]
     assert G._rect_clear(tr, geo, 0.0, lane_len, -hw, hw) == 1.0
     assert G._rect_clear(tr, geo, 0.0, lane_len, -80.0, hw) == 0.0
-    x = geo[G._G_LX] + 0.5 * lane_len * geo[G._G_LDX]
-    y = geo[G._G_LY] + 0.5 * lane_len * geo[G._G_LDY]
+    x = geo[G.G_LX] + 0.5 * lane_len * geo[G.G_LDX]
+    y = geo[G.G_LY] + 0.5 * lane_len * geo[G.G_LDY]
     a = locate(tr, x, y, -1)[2]
-    along = (geo[G._G_LDX], geo[G._G_LDY])
+    along = (geo[G.G_LDX], geo[G.G_LDY])
     gap, on_edge = G._pit_rect_gap(geo, x, y, along[0], along[1], abs(a))
     assert gap == pytest.approx(0.5 * lane_len) and on_edge
     geo_unclear = geo.copy()
-    geo_unclear[G._G_FAST_CLEAR] = 0.0
+    geo_unclear[G.G_FAST_CLEAR] = 0.0
     gap, on_edge = G._pit_rect_gap(geo_unclear, x, y, along[0], along[1], abs(a))
     assert gap == pytest.approx(abs(a) - tr.kerb_edge) and not on_edge
 

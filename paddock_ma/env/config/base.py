@@ -1,10 +1,10 @@
 """The config machinery: plain dicts to frozen config dataclasses and back.
 
-``_Config`` gives every config section ``from_dict`` / ``to_dict`` / ``replace``. ``from_dict`` checks
+``ConfigSection`` gives every config section ``from_dict`` / ``to_dict`` / ``replace``. ``from_dict`` checks
 every key against the dataclass's fields (a misspelt key is a ``ConfigError`` naming it, with a close
 match and the known keys) and every value against its annotation (``_convert``: bools, ints, finite
 floats, non-empty strings, literals, tuples, dicts, optional and union types, nested sections).
-``deep_merge`` is the one merge rule (dicts key by key, anything else replaces). ``_rule`` reads a race
+``deep_merge`` is the one merge rule (dicts key by key, anything else replaces). ``race_rule`` reads a race
 rule's default from ``sim.race.RULE_DEFAULTS`` in the config's units.
 
 The sections live in ``config_participants`` (drivers, scenario, interaction profiles),
@@ -25,7 +25,7 @@ from ...sim.race.start import RULE_DEFAULTS
 from ..errors import ConfigError, suggest
 
 
-def _rule(name: str, scale: float = 1.0, kind=float):
+def race_rule(name: str, scale: float = 1.0, kind=float):
     """The default of rule ``name``, defined once in ``sim.race.RULE_DEFAULTS`` (SI units), in the
     config's units (``scale``) and type (``kind``)."""
     return kind(RULE_DEFAULTS[name][1] * scale)
@@ -157,7 +157,7 @@ def deep_merge(base: dict, extra: dict) -> dict:
     return out
 
 
-class _Config:
+class ConfigSection:
     """Mixin: ``from_dict`` / ``to_dict`` / ``replace`` for the frozen config dataclasses. A section
     that accepts an older or alternative shape rewrites it in ``_prepare`` (a dict in, a dict of its
     own keys out), before the keys are checked."""
@@ -181,6 +181,6 @@ class _Config:
         return dataclasses.replace(self, **changes)
 
 
-def _require(cond: bool, path: str, message: str):
+def require(cond: bool, path: str, message: str):
     if not cond:
         raise ConfigError(path, message)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Optional, Union
 
 from ...sim.core.params import RATING_NAMES, UNSUPPORTED_RATINGS
-from .base import _Config, _require
+from .base import ConfigSection, require
 from ..errors import ConfigError, suggest
 
 PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")
@@ -20,7 +20,7 @@ ProfileName = Literal["normal", "isolated-training", "batch-training", "phantom-
 
 
 @dataclass(frozen=True)
-class PitCrewConfig(_Config):
+class PitCrewConfig(ConfigSection):
     """A team's pit crew (PaddockJS ``team.pitCrew``), each 0..1 with 0.5 neutral. With
     ``rules.modules.pit_stops.variability`` on (and not ``perfect``) they shape the service time:
     ``speed`` shifts it, ``consistency`` narrows its random jitter, ``reliability`` makes a slow-stop
@@ -31,7 +31,7 @@ class PitCrewConfig(_Config):
 
 
 @dataclass(frozen=True)
-class DriverConfig(_Config):
+class DriverConfig(ConfigSection):
     """One driver. ``ratings``: vehicle/driver ratings 0..100 (50 neutral; ``sim.params.RATING_NAMES``,
     the spec's camelCase names or their snake_case aliases). ``team``: the pit box (service area) index,
     else two cars a box in slot order. ``pit_crew``: the crew of this driver's box; team-mates (drivers
@@ -49,13 +49,13 @@ class DriverConfig(_Config):
             if key in UNSUPPORTED_RATINGS:
                 raise ConfigError(path, f"got {key!r}, a PaddockJS personality rating that paddock_ma's built-in "
                                   f"driver does not model; remove it (supported ratings: {', '.join(RATING_NAMES)})")
-            _require(key in RATING_NAMES, path, f"unknown rating {key!r}{suggest(key, RATING_NAMES)}; supported "
+            require(key in RATING_NAMES, path, f"unknown rating {key!r}{suggest(key, RATING_NAMES)}; supported "
                      f"ratings: {', '.join(RATING_NAMES)}")
-            _require(0.0 <= value <= 100.0, path, f"got {value!r}; ratings are 0..100 with 50 neutral")
+            require(0.0 <= value <= 100.0, path, f"got {value!r}; ratings are 0..100 with 50 neutral")
         if self.pit_crew is not None:
             for name in ("speed", "consistency", "reliability"):
                 value = getattr(self.pit_crew, name)
-                _require(0.0 <= value <= 1.0, f"drivers.{self.id}.pit_crew.{name}",
+                require(0.0 <= value <= 1.0, f"drivers.{self.id}.pit_crew.{name}",
                          f"got {value!r}; expected 0..1 (0.5 neutral)")
 
 
@@ -65,7 +65,7 @@ def default_drivers(count: int) -> tuple[DriverConfig, ...]:
 
 
 @dataclass(frozen=True)
-class Placement(_Config):
+class Placement(ConfigSection):
     """Where a car starts: absolute race distance (m), lateral offset (m, + right), speed, heading error."""
     distance_meters: float
     offset_meters: float = 0.0
@@ -74,7 +74,7 @@ class Placement(_Config):
 
 
 @dataclass(frozen=True)
-class TrafficEntry(_Config):
+class TrafficEntry(ConfigSection):
     driver_id: str
     relative_to: str
     delta_distance_meters: float
@@ -84,7 +84,7 @@ class TrafficEntry(_Config):
 
 
 @dataclass(frozen=True)
-class ScenarioConfig(_Config):
+class ScenarioConfig(ConfigSection):
     participants: Union[Literal["all", "controlled-only"], tuple[str, ...]] = "all"
     non_controlled: Literal["ai"] = "ai"
     preset: Optional[Literal["cornering", "off-track-recovery", "overtaking-pack", "pit-entry"]] = None
@@ -93,7 +93,7 @@ class ScenarioConfig(_Config):
 
 
 @dataclass(frozen=True)
-class InteractionOverride(_Config):
+class InteractionOverride(ConfigSection):
     """One driver's interaction: a ``profile`` (None: the default profile) and any of its five flags
     overridden (None: the profile's). Each flag belongs to this car and is what others meet: whether
     it collides, whether other cars' rays or radar see it, whether it holds pit service capacity and
@@ -107,6 +107,6 @@ class InteractionOverride(_Config):
 
 
 @dataclass(frozen=True)
-class InteractionsConfig(_Config):
+class InteractionsConfig(ConfigSection):
     default_profile: ProfileName = "normal"
     drivers: dict[str, InteractionOverride] = field(default_factory=dict)

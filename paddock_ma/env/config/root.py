@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from ...sim.core.layout import KPH_PER_MPS, PHYSICS_SIMULATOR
-from .base import _Config, _require, _rule, deep_merge
+from .base import ConfigSection, require, race_rule, deep_merge
 from .participants import (
     PRESETS, PROFILES, DriverConfig, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
     ScenarioConfig, TrafficEntry, default_drivers,
@@ -45,91 +45,91 @@ UNSUPPORTED_PADDOCKJS_KEYS = {
 
 
 @dataclass(frozen=True)
-class PitVariabilityConfig(_Config):
-    enabled: bool = _rule("pit_variability", kind=bool)
-    perfect: bool = _rule("pit_perfect", kind=bool)
-    issue_chance: float = _rule("pit_issue_chance")
-    issue_max_delay_seconds: float = _rule("pit_issue_max_delay")
+class PitVariabilityConfig(ConfigSection):
+    enabled: bool = race_rule("pit_variability", kind=bool)
+    perfect: bool = race_rule("pit_perfect", kind=bool)
+    issue_chance: float = race_rule("pit_issue_chance")
+    issue_max_delay_seconds: float = race_rule("pit_issue_max_delay")
 
 
 @dataclass(frozen=True)
-class PitStopsConfig(_Config):
-    enabled: bool = _rule("pit_stops", kind=bool)
-    pit_lane_speed_limit_kph: float = _rule("pit_speed_limit", KPH_PER_MPS)
-    default_stop_seconds: float = _rule("pit_stop_seconds")
-    max_concurrent_pit_lane_cars: int = _rule("pit_max_concurrent", kind=int)
-    minimum_pit_lane_gap_meters: float = _rule("pit_min_gap")
-    tire_pit_request_threshold_percent: float = _rule("tire_request_pct")
-    tire_pit_commit_threshold_percent: float = _rule("tire_commit_pct")
+class PitStopsConfig(ConfigSection):
+    enabled: bool = race_rule("pit_stops", kind=bool)
+    pit_lane_speed_limit_kph: float = race_rule("pit_speed_limit", KPH_PER_MPS)
+    default_stop_seconds: float = race_rule("pit_stop_seconds")
+    max_concurrent_pit_lane_cars: int = race_rule("pit_max_concurrent", kind=int)
+    minimum_pit_lane_gap_meters: float = race_rule("pit_min_gap")
+    tire_pit_request_threshold_percent: float = race_rule("tire_request_pct")
+    tire_pit_commit_threshold_percent: float = race_rule("tire_commit_pct")
     variability: PitVariabilityConfig = field(default_factory=PitVariabilityConfig)
 
     def __post_init__(self):
-        _require(self.pit_lane_speed_limit_kph > 0, "rules.modules.pit_stops.pit_lane_speed_limit_kph",
+        require(self.pit_lane_speed_limit_kph > 0, "rules.modules.pit_stops.pit_lane_speed_limit_kph",
                  f"got {self.pit_lane_speed_limit_kph!r}; expected a speed > 0 km/h")
-        _require(self.default_stop_seconds > 0, "rules.modules.pit_stops.default_stop_seconds",
+        require(self.default_stop_seconds > 0, "rules.modules.pit_stops.default_stop_seconds",
                  f"got {self.default_stop_seconds!r}; expected seconds > 0")
 
 
 @dataclass(frozen=True)
-class TireStrategyConfig(_Config):
+class TireStrategyConfig(ConfigSection):
     compounds: tuple[Literal["S", "M", "H"], ...] = COMPOUNDS
 
 
 @dataclass(frozen=True)
-class SwitchConfig(_Config):
+class SwitchConfig(ConfigSection):
     enabled: bool = True
 
 
 @dataclass(frozen=True)
-class StalledDnfConfig(_Config):
-    enabled: bool = _rule("stalled_dnf", kind=bool)
-    seconds: float = _rule("stall_seconds")
+class StalledDnfConfig(ConfigSection):
+    enabled: bool = race_rule("stalled_dnf", kind=bool)
+    seconds: float = race_rule("stall_seconds")
 
 
 @dataclass(frozen=True)
-class ModulesConfig(_Config):
+class ModulesConfig(ConfigSection):
     pit_stops: PitStopsConfig = field(default_factory=PitStopsConfig)
     tire_strategy: TireStrategyConfig = field(default_factory=TireStrategyConfig)
     tire_degradation: SwitchConfig = field(
-        default_factory=lambda: SwitchConfig(enabled=_rule("tire_degradation", kind=bool)))
+        default_factory=lambda: SwitchConfig(enabled=race_rule("tire_degradation", kind=bool)))
     stalled_dnf: StalledDnfConfig = field(default_factory=StalledDnfConfig)
 
 
 @dataclass(frozen=True)
-class RulesConfig(_Config):
-    standing_start: bool = _rule("standing_start", kind=bool)
-    collision_restitution: float = _rule("restitution")
-    start_light_count: int = _rule("light_count", kind=int)
-    start_light_interval: float = _rule("light_interval")
-    start_lights_out_hold: float = _rule("lights_out_hold")
+class RulesConfig(ConfigSection):
+    standing_start: bool = race_rule("standing_start", kind=bool)
+    collision_restitution: float = race_rule("restitution")
+    start_light_count: int = race_rule("light_count", kind=int)
+    start_light_interval: float = race_rule("light_interval")
+    start_lights_out_hold: float = race_rule("lights_out_hold")
     modules: ModulesConfig = field(default_factory=ModulesConfig)
 
 
 @dataclass(frozen=True)
-class EpisodeConfig(_Config):
+class EpisodeConfig(ConfigSection):
     max_steps: int = 10000
     end_on_race_finish: bool = True
 
     def __post_init__(self):
-        _require(self.max_steps >= 1, "episode.max_steps", f"got {self.max_steps!r}; expected >= 1")
+        require(self.max_steps >= 1, "episode.max_steps", f"got {self.max_steps!r}; expected >= 1")
 
 
 @dataclass(frozen=True)
-class ResultConfig(_Config):
+class ResultConfig(ConfigSection):
     state_output: Literal["full", "minimal", "none"] = "full"
     reset_drivers_observation_scope: Literal["all", "reset"] = "all"
 
 
 @dataclass(frozen=True)
-class EnvConfig(_Config):
+class EnvConfig(ConfigSection):
     """The whole environment configuration. ``drivers`` may be given as a count in ``from_dict``."""
     drivers: tuple[DriverConfig, ...] = field(default_factory=lambda: default_drivers(20))
     controlled_drivers: tuple[str, ...] = ("car-00",)
     seed: Optional[int] = None
     track: str = "grand-prix"
-    total_laps: int = _rule("total_laps", kind=int)
+    total_laps: int = race_rule("total_laps", kind=int)
     frame_skip: int = 1
-    physics_mode: Literal["arcade", "simulator"] = ("simulator" if _rule("physics_mode") == PHYSICS_SIMULATOR
+    physics_mode: Literal["arcade", "simulator"] = ("simulator" if race_rule("physics_mode") == PHYSICS_SIMULATOR
                                                     else "arcade")
     action_policy: Literal["strict", "report"] = "strict"
     rules: RulesConfig = field(default_factory=RulesConfig)
@@ -156,13 +156,13 @@ class EnvConfig(_Config):
                 raise ConfigError(key, f"a PaddockJS 2.0 option paddock_ma does not have ({why}); remove it")
         if "track_seed" in data:
             seed = data.pop("track_seed")
-            _require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "track_seed",
+            require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "track_seed",
                      f"got {seed!r}; expected an integer >= 0 (the seed of a procedural track)")
-            _require("track" not in data, "track_seed", "give track or track_seed, not both")
+            require("track" not in data, "track_seed", "give track or track_seed, not both")
             data["track"] = f"procedural:{seed}"
         drivers = data.get("drivers")
         if isinstance(drivers, int) and not isinstance(drivers, bool):
-            _require(1 <= drivers <= 64, "drivers", f"got {drivers!r}; expected 1..64 drivers")
+            require(1 <= drivers <= 64, "drivers", f"got {drivers!r}; expected 1..64 drivers")
             data["drivers"] = default_drivers(drivers)
         if "reward" in data and data["reward"] is not None and not callable(data["reward"]):
             raise ConfigError("reward", f"got {data['reward']!r}; expected a callable reward(context) or None")
@@ -170,47 +170,47 @@ class EnvConfig(_Config):
 
     def __post_init__(self):
         ids = [d.id for d in self.drivers]
-        _require(len(ids) >= 1, "drivers", "expected at least one driver")
-        _require(len(ids) <= 64, "drivers", f"got {len(ids)} drivers; at most 64 per world")
+        require(len(ids) >= 1, "drivers", "expected at least one driver")
+        require(len(ids) <= 64, "drivers", f"got {len(ids)} drivers; at most 64 per world")
         dupes = sorted({i for i in ids if ids.count(i) > 1})
-        _require(not dupes, "drivers", f"duplicate driver ids {dupes!r}; ids must be unique")
-        _require(len(self.controlled_drivers) >= 1, "controlled_drivers",
+        require(not dupes, "drivers", f"duplicate driver ids {dupes!r}; ids must be unique")
+        require(len(self.controlled_drivers) >= 1, "controlled_drivers",
                  "expected at least one controlled driver id")
         for i, cid in enumerate(self.controlled_drivers):
-            _require(cid in ids, f"controlled_drivers[{i}]",
+            require(cid in ids, f"controlled_drivers[{i}]",
                      f"got {cid!r}, which is not a driver id{suggest(cid, ids)}; drivers: {', '.join(ids)}")
-        _require(len(set(self.controlled_drivers)) == len(self.controlled_drivers), "controlled_drivers",
+        require(len(set(self.controlled_drivers)) == len(self.controlled_drivers), "controlled_drivers",
                  "list each controlled driver once")
-        _require(self.frame_skip >= 1, "frame_skip", f"got {self.frame_skip!r}; expected an integer >= 1")
-        _require(1 <= self.total_laps <= 1000, "total_laps", f"got {self.total_laps!r}; expected 1..1000")
+        require(self.frame_skip >= 1, "frame_skip", f"got {self.frame_skip!r}; expected an integer >= 1")
+        require(1 <= self.total_laps <= 1000, "total_laps", f"got {self.total_laps!r}; expected 1..1000")
         participants = self.scenario.participants
         if isinstance(participants, tuple):
             for i, pid in enumerate(participants):
-                _require(pid in ids, f"scenario.participants[{i}]",
+                require(pid in ids, f"scenario.participants[{i}]",
                          f"got {pid!r}, which is not a driver id{suggest(pid, ids)}")
             for cid in self.controlled_drivers:
-                _require(cid in participants, "scenario.participants",
+                require(cid in participants, "scenario.participants",
                          f"must include every controlled driver; {cid!r} is missing")
         active = set(self.participant_ids())
         for key in self.scenario.placements:
-            _require(key in active, f"scenario.placements.{key}",
+            require(key in active, f"scenario.placements.{key}",
                      f"{key!r} is not a participating driver{suggest(key, sorted(active))}")
         for i, entry in enumerate(self.scenario.traffic):
             for name in ("driver_id", "relative_to"):
                 value = getattr(entry, name)
-                _require(value in active, f"scenario.traffic[{i}].{name}",
+                require(value in active, f"scenario.traffic[{i}].{name}",
                          f"{value!r} is not a participating driver{suggest(value, sorted(active))}")
         for key in self.sensors_by_driver:
-            _require(key in self.controlled_drivers, f"sensors_by_driver.{key}",
+            require(key in self.controlled_drivers, f"sensors_by_driver.{key}",
                      f"{key!r} is not a controlled driver{suggest(key, self.controlled_drivers)}")
         for key in self.participant_interactions.drivers:
-            _require(key in ids, f"participant_interactions.drivers.{key}",
+            require(key in ids, f"participant_interactions.drivers.{key}",
                      f"{key!r} is not a driver id{suggest(key, ids)}")
         compounds = self.rules.modules.tire_strategy.compounds
-        _require(len(compounds) >= 1, "rules.modules.tire_strategy.compounds", "expected at least one compound")
+        require(len(compounds) >= 1, "rules.modules.tire_strategy.compounds", "expected at least one compound")
         for d in self.drivers:
             if d.tire is not None:
-                _require(d.tire in compounds, f"drivers.{d.id}.tire",
+                require(d.tire in compounds, f"drivers.{d.id}.tire",
                          f"got {d.tire!r}; expected one of the rules' compounds {list(compounds)!r}")
 
     @classmethod

@@ -11,7 +11,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from .base import _Config, _require
+from .base import ConfigSection, require
 from ..errors import ConfigError
 
 RAY_CHANNELS = ("road_edge", "kerb", "illegal_surface", "car")
@@ -22,18 +22,18 @@ LEGACY_RAY_KEYS = ("angles_degrees", "detect_track", "detect_cars", "default_len
 
 
 @dataclass(frozen=True)
-class RaySpec(_Config):
+class RaySpec(ConfigSection):
     id: str
     angle_degrees: float
     length_meters: float
 
     def __post_init__(self):
-        _require(0 < self.length_meters <= 500, f"sensors.rays.rays.{self.id}.length_meters",
+        require(0 < self.length_meters <= 500, f"sensors.rays.rays.{self.id}.length_meters",
                  f"got {self.length_meters!r}; expected 0 < length <= 500 m")
 
 
 @dataclass(frozen=True)
-class RaysConfig(_Config):
+class RaysConfig(ConfigSection):
     enabled: bool = True
     # PaddockJS's presets (env.observations.RAY_LAYOUTS); "default" = "compact", our earlier name for it
     layout: Literal["compact", "default", "driver-front-heavy", "lidar-lite"] = "compact"
@@ -48,9 +48,9 @@ class RaysConfig(_Config):
         return _legacy_rays(data, path)
 
     def __post_init__(self):
-        _require(self.channels is None or len(set(self.channels)) == len(self.channels), "sensors.rays.channels",
+        require(self.channels is None or len(set(self.channels)) == len(self.channels), "sensors.rays.channels",
                  f"got {list(self.channels or ())!r}; list each channel once")
-        _require(0 < self.length_meters <= 500, "sensors.rays.length_meters",
+        require(0 < self.length_meters <= 500, "sensors.rays.length_meters",
                  f"got {self.length_meters!r}; expected 0 < length <= 500 m")
 
 
@@ -116,20 +116,20 @@ def _number(value) -> bool:
 
 
 @dataclass(frozen=True)
-class NearbyCarsConfig(_Config):
+class NearbyCarsConfig(ConfigSection):
     enabled: bool = True
     max_cars: int = 6
     radius_meters: float = 150.0
 
     def __post_init__(self):
-        _require(0 <= self.max_cars <= 32, "sensors.nearby_cars.max_cars",
+        require(0 <= self.max_cars <= 32, "sensors.nearby_cars.max_cars",
                  f"got {self.max_cars!r}; expected 0..32")
-        _require(self.radius_meters > 0, "sensors.nearby_cars.radius_meters",
+        require(self.radius_meters > 0, "sensors.nearby_cars.radius_meters",
                  f"got {self.radius_meters!r}; expected > 0 m")
 
 
 @dataclass(frozen=True)
-class SensorsConfig(_Config):
+class SensorsConfig(ConfigSection):
     rays: RaysConfig = field(default_factory=RaysConfig)
     nearby_cars: NearbyCarsConfig = field(default_factory=NearbyCarsConfig)
 
@@ -159,7 +159,7 @@ def _lookahead(value, profile: str):
 
 
 @dataclass(frozen=True)
-class ObservationConfig(_Config):
+class ObservationConfig(ConfigSection):
     """``lookahead_meters``: track sample distances ahead (m); None = the profile's default (the four
     DEFAULT_LOOKAHEAD_METERS, none under physical-driver); an invalid value is replaced by the
     defaults with a warning (``_lookahead``), so the stored value is always None or a valid tuple."""

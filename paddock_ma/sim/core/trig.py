@@ -54,7 +54,7 @@ SINCOS_TINY_MAX = 0.06       # rad; yaw_rate * dt of a car not spinning (3.6 rad
 
 
 @kernel(error_model="numpy")
-def _sincos_small(x):
+def sincos_small(x):
     """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials: plain arithmetic, so it is
     deterministic and cheaper than two libm calls; agrees with libm to an ulp or two."""
     # Estrin's scheme (independent sub-products) instead of Horner: a shorter dependency chain.
@@ -69,7 +69,7 @@ def _sincos_small(x):
 
 
 @kernel(error_model="numpy")
-def _sincos_tiny(x):
+def sincos_tiny(x):
     """(sin x, cos x) for |x| <= SINCOS_TINY_MAX (sin to x^7, cos to x^8: truncation < 1e-17)."""
     x2 = x * x
     s = x + x * x2 * (_S3 + x2 * (_S5 + x2 * _S7))

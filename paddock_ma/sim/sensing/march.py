@@ -8,8 +8,8 @@ import math
 from ..core.jit import kernel
 from ..core.layout import CAR_LENGTH, CAR_WIDTH, SURF_BARRIER, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY, SURF_TRACK
 from .geometry import (
-    _DERIV_WINDOW, _FAR, _G_HW, _G_KE, _G_PX0, _G_PX1, _G_PY0, _G_PY1, _G_TRUST, N_GEO, _code, _guess,
-    _nearest, _pit_gap,
+    DERIV_WINDOW, FAR, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1, G_TRUST, N_GEO, surface_code, guess_segment,
+    nearest_segment, pit_gap,
 )
 
 # Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
@@ -36,9 +36,9 @@ DEBUG_TOLERANCE = 0.01
 PIT_MIN_STEP = 0.05      # smallest step where pit surfaces are involved (thin slivers between parts)
 EDGE_STEP = 0.001        # step past the exact edge of a pit-lane rectangle (``_pit_rect_gap``)
 DEBUG_PIT_MIN_STEP = 0.01
-_HALF_L = 0.5 * CAR_LENGTH
-_HALF_W = 0.5 * CAR_WIDTH
-BODY_RADIUS = math.sqrt(_HALF_L * _HALF_L + _HALF_W * _HALF_W)   # ~2.41 m, broad phase
+HALF_L = 0.5 * CAR_LENGTH
+HALF_W = 0.5 * CAR_WIDTH
+BODY_RADIUS = math.sqrt(HALF_L * HALF_L + HALF_W * HALF_W)   # ~2.41 m, broad phase
 
 
 @kernel
@@ -66,9 +66,9 @@ def _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit):
     """Distance (m) the ray can advance from a point at |offset| a without changing any open
     channel's predicate. Exact where only main-track bands matter (|offset| is 1-Lipschitz); 0 where
     a pit surface may be involved (the caller falls back to the raster bound)."""
-    hw = geo[_G_HW]
-    ke = geo[_G_KE]
-    gap = _FAR
+    hw = geo[G_HW]
+    ke = geo[G_KE]
+    gap = FAR
     if need_edge:
         if origin_pit and a > ke:
             return 0.0
@@ -91,7 +91,7 @@ def _solve_step(g, r, acc):
     q = r * r + 2.0 * acc * g
     den = r + math.sqrt(q)
     if den <= 0.0:
-        return _FAR
+        return FAR
     return 2.0 * g / den
 
 
@@ -118,7 +118,7 @@ def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap
     With o the signed offset of the sample (nearest segment ``seg``) and v0 = d . n its rate along
     the ray (d the ray direction, n the segment's right normal), the rate changes by at most the
     turning of the centreline between the two projections: |o'(t) - v0| <= k (t / (1 - k a_max) + l),
-    k the largest turning rate (1.5 x |ccurv|, polyline slack) within +-_DERIV_WINDOW segments, l a
+    k the largest turning rate (1.5 x |ccurv|, polyline slack) within +-DERIV_WINDOW segments, l a
     segment length, a_max the outermost edge. The step is the first t at which o could reach any
     open channel's edge (+-half_width, +-kerb_edge), capped so the projection stays in the window.
     Inside the outermost open edge, a_max is that edge. Outside it (a car off the track whose
@@ -127,13 +127,13 @@ def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap
     centreline is the nearest part of the track. Returns 0 early when even a straight centreline
     would not allow more than ``gap`` (the Lipschitz step already known).
     """
-    hw = geo[_G_HW]
-    ke = geo[_G_KE]
+    hw = geo[G_HW]
+    ke = geo[G_KE]
     e_out = ke if (need_kerb or need_ill) else hw
     if a >= e_out:
         if need_ill:
             return 0.0
-        a_max = geo[_G_TRUST]
+        a_max = geo[G_TRUST]
         if a >= a_max:
             return 0.0
         if o > 0.0:
@@ -164,7 +164,7 @@ def _deriv_step(geo, seg, o, v0, seg_len, a, need_edge, need_kerb, need_ill, gap
     slack = km * seg_len
     t_up = _solve_step(up - o, v0 + slack, acc)
     t_dn = _solve_step(o - dn, -v0 + slack, acc)
-    cap = (_DERIV_WINDOW - 2) * seg_len * (1.0 - km * a_max)
+    cap = (DERIV_WINDOW - 2) * seg_len * (1.0 - km * a_max)
     return min(t_up, t_dn, cap)
 
 
@@ -175,14 +175,14 @@ def _near_crossing(geo, o, v0, need_edge, need_kerb, need_ill, origin_pit, gap, 
     hint: any answer keeps the march exact."""
     if abs(v0) < 0.2:
         return False
-    hw = geo[_G_HW]
-    ke = geo[_G_KE]
+    hw = geo[G_HW]
+    ke = geo[G_KE]
     use_hw = need_edge or need_kerb
     use_ke = need_kerb or need_ill or (need_edge and origin_pit)
     if v0 < 0.0:      # mirror: approach from above becomes approach from below
         o = -o
         v0 = -v0
-    best = _FAR
+    best = FAR
     if use_hw:
         if hw > o:
             best = min(best, hw - o)
@@ -205,8 +205,8 @@ def _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, hi, seg, ch, p0, origin_p
         mid = 0.5 * (lo + hi)
         x = ox + mid * dx
         y = oy + mid * dy
-        a, sg = _nearest(cx, cy, gseg, geo, x, y, seg)
-        if _pred(ch, _code(pv, geo, x, y, a, sg, want_pit), origin_pit) != p0:
+        a, sg = nearest_segment(cx, cy, gseg, geo, x, y, seg)
+        if _pred(ch, surface_code(pv, geo, x, y, a, sg, want_pit), origin_pit) != p0:
             hi = mid
         else:
             lo = mid
@@ -226,12 +226,12 @@ def march_ray(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg
     m; miss = length) and out_hit[0:3] (int8) for the requested channels and returns the road-edge
     kind (0 miss, 1 exit, 2 entry).
     """
-    return _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0,
+    return march_dir(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0,
                   math.cos(angle), math.sin(angle), length, mask, debug, out_dist, out_hit)
 
 
 @kernel(inline="always")
-def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask,
+def march_dir(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, dx, dy, length, mask,
            debug, out_dist, out_hit):
     """``march_ray`` with the ray's unit direction (dx, dy) given (the caller shares its cos / sin
     with the car channel). Inlined into its callers: as a call, passing its ~20 arguments (every array
@@ -269,13 +269,13 @@ def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, 
         # safe step from the current sample: exact band gap, or the raster bound near pit surfaces
         gap = _safe_gap(geo, a, need_edge, need_kerb, need_ill, origin_pit)
         step_min = min_step
-        if want_pit and geo[_G_PX0] <= x <= geo[_G_PX1] and geo[_G_PY0] <= y <= geo[_G_PY1]:
+        if want_pit and geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
             # pit surfaces matter here: a finer floor, the pit layout leaves thin slivers of the band
             # between its parts and the kerb (e.g. gravel between the kerb and a connector)
             step_min = pit_min_step
         if gap <= 0.0:
             # pit geometry involved: the open channels' predicate raster bounds
-            gap, on_edge = _pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb,
+            gap, on_edge = pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb,
                                     need_ill, origin_pit)
             if on_edge:
                 # the step ends on a pit-lane rectangle's edge: look just past it
@@ -297,13 +297,13 @@ def _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0, seg0, 
         tn = min(lo + step_min, length)
         x = ox + tn * dx
         y = oy + tn * dy
-        hint = _guess(cx, cy, geo, seg, dx, dy, tn - t)
-        if a - (tn - t) > geo[_G_TRUST]:
+        hint = guess_segment(cx, cy, geo, seg, dx, dy, tn - t)
+        if a - (tn - t) > geo[G_TRUST]:
             # |offset| is 1-Lipschitz: the new sample lies beyond the trust radius too, where the
             # descent's answer would be discarded for the raster's; go to the raster directly
             hint = -1
-        a, sn = _nearest(cx, cy, gseg, geo, x, y, hint)
-        code = _code(pv, geo, x, y, a, sn, want_pit)
+        a, sn = nearest_segment(cx, cy, gseg, geo, x, y, hint)
+        code = surface_code(pv, geo, x, y, a, sn, want_pit)
         if need_edge and _inside(code, origin_pit) != p_edge:
             out_dist[RAY_ROAD_EDGE] = _bisect(cx, cy, gseg, pv, geo, ox, oy, dx, dy, lo, tn, seg,
                                               RAY_ROAD_EDGE,

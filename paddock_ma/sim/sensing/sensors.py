@@ -76,11 +76,11 @@ LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_
 
 # The ray march (step bounds, exact classification, bisection) lives in sensors_march.py.
 # The public names of the march and of its sample geometry are available from this module too.
-from .geometry import _FAR, _classify, classify, pit_view, sensor_geometry  # noqa: E402,F401
+from .geometry import FAR, classify_arrays, classify, pit_view, sensor_geometry  # noqa: E402,F401
 from .march import (  # noqa: E402,F401
     BODY_RADIUS, CH_ALL, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, CHANNEL_NAMES, DEBUG_MIN_STEP,
     DEBUG_PIT_MIN_STEP, DEBUG_TOLERANCE, KIND_ENTRY, KIND_EXIT, KIND_MISS, MIN_STEP, N_RAY_CHANNELS,
-    PIT_MIN_STEP, RAY_CAR, RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE, TOLERANCE, _HALF_L, _HALF_W, _march,
+    PIT_MIN_STEP, RAY_CAR, RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE, TOLERANCE, HALF_L, HALF_W, march_dir,
     march_ray,
 )
 
@@ -103,22 +103,22 @@ def _slab(ox, oy, dx, dy, length, tx, ty, tc, ts):
     ov = -rx * ts + ry * tc
     du = dx * tc + dy * ts
     dv = -dx * ts + dy * tc
-    tmin = -_FAR
-    tmax = _FAR
+    tmin = -FAR
+    tmax = FAR
     if abs(du) < 1e-12:
-        if abs(ou) > _HALF_L:
+        if abs(ou) > HALF_L:
             return -1.0
     else:
-        t1 = (-_HALF_L - ou) / du
-        t2 = (_HALF_L - ou) / du
+        t1 = (-HALF_L - ou) / du
+        t2 = (HALF_L - ou) / du
         tmin = max(tmin, min(t1, t2))
         tmax = min(tmax, max(t1, t2))
     if abs(dv) < 1e-12:
-        if abs(ov) > _HALF_W:
+        if abs(ov) > HALF_W:
             return -1.0
     else:
-        t1 = (-_HALF_W - ov) / dv
-        t2 = (_HALF_W - ov) / dv
+        t1 = (-HALF_W - ov) / dv
+        t2 = (HALF_W - ov) / dv
         tmin = max(tmin, min(t1, t2))
         tmax = min(tmax, max(t1, t2))
     if tmax < tmin or tmax < 0.0 or tmin > length:
@@ -170,7 +170,7 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             hint = cars_i[w, c, I_SEG_HINT]
             if hint < 0 or hint >= cx.shape[0] - 1:
                 hint = -1
-            code0, a0, seg0 = _classify(cx, cy, gseg, pv, geo, ox, oy, hint)
+            code0, a0, seg0 = classify_arrays(cx, cy, gseg, pv, geo, ox, oy, hint)
         # ---- rays
         cos_h = math.cos(oh)
         sin_h = math.sin(oh)
@@ -212,11 +212,11 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             dx = cos_h * ca - sin_h * sa
             dy = sin_h * ca + cos_h * sa
             if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-                ray_kind[w, c, r] = _march(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0,
+                ray_kind[w, c, r] = march_dir(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0,
                                            seg0, dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
                                            ray_hit[w, c, r])
             if n_cand > 0:
-                best = _FAR
+                best = FAR
                 best_j = -1
                 for q in range(n_cand):
                     j = cand[q]

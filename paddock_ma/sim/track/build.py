@@ -151,10 +151,10 @@ def build_track(points=None, *, centreline=None, spacing=DEFAULT_SPACING, straig
     else:
         dense = catmull_rom_closed(np.asarray(points, dtype=np.float64))
     dense = straighten_start(dense, float(straight[0]), float(straight[1]))
-    return _finish_build(dense, spacing, half_width, kerb_width, gravel_width, grass_width, validate, cell)
+    return finish_build(dense, spacing, half_width, kerb_width, gravel_width, grass_width, validate, cell)
 
 
-def _finish_build(dense, spacing, half_width, kerb_width, gravel_width, grass_width, validate, cell):
+def finish_build(dense, spacing, half_width, kerb_width, gravel_width, grass_width, validate, cell):
     cx, cy, cs = resample(dense, spacing)
     ch, cnx, cny, ccurv = sample_geometry(cx, cy, cs)
     kerb_edge = half_width + kerb_width

@@ -47,12 +47,12 @@ HINT_WINDOW = 8            # segments searched either side of the hint
 # Performance note: a non-inlined call of a kernel that takes ``tr`` costs ~130 ns, because numba
 # increfs and decrefs every array of the namedtuple on the call. The small hot kernels are therefore
 # ``inline="always"`` (inlined into their numba callers: ~10 ns for point_at, tens of ns for locate).
-_GRID_WINDOW = 4           # segments searched either side of the raster's nearest segment
+GRID_WINDOW = 4           # segments searched either side of the raster's nearest segment
 _GLOBAL = -1
 
 
 @kernel(inline="always")
-def _seg_d2a(cx, cy, i, x, y):
+def seg_d2a(cx, cy, i, x, y):
     """Squared distance (m^2) from (x, y) to segment i of the polyline (cx, cy), and the projection
     parameter t in [0, 1]."""
     ax = cx[i]
@@ -78,24 +78,24 @@ def _seg_d2a(cx, cy, i, x, y):
 
 
 @kernel(inline="always")
-def _seg_d2(tr, i, x, y):
-    """``_seg_d2a`` on the track's centreline."""
-    return _seg_d2a(tr.cx, tr.cy, i, x, y)
+def seg_d2(tr, i, x, y):
+    """``seg_d2a`` on the track's centreline."""
+    return seg_d2a(tr.cx, tr.cy, i, x, y)
 
 
 @kernel(inline="always")
-def _walk(cx, cy, x, y, hint, n):
+def walk_segments(cx, cy, x, y, hint, n):
     """Descend from segment ``hint`` along the polyline (cx, cy) of n segments while the distance
     decreases, at most HINT_WINDOW steps. Returns (d2, seg, t, steps); steps == HINT_WINDOW means the
     walk was cut. Arrays are passed, not the namedtuple (with numba's reference counting, which
     ``jit.kernel`` no longer uses, tuple attribute reads inside the loop were costly)."""
-    d0, t0 = _seg_d2a(cx, cy, hint, x, y)
+    d0, t0 = seg_d2a(cx, cy, hint, x, y)
     j = hint + 1 if hint + 1 < n else 0
-    d1, t1 = _seg_d2a(cx, cy, j, x, y)
+    d1, t1 = seg_d2a(cx, cy, j, x, y)
     step = 1
     if not d1 < d0:
         j = hint - 1 if hint > 0 else n - 1
-        d1, t1 = _seg_d2a(cx, cy, j, x, y)
+        d1, t1 = seg_d2a(cx, cy, j, x, y)
         step = -1
     cur = hint
     dc = d0
@@ -111,7 +111,7 @@ def _walk(cx, cy, x, y, hint, n):
             j = 0
         elif j < 0:
             j = n - 1
-        d1, t1 = _seg_d2a(cx, cy, j, x, y)
+        d1, t1 = seg_d2a(cx, cy, j, x, y)
     return dc, cur, tc, steps
 
 
@@ -136,7 +136,7 @@ def locate(tr, x, y, hint):
 
 
 @kernel(inline="always")
-def _finish_a(cx, cy, cs, ch, ccurv, length, x, y, i, t, d2):
+def finish_locate(cx, cy, cs, ch, ccurv, length, x, y, i, t, d2):
     """Build (seg, s, offset, heading, curvature) from the nearest segment i at parameter t."""
     ax = cx[i]
     ay = cy[i]
@@ -160,21 +160,21 @@ def _locate_a(cx, cy, cs, ch, ccurv, grid_seg, grid_x0, grid_y0, grid_cell, leng
     reference counting; the hot path takes arrays."""
     n = cx.shape[0] - 1
     if 0 <= hint < n:
-        best_d2, best_i, best_t, steps = _walk(cx, cy, x, y, hint, n)
+        best_d2, best_i, best_t, steps = walk_segments(cx, cy, x, y, hint, n)
         accept = 0.5 * gravel_edge
         if steps < HINT_WINDOW and best_d2 <= accept * accept:
-            return _finish_a(cx, cy, cs, ch, ccurv, length, x, y, best_i, best_t, best_d2)
+            return finish_locate(cx, cy, cs, ch, ccurv, length, x, y, best_i, best_t, best_d2)
     else:
         best_d2 = np.inf
         best_i = 0
         best_t = 0.0
-    best_d2, best_i, best_t = _locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y,
+    best_d2, best_i, best_t = locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y,
                                            best_d2, best_i, best_t)
-    return _finish_a(cx, cy, cs, ch, ccurv, length, x, y, best_i, best_t, best_d2)
+    return finish_locate(cx, cy, cs, ch, ccurv, length, x, y, best_i, best_t, best_d2)
 
 
 @kernel
-def _locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y, best_d2, best_i, best_t):
+def locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y, best_d2, best_i, best_t):
     """locate's fallback (an ordinary call, out of the inlined fast path): search around the raster
     cell's nearest segment, or every segment off the raster or far from the track; keep the nearer of
     that and the walk's answer. Returns (d2, seg, t)."""
@@ -188,12 +188,12 @@ def _locate_slow(cx, cy, grid_seg, grid_x0, grid_y0, grid_cell, x, y, best_d2, b
     lo = 0
     hi = n - 1
     if g >= 0:
-        lo = g - _GRID_WINDOW
-        hi = g + _GRID_WINDOW
+        lo = g - GRID_WINDOW
+        hi = g + GRID_WINDOW
     # wrap by comparison, not modulo: integer division is slow in a loop this tight (lo > -n)
     i = lo + n if lo < 0 else (lo - n if lo >= n else lo)
     for _k in range(lo, hi + 1):
-        d2, t = _seg_d2a(cx, cy, i, x, y)
+        d2, t = seg_d2a(cx, cy, i, x, y)
         if d2 < best_d2:
             best_d2 = d2
             best_i = i

@@ -29,7 +29,7 @@ import numpy as np
 from .preview import PREVIEW_D, build_ai_preview
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER, SURF_GRAVEL, SURF_PIT_ENTRY, SURF_TRACK
-from .geometry import TrackArrays, _seg_d2, band_code
+from .geometry import TrackArrays, seg_d2, band_code
 from .surface import pit_bbox, pit_surface, surface_at
 
 
@@ -91,7 +91,7 @@ def _fix_far_cells(tr, best, small_reach):
             bd = np.inf
             bi = -1
             for i in range(n):
-                d2, t = _seg_d2(tr, i, x, y)
+                d2, t = seg_d2(tr, i, x, y)
                 if d2 < bd:
                     bd = d2
                     bi = i
@@ -110,7 +110,7 @@ def _classify_cells(tr, nx, ny):
                 continue
             x = tr.grid_x0 + (gx + 0.5) * tr.grid_cell
             # g is the exact nearest segment of this cell centre, so the exact distance is one test
-            d2, t = _seg_d2(tr, g, x, y)
+            d2, t = seg_d2(tr, g, x, y)
             a = math.sqrt(d2)
             code = band_code(tr, a)
             if a > tr.kerb_edge:

@@ -31,7 +31,7 @@ import numpy as np
 
 from .build import (
     GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_track, oval_points,
-    procedural_centreline, _finish_build,
+    procedural_centreline, finish_build,
 )
 from .geometry import (  # noqa: F401  (re-exported kernels and constants)
     HINT_WINDOW, TrackArrays, band_code, edge_distances, locate, point_at,
@@ -74,7 +74,7 @@ def procedural_track(seed: int) -> TrackArrays:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError(f"procedural track seed must be an integer, got {type(seed).__name__}")
     dense, _attempt = procedural_centreline(int(seed))
-    return _finish_build(dense, 2.0, HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH, True, 1.0)
+    return finish_build(dense, 2.0, HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH, True, 1.0)
 
 
 def list_tracks() -> list:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE
-from .geometry import _seg_d2a, band_code, locate
+from .geometry import seg_d2a, band_code, locate
 from ..core.trig import lerp_angle_at, lerp_at
 
 # Pit geometry constants (metres), shared by the builder (pit_lane.py) and the kernels below.
@@ -55,12 +55,12 @@ def pit_point_at(tr, path_s):
 
 
 @kernel(inline="always")
-def _polyline_d2(px, py, lo, hi, x, y):
+def polyline_d2(px, py, lo, hi, x, y):
     """Squared distance (m^2) from (x, y) to the polyline of points lo..hi (segments by
-    ``track_core._seg_d2a``)."""
+    ``track_core.seg_d2a``)."""
     best = np.inf
     for i in range(lo, hi):
-        d2, _t = _seg_d2a(px, py, i, x, y)
+        d2, _t = seg_d2a(px, py, i, x, y)
         if d2 < best:
             best = d2
     return best
@@ -136,8 +136,8 @@ def pit_surface(tr, x, y):
             u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
             if u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN <= u <= u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN:
                 return SURF_PIT_LANE
-    d_in = _polyline_d2(tr.px, tr.py, 0, i0, x, y)
-    d_out = _polyline_d2(tr.px, tr.py, i1, m - 1, x, y)
+    d_in = polyline_d2(tr.px, tr.py, 0, i0, x, y)
+    d_out = polyline_d2(tr.px, tr.py, i1, m - 1, x, y)
     if min(d_in, d_out) <= hw * hw:
         return SURF_PIT_ENTRY if d_in <= d_out else SURF_PIT_EXIT
     return -1

@@ -42,8 +42,8 @@ from ..core.layout import (
     P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER, P_TIRE_GRIP, WHEELBASE,
 )
 from .surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_ROLLING, table_index
-from ..core.trig import SINCOS_TINY_MAX, _sincos_small, _sincos_tiny, clamp, wrap_angle
-from .tyres import PAC_C, V_SLIP_FLOOR, _axle_force, _pacejka
+from ..core.trig import SINCOS_TINY_MAX, sincos_small, sincos_tiny, clamp, wrap_angle
+from .tyres import PAC_C, V_SLIP_FLOOR, axle_force, pacejka
 
 RHO_AIR = 1.225              # kg/m^3, ISA sea level
 DRAG_AREA_PER_CD = 3.6       # m^2: CdA = Cd * 3.6 (neutral 1.19 m^2; F1 ~1.0-1.5 m^2)
@@ -170,7 +170,7 @@ def _turn(h, ch, sh, dh):
     1/|(c, s)|) keeps the pair on the unit circle to ~1 ulp."""
     h_new = wrap_angle(h + dh)
     if abs(dh) <= SINCOS_TINY_MAX:
-        sdh, cdh = _sincos_tiny(dh)
+        sdh, cdh = sincos_tiny(dh)
         ch2 = ch * cdh - sh * sdh
         sh2 = sh * cdh + ch * sdh
         nrm = 1.5 - 0.5 * (ch2 * ch2 + sh2 * sh2)
@@ -245,13 +245,13 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     u = vx * ch + vy * sh            # body forward velocity
     v = -vx * sh + vy * ch           # body lateral velocity (+ right)
     spd = math.sqrt(u * u + v * v)
-    sd, cd = _sincos_small(delta)  # |delta| <= MAX_STEER_ANGLE = 0.56 rad
+    sd, cd = sincos_small(delta)  # |delta| <= MAX_STEER_ANGLE = 0.56 rad
     fz_f, fz_r, fmax_f, fmax_r, mu0, grip_f, grip_r, roll_f, roll_r, surf_drag = _axle_grip(
         cars_f, cars_i, car_params, w, c, mass, u, tf, cgrip)
 
     ufw, vfw, vr, alpha_f, alpha_r, g_f, g_r = _slips(u, v, yaw, sd, cd)
-    nf, kf = _pacejka(alpha_f, PAC_B_FRONT, PAC_C)
-    nr, kr = _pacejka(alpha_r, PAC_B_REAR, PAC_C)
+    nf, kf = pacejka(alpha_f, PAC_B_FRONT, PAC_C)
+    nr, kr = pacejka(alpha_r, PAC_B_REAR, PAC_C)
     fy_f = nf * fmax_f
     fy_r = nr * fmax_r
     kf *= fmax_f
@@ -269,8 +269,8 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     # grip usage (telemetry only), per axle: longitudinal demand over the friction circle
     lon_f = abs(fx_f) / max(fmax_f, 1e-9)
     lon_r = abs(fx_r) / max(fmax_r, 1e-9)
-    fx_f, fy_f, kf = _axle_force(fx_f, fy_f, kf, fmax_f, ufw, vfw)
-    fx_r, fy_r, kr = _axle_force(fx_r, fy_r, kr, fmax_r, u, vr)
+    fx_f, fy_f, kf = axle_force(fx_f, fy_f, kf, fmax_f, ufw, vfw)
+    fx_r, fy_r, kr = axle_force(fx_r, fy_r, kr, fmax_r, u, vr)
 
     # Resistances: aero + surface drag against the velocity, rolling against forward motion.
     kdrag = 0.5 * RHO_AIR * car_params[w, c, P_DRAG_CD] * DRAG_AREA_PER_CD + surf_drag

@@ -73,7 +73,7 @@ V_SLIP_FLOOR = 3.0           # m/s, rolling-speed floor of the slip-angle defini
 
 
 @kernel(error_model="numpy")
-def _pacejka(alpha, b, c):
+def pacejka(alpha, b, c):
     """Normalised lateral force -sin(C atan(B alpha)) and its slope magnitude d|F|/d alpha (>= 0).
 
     The slope's cos(C atan(B alpha)) comes from the sine (one sqrt instead of a cos): it is >= 0
@@ -88,7 +88,7 @@ def _pacejka(alpha, b, c):
 
 
 @kernel(error_model="numpy")
-def _axle_force(fx, fy, k, fmax, up, vp):
+def axle_force(fx, fy, k, fmax, up, vp):
     """Combine an axle's longitudinal demand fx and pure lateral force fy (N, wheel frame) on its
     friction circle of radius fmax; k is the lateral slope |dFy/d alpha| (N/rad), scaled alike.
 

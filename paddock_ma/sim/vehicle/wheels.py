@@ -29,7 +29,7 @@ from ..core.layout import (
     SURF_TRACK, PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
 from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
-from ..track.geometry import HINT_WINDOW, _finish_a, _locate_slow, _walk, band_of
+from ..track.geometry import HINT_WINDOW, finish_locate, locate_slow, walk_segments, band_of
 from ..track.surface import pit_bbox, pit_surface_call
 from ..core.trig import wrap_angle
 
@@ -47,12 +47,12 @@ def _project(cx, cy, grid_seg, gx0, gy0, gcell, gravel, x, y, hint):
     """Nearest centreline segment of (x, y) (m) as in ``track_core.locate``: (seg, t, offset m)."""
     n = cx.shape[0] - 1
     if 0 <= hint < n:
-        d2, i, t, steps = _walk(cx, cy, x, y, hint, n)
+        d2, i, t, steps = walk_segments(cx, cy, x, y, hint, n)
         accept = 0.5 * gravel
         if steps >= HINT_WINDOW or d2 > accept * accept:
-            d2, i, t = _locate_slow(cx, cy, grid_seg, gx0, gy0, gcell, x, y, d2, i, t)
+            d2, i, t = locate_slow(cx, cy, grid_seg, gx0, gy0, gcell, x, y, d2, i, t)
     else:
-        d2, i, t = _locate_slow(cx, cy, grid_seg, gx0, gy0, gcell, x, y, np.inf, 0, 0.0)
+        d2, i, t = locate_slow(cx, cy, grid_seg, gx0, gy0, gcell, x, y, np.inf, 0, 0.0)
     ax = cx[i]
     ay = cy[i]
     cross = (cx[i + 1] - ax) * (y - ay) - (cy[i + 1] - ay) * (x - ax)
@@ -73,7 +73,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     y = cars_f[w, c, F_Y]
     h = cars_f[w, c, F_HEADING]
     seg, t, off = _project(cx, cy, grid_seg, gx0, gy0, gcell, gravel, x, y, cars_i[w, c, I_SEG_HINT])
-    seg, s, off, th, k = _finish_a(cx, cy, cs, ch, ccurv, length, x, y, seg, t, off * off)
+    seg, s, off, th, k = finish_locate(cx, cy, cs, ch, ccurv, length, x, y, seg, t, off * off)
     cars_f[w, c, F_PROGRESS] = s
     cars_f[w, c, F_OFFSET] = off
     cars_f[w, c, F_HEADING_ERROR] = wrap_angle(h - th)
