@@ -34,7 +34,7 @@ def test_no_bare_njit_in_the_package():
 def test_every_dispatcher_states_its_refcount_mode():
     modules = [importlib.import_module(m.name)
                for pkg in (paddock_ma.sim, paddock_ma.env)
-               for m in pkgutil.iter_modules(pkg.__path__, pkg.__name__ + ".")]
+               for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
     modules.append(importlib.import_module("paddock_ma.bench"))
     found = 0
     for mod in modules:
