@@ -54,7 +54,10 @@ def fleet(config: dict, shards: int, worlds: int, seconds: float, warmup_steps: 
         while not (st.seq >= warmup_steps and all(s.seq >= warmup_steps for s in f.shards)):
             st = next(steps)
         k = st.obs.shape[1]
-        timing = time_for(lambda: next(steps), seconds)
+
+        def advance() -> None:      # one fleet step: every shard's next result merged
+            next(steps)
+        timing = time_for(advance, seconds)
     finally:
         f.shutdown()
     n, dt = timing.calls, timing.seconds
