@@ -39,7 +39,13 @@ def time_for(fn: Callable[[], int | None], seconds: float, warmup: int = 0) -> T
     while True:
         done = fn()
         calls += 1
-        units += 1 if done is None else done
+        if done is None:
+            units += 1
+        elif isinstance(done, int):
+            units += done
+        else:
+            raise TypeError(f"time_for: the workload returned {type(done).__name__}; expected its count of work "
+                            "(an int) or None")
         elapsed = time.perf_counter() - start
         if elapsed >= seconds:
             return Timing(calls, units, elapsed, time.process_time() - cpu)

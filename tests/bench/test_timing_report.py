@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from paddock_ma.bench.report import emit, table
 from paddock_ma.bench.timing import accumulating, time_calls, time_for
 
@@ -14,6 +16,8 @@ def test_time_for_counts_calls_and_units_after_the_warmup_for_the_budget():
     assert timing.seconds >= 0.02 and timing.cpu_seconds >= 0
     once = time_for(lambda: None, seconds=0.0)                       # at least one call, counted as one unit
     assert (once.calls, once.units) == (1, 1)
+    with pytest.raises(TypeError, match="the workload returned str; expected its count of work"):
+        time_for(lambda: "done", seconds=0.0)
 
 
 def test_time_calls_makes_exactly_that_many_calls():
