@@ -152,7 +152,7 @@ def add_parsers(sub) -> None:
     sampling.add_argument("--rollout", type=_count, metavar="N", default=64,
                           help="steps per sub-env between timing checks (default 64)")
     sampling.add_argument("--paths", type=_names(PATHS), default=PATHS, metavar="PATH,...",
-                          help=f"which paths, in this order (default {','.join(PATHS)})")
+                          help=f"a subset of {','.join(PATHS)}, run in that order (default all)")
 
     fleet = _subparser(benches, "fleet", "the Ray fleet against the in-process engine; JSON; collection",
                        "Car-steps/s of ShardCore in process and of ShardFleet on a private local Ray (each shard "
