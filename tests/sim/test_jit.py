@@ -35,7 +35,7 @@ def test_every_dispatcher_states_its_refcount_mode():
     modules = [importlib.import_module(m.name)
                for pkg in (paddock_ma.sim, paddock_ma.env)
                for m in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + ".")]
-    modules.append(importlib.import_module("paddock_ma.bench"))
+    modules.append(importlib.import_module("paddock_ma.bench.core"))
     found = 0
     for mod in modules:
         for name, obj in vars(mod).items():

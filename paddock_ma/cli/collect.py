@@ -1,4 +1,4 @@
-"""``paddock-ma collect`` and ``paddock-ma verify`` (registered by ``paddock_ma.cli``).
+"""``paddock-ma collect`` and ``paddock-ma verify``: datasets collected over Ray shards (``paddock_ma.distributed``).
 
 * ``paddock-ma collect --env ENV_ID --shards N --worlds-per-shard W --steps S --out DIR [--address auto|local|HOST:PORT]
   [--policy builtin|random|MODULE:FN] [--seed N]``: Parquet fragments and a manifest (``distributed.collect``),
@@ -44,8 +44,8 @@ def cmd_collect(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .collect import CollectConfig, CollectError, collect
-    from .fleet import FleetError
+    from ..distributed.collect import CollectConfig, CollectError, collect
+    from ..distributed.fleet import FleetError
 
     console = Console(stderr=True)
     cfg = CollectConfig(env=args.env, num_shards=args.shards, worlds_per_shard=args.worlds_per_shard,
@@ -77,7 +77,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .dataset import verify
+    from ..distributed.dataset import verify
 
     problems = verify(args.dir)
     if problems:
