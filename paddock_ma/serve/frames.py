@@ -36,7 +36,7 @@ def preview_frame(engine, w: int = 0, observe: bool = True, meta: dict | None = 
         if k is not None:
             car["episode_running"] = bool(running[k])
             car["end_reason"] = None if ep_end is None or running[k] else END_REASON_NAMES[int(ep_end[k])]
-            car["metrics"] = metrics_dict(latest[k])
+            car["metrics"] = to_wire(metrics_dict(latest[k]))     # (to_wire keeps the keys under "metrics")
     observation = {}
     if observe:
         for k, d in enumerate(engine.controlled):
