@@ -22,14 +22,20 @@ from .checkpoint import HISTORY_SIZE, NUM_OUTPUTS, History, actor_input, control
 
 
 class PaddockActorVectorEnv(VectorWrapper):
-    """See the module docstring. ``obs_dim``: the actor's input width (default: vector size + 4)."""
+    """See the module docstring. ``obs_dim``: the actor's input width (default: vector size + 4).
 
-    def __init__(self, env, obs_dim: int | None = None):
+    ``squash=True``: actions are the actor's last layer before its tanh (unbounded; a trainer's Gaussian
+    samples around it) and the env applies the tanh, so a trainer whose deterministic action is its
+    network's raw output (RLlib's) trains exactly PaddockJS's actor."""
+
+    def __init__(self, env, obs_dim: int | None = None, squash: bool = False):
         super().__init__(env)
         d = env.single_observation_space.shape[0]
         self.obs_dim = int(obs_dim or d + HISTORY_SIZE)
         self.single_observation_space = spaces.Box(-np.inf, np.inf, (self.obs_dim,), np.float32)
-        self.single_action_space = spaces.Box(-1.0, 1.0, (NUM_OUTPUTS,), np.float32)
+        self.squash = squash
+        bound = np.inf if squash else 1.0
+        self.single_action_space = spaces.Box(-bound, bound, (NUM_OUTPUTS,), np.float32)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.history = History(self.num_envs)
@@ -49,7 +55,8 @@ class PaddockActorVectorEnv(VectorWrapper):
         return self._inputs(obs), infos
 
     def step(self, actions):
-        sa = np.clip(np.asarray(actions, np.float64).reshape(self.num_envs, NUM_OUTPUTS), -1.0, 1.0)
+        sa = np.asarray(actions, np.float64).reshape(self.num_envs, NUM_OUTPUTS)
+        sa = np.tanh(sa) if self.squash else np.clip(sa, -1.0, 1.0)
         self.history.advance(sa, self._speed, self._offset)
         obs, rewards, terminated, truncated, infos = self.env.step(controls_from_steering_accel(sa))
         ended = terminated | truncated

@@ -223,6 +223,23 @@ def make_torch_actor(obs_dim: int, hidden=(64, 64, 64)):
     return PaddockActor()
 
 
+def actor_from_linear_layers(layers):
+    """A ``make_torch_actor`` copy of four ``nn.Linear`` layers in order (ReLU between them in the source
+    network); the last layer may have more outputs (e.g. Gaussian means then log standard deviations, as
+    RLlib's pi head): its first two (the steering and accel means) are kept."""
+    import torch
+    if len(layers) != NUM_LAYERS:
+        raise PaddockError(INVALID_CONFIG, f"actor: got {len(layers)} linear layers; the format stores exactly "
+                           f"{NUM_LAYERS}", "actor")
+    actor = make_torch_actor(layers[0].in_features, tuple(l.out_features for l in layers[:-1]))
+    with torch.no_grad():
+        for mine, theirs in zip(actor.layers, layers):
+            rows = mine.out_features
+            mine.weight.copy_(theirs.weight[:rows])
+            mine.bias.copy_(theirs.bias[:rows])
+    return actor
+
+
 def actor_document(actor, obs_dim: int | None = None, metadata: dict | None = None) -> dict:
     """The ``paddockjs-distilled-actor-v1`` document of a torch actor: its four ``nn.Linear`` layers in
     module order (weights float64 lists, [out][in], as checkpointPolicy.js reads them)."""

@@ -17,14 +17,53 @@ import numpy as np
 from ..env.episodes import END_REASON_NAMES, metrics_dict
 from ..env.observations import object_view
 from ..env.views.state_view import minimal_state
-from ..protocol.wire_names import to_wire
+from ..paddockjs.naming import wire_name
 
 PACKET_TYPE = "preview:snapshot"
+_INF = float("inf")
+_WIRE_NAMES: dict[str, str] = {}
+
+
+def wire_keys(value):
+    """``value`` with every dict key in PaddockJS's spelling (``naming.wire_name``, memoised) and non-finite
+    floats as None: the protocol's ``to_wire`` for documents whose keys are all names (a frame's parts),
+    at a third of its cost, which is most of a frame's."""
+    kind = type(value)
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            name = _WIRE_NAMES.get(key)
+            if name is None:
+                name = _WIRE_NAMES[key] = wire_name(key)
+            out[name] = wire_keys(item)
+        return out
+    if kind is list:
+        return [wire_keys(item) for item in value]
+    if kind is float:
+        return value if -_INF < value < _INF else None
+    return value
 SURFACE_NAMES = ("track", "kerb", "gravel", "grass", "barrier", "pit-entry", "pit-lane", "pit-exit", "pit-box")
 
 
-def preview_frame(engine, w: int = 0, observe: bool = True, meta: dict | None = None) -> dict:
-    """PaddockJS's preview packet of world ``w`` of a reset ``BatchEnv`` (see the module docstring)."""
+def observed_drivers(engine, observe) -> list[str]:
+    """The controlled drivers whose observation objects a frame carries: ``observe`` True (all), False
+    (none), None (the first: its rays and radar for the viewer at a fraction of the cost of all) or a list."""
+    if observe is True:
+        return list(engine.controlled)
+    if observe is None:
+        return list(engine.controlled[:1])
+    if not observe:
+        return []
+    unknown = [d for d in observe if d not in engine.controlled]
+    if unknown:
+        raise ValueError(f"observe: {unknown} are not controlled drivers; expected some of {list(engine.controlled)}")
+    return list(observe)
+
+
+def preview_frame(engine, w: int = 0, observe=None, meta: dict | None = None) -> dict:
+    """PaddockJS's preview packet of world ``w`` of a reset ``BatchEnv`` (see the module docstring);
+    ``observe``: whose observation objects it carries (``observed_drivers``). An observation object costs
+    about as much to build as the whole snapshot, hence the default of one."""
     snap = minimal_state(engine, w)["snapshot"]
     controlled = {d: k for k, d in enumerate(engine.controlled)}
     running = engine.running_mask()[w]
@@ -36,14 +75,12 @@ def preview_frame(engine, w: int = 0, observe: bool = True, meta: dict | None = 
         if k is not None:
             car["episode_running"] = bool(running[k])
             car["end_reason"] = None if ep_end is None or running[k] else END_REASON_NAMES[int(ep_end[k])]
-            car["metrics"] = to_wire(metrics_dict(latest[k]))     # (to_wire keeps the keys under "metrics")
-    observation = {}
-    if observe:
-        for k, d in enumerate(engine.controlled):
-            observation[d] = {"object": object_view(engine, w, k)}
+            car["metrics"] = metrics_dict(latest[k])
+    observation = {d: {"object": wire_keys(object_view(engine, w, controlled[d]))}     # keys: driver ids
+                   for d in observed_drivers(engine, observe)}
     head = {"world": int(w), "worlds": int(engine.num_worlds), "seed": getattr(engine, "seed", None),
             "track": engine.config.track, "controlledDrivers": list(engine.controlled)}
-    return {"type": PACKET_TYPE, "snapshot": to_wire(snap), "observation": to_wire(observation),
+    return {"type": PACKET_TYPE, "snapshot": wire_keys(snap), "observation": observation,
             "meta": {**head, **(meta or {})}}
 
 

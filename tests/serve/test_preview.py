@@ -84,3 +84,26 @@ def test_websocket_pushes_newest_frames_and_a_stalled_client_blocks_nothing(serv
     assert server.hub.published == 301                    # the reset and every step handed in a frame
     stalled.close()
     pe.close()
+
+
+def test_a_preview_server_in_a_child_process_serves_the_runs_frames():
+    from paddock_ma.serve.preview import PreviewProcess
+    server = PreviewProcess(port=free_port()).start()
+    try:
+        env = CarVectorEnv("paddock/oval-batch-v0", 1)
+        attach_preview(env.engine, server, every=1)
+        env.reset(seed=2)
+        for step in range(1, 4):
+            env.step(np.tile([0.0, 1.0, 0.0], (env.num_envs, 1)))
+            for _ in range(200):                  # the child takes the frame a moment later
+                frame = http("GET", f"{server.url}/preview/frame")[2]
+                if frame.get("snapshot", {}).get("step") == step:
+                    break
+                threading.Event().wait(0.05)
+            assert frame["snapshot"]["step"] == step
+        cars = {c["id"]: (c["x"], c["y"]) for c in frame["snapshot"]["cars"]}
+        assert cars == car_positions(env.engine)
+        assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
+        env.close()
+    finally:
+        server.stop()

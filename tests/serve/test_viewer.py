@@ -22,7 +22,7 @@ def recording(tmp_path_factory):
     path = tmp_path_factory.mktemp("rec") / "oval.frames.jsonl"
     env = CarVectorEnv("paddock/oval-batch-v0", 1)
     recorder = FrameRecorder(path, name="oval test run")
-    attach_preview(env.engine, recorder, every=1)
+    attach_preview(env.engine, recorder, every=1, observe=True)
     env.reset(seed=11)
     for _ in range(40):
         env.step(np.tile([0.0, 1.0, 0.0], (env.num_envs, 1)))
