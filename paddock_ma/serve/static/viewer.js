@@ -62,7 +62,8 @@ async function openSource(value) {
   state.liveEdge = false; $('live-edge').checked = false;
   state.playing = false; $('play').textContent = '▶';
   showFrame(0);
-  setStatus(`${doc.kind} ${doc.name}: ${doc.frames.length} frames`);
+  if (doc.divergence) setStatus(`${doc.kind} ${doc.name}: ${doc.divergence}`, true);
+  else setStatus(`${doc.kind} ${doc.name}: ${doc.frames.length} frames`);
 }
 
 function openLive() {
