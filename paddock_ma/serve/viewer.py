@@ -4,7 +4,8 @@ Serves the static page (``static/``: no build step, no CDN, works offline) at ht
 default. It opens the live stream of this server (``--demo`` runs the oval with built-in drivers and
 publishes it, or point ``?live=ws://HOST:PORT/preview`` at any run's preview server) and every frame
 recording given on the command line (``recording.FrameRecorder`` files) and every trace given with
-``--trace`` (``paddock-ma record``; replayed into frames, its divergence shown if it has one). The page draws the track
+``--trace`` (``paddock-ma record``) or ``--dataset`` (``paddock-ma collect``; world ``--world`` of either is
+replayed into frames, its divergence shown if it has one). The page draws the track
 (kerbs, runoff, pit lane), every car with its id, the followed car's rays and radar, its metrics and end
 reason, with a timeline to scrub.
 """
@@ -43,7 +44,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="paddock-ma view", description=__doc__.split("\n\n")[0])
     p.add_argument("recordings", nargs="*", help="frame recordings (JSON lines) to open")
     p.add_argument("--trace", action="append", default=[], help="a trace (paddock-ma record) to replay and open")
-    p.add_argument("--world", type=int, default=0, help="the world of a trace to show")
+    p.add_argument("--dataset", action="append", default=[], help="a dataset directory (paddock-ma collect) to replay and open")
+    p.add_argument("--world", type=int, default=0, help="the world of a trace or dataset to show")
     p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
     p.add_argument("--demo", action="store_true", help="run the oval with built-in drivers and stream it live")
@@ -53,9 +55,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     try:
+        from .dataset_replay import DatasetSource
         from .trace import TraceSource
-        sources = [FrameRecording(path) for path in args.recordings] + [TraceSource(path, args.world)
-                                                                         for path in args.trace]
+        sources = ([FrameRecording(path) for path in args.recordings]
+                   + [TraceSource(path, args.world) for path in args.trace]
+                   + [DatasetSource(path, args.world) for path in args.dataset])
     except PaddockError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
