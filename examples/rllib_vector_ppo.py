@@ -56,15 +56,9 @@ def car_vector_env(config: dict):
 
 
 def paddockjs_actor(module):
-    """The PaddockJS actor inside an RLlib PPO module trained with ``--actor paddockjs``: the actor encoder's
-    three Linear+ReLU layers and the pi head's Linear (its first two outputs: the Gaussian's means, to which
-    the env applies the tanh), as a ``make_torch_actor`` network."""
-    from torch import nn
-
-    from paddock_ma.paddockjs.checkpoint import actor_from_linear_layers
-    encoder = getattr(module.encoder, "actor_encoder", None) or module.encoder.encoder
-    layers = [m for part in (encoder, module.pi) for m in part.modules() if isinstance(m, nn.Linear)]
-    return actor_from_linear_layers(layers)
+    """The PaddockJS actor inside the module (``paddock_ma.paddockjs.checkpoint.actor_from_rllib_module``)."""
+    from paddock_ma.paddockjs.checkpoint import actor_from_rllib_module
+    return actor_from_rllib_module(module)
 
 
 def env_totals(algo) -> dict:
@@ -142,6 +136,8 @@ def run(args) -> list[dict]:
                 export_actor(actor, args.export, metadata=meta)
             if args.save:
                 save_torch_actor(actor, args.save, metadata=meta)
+        if args.checkpoint_dir:
+            algo.save_to_path(str(Path(args.checkpoint_dir).resolve()))
     finally:
         algo.stop()
     if args.out:
@@ -180,6 +176,8 @@ def main(argv=None):
     p.add_argument("--hidden", type=int, default=64, help="--actor paddockjs: width of its three hidden layers")
     p.add_argument("--export", default="", help="--actor paddockjs: write the trained actor as PaddockJS JSON here")
     p.add_argument("--save", default="", help="--actor paddockjs: write the trained actor as a torch checkpoint here")
+    p.add_argument("--checkpoint-dir", default="", help="save the algorithm (an RLlib checkpoint) here at the end "
+                   "(with --actor paddockjs: paddock-ma policy-server and export-paddockjs load it)")
     run(p.parse_args(argv))
 
 

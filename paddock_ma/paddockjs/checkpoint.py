@@ -240,6 +240,29 @@ def actor_from_linear_layers(layers):
     return actor
 
 
+def actor_from_rllib_module(module):
+    """The PaddockJS actor inside an RLlib PPO module trained over ``PaddockActorVectorEnv(squash=True)``
+    with ``fcnet_hiddens`` of three layers, ReLU and no pi-head hidden layers (``examples/rllib_vector_ppo.py
+    --actor paddockjs``): the actor encoder's three Linear layers and the pi head's (its first two
+    outputs: the Gaussian's means, to which the env applies the tanh)."""
+    from torch import nn
+    encoder = getattr(module.encoder, "actor_encoder", None) or module.encoder.encoder
+    return actor_from_linear_layers([m for part in (encoder, module.pi) for m in part.modules()
+                                     if isinstance(m, nn.Linear)])
+
+
+def rllib_module_path(path: Path) -> Path:
+    """The default policy's RLModule directory inside an RLlib checkpoint (an ``Algorithm.save_to_path``
+    directory), or ``path`` itself if it is one."""
+    for candidate in (path / "learner_group" / "learner" / "rl_module" / "default_policy",
+                      path / "rl_module" / "default_policy", path):
+        if (candidate / "module_state.pt").exists() or (candidate / "module_state.pkl").exists() \
+                or any(candidate.glob("module_state*")):
+            return candidate
+    raise PaddockError(INVALID_CONFIG, f"checkpoint: {path} is a directory but not an RLlib checkpoint "
+                       "(no learner_group/learner/rl_module/default_policy)", "checkpoint")
+
+
 def actor_document(actor, obs_dim: int | None = None, metadata: dict | None = None) -> dict:
     """The ``paddockjs-distilled-actor-v1`` document of a torch actor: its four ``nn.Linear`` layers in
     module order (weights float64 lists, [out][in], as checkpointPolicy.js reads them)."""
@@ -277,11 +300,16 @@ def save_torch_actor(actor, path, metadata: dict | None = None) -> None:
 
 
 def load_actor_file(path) -> dict:
-    """The actor document of ``path``: a ``paddockjs-distilled-actor-v1`` JSON file, or a torch checkpoint
-    the examples wrote with ``save_torch_actor`` (``--actor paddockjs --save FILE.pt``)."""
+    """The actor document of ``path``: a ``paddockjs-distilled-actor-v1`` JSON file, a torch checkpoint
+    the examples wrote with ``save_torch_actor`` (``--actor paddockjs --save FILE.pt``), or an RLlib
+    checkpoint directory of ``examples/rllib_vector_ppo.py --actor paddockjs --checkpoint-dir DIR``."""
     path = Path(path)
     if path.suffix.lower() == ".json":
         return load_actor(path)
+    if path.is_dir():
+        from ray.rllib.core.rl_module.rl_module import RLModule
+        module = RLModule.from_checkpoint(str(rllib_module_path(path).resolve()))
+        return actor_document(actor_from_rllib_module(module), metadata={"rllib_checkpoint": str(path)})
     import torch
     try:
         blob = torch.load(path, map_location="cpu", weights_only=True)
@@ -302,7 +330,8 @@ def main(argv=None) -> int:
     re-check a JSON actor) as a ``paddockjs-distilled-actor-v1`` file for PaddockJS's Policy Runner."""
     import argparse
     parser = argparse.ArgumentParser(prog="paddock-ma export-paddockjs", description=main.__doc__)
-    parser.add_argument("checkpoint", help="a torch checkpoint saved with --actor paddockjs --save, or an actor JSON")
+    parser.add_argument("checkpoint", help="a torch checkpoint saved with --actor paddockjs --save, an RLlib "
+                        "checkpoint directory (rllib_vector_ppo.py --actor paddockjs --checkpoint-dir), or an actor JSON")
     parser.add_argument("--out", required=True, help="the JSON file to write")
     args = parser.parse_args(argv)
     try:

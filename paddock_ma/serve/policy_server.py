@@ -25,7 +25,8 @@ def load_policy(path) -> ServedActor:
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="paddock-ma policy-server", description=__doc__.split("\n\n")[0])
     p.add_argument("--checkpoint", required=True,
-                   help="paddockjs-distilled-actor-v1 JSON, or a torch checkpoint saved by an example's --save")
+                   help="paddockjs-distilled-actor-v1 JSON, a torch checkpoint saved by an example's --save, or an "
+                        "RLlib checkpoint directory of rllib_vector_ppo.py --actor paddockjs --checkpoint-dir")
     p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8787, PaddockJS's)")
     return p

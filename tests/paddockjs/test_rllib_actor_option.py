@@ -51,12 +51,17 @@ def test_the_exported_actor_is_the_rllib_modules_deterministic_policy():
 
 @pytest.mark.ray
 def test_rllib_vector_ppo_trains_and_exports_the_paddockjs_actor(tmp_path):
-    out = tmp_path / "actor.json"
+    out, ckpt = tmp_path / "actor.json", tmp_path / "algo"
     proc = subprocess.run([sys.executable, str(ROOT / "examples" / "rllib_vector_ppo.py"), "--actor", "paddockjs",
                            "--hidden", "16", "--iterations", "1", "--num-worlds", "1", "--rollout", "32",
-                           "--train-batch", "256", "--minibatch", "128", "--epochs", "1", "--export", str(out)],
+                           "--train-batch", "256", "--minibatch", "128", "--epochs", "1", "--export", str(out),
+                           "--checkpoint-dir", str(ckpt)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     doc = load_actor(out)
     assert [len(layer["bias"]) for layer in doc["layers"]] == [16, 16, 16, 2]
     assert doc["metadata"]["env_steps"] >= 256 and json.loads(out.read_text())["obsDim"] == doc["obsDim"]
+    # the RLlib checkpoint itself loads as the same actor (what policy-server --checkpoint DIR serves)
+    from paddock_ma.paddockjs.checkpoint import load_actor_file
+    inputs = np.random.default_rng(0).normal(size=(32, doc["obsDim"]))
+    assert np.abs(evaluate_actor(load_actor_file(ckpt), inputs) - evaluate_actor(doc, inputs)).max() < 1e-12
