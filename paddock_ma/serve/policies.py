@@ -48,27 +48,46 @@ def _number(value, field: str, default: float) -> float:
     return float(value)
 
 
-def parse_observation(obs, field: str) -> tuple[np.ndarray, float, float]:
-    """(vector float64[D], speed km/h, offset m) of one PaddockJS observation."""
-    if not isinstance(obs, dict):
-        _bad(field, f"expected an observation object {{vector, object}}, got {type(obs).__name__}")
-    vector = obs.get("vector")
-    if not isinstance(vector, list) or not vector:
-        _bad(f"{field}.vector", "expected a non-empty list of numbers (observation output 'vector' or 'both')")
+def parse_observations(observations: list, fields: list[str]):
+    """(vectors: float64[N, D] or a list of float64[D_i], speed km/h float64[N], offset m float64[N]) of
+    PaddockJS observations; the vectors are converted in one call when they have one length."""
+    raw = []
+    for obs, field in zip(observations, fields):
+        if not isinstance(obs, dict):
+            _bad(field, f"expected an observation object {{vector, object}}, got {type(obs).__name__}")
+        vector = obs.get("vector")
+        if not isinstance(vector, list) or not vector:
+            _bad(f"{field}.vector", "expected a non-empty list of numbers (observation output 'vector' or 'both')")
+        raw.append(vector)
+    try:
+        vectors = np.array(raw, np.float64) if len({len(v) for v in raw}) == 1 else None
+    except (TypeError, ValueError):
+        vectors = None
+    if vectors is None or vectors.ndim != 2:
+        vectors = [_vector(v, f"{field}.vector") for v, field in zip(raw, fields)]
+    elif not np.isfinite(vectors).all():
+        bad_row = int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])
+        _bad(f"{fields[bad_row]}.vector", "expected a flat list of finite numbers")
+    speed, offset = np.zeros(len(raw)), np.zeros(len(raw))     # PaddockJS's default where nothing says
+    for i, (obs, field, v) in enumerate(zip(observations, fields, vectors)):
+        if len(v) > OFFSET_INDEX:
+            s, o = vector_speed_offset(np.asarray(v)[None])
+            speed[i], offset[i] = s[0], o[0]
+        me = (obs.get("object") or {}).get("self") if isinstance(obs.get("object"), dict) else None
+        if isinstance(me, dict):
+            speed[i] = _number(me.get("speedKph"), f"{field}.object.self.speedKph", speed[i])
+            offset[i] = _number(me.get("trackOffsetMeters"), f"{field}.object.self.trackOffsetMeters", offset[i])
+    return vectors, speed, offset
+
+
+def _vector(vector, field: str) -> np.ndarray:
     try:
         v = np.asarray(vector, np.float64)
     except (TypeError, ValueError):
-        _bad(f"{field}.vector", "expected a flat list of numbers")
+        _bad(field, "expected a flat list of numbers")
     if v.ndim != 1 or not np.isfinite(v).all():
-        _bad(f"{field}.vector", "expected a flat list of finite numbers")
-    speed, offset = 0.0, 0.0           # PaddockJS's default where the object says nothing
-    if v.size > OFFSET_INDEX:
-        speed, offset = (float(x[0]) for x in vector_speed_offset(v[None]))
-    me = (obs.get("object") or {}).get("self") if isinstance(obs.get("object"), dict) else None
-    if isinstance(me, dict):
-        speed = _number(me.get("speedKph"), f"{field}.object.self.speedKph", speed)
-        offset = _number(me.get("trackOffsetMeters"), f"{field}.object.self.trackOffsetMeters", offset)
-    return v, speed, offset
+        _bad(field, "expected a flat list of finite numbers")
+    return v
 
 
 class ServedActor:
@@ -108,25 +127,25 @@ class ServedActor:
     def decide(self, driver_ids: list[str], observations) -> dict:
         if not isinstance(observations, dict):
             _bad("observations", f"expected an object {{driverId: observation}}, got {type(observations).__name__}")
-        parsed = {d: parse_observation(observations[d], f"observations.{d}")
-                  for d in dict.fromkeys(driver_ids) if observations.get(d) is not None}
+        ids = [d for d in dict.fromkeys(driver_ids) if observations.get(d) is not None]
         actions = {d: dict(ZERO_ACTION) for d in driver_ids}
-        if not parsed:
+        if not ids:
             return actions
-        ids = list(parsed)
+        vectors, speed, offset = parse_observations([observations[d] for d in ids], [f"observations.{d}" for d in ids])
         rows = self._ensure(ids)
+        feats = self.policy.history.features(speed, offset, rows)
         inputs = np.zeros((len(ids), self.obs_dim))
-        feats = self.policy.history.features([parsed[d][1] for d in ids], [parsed[d][2] for d in ids], rows)
-        for i, d in enumerate(ids):       # vectors may differ in length: each row is fitted on its own
-            row = np.concatenate([parsed[d][0], feats[i]])[: self.obs_dim]
-            inputs[i, : len(row)] = row
+        for i, v in enumerate(vectors):       # vectors may differ in length: each row is fitted on its own
+            n = min(len(v), self.obs_dim)
+            inputs[i, :n] = v[:n]
+            if n < self.obs_dim:
+                m = min(len(feats[i]), self.obs_dim - n)
+                inputs[i, n:n + m] = feats[i, :m]
         sa = self.policy.forward(inputs)
-        self.policy.history.advance(sa, [parsed[d][1] for d in ids], [parsed[d][2] for d in ids], rows)
-        controls = np.zeros((len(ids), 3))
-        controls[:, 0], controls[:, 1], controls[:, 2] = sa[:, 0], np.maximum(sa[:, 1], 0), np.maximum(-sa[:, 1], 0)
-        for i, d in enumerate(ids):
-            actions[d] = {"steering": float(controls[i, 0]), "throttle": float(controls[i, 1]),
-                          "brake": float(controls[i, 2])}
+        self.policy.history.advance(sa, speed, offset, rows)
+        steering, accel = sa[:, 0].tolist(), sa[:, 1].tolist()
+        for d, s, a in zip(ids, steering, accel):
+            actions[d] = {"steering": s, "throttle": a if a > 0 else 0.0, "brake": -a if a < 0 else 0.0}
         return actions
 
     def describe(self) -> dict:

@@ -1,8 +1,9 @@
 """``paddock-ma policy-server --checkpoint FILE``: PaddockJS's Policy Runner drives with a policy trained here.
 
 Serves ``POST /policy/reset``, ``/policy/reset-state`` and ``/policy/decide-batch`` (``serve.app``) on
-http://127.0.0.1:8787 by default, for an exported ``paddockjs-distilled-actor-v1`` JSON actor or a torch
-checkpoint of the examples (``--actor paddockjs --save FILE.pt``). In the Policy Runner pick the controller
+http://127.0.0.1:8787 by default, for an exported ``paddockjs-distilled-actor-v1`` JSON actor, a torch
+checkpoint of the examples (``--actor paddockjs --save FILE.pt``) or an RLlib checkpoint directory
+(``examples/rllib_vector_ppo.py --actor paddockjs --checkpoint-dir DIR``). In the Policy Runner pick the controller
 "Policy server" and the address printed at start. The same server has the preview routes and the viewer.
 """
 
