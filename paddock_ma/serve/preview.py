@@ -311,3 +311,25 @@ def attach_preview(engine, server_or_hub, world: int = 0, fps: float = 10.0, eve
             return tap.after(_name, _original(*args, **kwargs))
         setattr(engine, name, hooked)
     return tap
+
+
+def attach_preview_to_dispatcher(dispatcher, server_or_hub, world: int = 0, fps: float = 10.0,
+                                 every: int | None = None, observe=None):
+    """Publish a worker-protocol ``Dispatcher``'s world ``world`` (``paddock-ma serve --preview``): its
+    engine is hooked, and hooked again after a request that rebuilt it (a reset with config options);
+    -> a function returning the current tap."""
+    state = {"tap": attach_preview(dispatcher.engine, server_or_hub, world, fps, every, observe)}
+
+    def follow_engine():
+        if state["tap"].engine is not dispatcher.engine:
+            state["tap"] = attach_preview(dispatcher.engine, server_or_hub, world, fps, every, observe)
+
+    for name in ("handle_line", "handle"):
+        original = getattr(dispatcher, name)
+
+        def hooked(*args, _original=original, **kwargs):
+            reply = _original(*args, **kwargs)
+            follow_engine()
+            return reply
+        setattr(dispatcher, name, hooked)
+    return lambda: state["tap"]

@@ -107,3 +107,24 @@ def test_a_preview_server_in_a_child_process_serves_the_runs_frames():
         env.close()
     finally:
         server.stop()
+
+
+def test_a_protocol_worker_publishes_its_world_across_engine_rebuilds(server):
+    from paddock_ma.catalog import env_config
+    from paddock_ma.protocol.messages import Dispatcher
+    from paddock_ma.serve.preview import attach_preview_to_dispatcher
+    dispatcher = Dispatcher(env_config("paddock/gp-v0"), num_worlds=1, env_id="paddock/gp-v0")
+    current = attach_preview_to_dispatcher(dispatcher, server, every=1)
+    drivers = list(dispatcher.engine.controlled)
+    step = json.dumps({"id": 3, "type": "step", "actions": {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0}
+                                                             for d in drivers}})
+    dispatcher.handle_line(json.dumps({"id": 1, "type": "reset", "options": {"seed": 7}}))
+    for _ in range(3):
+        dispatcher.handle_line(step)
+    frame = http("GET", f"{server.url}/preview/frame")[2]
+    assert frame["snapshot"]["step"] == 3 and frame["meta"]["track"] == dispatcher.config.track
+    first = current()
+    reply = json.loads(dispatcher.handle_line(json.dumps({"id": 4, "type": "reset", "options": {"seed": 7, "frameSkip": 2}})))
+    assert reply.get("ok", True) is not False and current() is not first       # rebuilt engine, hooked again
+    dispatcher.handle_line(step)
+    assert http("GET", f"{server.url}/preview/frame")[2]["snapshot"]["tick"] == 2
