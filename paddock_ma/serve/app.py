@@ -20,7 +20,6 @@ and ``null`` for a page opened from a file) may call every route.
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from pathlib import Path
