@@ -3,7 +3,6 @@ run and a frame recording it draws every car at its position in its colour, the 
 metrics and end reason; scrubbing the timeline moves the cars to that frame's positions."""
 
 import json
-import threading
 
 import numpy as np
 import pytest
