@@ -4,7 +4,8 @@
 
 Runs paddock/oval-batch-v0 (``--worlds`` worlds x 8 cars, full throttle) for ``--steps`` steps
 ``--repeats`` times each way, alternating, with a preview server on a free port and one WebSocket client
-reading every frame; reports the best of each, the slowdown in percent, and the share of the run's time
+reading every frame; reports the best of each, the slowdown in percent, the extra CPU time of this
+process (all its threads: the cost a loaded machine's scheduling does not blur), and the share of the run's time
 its own thread spent building and handing in frames (``PreviewTap.seconds``: the cost that does not
 depend on how loaded the machine is; the rest of the slowdown is the server thread's serialising and
 sending, which shares the interpreter lock).
@@ -21,12 +22,17 @@ import time
 import numpy as np
 
 
-def _steps_per_second(env, steps: int) -> float:
+_CPU = {"plain": [], "previewed": []}      # CPU seconds of this process (all its threads) per run
+
+
+def _steps_per_second(env, steps: int, kind: str | None = None) -> float:
     actions = np.tile([0.0, 1.0, 0.0], (env.num_envs, 1)).astype(np.float32)
     env.reset(seed=0)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(steps):
         env.step(actions)
+    if kind:
+        _CPU[kind].append(time.process_time() - c0)
     return steps * env.num_envs / (time.perf_counter() - t0)
 
 
@@ -50,14 +56,15 @@ def run(worlds: int = 16, steps: int = 2000, fps: float = 10.0, repeats: int = 5
     off, on = [], []
     tap.seconds, t_on = 0.0, 0.0
     for _ in range(repeats):
-        off.append(_steps_per_second(plain, steps))
-        on.append(_steps_per_second(previewed, steps))
+        off.append(_steps_per_second(plain, steps, "plain"))
+        on.append(_steps_per_second(previewed, steps, "previewed"))
         t_on += steps * previewed.num_envs / on[-1]
     server.stop()
     return {"server": "child process" if process else "thread", "worlds": worlds, "cars": plain.num_envs, "steps": steps, "fps": fps,
             "agent_steps_per_s_without": int(max(off)), "agent_steps_per_s_with": int(max(on)),
             "slowdown_percent": round(100 * (1 - max(on) / max(off)), 2),
             "run_thread_share_percent": round(100 * tap.seconds / t_on, 2),
+            "process_cpu_slowdown_percent": round(100 * (min(_CPU["previewed"]) / min(_CPU["plain"]) - 1), 2),
             "frames_published": tap.hub.published, "frames_received": len(received),
             "mean_frame_bytes": int(np.mean(received)) if received else 0}
 
