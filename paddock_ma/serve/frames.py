@@ -14,7 +14,7 @@ import base64
 
 import numpy as np
 
-from ..env.episodes import END_REASON_NAMES, metrics_dict
+from ..env.episodes import END_REASON_NAMES, metrics_dicts
 from ..env.observations import object_view
 from ..env.views.state_view import minimal_state
 from ..paddockjs.naming import wire_name
@@ -67,7 +67,7 @@ def preview_frame(engine, w: int = 0, observe=None, meta: dict | None = None) ->
     snap = minimal_state(engine, w)["snapshot"]
     controlled = {d: k for k, d in enumerate(engine.controlled)}
     running = engine.running_mask()[w]
-    latest = engine.latest_metrics[w]
+    metrics = metrics_dicts(engine.latest_metrics[w])        # one call for every controlled car
     ep_end = engine.current_result().end_reason[w] if not running.all() else None
     for car in snap["cars"]:
         k = controlled.get(car["id"])
@@ -75,7 +75,7 @@ def preview_frame(engine, w: int = 0, observe=None, meta: dict | None = None) ->
         if k is not None:
             car["episode_running"] = bool(running[k])
             car["end_reason"] = None if ep_end is None or running[k] else END_REASON_NAMES[int(ep_end[k])]
-            car["metrics"] = metrics_dict(latest[k])
+            car["metrics"] = metrics[k]
     observation = {d: {"object": wire_keys(object_view(engine, w, controlled[d]))}     # keys: driver ids
                    for d in observed_drivers(engine, observe)}
     head = {"world": int(w), "worlds": int(engine.num_worlds), "seed": getattr(engine, "seed", None),
