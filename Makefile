@@ -14,7 +14,9 @@ install: $(STAMP)
 
 # torch first: 2.13.0 is a local CPU build on this machine class (any other torch is a multi-GB CUDA
 # download); then the project with every extra, editable so tests run against the checkout.
+# Debian's chromium: the viewer's tests drive it headless (playwright with executable_path=/usr/bin/chromium).
 $(STAMP): pyproject.toml
+	command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium; }
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0

@@ -12,6 +12,14 @@ The env, its 400-step lives and the reward (legal progress minus crash and off-t
 lives that ended (``CarVectorEnv.episode_totals()``): legal progress per life and per car-step (m), crash
 rate per life, lives finished; mean reward per car-step, sampling and training seconds, sampled
 agent-steps/s, the last minibatch's loss, seconds since the start (``--seconds`` stops on a budget).
+
+``--actor paddockjs`` trains PaddockJS's checkpoint network instead (``paddock_ma.paddockjs``): four linear
+layers, ReLU, tanh on (steering, accel), on the observation plus PaddockJS's four history features
+(``PaddockActorVectorEnv``), a state-independent Gaussian around its output; ``--export FILE.json`` writes
+the trained actor as ``paddockjs-distilled-actor-v1`` (load it in PaddockJS's Policy Runner or serve it with
+``paddock-ma policy-server``), ``--save FILE.pt`` as a torch checkpoint (``paddock-ma export-paddockjs``).
+
+    python examples/ppo_vector.py --actor paddockjs --seconds 600 --export oval_actor.json
 """
 
 from __future__ import annotations
@@ -33,6 +41,8 @@ from torch import nn  # noqa: E402
 
 from oval_reward import ENV_ID, LIFE_STEPS, life_rates, sum_totals, user_reward  # noqa: E402
 from paddock_ma.adapters.vector_env import CarVectorEnv  # noqa: E402
+from paddock_ma.paddockjs.actor_env import PaddockActorVectorEnv  # noqa: E402
+from paddock_ma.paddockjs.checkpoint import export_actor, make_torch_actor, save_torch_actor  # noqa: E402
 
 
 @dataclass
@@ -57,6 +67,9 @@ class Args:
     hidden: int = 64                          # width of the two hidden layers (RLlib's default net is 64, 64)
     seed: int = 1                             # seeds the env, torch and the action noise
     out: str = ""                             # JSON file for the per-iteration figures ("" = none)
+    actor: str = "default"                    # "default" (the MLP above) or "paddockjs" (PaddockJS's checkpoint net)
+    export: str = ""                          # --actor paddockjs: write the trained actor as PaddockJS JSON here
+    save: str = ""                            # --actor paddockjs: write the trained actor as a torch checkpoint here
 
 
 class Agent(nn.Module):
@@ -86,6 +99,31 @@ class Agent(nn.Module):
         return [*self.critic.parameters(), *self.value.parameters()]
 
 
+class PaddockJSAgent(nn.Module):
+    """PaddockJS's checkpoint actor (``make_torch_actor``: its output is the (steering, accel) mean in
+    [-1, 1], exactly what PaddockJS runs) with a state-independent log standard deviation for exploration,
+    and the same value MLP as ``Agent``."""
+
+    def __init__(self, obs_size: int, hidden: int):
+        super().__init__()
+        self.actor = make_torch_actor(obs_size, (hidden, hidden, hidden))
+        self.log_std = nn.Parameter(torch.full((2,), -0.5))
+        self.critic = nn.Sequential(nn.Linear(obs_size, hidden), nn.Tanh(), nn.Linear(hidden, hidden), nn.Tanh())
+        self.value = nn.Linear(hidden, 1)
+
+    def dist(self, obs):
+        return torch.distributions.Normal(self.actor(obs), self.log_std.clamp(-5.0, 1.0).exp())
+
+    def v(self, obs):
+        return self.value(self.critic(obs)).squeeze(-1)
+
+    def policy_parameters(self):
+        return [*self.actor.parameters(), self.log_std]
+
+    def value_parameters(self):
+        return [*self.critic.parameters(), *self.value.parameters()]
+
+
 def parse(argv) -> Args:
     args = Args()
     for i in range(0, len(argv), 2):
@@ -104,13 +142,19 @@ def train(args: Args) -> list[dict]:
     torch.set_num_threads(1)
     env = CarVectorEnv(args.env_id, args.num_worlds, reward=user_reward, reset_placement=args.reset_placement,
                        start_placement=args.reset_placement, episode={"max_steps": args.life_steps})
+    if args.actor not in ("default", "paddockjs"):
+        raise SystemExit(f"--actor: got {args.actor!r}; expected default or paddockjs")
+    paddockjs = args.actor == "paddockjs"
+    if paddockjs:
+        env = PaddockActorVectorEnv(env)
     n, d = env.num_envs, env.single_observation_space.shape[0]
-    agent = Agent(d, args.hidden)
+    act_dim = env.single_action_space.shape[0]
+    agent = PaddockJSAgent(d, args.hidden) if paddockjs else Agent(d, args.hidden)
     opt = torch.optim.Adam(agent.parameters(), lr=args.lr, eps=1e-5)
     low, high = torch.tensor(env.single_action_space.low), torch.tensor(env.single_action_space.high)
 
     t_obs = torch.zeros(args.rollout + 1, n, d)      # obs[t] at which a[t] was chosen; obs[T] for bootstrap
-    t_act = torch.zeros(args.rollout, n, 3)
+    t_act = torch.zeros(args.rollout, n, act_dim)
     t_logp = torch.zeros(args.rollout, n)
     t_rew = torch.zeros(args.rollout, n)
     t_term = torch.zeros(args.rollout, n)
@@ -120,7 +164,7 @@ def train(args: Args) -> list[dict]:
     obs, _ = env.reset(seed=args.seed)
     prev_done = np.zeros(n, bool)
     history, steps, iteration = [], 0, 0
-    before = sum_totals([env.episode_totals()])
+    before = sum_totals([env.unwrapped.episode_totals()])
     while steps < args.total_steps and not (args.seconds and time.perf_counter() - start >= args.seconds):
         iteration += 1
         t0 = time.perf_counter()
@@ -151,7 +195,7 @@ def train(args: Args) -> list[dict]:
         steps += args.rollout * n
 
         t1 = time.perf_counter()
-        b_obs, b_act, b_logp = t_obs[:-1].reshape(-1, d), t_act.reshape(-1, 3), t_logp.reshape(-1)
+        b_obs, b_act, b_logp = t_obs[:-1].reshape(-1, d), t_act.reshape(-1, act_dim), t_logp.reshape(-1)
         b_adv, b_ret, b_valid = adv.reshape(-1), returns.reshape(-1), t_valid.reshape(-1)
         keep = b_valid.nonzero().squeeze(-1)
         kl = 0.0
@@ -179,7 +223,7 @@ def train(args: Args) -> list[dict]:
                 nn.utils.clip_grad_norm_(agent.value_parameters(), args.max_grad_norm)
                 opt.step()
         train_s = time.perf_counter() - t1
-        now = sum_totals([env.episode_totals()])
+        now = sum_totals([env.unwrapped.episode_totals()])
         row = {"iteration": iteration, "agent_steps": steps, "elapsed_s": round(time.perf_counter() - start, 1),
                **life_rates(now, before),
                "reward_per_step": round(float(t_rew.sum() / max(1.0, float(t_valid.sum()))), 4),
@@ -190,6 +234,12 @@ def train(args: Args) -> list[dict]:
         history.append(row)
         print(json.dumps(row), flush=True)
     env.close()
+    if paddockjs and (args.export or args.save):
+        meta = {"trained_by": "examples/ppo_vector.py", "env_id": args.env_id, "agent_steps": steps}
+        if args.export:
+            export_actor(agent.actor, args.export, metadata=meta)
+        if args.save:
+            save_torch_actor(agent.actor, args.save, metadata=meta)
     if args.out:
         Path(args.out).write_text(json.dumps({"env_id": args.env_id, "args": vars(args), "load_at_start": load,
                                               "history": history}, indent=1))

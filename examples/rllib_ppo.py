@@ -12,6 +12,10 @@ objective, not the project's canonical one.
 life (share of finished lives that ended at the barrier), lives finished, env steps sampled, mean episode
 return, seconds since the start. The reward and the env are ``oval_reward``'s, shared with the vector
 examples (``rllib_vector_ppo.py``, ``ppo_vector.py``); ``--seconds`` stops on a wall-clock budget.
+
+``--actor paddockjs`` trains PaddockJS's checkpoint actor (``paddock_ma.paddockjs.actor_rllib``: each life
+observes its vector plus PaddockJS's four history features and acts with steering and accel before the
+actor's tanh); ``--export FILE.json`` writes it as ``paddockjs-distilled-actor-v1``.
 """
 
 from __future__ import annotations
@@ -133,6 +137,11 @@ def build_config(args):
     torch.set_num_threads(1)
     cloudpickle.register_pickle_by_value(oval_reward)   # the env runners get the reward without the examples dir
     name = register()
+    model = {"fcnet_hiddens": [64, 64]}
+    if args.actor == "paddockjs":       # PaddockJS's network over its input (paddock_ma.paddockjs.actor_rllib)
+        from paddock_ma.paddockjs.actor_rllib import register_actor_env
+        name = register_actor_env()
+        model = {"fcnet_hiddens": [args.hidden] * 3, "fcnet_activation": "relu", "head_fcnet_hiddens": []}
     env_config = {"env_id": ENV_ID, "num_worlds": args.num_worlds, "auto_reset": True,
                   "reset_placement": args.reset_placement, "max_lives": args.max_lives,
                   "max_world_steps": args.max_world_steps, "seed": args.seed,
@@ -153,7 +162,7 @@ def build_config(args):
         .multi_agent(policies={"shared"}, policy_mapping_fn=lambda agent_id, *a, **k: "shared")
         # one RLModuleSpec (not a MultiRLModuleSpec of it): RLlib then builds the env runners' copy of the
         # "shared" module inference-only (no value network run at every sampled step)
-        .rl_module(rl_module_spec=RLModuleSpec(model_config={"fcnet_hiddens": [64, 64]}))
+        .rl_module(rl_module_spec=RLModuleSpec(model_config=model))
         .debugging(seed=args.seed)
     )
 
@@ -169,6 +178,8 @@ def _get(d, *keys, default=float("nan")):
 def run(args) -> list[dict]:
     import ray
 
+    if args.eval_every and args.actor == "paddockjs":
+        raise SystemExit("--eval-every: the speed-start evaluation runs the default network; not with --actor paddockjs")
     start, load = time.perf_counter(), os.getloadavg()
     if not ray.is_initialized():
         single_thread = {"env_vars": {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}}
@@ -203,6 +214,11 @@ def run(args) -> list[dict]:
             print(json.dumps(row), flush=True)
             if args.seconds and time.perf_counter() - start >= args.seconds:
                 break
+        if args.actor == "paddockjs" and args.export:
+            from paddock_ma.paddockjs.checkpoint import actor_from_rllib_module, export_actor
+            export_actor(actor_from_rllib_module(algo.get_module("shared")), args.export,
+                         metadata={"trained_by": "examples/rllib_ppo.py", "env_id": ENV_ID,
+                                   "iterations": len(rows)})
     finally:
         algo.stop()
     if args.out:
@@ -324,6 +340,11 @@ def parse_args(argv=None):
     p.add_argument("--eval-speed", type=float, default=200.0, help="start speed (km/h) of the speed-start evaluation")
     p.add_argument("--lookahead", default="",
                    help="comma-separated track lookahead distances in m added to the observation, e.g. 30,60,120")
+    p.add_argument("--actor", default="default", choices=("default", "paddockjs"),
+                   help="the policy network: RLlib's default MLP, or PaddockJS's checkpoint actor over its input "
+                        "(the observation plus PaddockJS's history features; paddock_ma.paddockjs.actor_rllib)")
+    p.add_argument("--hidden", type=int, default=64, help="--actor paddockjs: width of its three hidden layers")
+    p.add_argument("--export", default="", help="--actor paddockjs: write the trained actor as PaddockJS JSON here")
     p.add_argument("--bench-sampling", action="store_true",
                    help="measure env-runner sampling throughput (packed worlds vs stock PettingZoo wrapper)")
     p.add_argument("--bench-steps", type=int, default=200, help="env steps per world to time in --bench-sampling")

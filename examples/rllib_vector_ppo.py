@@ -15,6 +15,12 @@ The env, its 400-step lives and the reward are ``oval_reward``'s, shared with ``
 ``CarVectorEnv.episode_totals()``): legal progress per life and per car-step (m), crash rate per life,
 lives finished; env steps sampled, mean episode return, seconds since the start (``--seconds`` stops on
 a wall-clock budget).
+
+``--actor paddockjs`` trains PaddockJS's checkpoint actor (``paddock_ma.paddockjs``): the module's actor
+path is three Linear+ReLU layers and a linear pi head; the env (``PaddockActorVectorEnv(squash=True)``)
+adds PaddockJS's four history features to each observation and applies the actor's tanh to the actions,
+so the deterministic policy is exactly the exported network. ``--export FILE.json`` writes it as
+``paddockjs-distilled-actor-v1``, ``--save FILE.pt`` as a torch checkpoint.
 """
 
 from __future__ import annotations
@@ -37,10 +43,22 @@ from oval_reward import ENV_ID, LIFE_STEPS, life_rates, sum_totals, user_reward 
 
 def car_vector_env(config: dict):
     """RLlib's env creator: a CarVectorEnv of ``config["num_envs"]`` cars (``num_worlds`` = that / K);
-    the other keys go to CarVectorEnv (placements, config overrides)."""
+    the other keys go to CarVectorEnv (placements, config overrides). ``paddockjs_actor``: wrapped in
+    ``PaddockActorVectorEnv(squash=True)`` (PaddockJS's actor input; actions before its tanh)."""
     from paddock_ma.adapters.vector_env import make_car_vector_env
     cfg = dict(config)
-    return make_car_vector_env(cfg.pop("env_id", ENV_ID), num_envs=cfg.pop("num_envs"), reward=user_reward, **cfg)
+    paddockjs = cfg.pop("paddockjs_actor", False)
+    env = make_car_vector_env(cfg.pop("env_id", ENV_ID), num_envs=cfg.pop("num_envs"), reward=user_reward, **cfg)
+    if paddockjs:
+        from paddock_ma.paddockjs.actor_env import PaddockActorVectorEnv
+        env = PaddockActorVectorEnv(env, squash=True)
+    return env
+
+
+def paddockjs_actor(module):
+    """The PaddockJS actor inside the module (``paddock_ma.paddockjs.checkpoint.actor_from_rllib_module``)."""
+    from paddock_ma.paddockjs.checkpoint import actor_from_rllib_module
+    return actor_from_rllib_module(module)
 
 
 def env_totals(algo) -> dict:
@@ -61,6 +79,10 @@ def build_config(args, cars_per_world: int):
     register_env("paddock_cars", car_vector_env)
     env_config = {"env_id": ENV_ID, "reset_placement": args.reset_placement,
                   "start_placement": args.reset_placement, "episode": {"max_steps": args.life_steps}}
+    model = {"fcnet_hiddens": [64, 64]}
+    if args.actor == "paddockjs":       # PaddockJS's network: 3 hidden Linear+ReLU, a linear head (means)
+        env_config["paddockjs_actor"] = True
+        model = {"fcnet_hiddens": [args.hidden] * 3, "fcnet_activation": "relu", "head_fcnet_hiddens": []}
     return (
         PPOConfig()
         .environment("paddock_cars", env_config=env_config, normalize_actions=False)
@@ -70,7 +92,7 @@ def build_config(args, cars_per_world: int):
         .learners(num_learners=0)
         .training(train_batch_size_per_learner=args.train_batch, minibatch_size=args.minibatch,
                   num_epochs=args.epochs, lr=3e-4, gamma=0.99)
-        .rl_module(rl_module_spec=RLModuleSpec(model_config={"fcnet_hiddens": [64, 64]}))
+        .rl_module(rl_module_spec=RLModuleSpec(model_config=model))
         .debugging(seed=args.seed)
     )
 
@@ -105,6 +127,17 @@ def run(args) -> list[dict]:
             print(json.dumps(row), flush=True)
             if args.seconds and time.perf_counter() - start >= args.seconds:
                 break
+        if args.actor == "paddockjs" and (args.export or args.save):
+            from paddock_ma.paddockjs.checkpoint import export_actor, save_torch_actor
+            actor = paddockjs_actor(algo.get_module())
+            meta = {"trained_by": "examples/rllib_vector_ppo.py", "env_id": ENV_ID,
+                    "env_steps": rows[-1]["env_steps"] if rows else 0}
+            if args.export:
+                export_actor(actor, args.export, metadata=meta)
+            if args.save:
+                save_torch_actor(actor, args.save, metadata=meta)
+        if args.checkpoint_dir:
+            algo.save_to_path(str(Path(args.checkpoint_dir).resolve()))
     finally:
         algo.stop()
     if args.out:
@@ -137,6 +170,14 @@ def main(argv=None):
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default="")
+    p.add_argument("--actor", default="default", choices=("default", "paddockjs"),
+                   help="the policy network: RLlib's default MLP, or PaddockJS's checkpoint actor (four linear "
+                        "layers, ReLU, tanh on steering/accel, over the observation plus PaddockJS's history features)")
+    p.add_argument("--hidden", type=int, default=64, help="--actor paddockjs: width of its three hidden layers")
+    p.add_argument("--export", default="", help="--actor paddockjs: write the trained actor as PaddockJS JSON here")
+    p.add_argument("--save", default="", help="--actor paddockjs: write the trained actor as a torch checkpoint here")
+    p.add_argument("--checkpoint-dir", default="", help="save the algorithm (an RLlib checkpoint) here at the end "
+                   "(with --actor paddockjs: paddock-ma policy-server and export-paddockjs load it)")
     run(p.parse_args(argv))
 
 

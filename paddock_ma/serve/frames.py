@@ -1,0 +1,98 @@
+"""The one adapter from an engine's state to what the viewer and PaddockJS's preview stream draw.
+
+``preview_frame(engine, w)`` is PaddockJS's packet ``{"type": "preview:snapshot", "snapshot",
+"observation", "meta"}`` of world ``w`` of a ``BatchEnv``: the snapshot is the world's state (today
+``env.views.state_view.minimal_state`` in wire names, plus each car's controlled flag, episode end reason
+and metrics); the observation is the controlled drivers' observation objects (rays and radar in real
+units). ``track_picture(engine)`` is the static track: the surface raster (kerbs, runoff, pit lane) and
+the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
+"""
+
+from __future__ import annotations
+
+import base64
+
+import numpy as np
+
+from ..env.episodes import END_REASON_NAMES, metrics_dicts
+from ..env.observations import object_view
+from ..env.views.state_view import minimal_state
+from ..paddockjs.naming import wire_name
+
+PACKET_TYPE = "preview:snapshot"
+_INF = float("inf")
+_WIRE_NAMES: dict[str, str] = {}
+
+
+def wire_keys(value):
+    """``value`` with every dict key in PaddockJS's spelling (``naming.wire_name``, memoised) and non-finite
+    floats as None: the protocol's ``to_wire`` for documents whose keys are all names (a frame's parts),
+    at a third of its cost, which is most of a frame's."""
+    kind = type(value)
+    if kind is dict:
+        out = {}
+        for key, item in value.items():
+            name = _WIRE_NAMES.get(key)
+            if name is None:
+                name = _WIRE_NAMES[key] = wire_name(key)
+            out[name] = wire_keys(item)
+        return out
+    if kind is list:
+        return [wire_keys(item) for item in value]
+    if kind is float:
+        return value if -_INF < value < _INF else None
+    return value
+SURFACE_NAMES = ("track", "kerb", "gravel", "grass", "barrier", "pit-entry", "pit-lane", "pit-exit", "pit-box")
+
+
+def observed_drivers(engine, observe) -> list[str]:
+    """The controlled drivers whose observation objects a frame carries: ``observe`` True (all), False
+    (none), None (the first: its rays and radar for the viewer at a fraction of the cost of all) or a list."""
+    if observe is True:
+        return list(engine.controlled)
+    if observe is None:
+        return list(engine.controlled[:1])
+    if not observe:
+        return []
+    unknown = [d for d in observe if d not in engine.controlled]
+    if unknown:
+        raise ValueError(f"observe: {unknown} are not controlled drivers; expected some of {list(engine.controlled)}")
+    return list(observe)
+
+
+def preview_frame(engine, w: int = 0, observe=None, meta: dict | None = None) -> dict:
+    """PaddockJS's preview packet of world ``w`` of a reset ``BatchEnv`` (see the module docstring);
+    ``observe``: whose observation objects it carries (``observed_drivers``). An observation object costs
+    about as much to build as the whole snapshot, hence the default of one."""
+    snap = minimal_state(engine, w)["snapshot"]
+    controlled = {d: k for k, d in enumerate(engine.controlled)}
+    running = engine.running_mask()[w]
+    metrics = metrics_dicts(engine.latest_metrics[w])        # one call for every controlled car
+    ep_end = engine.current_result().end_reason[w] if not running.all() else None
+    for car in snap["cars"]:
+        k = controlled.get(car["id"])
+        car["controlled"] = k is not None
+        if k is not None:
+            car["episode_running"] = bool(running[k])
+            car["end_reason"] = None if ep_end is None or running[k] else END_REASON_NAMES[int(ep_end[k])]
+            car["metrics"] = metrics[k]
+    observation = {d: {"object": wire_keys(object_view(engine, w, controlled[d]))}     # keys: driver ids
+                   for d in observed_drivers(engine, observe)}
+    head = {"world": int(w), "worlds": int(engine.num_worlds), "seed": getattr(engine, "seed", None),
+            "track": engine.config.track, "controlledDrivers": list(engine.controlled)}
+    return {"type": PACKET_TYPE, "snapshot": wire_keys(snap), "observation": observation,
+            "meta": {**head, **(meta or {})}}
+
+
+def track_picture(engine) -> dict:
+    """The static track of an engine for a viewer: the surface raster ``surfaces`` (base64 int8[height,
+    width], codes indexing ``surfaceNames``; cell (0, 0)'s corner at (``x0``, ``y0``) m, ``cell`` m a
+    cell, rows along +y) and the centreline ``centreline`` ([x, y] m, every few metres)."""
+    tr = engine.track
+    grid = np.ascontiguousarray(tr.grid_surf, np.int8)
+    step = max(1, len(tr.cx) // 800)
+    return {"name": engine.config.track, "lengthMeters": float(tr.length), "x0": float(tr.grid_x0),
+            "y0": float(tr.grid_y0), "cell": float(tr.grid_cell), "width": int(grid.shape[1]),
+            "height": int(grid.shape[0]), "surfaceNames": list(SURFACE_NAMES),
+            "surfaces": base64.b64encode(grid.tobytes()).decode("ascii"),
+            "centreline": np.round(np.column_stack([tr.cx[::step], tr.cy[::step]]), 2).tolist()}

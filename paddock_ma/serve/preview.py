@@ -1,0 +1,335 @@
+"""Live preview: the latest frame of a run, pushed to WebSocket clients without ever blocking the run.
+
+``PreviewHub`` lives on an asyncio loop: ``publish_threadsafe(frame)`` (any thread, O(1): the frame goes
+into a one-frame slot and the loop is woken once) -> the loop serialises the newest frame and each
+client's own task sends it the newest frame when it is ready for one, so a slow client skips frames and
+never holds up the run or the other clients. ``latest`` is what ``GET /preview/frame`` returns.
+
+``PreviewServer`` runs the app (``serve.app``) on a daemon thread: ``ws://HOST:PORT/preview``,
+``GET /preview/frame``, ``GET /preview/track`` and the viewer page at ``/``, bound to 127.0.0.1 unless
+a host is given. ``PreviewProcess`` is the same server in a child process (the run's thread only builds
+and serialises a frame and offers it to a one-frame queue): the choice for a run that must not share its
+interpreter lock with the server. ``attach_preview(engine, server, world=0, fps=10)`` hooks a ``BatchEnv`` (whatever
+drives it: PaddockEnv, the adapters, a vector env) so that its reset, step and reset_drivers publish
+world ``world``'s frame at most ``fps`` times a second of wall clock (or every ``every`` steps);
+the wall clock only paces publishing, never the simulation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+
+from .frames import preview_frame, track_picture
+
+DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8787
+
+
+class PreviewHub:
+    """The newest frame and the WebSocket clients of one server (see the module docstring)."""
+
+    def __init__(self):
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.latest: dict | None = None
+        self.latest_text: str | None = None
+        self.track: dict | None = None
+        self.session = {"id": 0}
+        self.published = 0           # frames handed in
+        self.sent = 0                # frames serialised for clients (the rest were replaced unsent)
+        self._slot: dict | None = None
+        self._wake_pending = False
+        self._changed: asyncio.Condition | None = None
+        self.clients = 0
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._changed = asyncio.Condition()
+
+    # -- producers ------------------------------------------------------------------------------
+    def publish_threadsafe(self, frame) -> None:
+        """Hand in a frame (a packet dict, or its JSON text) from any thread; returns at once (the slot
+        keeps only the newest)."""
+        self._slot = frame
+        self.published += 1
+        if not self._wake_pending and self.loop is not None:
+            self._wake_pending = True
+            self.loop.call_soon_threadsafe(self._take)
+
+    def _take(self) -> None:
+        self._wake_pending = False
+        frame, self._slot = self._slot, None
+        if frame is None:
+            return
+        self.latest = frame if isinstance(frame, dict) else None
+        self.latest_text = frame if isinstance(frame, str) else json.dumps(frame, allow_nan=False, default=_plain)
+        self.sent += 1
+        asyncio.ensure_future(self._notify())
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    # -- consumers ------------------------------------------------------------------------------
+    async def stream(self, send_text) -> None:
+        """Send each newest frame to one client until it goes away (``send_text``: its coroutine)."""
+        last = None
+        self.clients += 1
+        try:
+            while True:
+                text = self.latest_text
+                if text is not None and text is not last:
+                    await send_text(text)
+                    last = text
+                    continue
+                async with self._changed:
+                    await self._changed.wait()
+        finally:
+            self.clients -= 1
+
+
+def _plain(value):
+    """JSON for numpy scalars a frame may carry."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+class PreviewServer:
+    """The serve app on a daemon thread. ``start()`` returns once it listens; ``url`` is its base."""
+
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, policy=None, viewer_sources=None):
+        self.host, self.port = host, port
+        self.hub = PreviewHub()
+        self.policy, self.viewer_sources = policy, viewer_sources
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> "PreviewServer":
+        self._thread = threading.Thread(target=self._run, name="paddock-preview", daemon=True)
+        self._thread.start()
+        self._ready.wait(30)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def _run(self) -> None:
+        from aiohttp import web
+
+        from .app import build_app
+
+        async def main():
+            self._stop = asyncio.Event()
+            runner = web.AppRunner(build_app(hub=self.hub, policy=self.policy, viewer_sources=self.viewer_sources))
+            await runner.setup()
+            site = web.TCPSite(runner, self.host, self.port)
+            try:
+                await site.start()
+            except OSError as exc:
+                self._error = exc
+                self._ready.set()
+                await runner.cleanup()
+                return
+            self.port = site._server.sockets[0].getsockname()[1] if self.port == 0 else self.port
+            self._ready.set()
+            await self._stop.wait()
+            await runner.cleanup()
+        asyncio.run(main())
+
+    def stop(self) -> None:
+        if self.hub.loop is not None and self._stop is not None:
+            self.hub.loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+
+class PreviewProcess:
+    """The preview server in a child process, so that serving clients never competes with the run for
+    this interpreter's lock. ``publish_threadsafe`` serialises the frame and leaves it in a one-frame
+    slot (returns at once); a sender thread writes the newest slot to the child over a pipe (the write
+    waits outside the lock), so frames the child is too busy to take are replaced, never queued. The
+    same interface as a hub for ``attach_preview`` (``track``, ``publish_threadsafe``, ``published``)."""
+
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, viewer_sources=None):
+        import multiprocessing
+        self.host, self.port, self.viewer_sources = host, port, viewer_sources
+        ctx = multiprocessing.get_context("spawn")
+        self._conn, child_conn = ctx.Pipe()
+        self._process = ctx.Process(target=_serve_child, args=(host, port, viewer_sources, child_conn),
+                                    daemon=True, name="paddock-preview")
+        self._track = None
+        self._slot: bytes | None = None
+        self._wake = threading.Condition()
+        self._send_lock = threading.Lock()
+        self._closed = False
+        self.published = 0
+        self.replaced = 0            # frames replaced in the slot before the sender took them
+
+    @property
+    def hub(self):
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> "PreviewProcess":
+        self._process.start()
+        if not self._conn.poll(120):
+            raise OSError("preview server: the child process did not start")
+        status, value = self._conn.recv()
+        if status != "ready":
+            raise OSError(f"preview server: {value}")
+        self.port = value
+        threading.Thread(target=self._send_newest, name="paddock-preview-sender", daemon=True).start()
+        return self
+
+    @property
+    def track(self):
+        return self._track
+
+    @track.setter
+    def track(self, picture: dict) -> None:
+        self._track = picture
+        with self._send_lock:                       # once, before any frame: written at once
+            self._conn.send_bytes(b"T" + json.dumps(picture).encode())
+
+    def publish_threadsafe(self, frame: dict) -> None:
+        self.published += 1
+        self._offer(b"F" + json.dumps(frame, allow_nan=False, default=_plain).encode())
+
+    def _offer(self, message: bytes) -> None:
+        with self._wake:
+            if self._slot is not None:
+                self.replaced += 1
+            self._slot = message
+            self._wake.notify()
+
+    def _send_newest(self) -> None:
+        while True:
+            with self._wake:
+                while self._slot is None and not self._closed:
+                    self._wake.wait()
+                if self._closed:
+                    return
+                message, self._slot = self._slot, None
+            try:
+                with self._send_lock:
+                    self._conn.send_bytes(message)
+            except OSError:
+                return
+
+    def stop(self) -> None:
+        with self._wake:
+            self._closed = True
+            self._wake.notify()
+        if self._process.is_alive():
+            self._process.terminate()
+        self._process.join(10)
+
+
+def _serve_child(host, port, viewer_sources, conn) -> None:
+    """The child of ``PreviewProcess``: a ``PreviewServer`` fed from the pipe (b"T" track, b"F" frame)."""
+    try:
+        server = PreviewServer(host, port, viewer_sources=viewer_sources).start()
+    except OSError as exc:
+        conn.send(("error", str(exc)))
+        return
+    conn.send(("ready", server.port))
+    while True:
+        try:
+            message = conn.recv_bytes()
+        except EOFError:
+            return
+        if message[:1] == b"T":
+            server.hub.track = json.loads(message[1:])
+        else:
+            server.hub.publish_threadsafe(message[1:].decode())
+
+
+class PreviewTap:
+    """Publishes one world of a BatchEnv after its calls (``attach_preview``)."""
+
+    def __init__(self, engine, hub: PreviewHub, world: int, fps: float, every: int | None, observe):
+        if not 0 <= world < engine.num_worlds:
+            raise ValueError(f"world: got {world}; the engine has worlds 0..{engine.num_worlds - 1}")
+        from .frames import observed_drivers
+        observed_drivers(engine, observe)          # a bad list fails here, not on the first frame
+        self.engine, self.hub, self.world, self.observe = engine, hub, world, observe
+        self.period = 0.0 if not fps else 1.0 / fps
+        self.every = every
+        self.calls = 0
+        self.steps = 0
+        self.seconds = 0.0           # spent building and handing in frames, in the run's thread
+        self._last = -1e18
+        self._originals = {}
+        hub.track = track_picture(engine)
+
+    def after(self, name: str, result):
+        self.calls += 1
+        if self.every is not None:
+            self.steps += name == "step"
+            due = name == "reset" or (name == "step" and self.steps % self.every == 0)
+        else:
+            now = time.monotonic()
+            due = now - self._last >= self.period
+            if due:
+                self._last = now
+        if due and self.engine.state is not None:
+            t0 = time.perf_counter()
+            self.hub.publish_threadsafe(preview_frame(self.engine, self.world, self.observe,
+                                                      meta={"call": name, "calls": self.calls}))
+            self.seconds += time.perf_counter() - t0
+        return result
+
+    def detach(self) -> None:
+        for name in self._originals:
+            delattr(self.engine, name)      # the class's method shows through again
+        self._originals.clear()
+
+
+def attach_preview(engine, server_or_hub, world: int = 0, fps: float = 10.0, every: int | None = None,
+                   observe=None) -> PreviewTap:
+    """Publish world ``world`` of ``engine`` (a BatchEnv) after each reset, step and reset_drivers, at
+    most ``fps`` frames a second (or every ``every`` steps); -> the tap (``detach()`` to stop).
+    ``observe``: whose observation objects (rays, radar) the frames carry: None the first controlled
+    driver, True all, False none, or a list of driver ids (``frames.observed_drivers``)."""
+    hub = server_or_hub.hub if isinstance(server_or_hub, (PreviewServer, PreviewProcess)) else server_or_hub
+    tap = PreviewTap(engine, hub, world, fps, every, observe)
+    for name in ("reset", "step", "reset_drivers"):
+        original = getattr(engine, name)
+        tap._originals[name] = original
+
+        def hooked(*args, _original=original, _name=name, **kwargs):
+            return tap.after(_name, _original(*args, **kwargs))
+        setattr(engine, name, hooked)
+    return tap
+
+
+def attach_preview_to_dispatcher(dispatcher, server_or_hub, world: int = 0, fps: float = 10.0,
+                                 every: int | None = None, observe=None):
+    """Publish a worker-protocol ``Dispatcher``'s world ``world`` (``paddock-ma serve --preview``): its
+    engine is hooked, and hooked again after a request that rebuilt it (a reset with config options);
+    -> a function returning the current tap."""
+    state = {"tap": attach_preview(dispatcher.engine, server_or_hub, world, fps, every, observe)}
+
+    def follow_engine():
+        if state["tap"].engine is not dispatcher.engine:
+            state["tap"] = attach_preview(dispatcher.engine, server_or_hub, world, fps, every, observe)
+
+    for name in ("handle_line", "handle"):
+        original = getattr(dispatcher, name)
+
+        def hooked(*args, _original=original, **kwargs):
+            reply = _original(*args, **kwargs)
+            follow_engine()
+            return reply
+        setattr(dispatcher, name, hooked)
+    return lambda: state["tap"]

@@ -1,0 +1,28 @@
+"""examples/ppo_vector.py --actor paddockjs trains PaddockJS's checkpoint network and exports it: the JSON
+file and the torch checkpoint (through ``paddock-ma export-paddockjs``'s entry) are the same actor."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from paddock_ma.paddockjs.checkpoint import FORMAT, evaluate_actor, load_actor, main as export_main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_ppo_vector_trains_and_exports_the_paddockjs_actor(tmp_path):
+    exported, saved, again = tmp_path / "actor.json", tmp_path / "actor.pt", tmp_path / "again.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "ppo_vector.py"), "--actor", "paddockjs",
+                           "--total-steps", "256", "--num-worlds", "2", "--rollout", "8", "--epochs", "1",
+                           "--minibatches", "2", "--hidden", "16", "--export", str(exported), "--save", str(saved)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    doc = load_actor(exported)
+    assert doc["format"] == FORMAT and doc["metadata"]["agent_steps"] == 256
+    assert [len(l["bias"]) for l in doc["layers"]] == [16, 16, 16, 2]
+    assert export_main([str(saved), "--out", str(again)]) == 0
+    inputs = np.random.default_rng(0).normal(size=(64, doc["obsDim"]))
+    assert np.array_equal(evaluate_actor(json.loads(again.read_text()), inputs), evaluate_actor(doc, inputs))

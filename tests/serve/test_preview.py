@@ -1,0 +1,130 @@
+"""Live preview from a run: a BatchEnv (under a vector env or PaddockEnv) publishes PaddockJS-shaped
+packets on a real server's WebSocket and frame endpoint; a client that never reads holds nothing up."""
+
+import asyncio
+import json
+import socket
+import threading
+
+import aiohttp
+import numpy as np
+import pytest
+
+from paddock_ma.adapters.vector_env import CarVectorEnv
+from paddock_ma.catalog import make
+from paddock_ma.serve.preview import PreviewServer, attach_preview
+
+from .conftest import free_port, http
+
+
+@pytest.fixture
+def server():
+    s = PreviewServer(port=free_port()).start()
+    yield s
+    s.stop()
+
+
+def car_positions(engine, w=0):
+    from paddock_ma.env.views.state_view import minimal_state
+    return {c["id"]: (c["x"], c["y"]) for c in minimal_state(engine, w)["snapshot"]["cars"]}
+
+
+def test_frames_are_paddockjs_packets_of_the_chosen_world(server):
+    env = CarVectorEnv("paddock/oval-batch-v0", 3)
+    tap = attach_preview(env.engine, server, world=2, every=1)
+    env.reset(seed=4)
+    for _ in range(5):
+        env.step(np.tile([0.0, 0.8, 0.0], (env.num_envs, 1)))
+    status, _, frame = http("GET", f"{server.url}/preview/frame")
+    assert status == 200 and frame["type"] == "preview:snapshot" and set(frame) == {"type", "snapshot", "observation", "meta"}
+    assert frame["meta"]["world"] == 2 and frame["snapshot"]["step"] == 5
+    cars = {c["id"]: c for c in frame["snapshot"]["cars"]}
+    for driver, (x, y) in car_positions(env.engine, 2).items():
+        assert (cars[driver]["x"], cars[driver]["y"]) == (x, y)
+    assert car_positions(env.engine, 0) != car_positions(env.engine, 2)
+    me = frame["observation"]["car-00"]["object"]
+    assert me["self"]["speedKph"] > 0 and len(me["rays"]) > 0 and "distanceMeters" in me["rays"][0]["track"]
+    assert cars["car-00"]["controlled"] and "legalProgressDeltaMeters" in cars["car-00"]["metrics"]
+    status, _, track = http("GET", f"{server.url}/preview/track")
+    assert status == 200 and track["name"] == "oval" and len(track["surfaces"]) > 1000
+    tap.detach()
+    env.step(np.zeros((env.num_envs, 3)))
+    assert http("GET", f"{server.url}/preview/frame")[2]["snapshot"]["step"] == 5     # detached: no more frames
+    env.close()
+
+
+def test_websocket_pushes_newest_frames_and_a_stalled_client_blocks_nothing(server):
+    host, port = server.host, server.port
+    stalled = socket.create_connection((host, port))       # a WebSocket client that never reads
+    stalled.sendall(f"GET /preview HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                    "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".encode())
+    received, ready, done = [], threading.Event(), threading.Event()
+
+    async def reader():
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(f"ws://{host}:{port}/preview") as ws:
+                ready.set()
+                async for msg in ws:
+                    received.append(json.loads(msg.data))
+                    if received[-1].get("snapshot", {}).get("step") == 300:
+                        break
+        done.set()
+    thread = threading.Thread(target=lambda: asyncio.run(reader()), daemon=True)
+    thread.start()
+    ready.wait(30)
+    pe = make("paddock/gp-v0")                             # a PaddockEnv: its engine is .batch
+    attach_preview(pe.batch, server, every=1)
+    pe.reset(seed=1)
+    for _ in range(300):
+        pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
+    assert done.wait(60), "the reading client never saw the last frame"
+    assert received[0] == {"type": "preview:status", "status": "connected", "session": {"id": 0}}
+    steps = [m["snapshot"]["step"] for m in received[1:]]
+    assert steps == sorted(steps) and steps[-1] == 300
+    assert server.hub.published == 301                    # the reset and every step handed in a frame
+    stalled.close()
+    pe.close()
+
+
+def test_a_preview_server_in_a_child_process_serves_the_runs_frames():
+    from paddock_ma.serve.preview import PreviewProcess
+    server = PreviewProcess(port=free_port()).start()
+    try:
+        env = CarVectorEnv("paddock/oval-batch-v0", 1)
+        attach_preview(env.engine, server, every=1)
+        env.reset(seed=2)
+        for step in range(1, 4):
+            env.step(np.tile([0.0, 1.0, 0.0], (env.num_envs, 1)))
+            for _ in range(200):                  # the child takes the frame a moment later
+                frame = http("GET", f"{server.url}/preview/frame")[2]
+                if frame.get("snapshot", {}).get("step") == step:
+                    break
+                threading.Event().wait(0.05)
+            assert frame["snapshot"]["step"] == step
+        cars = {c["id"]: (c["x"], c["y"]) for c in frame["snapshot"]["cars"]}
+        assert cars == car_positions(env.engine)
+        assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
+        env.close()
+    finally:
+        server.stop()
+
+
+def test_a_protocol_worker_publishes_its_world_across_engine_rebuilds(server):
+    from paddock_ma.catalog import env_config
+    from paddock_ma.protocol.messages import Dispatcher
+    from paddock_ma.serve.preview import attach_preview_to_dispatcher
+    dispatcher = Dispatcher(env_config("paddock/gp-v0"), num_worlds=1, env_id="paddock/gp-v0")
+    current = attach_preview_to_dispatcher(dispatcher, server, every=1)
+    drivers = list(dispatcher.engine.controlled)
+    step = json.dumps({"id": 3, "type": "step", "actions": {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0}
+                                                             for d in drivers}})
+    dispatcher.handle_line(json.dumps({"id": 1, "type": "reset", "options": {"seed": 7}}))
+    for _ in range(3):
+        dispatcher.handle_line(step)
+    frame = http("GET", f"{server.url}/preview/frame")[2]
+    assert frame["snapshot"]["step"] == 3 and frame["meta"]["track"] == dispatcher.config.track
+    first = current()
+    reply = json.loads(dispatcher.handle_line(json.dumps({"id": 4, "type": "reset", "options": {"seed": 7, "frameSkip": 2}})))
+    assert reply.get("ok", True) is not False and current() is not first       # rebuilt engine, hooked again
+    dispatcher.handle_line(step)
+    assert http("GET", f"{server.url}/preview/frame")[2]["snapshot"]["tick"] == 2

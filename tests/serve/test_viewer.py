@@ -1,0 +1,152 @@
+"""The viewer page in a real headless Chromium (Debian's chromium, driven by playwright): against a live
+run and a frame recording it draws every car at its position in its colour, the followed car's rays and its
+metrics and end reason; scrubbing the timeline moves the cars to that frame's positions."""
+
+import json
+
+import numpy as np
+import pytest
+
+from paddock_ma.adapters.vector_env import CarVectorEnv
+from paddock_ma.serve.preview import PreviewServer, attach_preview
+from paddock_ma.serve.recording import FrameRecorder, FrameRecording
+
+from .conftest import free_port
+
+CHROMIUM = "/usr/bin/chromium"      # Debian's chromium package (make install installs it)
+
+
+@pytest.fixture(scope="module")
+def recording(tmp_path_factory):
+    path = tmp_path_factory.mktemp("rec") / "oval.frames.jsonl"
+    env = CarVectorEnv("paddock/oval-batch-v0", 1)
+    recorder = FrameRecorder(path, name="oval test run")
+    attach_preview(env.engine, recorder, every=1, observe=True)
+    env.reset(seed=11)
+    for _ in range(40):
+        env.step(np.tile([0.0, 1.0, 0.0], (env.num_envs, 1)))
+    recorder.close()
+    env.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def server(recording):
+    s = PreviewServer(port=free_port(), viewer_sources=[FrameRecording(recording)]).start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+def rgb(hex_colour):
+    return [int(hex_colour[i:i + 2], 16) for i in (1, 3, 5)]
+
+
+def drawn_pixels(page, cars):
+    """For each car {id, x, y} (world m): its canvas point by the page's transform and the pixel there."""
+    return page.evaluate("""(cars) => {
+        const v = window.paddockViewer, ctx = document.getElementById('view').getContext('2d');
+        return cars.map((c) => { const [px, py] = v.worldToScreen(c.x, c.y);
+            const d = ctx.getImageData(Math.round(px), Math.round(py), 1, 1).data;
+            return {id: c.id, px, py, rgb: [d[0], d[1], d[2]], colour: v.carColour(c)}; }); }""", cars)
+
+
+def yellowest_near(page, point):
+    """The most ray-yellow pixel (max r + g - 2b) within 2 px of a world point (a 1-px antialiased line)."""
+    return page.evaluate("""(c) => {
+        const v = window.paddockViewer, ctx = document.getElementById('view').getContext('2d');
+        const [px, py] = v.worldToScreen(c.x, c.y);
+        const d = ctx.getImageData(Math.round(px) - 2, Math.round(py) - 2, 5, 5).data;
+        let best = null;
+        for (let i = 0; i < d.length; i += 4) {
+            const score = d[i] + d[i + 1] - 2 * d[i + 2];
+            if (best === null || score > best[3]) best = [d[i], d[i + 1], d[i + 2], score];
+        }
+        return best.slice(0, 3); }""", point)
+
+
+def assert_cars_drawn_at(page, cars, min_checked=4):
+    """Every car standing apart from the others (15 px) shows its own colour at its position."""
+    pixels = drawn_pixels(page, cars)
+    apart = [p for p in pixels if all(np.hypot(p["px"] - q["px"], p["py"] - q["py"]) > 15 for q in pixels if q is not p)]
+    assert len(apart) >= min_checked, pixels
+    for p in apart:
+        assert p["rgb"] == rgb(p["colour"]), p
+    return pixels
+
+
+def open_page(browser, url):
+    page = browser.new_page(viewport={"width": 1200, "height": 800})
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url)
+    return page, errors
+
+
+def test_recording_draws_cars_and_a_scrub_moves_them(browser, server, recording, tmp_path):
+    frames = [json.loads(line) for line in recording.read_text().splitlines()[1:]]
+    page, errors = open_page(browser, f"{server.url}/?source=0")
+    page.wait_for_function("window.paddockViewer && window.paddockViewer.state.frames.length === 41 "
+                           "&& window.paddockViewer.state.trackImage")
+    assert page.evaluate("window.paddockViewer.state.index") == 0
+    first = assert_cars_drawn_at(page, frames[0]["snapshot"]["cars"])
+    page.eval_on_selector("#timeline", "el => { el.value = 40; el.dispatchEvent(new Event('input')); }")
+    assert page.inner_text("#frame-label").startswith("frame 41 / 41")
+    last = assert_cars_drawn_at(page, frames[40]["snapshot"]["cars"])
+    moved = [np.hypot(a["px"] - b["px"], a["py"] - b["py"]) for a, b in zip(first, last)]
+    assert sum(m > 3 for m in moved) >= len(moved) - 1, moved     # the cars drove off: the scrub moved them
+    page.screenshot(path=str(tmp_path / "recording.png"))
+    assert not errors, errors
+
+
+def test_follow_a_car_shows_its_rays_metrics_and_end_reason(browser, server, recording):
+    frames = [json.loads(line) for line in recording.read_text().splitlines()[1:]]
+    page, errors = open_page(browser, f"{server.url}/?source=0")
+    page.wait_for_function("window.paddockViewer && window.paddockViewer.state.frames.length === 41 "
+                           "&& window.paddockViewer.state.trackImage")
+    page.eval_on_selector("#timeline", "el => { el.value = 30; el.dispatchEvent(new Event('input')); }")
+    page.select_option("#follow", "car-03")
+    car = next(c for c in frames[30]["snapshot"]["cars"] if c["id"] == "car-03")
+    w, h = page.evaluate("[document.getElementById('view').width, document.getElementById('view').height]")
+    point = drawn_pixels(page, [car])[0]
+    assert abs(point["px"] - w / 2) < 1 and abs(point["py"] - h / 2) < 1 and point["rgb"] == rgb(point["colour"])
+    # the forward ray (0 degrees) is drawn ahead of the car to its road-edge distance
+    ray = next(r for r in frames[30]["observation"]["car-03"]["object"]["rays"] if r["angleDegrees"] == 0)
+    reach = min(ray["track"]["distanceMeters"], ray["lengthMeters"])
+    probe = min(0.7 * reach, 40.0)                   # m ahead: inside the followed view (5 px/m)
+    ahead = {"id": "probe", "x": car["x"] + probe * np.cos(car["heading"]), "y": car["y"] + probe * np.sin(car["heading"])}
+    r, g, b = yellowest_near(page, ahead)
+    assert r > 150 and g > 150 and b < r - 20, (r, g, b)     # ray yellow over the asphalt grey
+    assert page.inner_text("#car-title") == "car-03"
+    facts = dict(page.eval_on_selector_all("#car-facts tr", "rows => rows.map(r => [r.dataset.name, r.cells[1].textContent])"))
+    assert facts["step"] == "30" and facts["end reason"] == "—" and "legalProgressDeltaMeters" in facts
+    page.uncheck("#rays")
+    r2, g2, b2 = yellowest_near(page, ahead)
+    assert (r2, g2, b2) != (r, g, b)
+    assert not errors, errors
+
+
+def test_live_run_is_drawn_as_it_steps(browser, server):
+    env = CarVectorEnv("paddock/oval-batch-v0", 1)
+    attach_preview(env.engine, server, every=1)
+    env.reset(seed=3)
+    page, errors = open_page(browser, f"{server.url}/?source=live")
+    page.wait_for_function("window.paddockViewer && window.paddockViewer.state.trackImage")
+    for _ in range(25):
+        env.step(np.tile([0.0, 1.0, 0.0], (env.num_envs, 1)))
+    page.wait_for_function("window.paddockViewer.state.frames.length > 0 && "
+                           "window.paddockViewer.state.frames.at(-1).snapshot.step === 25")
+    assert page.evaluate("window.paddockViewer.state.index") == page.evaluate("window.paddockViewer.state.frames.length - 1")
+    from paddock_ma.env.views.state_view import minimal_state
+    cars = minimal_state(env.engine, 0)["snapshot"]["cars"]
+    assert_cars_drawn_at(page, cars)
+    env.close()
+    assert not errors, errors
