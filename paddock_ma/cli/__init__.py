@@ -9,6 +9,8 @@ calls a library function.
 * ``paddock-ma envs``     the environment catalogue; ``paddock-ma tracks`` the shipped tracks (``cli.listing``).
 * ``paddock-ma serve``    the JSON worker protocol as NDJSON on stdin/stdout (``cli.serve``; ``protocol.server``).
 * ``paddock-ma collect``  a Parquet dataset over Ray shards; ``paddock-ma verify DIR`` checks one (``cli.collect``).
+* ``paddock-ma export-paddockjs | policy-server | view | record | replay``  the bridge to PaddockJS and the
+  viewer (``cli.bridge``).
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import argparse
 import os
 import sys
 
-from . import bench, collect, demo, listing, race, serve, warm
+from . import bench, bridge, collect, demo, listing, race, serve, warm
 
 # Registration order is the order ``paddock-ma --help`` lists the commands in.
-COMMAND_GROUPS = (demo, warm, race, bench, listing, serve, collect)
+COMMAND_GROUPS = (demo, warm, race, bench, listing, serve, collect, bridge)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +41,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["demo"]:         # its options are the demo module's own (paddock-ma demo --help)
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
         return demo.run_demo(argv[1:])
+    if argv[:1] and argv[0] in bridge.COMMANDS:   # these own their options too (paddock-ma view --help)
+        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+        return bridge.run(argv[0], argv[1:])
     args = build_parser().parse_args(argv)
     # numba's thread count is fixed when numba is imported: one thread, unless the command times several
     # (``bench threads --threads``). No command module imports numba before this line.

@@ -3,6 +3,8 @@ which defines the options: ``--env ENV_ID`` or ``--config FILE``, ``--worlds W``
 
 from __future__ import annotations
 
+import sys
+
 
 def add_parsers(sub) -> None:
     from ..protocol.server import add_arguments
@@ -11,10 +13,30 @@ def add_parsers(sub) -> None:
                            description="Answer one JSON request per stdin line with one reply line on stdout "
                                        "(DESIGN section 6); stdout carries replies only, logs go to stderr.")
     add_arguments(serve)
+    serve.add_argument("--preview", metavar="HOST:PORT", type=_host_port, default=None,
+                       help="also publish world 0 at 10 frames/s on ws://HOST:PORT/preview and "
+                            "GET /preview/frame, PaddockJS's live preview (e.g. 127.0.0.1:8787)")
     serve.set_defaults(func=cmd_serve)
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    import argparse
+
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"got {text!r}; give HOST:PORT, e.g. 127.0.0.1:8787")
+    return host, int(port)
 
 
 def cmd_serve(args) -> int:
     from ..protocol import server
 
-    return server.run(args)
+    on_dispatcher = None
+    if args.preview is not None:
+        def on_dispatcher(dispatcher):
+            from ..serve.preview import PreviewProcess, attach_preview_to_dispatcher
+
+            preview = PreviewProcess(*args.preview).start()
+            attach_preview_to_dispatcher(dispatcher, preview)
+            print(f"paddock-ma serve: live preview on {preview.url}/preview/frame", file=sys.stderr, flush=True)
+    return server.run(args, on_dispatcher=on_dispatcher)

@@ -310,8 +310,10 @@ def load_config(args):
         raise UsageError(f"--config {path!r}: {exc.message}") from None
 
 
-def run(args, frames: BinaryIO | None = None) -> int:
-    """Serve with parsed ``add_arguments`` options; 2 (and a message on stderr) on a bad argument."""
+def run(args, frames: BinaryIO | None = None, on_dispatcher=None) -> int:
+    """Serve with parsed ``add_arguments`` options; 2 (and a message on stderr) on a bad argument.
+    ``on_dispatcher(dispatcher)``, when given, is called once the dispatcher exists, before the first
+    request (the CLI attaches a live preview there)."""
     frames = protect_stdout() if frames is None else frames
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from .codec import Limits
@@ -330,6 +332,8 @@ def run(args, frames: BinaryIO | None = None) -> int:
     except UsageError as exc:
         print(f"paddock-ma serve: error: {exc}", file=sys.stderr, flush=True)
         return 2
+    if on_dispatcher is not None:
+        on_dispatcher(dispatcher)
     for stream in (frames, sys.stdin.buffer):
         try:
             widen_pipe(stream.fileno())

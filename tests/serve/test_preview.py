@@ -128,3 +128,37 @@ def test_a_protocol_worker_publishes_its_world_across_engine_rebuilds(server):
     assert reply.get("ok", True) is not False and current() is not first       # rebuilt engine, hooked again
     dispatcher.handle_line(step)
     assert http("GET", f"{server.url}/preview/frame")[2]["snapshot"]["tick"] == 2
+
+
+def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_stdout():
+    """``paddock-ma serve --preview HOST:PORT`` as a user runs it: replies on stdout, frames on HTTP."""
+    import subprocess
+    import sys
+    import time
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "serve", "--env", "paddock/gp-v0",
+                             "--preview", f"127.0.0.1:{port}"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        def ask(message):
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            return json.loads(proc.stdout.readline())
+
+        assert ask({"id": 1, "type": "reset", "options": {"seed": 3}})["ok"]
+        drivers = ask({"id": 2, "type": "getActionSpec"})["result"]["controlledDrivers"]
+        for i in range(12):
+            reply = ask({"id": 10 + i, "type": "step",
+                         "actions": {d: {"steering": 0.0, "throttle": 0.7, "brake": 0.0} for d in drivers}})
+            assert reply["ok"], reply
+        frame = None
+        for _ in range(100):                     # the newest frame reaches the child server shortly after
+            frame = http("GET", f"http://127.0.0.1:{port}/preview/frame")[2]
+            if isinstance(frame, dict) and frame.get("snapshot", {}).get("step") == 12:
+                break
+            time.sleep(0.1)
+        assert frame["type"] == "preview:snapshot" and frame["snapshot"]["step"] == 12
+    finally:
+        proc.stdin.close()
+        proc.wait(60)
