@@ -41,6 +41,9 @@ def main(argv=None) -> int:
     if argv[:1] == ["demo"]:         # its options are the demo module's own (paddock-ma demo --help)
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
         return demo.run_demo(argv[1:])
+    if argv[:1] == ["bench"] and argv[1:2] and argv[1] in bench.SERVER_BENCHES:   # own options, like demo's
+        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+        return bench.run_server_bench(argv[1], argv[2:])
     if argv[:1] and argv[0] in bridge.COMMANDS:   # these own their options too (paddock-ma view --help)
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
         return bridge.run(argv[0], argv[1:])

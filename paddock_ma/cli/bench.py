@@ -1,4 +1,4 @@
-"""``paddock-ma bench [core|env|threads|protocol|sampling|fleet]``: the benchmarks of ``paddock_ma.bench``.
+"""``paddock-ma bench [core|env|threads|protocol|sampling|fleet|policy-server|preview]``: the benchmarks of ``paddock_ma.bench``.
 
 Every subcommand takes ``--seconds S`` (timed seconds per workload), ``--json`` (the report as JSON
 instead of Markdown) and ``--out FILE`` (also write the JSON report to FILE), before or after its name;
@@ -167,6 +167,26 @@ def add_parsers(sub) -> None:
                        help="calls in flight per shard (default 1,2)")
     fleet.add_argument("--collect-steps", type=_count, metavar="N", default=128,
                        help="steps per world of the collection row (default 128)")
+
+    # the servers' benchmarks own their options (their own report: latency percentiles, slowdown)
+    for name, (_, help_text) in SERVER_BENCHES.items():
+        server = benches.add_parser(name, add_help=False, help=f"{help_text} (bench {name} --help)")
+        server.add_argument("rest", nargs=argparse.REMAINDER)
+        server.set_defaults(func=lambda args, name=name: run_server_bench(name, args.rest))
+
+
+# subcommand -> (module of paddock_ma.bench, help)
+SERVER_BENCHES = {
+    "policy-server": ("policy_server", "decide-batch latency of the policy server (p50/p99, 20 drivers)"),
+    "preview": ("preview", "what publishing a live preview costs a run (slowdown, extra CPU)"),
+}
+
+
+def run_server_bench(name: str, argv: list[str]) -> int:
+    """``paddock-ma bench policy-server|preview ARGS``: that benchmark's own ``main``."""
+    import importlib
+
+    return importlib.import_module(f"paddock_ma.bench.{SERVER_BENCHES[name][0]}").main(argv) or 0
 
 
 def _emit(args, report: dict, format_report) -> int:

@@ -8,7 +8,8 @@
 * ``viewer``: ``paddock-ma view``, the static viewer page (``static/``) over a live stream, a frame
   recording (``recording``), a trace (``trace``: ``paddock-ma record`` / ``replay``) or a dataset world
   (``dataset_replay``).
-* ``bench_policy_server``, ``bench_preview``: decide-batch latency; what publishing costs a run.
+* benchmarks of these servers: ``paddock-ma bench policy-server`` (decide-batch latency) and ``bench preview``
+  (what publishing costs a run), in ``paddock_ma.bench``.
 * ``app``: the aiohttp application every server here is (routes, CORS for local origins, JSON errors).
 
 aiohttp is the server library: already installed with ``ray[default]`` (its dashboard uses it), maintained,

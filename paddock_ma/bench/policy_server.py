@@ -1,6 +1,6 @@
 """Latency of ``POST /policy/decide-batch`` for N drivers, client and server on this machine.
 
-    python -m paddock_ma.serve.bench_policy_server --drivers 20 --requests 2000
+    paddock-ma bench policy-server --drivers 20 --requests 2000
 
 Starts ``paddock-ma policy-server`` as its own process (one core of its own, as in use) on a free port with
 an actor of the examples' shape (hidden 64, 64, 64) over the oval's observation vectors (real ones,
@@ -89,7 +89,7 @@ def run(drivers: int = 20, requests: int = 2000, warmup: int = 100) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m paddock_ma.serve.bench_policy_server", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="paddock-ma bench policy-server", description=__doc__.split("\n\n")[0])
     p.add_argument("--drivers", type=int, default=20)
     p.add_argument("--requests", type=int, default=2000)
     args = p.parse_args(argv)

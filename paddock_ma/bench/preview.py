@@ -1,6 +1,6 @@
 """What publishing a live preview costs a run: agent-steps/s of a vector env with and without it.
 
-    python -m paddock_ma.serve.bench_preview --worlds 16 --steps 2000 --fps 10
+    paddock-ma bench preview --worlds 16 --steps 2000 --fps 10
 
 Runs paddock/oval-batch-v0 (``--worlds`` worlds x 8 cars, full throttle) for ``--steps`` steps
 ``--repeats`` times each way, alternating, with a preview server on a free port and one WebSocket client
@@ -40,7 +40,7 @@ def run(worlds: int = 16, steps: int = 2000, fps: float = 10.0, repeats: int = 5
     import aiohttp
 
     from ..adapters.vector_env import CarVectorEnv
-    from .preview import PreviewProcess, PreviewServer, attach_preview
+    from ..serve.preview import PreviewProcess, PreviewServer, attach_preview
     server = (PreviewProcess if process else PreviewServer)(port=0).start()
     received = []
 
@@ -70,7 +70,7 @@ def run(worlds: int = 16, steps: int = 2000, fps: float = 10.0, repeats: int = 5
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="python -m paddock_ma.serve.bench_preview", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="paddock-ma bench preview", description=__doc__.split("\n\n")[0])
     p.add_argument("--worlds", type=int, default=16)
     p.add_argument("--steps", type=int, default=2000)
     p.add_argument("--fps", type=float, default=10.0)
