@@ -116,6 +116,26 @@ def _fields_of(cls) -> tuple[dict, list]:
     return typing.get_type_hints(cls), [f.name for f in dataclasses.fields(cls) if f.init]
 
 
+def section_names(cls, seen: set | None = None) -> set[str]:
+    """Every field name of the config dataclass ``cls`` and of the sections nested in it (the keys a
+    config document may use, in Python spelling)."""
+    seen = set() if seen is None else seen
+    if cls in seen:
+        return set()
+    seen.add(cls)
+    hints, names = _fields_of(cls)
+    out = set(names)
+
+    def nested(hint):
+        if dataclasses.is_dataclass(hint):
+            out.update(section_names(hint, seen))
+        for arg in typing.get_args(hint):
+            nested(arg)
+    for name in names:
+        nested(hints[name])
+    return out
+
+
 def _from_dict(cls, data: dict, path: str):
     data = cls._prepare(data, path)
     hints, names = _fields_of(cls)

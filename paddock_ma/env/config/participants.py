@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Union
 
+from ...sim.core.layout import COMPOUND_NAMES
 from ...sim.core.params import RATING_NAMES, UNSUPPORTED_RATINGS
 from .base import ConfigSection, require
 from ..errors import ConfigError, suggest
@@ -39,7 +40,7 @@ class DriverConfig(ConfigSection):
     id: str
     name: Optional[str] = None
     ratings: dict[str, float] = field(default_factory=dict)
-    tire: Optional[Literal["S", "M", "H"]] = None
+    tire: Optional[Literal[COMPOUND_NAMES]] = None
     team: Optional[int] = None
     pit_crew: Optional[PitCrewConfig] = None
 
