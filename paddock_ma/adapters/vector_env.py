@@ -34,7 +34,7 @@ from ..env.actions import ACTION_HIGH, ACTION_LOW
 from ..env.batch_env import BatchEnv
 from ..env.episodes import M_LEGAL_PROGRESS
 from ..env.errors import ConfigError
-from ..env.reset.scenarios import PLACEMENT_POLICIES
+from ..env.reset.placements import PLACEMENT_POLICIES
 from .pettingzoo_env import resolve_config
 from .tally import EpisodeTally
 

@@ -35,9 +35,9 @@ from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, running_slot
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .reset.interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
-from .reset.placements import place, policy_placements
+from .reset.placements import PLACEMENT_POLICIES, place, policy_placements
 from .rewards import engine_reward
-from .reset.scenarios import PLACEMENT_POLICIES, scenario_placements
+from .reset.scenarios import scenario_placements
 from .sensor_layout import SensorLayout
 from .reset.start import (  # noqa: F401  (re-exported names)
     COMPOUND_INDEX, car_params, rules_from_config, start_state,

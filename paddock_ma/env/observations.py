@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..sim.core import layout as L
 from ..sim.sensing.vectors import (
     BASE_FIELDS, LOOK_FIELDS, N_PATCHES, PATCH_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_PHYSICAL_FIELDS,
-    RAY_CHANNELS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
+    RAY_VECTOR_GROUPS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
     time_to_contact,
 )
 from ..sim.sensing.sensors import (
@@ -23,7 +23,7 @@ from ..sim.sensing.sensors import (
     LIDAR_LITE_LENGTHS,
 )
 from .config.root import DEFAULT_LOOKAHEAD_METERS, EnvConfig, RaysConfig, SensorsConfig
-from .config.root import RAY_CHANNELS as CONFIG_CHANNEL_ORDER
+from ..sim.sensing.march import CHANNEL_BITS, RAY_CHANNELS
 
 OBSERVATION_SPEC_VERSION = 2                       # PaddockJS 2.0.0's spec versions
 PHYSICAL_OBSERVATION_SPEC_VERSION = 4
@@ -37,8 +37,7 @@ RAY_LAYOUTS = {
     "driver-front-heavy": (FRONT_HEAVY_ANGLES_DEG, FRONT_HEAVY_LENGTHS),
     "lidar-lite": (LIDAR_LITE_ANGLES_DEG, LIDAR_LITE_LENGTHS),
 }
-CHANNEL_BITS = {name: bit for name, bit, _, _, _ in RAY_CHANNELS}
-CHANNEL_ORDER = CONFIG_CHANNEL_ORDER              # road_edge, kerb, illegal_surface, car (as PaddockJS lists them)
+CHANNEL_ORDER = RAY_CHANNELS                      # road_edge, kerb, illegal_surface, car (as PaddockJS lists them)
 WHEEL_NAMES = ("front_left", "front_right", "rear_left", "rear_right")          # object keys (Python names)
 
 
@@ -104,7 +103,7 @@ def vector_schema(s: DriverSenses) -> list[dict]:
     for i, _ in enumerate(s.lookahead):
         add(LOOK_FIELDS, f"track.lookahead[{i}].")
     for i, _ in enumerate(s.ray_ids):
-        for _, _, group, physical_only, fields in RAY_CHANNELS:
+        for _, group, physical_only, fields in RAY_VECTOR_GROUPS:
             if s.physical or not physical_only:
                 add(fields, f"rays[{i}].{group}.")
     for i in range(s.radar_k):

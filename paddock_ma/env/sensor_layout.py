@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.sensing.vectors import fill_vectors, fill_vectors_parallel
-from ..sim.sensing.sensors import (
-    N_RADAR_FIELDS, ray_directions, sense_worlds, sense_worlds_parallel, sensor_geometry,
-)
+from ..sim.sensing.geometry import sensor_geometry
+from ..sim.sensing.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sense_worlds_parallel
 
 DEFAULT_RADAR_RADIUS = 150.0    # m, the radius of the slots no controlled driver senses from
 

@@ -11,7 +11,8 @@ from paddock_ma.sim.race import pit_service as P
 from paddock_ma.sim.race.placement import place_car
 from paddock_ma.sim.race.control import init_world
 from paddock_ma.sim.core.rng import rng_uniform, world_keys
-from paddock_ma.sim.track.load import oval_track, point_at
+from paddock_ma.sim.track.load import oval_track
+from paddock_ma.sim.track.geometry import point_at
 from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
 
 DT = L.DT

@@ -10,7 +10,8 @@ from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.race.placement import grid_slot, place_car
 from paddock_ma.sim.race.pit_service import pit_lane_is_open
 from paddock_ma.sim.race.control import car_is_held, init_world, race_control_tick, update_ranks
-from paddock_ma.sim.track.load import oval_track, point_at
+from paddock_ma.sim.track.load import oval_track
+from paddock_ma.sim.track.geometry import point_at
 from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
 
 DT = L.DT

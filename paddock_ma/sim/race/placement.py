@@ -17,7 +17,7 @@ from ..core.layout import (
     I_PIT_STOPS, I_RETIRED, I_SECTOR, I_SEG_HINT, LAST_COUNTER, NO_CLOCK, PIT_PENDING,
 )
 from .rules import sector_of
-from ..track.load import locate, point_at
+from ..track.geometry import locate, point_at
 from ..core.trig import wrap_angle
 
 

@@ -1,4 +1,4 @@
-"""Where a ray sample is, for the surface-ray march (``sensors_march.py``): the per-track sensor
+"""Where a ray sample is, for the surface-ray march (``sensing.march``): the per-track sensor
 constants (``sensor_geometry``: pit box, trust radius, band edges, raster origin, per-segment turning
 bounds), the nearest centreline segment of a sample by local descent or the raster, its exact
 surface code, and the step bounds of the pit area: the predicate rasters (``grid_pred_edge``) and the
@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER
-from ..track.load import pit_surface
+from ..track.surface import pit_surface
 from ..track.geometry import GRID_WINDOW, seg_d2a, band_of
 from ..track.surface import (
     PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, polyline_d2, pit_bbox, pit_lane_frame,
@@ -24,8 +24,7 @@ _WALK_MAX = 48           # descent steps before falling back to the raster (a st
 DERIV_WINDOW = 24       # segments either side covered by the local curvature bound (3 blocks)
 
 # The fields of TrackArrays that ``pit_surface`` reads. Hot kernels take single arrays and this small
-# view, never the whole TrackArrays tuple (passing that 33-field tuple to a non-inlined call cost
-# ~100 ns of reference counting, more than a whole march step, before ``jit.kernel`` dropped it).
+# view, never the whole 33-field TrackArrays tuple, so a call unpacks only what it reads.
 PitView = namedtuple("PitView", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
 
 
@@ -52,7 +51,7 @@ _KBLOCK = 8
 @allocating_kernel
 def sensor_geometry(tr):
     """Per-track constants of the ray march -> float64[N_GEO + 3 n] (n segments): the box
-    (x0, y0, x1, y1) m around every pit surface (``track_surface.pit_bbox``; outside it ``pit_surface`` is -1);
+    (x0, y0, x1, y1) m around every pit surface (``track.surface.pit_bbox``; outside it ``pit_surface`` is -1);
     the trust radius (m) within which the nearest centreline segment is followed by local descent
     instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
     close to a segment, no other part of a valid track is nearer); the band edges and the raster
@@ -184,7 +183,7 @@ def guess_segment(cx, cy, geo, seg, dx, dy, step):
 
 @kernel(inline='always')
 def _band(geo, a):
-    """Main-track band of |offset| a (m): ``track_core.band_of`` with the edges kept in ``geo``."""
+    """Main-track band of |offset| a (m): ``track.geometry.band_of`` with the edges kept in ``geo``."""
     return band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
 
 
@@ -220,7 +219,7 @@ def classify_arrays(cx, cy, gseg, pv, geo, x, y, seg):
 @kernel
 def _pit_frame(tr, geo):
     """Fill the pit-lane slots of ``geo`` (``G_LX`` .. ``G_WORK_CLEAR``): the frame and rectangles of
-    ``track_surface.pit_surface``, computed with its arithmetic. Without a pit lane both rectangles are
+    ``track.surface.pit_surface``, computed with its arithmetic. Without a pit lane both rectangles are
     empty. A rectangle is clear when |offset| exceeds kerb_edge by more than half the probe spacing
     at probes along its edges (|offset| is 1-Lipschitz and no centreline runs through a pit lane, so
     its minimum over the rectangle lies on the edge)."""
@@ -342,7 +341,7 @@ def pit_view(tr):
 @kernel(inline='always')
 def _raster_edge(gpred, pred, geo, x, y):
     """Raster lower bound (m) of the distance to a boundary of ray predicate ``pred``
-    (``track_index.PRED_*``, a plane of ``grid_pred_edge``); 0 off the raster."""
+    (``track.index.PRED_*``, a plane of ``grid_pred_edge``); 0 off the raster."""
     ny = gpred.shape[1]
     nx = gpred.shape[2]
     gx = int(math.floor((x - geo[G_X0]) / geo[G_CELL]))
