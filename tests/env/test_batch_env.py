@@ -4,7 +4,7 @@ rejection of bad action arrays."""
 import numpy as np
 import pytest
 
-from env_helpers import act, config, make_env
+from tests.helpers.env import act, config, make_env
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.episodes import METRIC_NAMES, M_PROGRESS
 from paddock_ma.env.errors import INVALID_ACTION, PaddockError

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from env_helpers import act, all_act, make_env, slot
+from tests.helpers.env import act, all_act, make_env, slot
 from paddock_ma.env.observations import WHEEL_NAMES
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.sensing.vectors import SURFACE_CODE
-from sense_oracle import (
+from tests.helpers.sense_oracle import (
     check_surface_channel, oracle_lookahead, oracle_radar, oracle_rays, oracle_self,
 )
 

@@ -13,7 +13,7 @@ from paddock_ma.sim.race.control import init_world
 from paddock_ma.sim.core.rng import rng_uniform, world_keys
 from paddock_ma.sim.track.load import oval_track
 from paddock_ma.sim.track.geometry import point_at
-from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
+from tests.helpers.kinematic import kinematic_tick
 
 DT = L.DT
 FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED

@@ -246,7 +246,7 @@ def connector_poses(tr, rng, n):
 @pytest.mark.parametrize("name", TRACKS)
 @pytest.mark.parametrize("where", ["lane", "connectors"])
 def test_pit_area_rays_match_brute_force_march(name, where):
-    # Rays from all over the pit lane take the lane's rectangle steps (_pit_rect_gap) and the
+    # Rays from all over the pit lane take the lane's rectangle steps (pit_rect_gap) and the
     # predicate rasters; rays from the connectors step by the room left inside the connector
     # (_connector_gap). Same precision contract as above.
     tr = load_track(name)
@@ -272,17 +272,17 @@ def test_pit_rectangles_clear_flag_and_gap():
     tr = load_track("grand-prix")
     geo = G.sensor_geometry(tr)
     lane_len, hw = geo[G.G_LLEN], geo[G.G_LHW]
-    assert G._rect_clear(tr, geo, 0.0, lane_len, -hw, hw) == 1.0
-    assert G._rect_clear(tr, geo, 0.0, lane_len, -80.0, hw) == 0.0
+    assert G.rect_clear(tr, geo, 0.0, lane_len, -hw, hw) == 1.0
+    assert G.rect_clear(tr, geo, 0.0, lane_len, -80.0, hw) == 0.0
     x = geo[G.G_LX] + 0.5 * lane_len * geo[G.G_LDX]
     y = geo[G.G_LY] + 0.5 * lane_len * geo[G.G_LDY]
     a = locate(tr, x, y, -1)[2]
     along = (geo[G.G_LDX], geo[G.G_LDY])
-    gap, on_edge = G._pit_rect_gap(geo, x, y, along[0], along[1], abs(a))
+    gap, on_edge = G.pit_rect_gap(geo, x, y, along[0], along[1], abs(a))
     assert gap == pytest.approx(0.5 * lane_len) and on_edge
     geo_unclear = geo.copy()
     geo_unclear[G.G_FAST_CLEAR] = 0.0
-    gap, on_edge = G._pit_rect_gap(geo_unclear, x, y, along[0], along[1], abs(a))
+    gap, on_edge = G.pit_rect_gap(geo_unclear, x, y, along[0], along[1], abs(a))
     assert gap == pytest.approx(abs(a) - tr.kerb_edge) and not on_edge
 
 
