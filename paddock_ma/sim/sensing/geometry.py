@@ -2,7 +2,7 @@
 constants (``sensor_geometry``: pit box, trust radius, band edges, raster origin, per-segment turning
 bounds), the nearest centreline segment of a sample by local descent or the raster, its exact
 surface code, and the step bounds of the pit area: the predicate rasters (``grid_pred_edge``) and the
-pit lane's own rectangles (``_pit_rect_gap``)."""
+pit lane's own rectangles (``pit_rect_gap``)."""
 
 import math
 from collections import namedtuple
@@ -246,12 +246,12 @@ def _pit_frame(tr, geo):
         u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
         geo[G_WU0] = max(0.0, u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN)
         geo[G_WU1] = min(lane_len, u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN)
-    geo[G_FAST_CLEAR] = _rect_clear(tr, geo, 0.0, lane_len, -hw, hw)
-    geo[G_WORK_CLEAR] = _rect_clear(tr, geo, geo[G_WU0], geo[G_WU1], hw, geo[G_VWORK])
+    geo[G_FAST_CLEAR] = rect_clear(tr, geo, 0.0, lane_len, -hw, hw)
+    geo[G_WORK_CLEAR] = rect_clear(tr, geo, geo[G_WU0], geo[G_WU1], hw, geo[G_VWORK])
 
 
 @kernel
-def _rect_clear(tr, geo, u0, u1, v0, v1):
+def rect_clear(tr, geo, u0, u1, v0, v1):
     """1.0 when every probe along the edges of the pit-frame rectangle [u0, u1] x [v0, v1] lies more
     than kerb_edge + _RECT_PROBE from the centreline, else 0.0 (also for an empty rectangle)."""
     if u1 <= u0 or v1 <= v0:
@@ -280,7 +280,7 @@ def _lane_uv(geo, x, y):
 
 
 @kernel(inline='always')
-def _pit_rect_gap(geo, x, y, dx, dy, a):
+def pit_rect_gap(geo, x, y, dx, dy, a):
     """How far (m) a ray with unit direction (dx, dy) can go from (x, y) without leaving the pit-lane
     rectangle the point is in (fast lane or working lane: every point of either is a pit surface)
     and, unless the rectangle is clear of the kerb band, without |offset| (a, m, beyond kerb_edge)
@@ -369,7 +369,7 @@ def pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb,
     """``_safe_gap`` where pit surfaces may be involved (it returned 0) -> (gap m, on_edge): each open
     channel's own bound, exact for the main-track bands; where a pit surface can change the
     predicate (beyond the kerb), the largest of its predicate raster's bound, the exit from the
-    pit-lane rectangle the sample is in (``_pit_rect_gap``; (dx, dy) is the ray's unit direction)
+    pit-lane rectangle the sample is in (``pit_rect_gap``; (dx, dy) is the ray's unit direction)
     and the room left inside a connector (``_connector_gap``). on_edge: the gap ends exactly on a
     rectangle's edge, so the next sample may be taken just past it (a thin feature right behind the
     edge is not stepped over). Boundaries that do not change an open channel's predicate (between
@@ -381,7 +381,7 @@ def pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb,
     exact = False
     if ((need_edge and origin_pit) or need_ill) and a > ke:
         # inside a pit part: the rectangle's exit, or the connector's room
-        rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
+        rect, exact = pit_rect_gap(geo, x, y, dx, dy, a)
         if rect <= 0.0:
             rect = _connector_gap(pv, geo, x, y, a)
             exact = False
