@@ -40,7 +40,7 @@ from .tally import EpisodeTally
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 _MODE_NAMES = {"nextstep": AutoresetMode.NEXT_STEP, "samestep": AutoresetMode.SAME_STEP}
-DEFAULT_REWARD = "legal_progress"      # an example reward (env/rewards.py), used when none is given
+DEFAULT_REWARD = "legal_progress"      # an example reward (env.rewards), used when none is given
 
 
 class CarVectorEnv(VectorEnv):

@@ -84,8 +84,8 @@ class BatchEnv:
     VectorReward (not both). A config's per-driver ``reward(context)`` is PaddockEnv's alone and
     rejected here (``rewards`` module docstring).
     parallel: step the worlds, sense their cars and write their vectors on numba threads
-    (``sim.step.step_worlds_parallel``, ``sim.sensors.sense_worlds_parallel``,
-    ``sim.observe.fill_vectors_parallel``: ``prange`` over worlds), as many as ``numba.set_num_threads``
+    (``sim.step.step_worlds_parallel``, ``sim.sensing.sensors.sense_worlds_parallel``,
+    ``sim.sensing.vectors.fill_vectors_parallel``: ``prange`` over worlds), as many as ``numba.set_num_threads``
     allows (NUMBA_NUM_THREADS caps it; the CLI and Ray shards pin it to 1); bit-identical to the
     serial kernels for any thread count.
     """

@@ -30,7 +30,7 @@ PHYSICAL_OBSERVATION_SPEC_VERSION = 4
 DEFAULT_LOOKAHEAD = DEFAULT_LOOKAHEAD_METERS
 DEFAULT_CHANNELS = ("road_edge", "car")            # every profile's channels when none are given
 # PaddockJS's ray layout presets: name -> (angles in degrees, lengths in m or None = the configured
-# length_meters); "default" is our earlier name of "compact", still accepted
+# length_meters); "default" is an alias of "compact"
 RAY_LAYOUTS = {
     "compact": (DEFAULT_ANGLES_DEG, None),
     "default": (DEFAULT_ANGLES_DEG, None),
@@ -88,7 +88,7 @@ def resolve_senses(config: EnvConfig, driver_id: str | None) -> DriverSenses:
 
 def vector_schema(s: DriverSenses) -> list[dict]:
     """``[{name, unit?, scale}]`` for every vector entry (PaddockJS's schema entries: no unit key where it
-    has none), generated from ``sim.observe``'s table in the order ``fill_vectors`` writes them."""
+    has none), generated from ``sim.sensing.vectors``' table in the order ``fill_vectors`` writes them."""
     e = []
 
     def add(fields, prefix=""):
@@ -200,7 +200,7 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         "completed_laps": int(i[L.I_COMPLETED_LAPS]),
         "lap_progress_meters": float(f[L.F_PROGRESS]),
         "race_distance_meters": float(f[L.F_RACE_DISTANCE]),
-        # PaddockJS's measure: the contact-patch edge farthest from the centreline (sim.observe)
+        # PaddockJS's measure: the contact-patch edge farthest from the centreline (sim.sensing.vectors)
         "track_offset_meters": offset,
         "track_heading_error_radians": float(f[L.F_HEADING_ERROR]),
         "on_track": bool(i[L.I_ON_TRACK]),
@@ -223,7 +223,7 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         surfaces = [int(i[L.I_WHEEL_SURFACE_FL + n]) for n in range(4)]
         edges = [float(patch_edge_offset(f[L.F_WHEEL_OFFSET_FL + n], f[L.F_HEADING_ERROR], surfaces[n]))
                  for n in range(4)]
-        self_obj["contact_patches"] = {       # surface_code: PaddockJS's 6 codes (sim.observe.SURFACE_CODE)
+        self_obj["contact_patches"] = {       # surface_code: PaddockJS's 6 codes (sim.sensing.vectors.SURFACE_CODE)
             name: {"present": True, "surface": L.SURFACE_NAMES[surfaces[n]],
                    "surface_code": SURFACE_CODE[surfaces[n]], "on_legal_surface": bool(SURFACE_LEGAL[surfaces[n]]),
                    "signed_offset_meters": edges[n], "cross_track_error_meters": abs(edges[n])}

@@ -4,8 +4,8 @@ Per slot: ray tables, channel masks and the radar radius ``radar_radius`` float6
 own ``nearby_cars.radius_meters``).
 
 ``SensorLayout(senses, slots, num_cars, num_worlds, track, parallel=False)`` resolves the controlled
-drivers' senses (``observations.DriverSenses``) into the arrays ``sim.sensors.sense_worlds`` and
-``sim.observe.fill_vectors`` take; ``sense(state, world_mask, sense_mask, obs)`` runs both for the
+drivers' senses (``observations.DriverSenses``) into the arrays ``sim.sensing.sensors.sense_worlds`` and
+``sim.sensing.vectors.fill_vectors`` take; ``sense(state, world_mask, sense_mask, obs)`` runs both for the
 masked cars and writes ``obs`` float32[W, K, D]; with ``parallel`` both are their ``_parallel``
 kernels (worlds over numba threads, bit-identical results). Buffers (float32 unless
 said, [W, C, ...] over car slots): ``ray_dist`` [W, C, R, 4] per channel, ``ray_hit`` int8,

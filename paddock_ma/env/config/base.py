@@ -5,11 +5,10 @@ every key against the dataclass's fields (a misspelt key is a ``ConfigError`` na
 match and the known keys) and every value against its annotation (``_convert``: bools, ints, finite
 floats, non-empty strings, literals, tuples, dicts, optional and union types, nested sections).
 ``deep_merge`` is the one merge rule (dicts key by key, anything else replaces). ``race_rule`` reads a race
-rule's default from ``sim.race.RULE_DEFAULTS`` in the config's units.
+rule's default from ``sim.race.start.RULE_DEFAULTS`` in the config's units.
 
-The sections live in ``config_participants`` (drivers, scenario, interaction profiles),
-``config_sensing`` (sensors and observation) and ``config`` (rules, episode, result and the
-``EnvConfig`` root).
+The sections live in ``participants`` (drivers, scenario, interaction profiles), ``sensing``
+(sensors and observation) and ``root`` (rules, episode, result and the ``EnvConfig`` root).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from ..errors import ConfigError, suggest
 
 
 def race_rule(name: str, scale: float = 1.0, kind=float):
-    """The default of rule ``name``, defined once in ``sim.race.RULE_DEFAULTS`` (SI units), in the
+    """The default of rule ``name``, defined once in ``sim.race.start.RULE_DEFAULTS`` (SI units), in the
     config's units (``scale``) and type (``kind``)."""
     return kind(RULE_DEFAULTS[name][1] * scale)
 

@@ -6,10 +6,9 @@ dataclass fields, so a misspelt key is an error (with a close-match suggestion) 
 silently ignored; every value is checked against its type and allowed values. Errors are
 ``ConfigError`` naming the key path, the bad value and what is allowed. ``to_dict()`` round-trips.
 
-The sections are split by concern: ``config_participants`` (drivers, scenario, interaction
-profiles), ``config_sensing`` (sensors, observation) and this module (rules, episode, result, the
-root); ``config_base`` holds the dict <-> dataclass machinery. Every public name stays importable
-from here.
+The sections are split by concern: ``participants`` (drivers, scenario, interaction profiles),
+``sensing`` (sensors, observation) and this module (rules, episode, result, the root); ``base`` holds
+the dict <-> dataclass machinery. Every public config name is importable from here.
 """
 
 from __future__ import annotations

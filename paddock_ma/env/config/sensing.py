@@ -34,7 +34,7 @@ class RaySpec(ConfigSection):
 @dataclass(frozen=True)
 class RaysConfig(ConfigSection):
     enabled: bool = True
-    # PaddockJS's presets (env.observations.RAY_LAYOUTS); "default" = "compact", our earlier name for it
+    # PaddockJS's presets (env.observations.RAY_LAYOUTS); "default" is an alias of "compact"
     layout: Literal["compact", "default", "driver-front-heavy", "lidar-lite"] = "compact"
     # None = every profile's default: road_edge + car (PaddockJS 2.0.0)
     channels: Optional[tuple[Literal[RAY_CHANNELS], ...]] = None

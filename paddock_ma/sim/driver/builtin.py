@@ -335,7 +335,7 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source
     maximum road-wheel angle, throttle, brake in [0, 1]). pre float64[C, 4] (columns PRE_*: heading,
     its cos, its sin, tyre factor) of each such car, computed by the step. Side effects:
     F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks left), I_PIT_INTENT (tyre-driven
-    pit requests). Reads the car's track position as ``surfaces.classify_car`` wrote it. Scratch:
+    pit requests). Reads the car's track position as ``vehicle.wheels.classify_car`` wrote it. Scratch:
     tidx int64[C], tbuf float64[3, C] (the gathered traffic). One call per world: the track
     arrays are unpacked, and the traffic gathered, once, not per car."""
     cx = tr.cx

@@ -3,7 +3,7 @@ race order (spec 4.1-4.3).
 
 Kernels the step calls (see ``sim.step``): ``race_control_tick`` first in every tick, ``car_is_held``
 per car before the dynamics, ``update_ranks`` per world at the end of the tick. ``init_world`` sets
-race control at a world's start (``race.start_worlds``).
+race control at a world's start (``race.start.start_worlds``).
 """
 
 import math

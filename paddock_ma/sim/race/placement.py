@@ -1,5 +1,5 @@
 """Putting a car on the track: grid slots and ``place_car``, the one state-reset path of a car (grid
-slots, scenario placements and ``reset_drivers`` all go through it, via ``race.place_cars``).
+slots, scenario placements and ``reset_drivers`` all go through it, via ``race.start.place_cars``).
 """
 
 import math

@@ -3,7 +3,7 @@ the pit-stop start.
 
 Kernels the step calls each tick, in order (see ``sim.step``): ``race.control.race_control_tick``
 (clock, start lights, red flag), ``race.control.car_is_held`` / ``race.pit_service.pit_route_active`` +
-``pit.pit_route_tick``, then after dynamics and wheel classification ``update_car_rules`` per car
+``race.pit_service.pit_route_tick``, then after dynamics and wheel classification ``update_car_rules`` per car
 (``update_rules_world``: all cars of a world in one call) and ``race.control.update_ranks`` per world.
 ``race.placement.place_car`` is the one state-reset path of a car.
 

@@ -209,7 +209,7 @@ def fill_vectors(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, ra
 
     slots int32[K] car slot of each controlled driver; physical int8[K]; n_look int32[K]; radar_k int32[K];
     radar_radius float64[K]; ray_count int32[C]; channel_mask int32[C]; ray_length float64[C, R];
-    sensor outputs as written by ``sensors.sense_worlds``; world_mask int8[W] (1 = fill this world);
+    sensor outputs as written by ``sensing.sensors.sense_worlds``; world_mask int8[W] (1 = fill this world);
     out float32[W, K, D]; rules float64[W, NR] (race.pitLaneOpen reads 0 while pit stops are off).
     """
     for w in range(cars_f.shape[0]):
