@@ -239,7 +239,7 @@ def test_object_view_and_vector_agree_in_every_world():
 
 
 def test_builtin_driver_as_a_policy_drives_laps():
-    """``driver_ai.ai_actions``: the built-in driver's controls as the controlled cars' actions keep
+    """``driver.builtin.ai_actions``: the built-in driver's controls as the controlled cars' actions keep
     them on the track at racing speed (the bench's lap-driving workload)."""
     from paddock_ma import make
     from paddock_ma.sim.driver.builtin import ai_actions

@@ -53,7 +53,7 @@ MISS = {"distanceRatio": 1.0, "hit": 0.0, "kindExit": 0.0, "kindEntry": 0.0, "re
 
 
 def track_curvature(k, track_length):
-    """PaddockJS's ``track-curvature`` entry from a curvature in 1/m (sim.observe module docstring)."""
+    """PaddockJS's ``track-curvature`` entry from a curvature in 1/m (sim.sensing.vectors module docstring)."""
     return abs(k) * track_length / 3600 / 28
 
 
@@ -191,7 +191,7 @@ def assert_object_matches_oracle(env, driver, obj, tol):
         for (corners, _), woff, (wheel, p) in zip(o["patches"], edges, s["contact_patches"].items()):
             assert L.SURFACE_NAMES.index(p["surface"]) in corners, (driver, wheel, corners, p)
             assert p["surface_code"] == SURFACE_CODE[L.SURFACE_NAMES.index(p["surface"])]
-            # Wheel offsets come from the car's own projection plus a curvature term (surfaces.py):
+            # Wheel offsets come from the car's own projection plus a curvature term (sim.vehicle.wheels):
             # exact on straights, within ~2 cm of the exact per-wheel projection in the tightest corners.
             assert p["signed_offset_meters"] == pytest.approx(woff, abs=0.02)
             assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=0.02)

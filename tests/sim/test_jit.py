@@ -1,4 +1,4 @@
-"""Every jitted function of the package states how numba compiles it (``sim/jit.py``): without
+"""Every jitted function of the package states how numba compiles it (``sim.core.jit``): without
 reference counting (``kernel``) or with it (``allocating_kernel``). A function that stated neither
 would inherit the setting from whichever caller compiled it first."""
 

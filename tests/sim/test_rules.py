@@ -1,5 +1,5 @@
 """Race rules on hand-built state: placement, laps and timing, start lights, red flag, stalled DNF,
-counters and race order (paddock_ma.sim.race.rules, race_control, car_placement), driven tick by tick on the oval track."""
+counters and race order (paddock_ma.sim.race.rules, race.control, race.placement), driven tick by tick on the oval track."""
 
 import math
 
