@@ -30,7 +30,7 @@ from ..env.episodes import (
 from ..env.errors import (
     EPISODE_ENDED, INVALID_ACTION, NOT_RESET, SNAPSHOT_REJECTED, UNKNOWN_DRIVER, ConfigError, PaddockError,
 )
-from ..env.reset.scenarios import PLACEMENT_POLICIES
+from ..env.reset.placements import PLACEMENT_POLICIES
 from .tally import EpisodeTally
 
 

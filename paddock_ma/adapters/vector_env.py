@@ -34,13 +34,13 @@ from ..env.actions import ACTION_HIGH, ACTION_LOW
 from ..env.batch_env import BatchEnv
 from ..env.episodes import M_LEGAL_PROGRESS
 from ..env.errors import ConfigError
-from ..env.reset.scenarios import PLACEMENT_POLICIES
+from ..env.reset.placements import PLACEMENT_POLICIES
 from .pettingzoo_env import resolve_config
 from .tally import EpisodeTally
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 _MODE_NAMES = {"nextstep": AutoresetMode.NEXT_STEP, "samestep": AutoresetMode.SAME_STEP}
-DEFAULT_REWARD = "legal_progress"      # an example reward (env/rewards.py), used when none is given
+DEFAULT_REWARD = "legal_progress"      # an example reward (env.rewards), used when none is given
 
 
 class CarVectorEnv(VectorEnv):

@@ -193,7 +193,7 @@ class ShardFleet:
         submitted cannot take one (ValueError naming it). Give ``at_seq`` for a reproducible run: "the next
         step" depends on how far each shard has got. One placement per step and shard."""
         from ..env.config.root import EnvConfig
-        from ..env.reset.scenarios import PLACEMENT_POLICIES
+        from ..env.reset.placements import PLACEMENT_POLICIES
         if placement not in PLACEMENT_POLICIES:
             raise ValueError(f"placement: got {placement!r}; expected one of {PLACEMENT_POLICIES}")
         controlled = list(EnvConfig.from_dict(self.config).controlled_drivers)

@@ -192,7 +192,7 @@ class ShardCore:
         first. A car whose episode ended in this step anyway is not reset twice.
         """
         if reset_mask is not None:
-            from ..env.reset.scenarios import PLACEMENT_POLICIES
+            from ..env.reset.placements import PLACEMENT_POLICIES
             reset_mask = np.asarray(reset_mask)
             shape = (self.num_worlds, len(self.env.controlled))
             if reset_mask.shape != shape or reset_mask.dtype != np.bool_:

@@ -46,7 +46,7 @@ class FleetVectorEnv(VectorEnv):
                  fleet_options: dict | None = None, **overrides):
         from ..env.config.root import EnvConfig
         from ..env.errors import ConfigError
-        from ..env.reset.scenarios import PLACEMENT_POLICIES
+        from ..env.reset.placements import PLACEMENT_POLICIES
         from .collect import resolve_env
 
         for name, value in (("reset_placement", reset_placement), ("start_placement", start_placement)):

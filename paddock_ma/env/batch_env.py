@@ -35,9 +35,9 @@ from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, running_slot
 from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .reset.interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
-from .reset.placements import place, policy_placements
+from .reset.placements import PLACEMENT_POLICIES, place, policy_placements
 from .rewards import engine_reward
-from .reset.scenarios import PLACEMENT_POLICIES, scenario_placements
+from .reset.scenarios import scenario_placements
 from .sensor_layout import SensorLayout
 from .reset.start import (  # noqa: F401  (re-exported names)
     COMPOUND_INDEX, car_params, rules_from_config, start_state,
@@ -84,8 +84,8 @@ class BatchEnv:
     VectorReward (not both). A config's per-driver ``reward(context)`` is PaddockEnv's alone and
     rejected here (``rewards`` module docstring).
     parallel: step the worlds, sense their cars and write their vectors on numba threads
-    (``sim.step.step_worlds_parallel``, ``sim.sensors.sense_worlds_parallel``,
-    ``sim.observe.fill_vectors_parallel``: ``prange`` over worlds), as many as ``numba.set_num_threads``
+    (``sim.step.step_worlds_parallel``, ``sim.sensing.sensors.sense_worlds_parallel``,
+    ``sim.sensing.vectors.fill_vectors_parallel``: ``prange`` over worlds), as many as ``numba.set_num_threads``
     allows (NUMBA_NUM_THREADS caps it; the CLI and Ray shards pin it to 1); bit-identical to the
     serial kernels for any thread count.
     """

@@ -20,7 +20,7 @@ from ..sim.core.jit import kernel
 END_REASON_NAMES = L.END_REASON_NAMES
 END_DESTROYED = L.END_DESTROYED
 
-METRIC_NAMES = (       # PaddockJS 2.0.0's thirteen, in its order (wire names: env.wire_names)
+METRIC_NAMES = (       # PaddockJS 2.0.0's thirteen, in its order (wire names: paddockjs.naming)
     "progress_delta_meters",        # race distance gained this step (negative when going backwards)
     "legal_progress_delta_meters",  # race distance gained while every wheel was on a legal surface
     "off_track",                    # 1 if a wheel touched gravel, grass or barrier during the step
@@ -43,7 +43,7 @@ _KPH_30 = 30.0 * L.MPS_PER_KPH
 # half the contact patch's length and width (m): how far a patch reaches across the track
 _PATCH_HALF_LENGTH = 0.5 * L.PATCH_LENGTH
 _PATCH_HALF_WIDTH = 0.5 * L.PATCH_WIDTH
-# the white line of every shipped track (sim.track_build.HALF_WIDTH, PaddockJS's 15 m track)
+# the white line of every shipped track (sim.track.build.HALF_WIDTH, PaddockJS's 15 m track)
 DEFAULT_HALF_WIDTH = 7.5
 
 
@@ -70,7 +70,7 @@ def compute_metrics(cars_f, cars_i, slots, out, half_width=DEFAULT_HALF_WIDTH):
             row[M_SPIN] = i[L.I_CNT_SPIN_TICKS] > 0 or destroyed
             lap = i[L.I_CNT_LAPS] > 0
             row[M_LAP_COMPLETED] = lap
-            # no time for a partial first lap (a car placed part-way round: car_placement.place_car)
+            # no time for a partial first lap (a car placed part-way round: sim.race.placement.place_car)
             row[M_LAP_TIME] = f[L.F_LAST_LAP_TIME] if lap and f[L.F_LAST_LAP_TIME] > 0.0 else np.nan
             row[M_CONTACTS] = i[L.I_CNT_CONTACTS]
 

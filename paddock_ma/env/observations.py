@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..sim.core import layout as L
 from ..sim.sensing.vectors import (
     BASE_FIELDS, LOOK_FIELDS, N_PATCHES, PATCH_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_PHYSICAL_FIELDS,
-    RAY_CHANNELS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
+    RAY_VECTOR_GROUPS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
     time_to_contact,
 )
 from ..sim.sensing.sensors import (
@@ -23,22 +23,21 @@ from ..sim.sensing.sensors import (
     LIDAR_LITE_LENGTHS,
 )
 from .config.root import DEFAULT_LOOKAHEAD_METERS, EnvConfig, RaysConfig, SensorsConfig
-from .config.root import RAY_CHANNELS as CONFIG_CHANNEL_ORDER
+from ..sim.sensing.march import CHANNEL_BITS, RAY_CHANNELS
 
 OBSERVATION_SPEC_VERSION = 2                       # PaddockJS 2.0.0's spec versions
 PHYSICAL_OBSERVATION_SPEC_VERSION = 4
 DEFAULT_LOOKAHEAD = DEFAULT_LOOKAHEAD_METERS
 DEFAULT_CHANNELS = ("road_edge", "car")            # every profile's channels when none are given
 # PaddockJS's ray layout presets: name -> (angles in degrees, lengths in m or None = the configured
-# length_meters); "default" is our earlier name of "compact", still accepted
+# length_meters); "default" is an alias of "compact"
 RAY_LAYOUTS = {
     "compact": (DEFAULT_ANGLES_DEG, None),
     "default": (DEFAULT_ANGLES_DEG, None),
     "driver-front-heavy": (FRONT_HEAVY_ANGLES_DEG, FRONT_HEAVY_LENGTHS),
     "lidar-lite": (LIDAR_LITE_ANGLES_DEG, LIDAR_LITE_LENGTHS),
 }
-CHANNEL_BITS = {name: bit for name, bit, _, _, _ in RAY_CHANNELS}
-CHANNEL_ORDER = CONFIG_CHANNEL_ORDER              # road_edge, kerb, illegal_surface, car (as PaddockJS lists them)
+CHANNEL_ORDER = RAY_CHANNELS                      # road_edge, kerb, illegal_surface, car (as PaddockJS lists them)
 WHEEL_NAMES = ("front_left", "front_right", "rear_left", "rear_right")          # object keys (Python names)
 
 
@@ -89,7 +88,7 @@ def resolve_senses(config: EnvConfig, driver_id: str | None) -> DriverSenses:
 
 def vector_schema(s: DriverSenses) -> list[dict]:
     """``[{name, unit?, scale}]`` for every vector entry (PaddockJS's schema entries: no unit key where it
-    has none), generated from ``sim.observe``'s table in the order ``fill_vectors`` writes them."""
+    has none), generated from ``sim.sensing.vectors``' table in the order ``fill_vectors`` writes them."""
     e = []
 
     def add(fields, prefix=""):
@@ -104,7 +103,7 @@ def vector_schema(s: DriverSenses) -> list[dict]:
     for i, _ in enumerate(s.lookahead):
         add(LOOK_FIELDS, f"track.lookahead[{i}].")
     for i, _ in enumerate(s.ray_ids):
-        for _, _, group, physical_only, fields in RAY_CHANNELS:
+        for _, group, physical_only, fields in RAY_VECTOR_GROUPS:
             if s.physical or not physical_only:
                 add(fields, f"rays[{i}].{group}.")
     for i in range(s.radar_k):
@@ -201,7 +200,7 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         "completed_laps": int(i[L.I_COMPLETED_LAPS]),
         "lap_progress_meters": float(f[L.F_PROGRESS]),
         "race_distance_meters": float(f[L.F_RACE_DISTANCE]),
-        # PaddockJS's measure: the contact-patch edge farthest from the centreline (sim.observe)
+        # PaddockJS's measure: the contact-patch edge farthest from the centreline (sim.sensing.vectors)
         "track_offset_meters": offset,
         "track_heading_error_radians": float(f[L.F_HEADING_ERROR]),
         "on_track": bool(i[L.I_ON_TRACK]),
@@ -224,7 +223,7 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         surfaces = [int(i[L.I_WHEEL_SURFACE_FL + n]) for n in range(4)]
         edges = [float(patch_edge_offset(f[L.F_WHEEL_OFFSET_FL + n], f[L.F_HEADING_ERROR], surfaces[n]))
                  for n in range(4)]
-        self_obj["contact_patches"] = {       # surface_code: PaddockJS's 6 codes (sim.observe.SURFACE_CODE)
+        self_obj["contact_patches"] = {       # surface_code: PaddockJS's 6 codes (sim.sensing.vectors.SURFACE_CODE)
             name: {"present": True, "surface": L.SURFACE_NAMES[surfaces[n]],
                    "surface_code": SURFACE_CODE[surfaces[n]], "on_legal_surface": bool(SURFACE_LEGAL[surfaces[n]]),
                    "signed_offset_meters": edges[n], "cross_track_error_meters": abs(edges[n])}

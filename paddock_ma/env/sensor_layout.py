@@ -4,8 +4,8 @@ Per slot: ray tables, channel masks and the radar radius ``radar_radius`` float6
 own ``nearby_cars.radius_meters``).
 
 ``SensorLayout(senses, slots, num_cars, num_worlds, track, parallel=False)`` resolves the controlled
-drivers' senses (``observations.DriverSenses``) into the arrays ``sim.sensors.sense_worlds`` and
-``sim.observe.fill_vectors`` take; ``sense(state, world_mask, sense_mask, obs)`` runs both for the
+drivers' senses (``observations.DriverSenses``) into the arrays ``sim.sensing.sensors.sense_worlds`` and
+``sim.sensing.vectors.fill_vectors`` take; ``sense(state, world_mask, sense_mask, obs)`` runs both for the
 masked cars and writes ``obs`` float32[W, K, D]; with ``parallel`` both are their ``_parallel``
 kernels (worlds over numba threads, bit-identical results). Buffers (float32 unless
 said, [W, C, ...] over car slots): ``ray_dist`` [W, C, R, 4] per channel, ``ray_hit`` int8,
@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.sensing.vectors import fill_vectors, fill_vectors_parallel
-from ..sim.sensing.sensors import (
-    N_RADAR_FIELDS, ray_directions, sense_worlds, sense_worlds_parallel, sensor_geometry,
-)
+from ..sim.sensing.geometry import sensor_geometry
+from ..sim.sensing.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sense_worlds_parallel
 
 DEFAULT_RADAR_RADIUS = 150.0    # m, the radius of the slots no controlled driver senses from
 

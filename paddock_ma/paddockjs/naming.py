@@ -1,366 +1,109 @@
-"""PaddockJS's camelCase names <-> the Python API's snake_case names: the one table, both ways.
+"""PaddockJS's names <-> the Python API's names: one rule and its exceptions, both ways.
 
-``PYTHON_TO_WIRE`` lists every key PaddockJS's side spells (reply fields, observation objects, specs,
-state, events, metrics, episode records, request fields and every config key); most are the
-mechanical camelCase of the Python name, a few are PaddockJS's own spelling (``completedLap``,
-``under30kph``). ``from_wire`` renames a camelCase document's keys to Python names (a config file,
-``EnvConfig.from_paddockjs``, a protocol request); keys that are data, not names (driver ids under
-``actions``, ``placements``, ``sensors_by_driver``, ``participant_interactions.drivers``), are kept,
-and so is a key the table does not know (the config's own check then names it).
+The rule: a Python name is snake_case, its wire spelling is the camelCase of it (``frame_skip`` <->
+``frameSkip``, ``lateral_g`` <-> ``lateralG``). ``EXCEPTIONS`` lists the names PaddockJS spells its own
+way (``lap_completed`` is ``completedLap``, ``under_30_kph`` is ``under30kph``); every other key of a
+reply, observation, spec, state, event, metric, episode record, request or config follows the rule.
 
-It lives in the env layer so that the config can read PaddockJS-shaped documents without importing
-the protocol; ``protocol.wire_names`` adds the reply direction (``to_wire``) over the same table.
+``wire_name`` and ``python_name`` apply the rule (and the exceptions) to one name. ``from_wire`` renames
+the keys of a PaddockJS-shaped document (a config file, ``EnvConfig.from_paddockjs``, a protocol
+request) for a reader that knows its ``names``: a key whose Python form the reader does not know is kept
+as written, so the reader's own check names it as the sender spelt it, and keys that are data, not
+names (driver ids under ``actions``, ``placements``, ``sensors_by_driver``,
+``participant_interactions.drivers``), are kept too. The values of ``VALUE_NAMED_KEYS`` (ray channels:
+``roadEdge`` <-> ``road_edge``) are names and follow the same rule.
+
+This module sits below the config and the protocol (it imports nothing of ``paddock_ma``), so the
+config reads PaddockJS-shaped documents without importing the protocol.
 """
 
 from __future__ import annotations
 
-PYTHON_TO_WIRE = {
-    "action": "action",
-    "action_errors": "actionErrors",
-    "action_policy": "actionPolicy",
-    "actions": "actions",
-    "affects_race_order": "affectsRaceOrder",
-    "ahead": "ahead",
-    "angle_degrees": "angleDegrees",
-    "angles_degrees": "anglesDegrees",
-    "applied_controls": "appliedControls",
-    "at": "at",
-    "behind": "behind",
-    "best_lap_time": "bestLapTime",
-    "blocks_pit_lane": "blocksPitLane",
-    "box": "box",
-    "brake": "brake",
-    "car": "car",
-    "cars": "cars",
-    "channels": "channels",
-    "checksum": "checksum",
-    "closing_rate_meters_per_second": "closingRateMetersPerSecond",
-    "closing_speed_meters_per_second": "closingSpeedMetersPerSecond",
-    "code": "code",
-    "collidable": "collidable",
-    "collision_restitution": "collisionRestitution",
-    "completed_laps": "completedLaps",
-    "compounds": "compounds",
-    "consistency": "consistency",
-    "contact_count": "contactCount",
-    "contact_patches": "contactPatches",
-    "contacts_this_step": "contactsThisStep",
-    "contract_version": "contractVersion",
-    "controlled_drivers": "controlledDrivers",
-    "count": "count",
-    "cross_track_error_meters": "crossTrackErrorMeters",
-    "curvature": "curvature",
-    "default_length_meters": "defaultLengthMeters",
-    "default_profile": "defaultProfile",
-    "default_stop_seconds": "defaultStopSeconds",
-    "delta_distance_meters": "deltaDistanceMeters",
-    "description": "description",
-    "destroy_reason": "destroyReason",
-    "destroyed": "destroyed",
-    "detect_cars": "detectCars",
-    "detect_track": "detectTrack",
-    "detectable_as_nearby": "detectableAsNearby",
-    "detectable_by_rays": "detectableByRays",
-    "distance_meters": "distanceMeters",
-    "done": "done",
-    "driver_id": "driverId",
-    "driver_ids": "driverIds",
-    "drivers": "drivers",
-    "dtype": "dtype",
-    "elapsed_seconds": "elapsedSeconds",
-    "enabled": "enabled",
-    "encoding": "encoding",
-    "encodings": "encodings",
-    "end_on_race_finish": "endOnRaceFinish",
-    "end_reason": "endReason",
-    "entries": "entries",
-    "env_id": "envId",
-    "env_version": "envVersion",
-    "environment_version": "environmentVersion",
-    "envs": "envs",
-    "episode": "episode",
-    "episode_id": "episodeId",
-    "episode_step": "episodeStep",
-    "events": "events",
-    "external_renderer": "externalRenderer",
-    "f32": "f32",
-    "field": "field",
-    "finish_time_seconds": "finishTimeSeconds",
-    "finished": "finished",
-    "frame_skip": "frameSkip",
-    "front_left": "frontLeft",
-    "front_right": "frontRight",
-    "fully_outside_white_line": "fullyOutsideWhiteLine",
-    "grid_locked": "gridLocked",
-    "grip_usage": "gripUsage",
-    "heading": "heading",
-    "heading_delta_radians": "headingDeltaRadians",
-    "heading_error_radians": "headingErrorRadians",
-    "heading_radians": "headingRadians",
-    "hit": "hit",
-    "id": "id",
-    "illegal_surface": "illegalSurface",
-    "in_pit_lane": "inPitLane",
-    "include_schema": "includeSchema",
-    "info": "info",
-    "instability": "instability",
-    "interaction_flags": "interactionFlags",
-    "issue_chance": "issueChance",
-    "issue_max_delay_seconds": "issueMaxDelaySeconds",
-    "kerb": "kerb",
-    "kind": "kind",
-    "lap": "lap",
+import re
+
+# PaddockJS's own spellings: the names the rule does not give.
+EXCEPTIONS = {
     "lap_completed": "completedLap",
-    "lap_progress_meters": "lapProgressMeters",
-    "lap_time_seconds": "lapTimeSeconds",
-    "last_lap_time": "lastLapTime",
-    "lateral_acceleration": "lateralAcceleration",
-    "lateral_g": "lateralG",
-    "layout": "layout",
-    "left_boundary_meters": "leftBoundaryMeters",
-    "left_overlap": "leftOverlap",
-    "legal_progress_delta_meters": "legalProgressDeltaMeters",
-    "legal_width_meters": "legalWidthMeters",
-    "length_meters": "lengthMeters",
-    "life": "life",
-    "limits": "limits",
-    "longitudinal_g": "longitudinalG",
-    "lookahead": "lookahead",
-    "lookahead_meters": "lookaheadMeters",
-    "max": "max",
-    "max_cars": "maxCars",
-    "max_concurrent_pit_lane_cars": "maxConcurrentPitLaneCars",
-    "max_depth": "maxDepth",
-    "max_drivers": "maxDrivers",
-    "max_id_chars": "maxIdChars",
-    "max_key_chars": "maxKeyChars",
-    "max_line_bytes": "maxLineBytes",
-    "max_steps": "maxSteps",
-    "max_string_chars": "maxStringChars",
-    "message": "message",
-    "message_types": "messageTypes",
-    "metrics": "metrics",
-    "min": "min",
-    "minimum_pit_lane_gap_meters": "minimumPitLaneGapMeters",
-    "modules": "modules",
-    "name": "name",
-    "names": "names",
-    "nearby_cars": "nearbyCars",
-    "no_hit_value": "noHitValue",
-    "non_controlled": "nonControlled",
-    "object": "object",
-    "objects": "objects",
-    "observation": "observation",
-    "observation_scope": "observationScope",
-    "off_track": "offTrack",
-    "offset_meters": "offsetMeters",
-    "on_legal_surface": "onLegalSurface",
-    "on_track": "onTrack",
-    "optional": "optional",
-    "options": "options",
-    "other_driver_id": "otherDriverId",
-    "output": "output",
-    "package": "package",
-    "package_version": "packageVersion",
-    "participant_interactions": "participantInteractions",
-    "participants": "participants",
-    "per_driver": "perDriver",
-    "perfect": "perfect",
-    "physical_driver": "physicalDriver",
-    "physics_mode": "physicsMode",
-    "pit_compound": "pitCompound",
-    "pit_crew": "pitCrew",
-    "pit_entry_meters": "pitEntryMeters",
-    "pit_exit_meters": "pitExitMeters",
-    "pit_intent": "pitIntent",
-    "pit_lane_open": "pitLaneOpen",
-    "pit_lane_speed_limit_kph": "pitLaneSpeedLimitKph",
-    "pit_stop": "pitStop",
-    "pit_stop_service_remaining_seconds": "pitStopServiceRemainingSeconds",
-    "pit_stop_status": "pitStopStatus",
-    "pit_stops": "pitStops",
-    "pit_stops_completed": "pitStopsCompleted",
-    "pit_target_compound": "pitTargetCompound",
-    "placements": "placements",
-    "position": "position",
-    "position_normalized": "positionNormalized",
-    "precision": "precision",
-    "present": "present",
-    "preset": "preset",
-    "previous_x": "previousX",
-    "previous_y": "previousY",
-    "primary_driver_id": "primaryDriverId",
-    "profile": "profile",
-    "progress_delta_meters": "progressDeltaMeters",
-    "progress_meters": "progressMeters",
-    "protocol": "protocol",
-    "protocol_version": "protocolVersion",
-    "race": "race",
-    "race_distance_meters": "raceDistanceMeters",
-    "race_finished": "raceFinished",
-    "race_mode": "raceMode",
-    "radius_meters": "radiusMeters",
-    "rank": "rank",
-    "ratings": "ratings",
-    "rays": "rays",
-    "rear_left": "rearLeft",
-    "rear_right": "rearRight",
-    "red_flag": "redFlag",
-    "relative_distance_meters": "relativeDistanceMeters",
-    "relative_forward_meters": "relativeForwardMeters",
-    "relative_heading_radians": "relativeHeadingRadians",
-    "relative_right_meters": "relativeRightMeters",
-    "relative_speed_kph": "relativeSpeedKph",
-    "relative_to": "relativeTo",
-    "relative_velocity_forward_meters_per_second": "relativeVelocityForwardMetersPerSecond",
-    "relative_velocity_right_meters_per_second": "relativeVelocityRightMetersPerSecond",
-    "reliability": "reliability",
-    "replay_ghosts": "replayGhosts",
-    "required": "required",
-    "reset_drivers_observation_scope": "resetDriversObservationScope",
-    "reset_mask": "resetMask",
-    "result": "result",
-    "result_options": "resultOptions",
-    "results": "results",
-    "retired": "retired",
-    "reward": "reward",
-    "rich": "rich",
-    "right_boundary_meters": "rightBoundaryMeters",
-    "right_overlap": "rightOverlap",
-    "rules": "rules",
-    "same_lap": "sameLap",
-    "scale": "scale",
-    "scenario": "scenario",
-    "schema": "schema",
-    "seconds": "seconds",
-    "seed": "seed",
-    "self": "self",
-    "sensors": "sensors",
-    "sensors_by_driver": "sensorsByDriver",
-    "service_remaining_seconds": "serviceRemainingSeconds",
-    "severe_cut": "severeCut",
-    "shape": "shape",
-    "signed_offset_meters": "signedOffsetMeters",
-    "size": "size",
-    "slip_angle_radians": "slipAngleRadians",
-    "snapshot": "snapshot",
-    "speed": "speed",
-    "speed_kph": "speedKph",
-    "speed_meters_per_second": "speedMetersPerSecond",
-    "spin_or_backwards": "spinOrBackwards",
-    "stalled_dnf": "stalledDnf",
-    "standing_start": "standingStart",
-    "start_distance_meters": "startDistanceMeters",
-    "start_light_count": "startLightCount",
-    "start_light_interval": "startLightInterval",
-    "start_lights_out_hold": "startLightsOutHold",
-    "state": "state",
-    "state_options": "stateOptions",
-    "state_output": "stateOutput",
-    "status": "status",
-    "steering": "steering",
-    "steering_angle": "steeringAngle",
-    "steering_angle_radians": "steeringAngleRadians",
-    "step": "step",
-    "steps": "steps",
-    "stops_completed": "stopsCompleted",
-    "surface": "surface",
-    "surface_code": "surfaceCode",
-    "target_tire": "targetTire",
-    "team": "team",
-    "terminated": "terminated",
-    "throttle": "throttle",
-    "tick": "tick",
-    "time": "time",
-    "time_to_contact_seconds": "timeToContactSeconds",
-    "tire": "tire",
-    "tire_degradation": "tireDegradation",
-    "tire_energy": "tireEnergy",
-    "tire_pit_commit_threshold_percent": "tirePitCommitThresholdPercent",
-    "tire_pit_request_threshold_percent": "tirePitRequestThresholdPercent",
-    "tire_strategy": "tireStrategy",
-    "total_cars": "totalCars",
-    "total_laps": "totalLaps",
-    "track": "track",
-    "track_generation": "trackGeneration",
-    "track_heading_error_radians": "trackHeadingErrorRadians",
-    "track_offset_meters": "trackOffsetMeters",
-    "track_query_index": "trackQueryIndex",
-    "track_seed": "trackSeed",
-    "traction_limited": "tractionLimited",
-    "traffic": "traffic",
-    "truncated": "truncated",
-    "type": "type",
     "under_30_kph": "under30kph",
-    "unit": "unit",
-    "used_tire_compounds": "usedTireCompounds",
-    "values": "values",
-    "variability": "variability",
-    "vector": "vector",
-    "vector_type": "vectorType",
-    "vectors": "vectors",
-    "velocity_x": "velocityX",
-    "velocity_y": "velocityY",
-    "version": "version",
-    "warmup": "warmup",
-    "wheels": "wheels",
-    "width_meters": "widthMeters",
-    "world_step": "worldStep",
-    "worlds": "worlds",
-    "x": "x",
-    "y": "y",
-    "yaw_rate": "yawRate",
-    "yaw_rate_radians_per_second": "yawRateRadiansPerSecond",
 }
-WIRE_TO_PYTHON = {wire: py for py, wire in PYTHON_TO_WIRE.items()}
-assert len(WIRE_TO_PYTHON) == len(PYTHON_TO_WIRE), "two Python names share a wire name"
+_EXCEPTIONS_BACK = {wire: py for py, wire in EXCEPTIONS.items()}
+assert len(_EXCEPTIONS_BACK) == len(EXCEPTIONS), "two Python names share a wire name"
 
 # Python keys whose dict value is keyed by data (driver ids): in replies, and in requests (where
 # "observation" is the config's observation section, not a map of drivers).
 REPLY_DATA_KEYED = frozenset({"observation", "metrics", "reward", "drivers", "per_driver"})
 REQUEST_DATA_KEYED = frozenset({"actions", "placements", "sensors_by_driver", "drivers"})
-# Config values that are names with a wire spelling (ray channels).
-_VALUE_NAMES = {"roadEdge": "road_edge", "illegalSurface": "illegal_surface"}
+# Python keys whose values are names with a wire spelling (ray channels: ``road_edge`` is ``roadEdge``).
+VALUE_NAMED_KEYS = frozenset({"channels"})
+
+_CAMEL = re.compile(r"[a-z][a-zA-Z0-9]*")
+_UPPER = re.compile(r"[A-Z]")
+
+
+class PythonNameError(ValueError):
+    """A strict ``from_wire`` met a name spelt the Python way (``key``) where the wire spells it
+    otherwise."""
+
+    def __init__(self, key: str):
+        super().__init__(f"{key}: a Python name; the wire spells it {wire_name(key)}")
+        self.key = key
+
+
+def camel_case(name: str) -> str:
+    """The rule, one way: ``frame_skip`` -> ``frameSkip`` (a name without ``_`` is unchanged)."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def snake_case(name: str) -> str:
+    """The rule, the other way: ``frameSkip`` -> ``frame_skip``; a string that is not a camelCase
+    identifier (``car-00``, ``pit_intent``, ``S``) is returned unchanged."""
+    if not _CAMEL.fullmatch(name):
+        return name
+    return _UPPER.sub(lambda m: "_" + m.group(0).lower(), name)
 
 
 def wire_name(name: str) -> str:
-    """The wire spelling of a Python key (the table's, else its mechanical camelCase)."""
-    found = PYTHON_TO_WIRE.get(name)
-    if found is not None:
-        return found
-    head, *rest = name.split("_")
-    return head + "".join(p[:1].upper() + p[1:] for p in rest)
-
+    """The wire spelling of a Python name (its exception, else the rule)."""
+    found = EXCEPTIONS.get(name)
+    return found if found is not None else camel_case(name)
 
 
 def python_name(name: str) -> str:
-    """The Python spelling of a wire key (the table's; a key it does not know is kept as sent, so
-    the config's own check names it)."""
-    return WIRE_TO_PYTHON.get(name, name)
+    """The Python spelling of a wire name (its exception, else the rule)."""
+    found = _EXCEPTIONS_BACK.get(name)
+    return found if found is not None else snake_case(name)
 
 
+def from_wire(value, parent: str | None = None, strict: bool = False, names=None):
+    """A document's JSON value with Python key names.
 
-def from_wire(value, parent: str | None = None, strict: bool = False):
-    """A request's JSON value with Python key names (data keys and unknown names kept as sent).
-
-    strict: a key spelt the Python way where the wire spelling differs (``pit_intent`` for ``pitIntent``)
-    is refused; config files may use either spelling, messages use the wire's.
+    names: the Python names the reader knows (a container supporting ``in``); a key whose Python form
+    is not among them is kept as written (``None``: every key is renamed). Keys under a
+    ``REQUEST_DATA_KEYED`` parent are data and kept. strict: a known name spelt the Python way where
+    the wire spelling differs (``pit_intent`` for ``pitIntent``) is refused (``PythonNameError``);
+    config files may use either spelling, messages use the wire's.
     """
     kind = type(value)
     if kind is dict:
         if parent in REQUEST_DATA_KEYED:
-            return {key: from_wire(item, None, strict) for key, item in value.items()}
+            return {key: from_wire(item, None, strict, names) for key, item in value.items()}
         out = {}
         for key, item in value.items():
-            if strict and key not in WIRE_TO_PYTHON and PYTHON_TO_WIRE.get(key, key) != key:
-                from ..env.errors import INVALID_REQUEST, PaddockError
-                raise PaddockError(INVALID_REQUEST, f"{key}: a Python name; the wire spells it "
-                                   f"{PYTHON_TO_WIRE[key]}", key)
+            if strict and wire_name(key) != key and (names is None or key in names):
+                raise PythonNameError(key)
             name = python_name(key)
-            out[name] = from_wire(item, name, strict)
+            if names is not None and name not in names:
+                name = key
+            out[name] = from_wire(item, name, strict, names)
         return out
     if kind is list:
-        if parent == "channels":
-            return [_VALUE_NAMES.get(item, item) if type(item) is str else item for item in value]
-        return [from_wire(item, None, strict) for item in value]
+        if parent in VALUE_NAMED_KEYS:
+            return [_value_name(item, names) if type(item) is str else item for item in value]
+        return [from_wire(item, None, strict, names) for item in value]
     return value
+
+
+def _value_name(item: str, names) -> str:
+    name = python_name(item)
+    return name if names is None or name in names else item

@@ -103,7 +103,7 @@ def _die_with_parent_hook():
 _READ_BYTES = 1 << 20
 
 
-def _pump_lines(fd: int, lines: queue.Queue) -> None:
+def pump_lines(fd: int, lines: queue.Queue) -> None:
     """Reader thread: every line read from the file descriptor ``fd`` into ``lines`` (newline kept; a
     last line without one as it is), then None at end of output.
 
@@ -217,7 +217,7 @@ class WorkerClient:
         self._timed_out = False
         # the threads hold the pipes, not the client, so a forgotten client can be collected (and reaped)
         widen_pipe(self._process.stdout.fileno())       # megabyte replies cross in a few hand-offs
-        self._readers = [threading.Thread(target=_pump_lines, args=(self._process.stdout.fileno(), self._replies),
+        self._readers = [threading.Thread(target=pump_lines, args=(self._process.stdout.fileno(), self._replies),
                                           name=f"worker-{self.pid}-stdout", daemon=True)]
         if capture:
             self._readers.append(threading.Thread(target=self._stderr_tail.pump, args=(self._process.stderr,),

@@ -7,7 +7,7 @@ than 64 bits, nesting deeper than ``Limits.max_depth``, keys, strings or ids ove
 ``eval``, no ``pickle``: only ``json``.
 
 Output (``encode``) is compact JSON (no spaces, UTF-8, keys in the order given) with no ``NaN`` or
-``Infinity``: the values are made JSON-safe beforehand (``paddock_ma.protocol.wire_names.to_wire``
+``Infinity``: the values are made JSON-safe beforehand (``protocol.wire_names.to_wire``
 turns numpy arrays into lists and non-finite floats into ``null``). Every transport encodes with this
 one function, so their replies are byte-identical.
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..env.errors import PaddockError
-from .wire_names import PYTHON_TO_WIRE, wire_field
+from .wire_names import REQUEST_NAMES, wire_field, wire_name
 
 _SNAKE_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
@@ -19,14 +19,14 @@ def error_reply(mid, code: str, message: str, field: str | None) -> dict:
 
 
 def wire_message(exc: PaddockError) -> str:
-    """The error's message in wire names: its field path, and every Python name of the table in its text
+    """The error's message in wire names: its field path, and every request name in its text
     (``known keys: controlled_drivers, ...`` reads ``controlledDrivers`` on the wire)."""
     message = exc.message
     if exc.field:
         wire = wire_field(exc.field)
         if wire != exc.field:
             message = message.replace(exc.field, wire)
-    return _SNAKE_NAME.sub(lambda m: PYTHON_TO_WIRE.get(m.group(0), m.group(0)), message)
+    return _SNAKE_NAME.sub(lambda m: wire_name(m.group(0)) if m.group(0) in REQUEST_NAMES else m.group(0), message)
 
 
 def json_kind(value) -> str:

@@ -1,12 +1,13 @@
-"""The worker protocol's side of PaddockJS's camelCase names: replies out, requests in.
+"""The worker protocol's side of PaddockJS's names: replies out, requests in.
 
-The one camelCase <-> snake_case table (``PYTHON_TO_WIRE``, ``from_wire``, ``wire_name``) lives in
-``env.wire_names`` so that the config can read PaddockJS-shaped documents without importing the
-protocol; it is re-exported here. ``to_wire`` renames the keys of a Python result and makes its values
-JSON-safe (numpy arrays to lists, non-finite floats to ``null``); ``from_request`` is ``from_wire`` for
-a message (wire names only). Keys that are data, not names (driver ids under ``observation``,
-``metrics``, ``reward``, ``info.drivers``, ``per_driver``, ``actions``, ``placements``,
-``sensors_by_driver``, ``participant_interactions.drivers``), are left as they are.
+The naming rule and its exceptions live in ``paddockjs.naming`` (below the config and the protocol);
+this module applies them to messages. ``to_wire`` renames the keys of a Python result by the rule and
+makes its values JSON-safe (numpy arrays to lists, non-finite floats to ``null``); ``from_request`` is
+``from_wire`` for a message: wire names only, renamed into ``REQUEST_NAMES`` (the names a request may
+carry), anything else kept as sent so the reader's check names it as sent. Keys that are data, not
+names (driver ids under ``observation``, ``metrics``, ``reward``, ``info.drivers``, ``per_driver``,
+``actions``, ``placements``, ``sensors_by_driver``, ``participant_interactions.drivers``), are left as
+they are.
 """
 
 from __future__ import annotations
@@ -15,10 +16,17 @@ import math
 
 import numpy as np
 
-from ..paddockjs.naming import (  # the one table, re-exported for the protocol's users
-    PYTHON_TO_WIRE, REPLY_DATA_KEYED, REQUEST_DATA_KEYED, WIRE_TO_PYTHON, from_wire, python_name, wire_name,
+from ..env.actions import ACTION_FIELDS
+from ..env.config.root import CONFIG_NAMES
+from ..env.errors import INVALID_REQUEST, PaddockError
+from ..paddockjs.naming import (
+    REPLY_DATA_KEYED, REQUEST_DATA_KEYED, PythonNameError, from_wire, python_name, wire_name,
 )
 from .codec import PackedF32
+
+# The Python names a request may carry below its top level: config keys (reset options), action fields,
+# and the result and state options.
+REQUEST_NAMES = CONFIG_NAMES | frozenset(ACTION_FIELDS) | {"observation_scope", "state_output", "output"}
 
 
 def to_wire(value, parent: str | None = None):
@@ -53,15 +61,20 @@ def array_to_wire(array: np.ndarray) -> list:
 
 
 def from_request(value, parent: str | None = None):
-    """``from_wire`` of a protocol message's field: strict (a request speaks wire names only)."""
-    return from_wire(value, parent, strict=True)
+    """``from_wire`` of a protocol message's field over ``REQUEST_NAMES``: strict (a request speaks
+    wire names only; a Python spelling is a PaddockError(invalid_request) naming it)."""
+    try:
+        return from_wire(value, parent, strict=True, names=REQUEST_NAMES)
+    except PythonNameError as exc:
+        raise PaddockError(INVALID_REQUEST, str(exc), exc.key) from None
 
 
 def wire_field(field: str | None) -> str | None:
-    """A dotted Python field path (``actions.car-00.pit_intent``) in wire names (``...pitIntent``)."""
+    """A dotted Python field path (``actions.car-00.pit_intent``) in wire names (``...pitIntent``): the
+    parts that are request names are renamed, data (driver ids) and unknown keys are kept."""
     if field is None:
         return None
-    return ".".join(wire_name(part) if part in PYTHON_TO_WIRE else part for part in field.split("."))
+    return ".".join(wire_name(part) if part in REQUEST_NAMES else part for part in field.split("."))
 
 
 def config_from_wire(doc: dict):
@@ -72,5 +85,5 @@ def config_from_wire(doc: dict):
     return EnvConfig.from_paddockjs(doc)
 
 
-__all__ = ["PYTHON_TO_WIRE", "REPLY_DATA_KEYED", "REQUEST_DATA_KEYED", "WIRE_TO_PYTHON", "array_to_wire",
+__all__ = ["REPLY_DATA_KEYED", "REQUEST_DATA_KEYED", "REQUEST_NAMES", "array_to_wire",
            "config_from_wire", "from_request", "from_wire", "python_name", "to_wire", "wire_field", "wire_name"]

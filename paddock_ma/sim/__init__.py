@@ -1,12 +1,14 @@
-"""The numba simulation core: pure jitted kernels (``jit.py``) over structure-of-arrays state, no Python
-objects.
+"""The numba simulation: pure jitted kernels (``core.jit``) over structure-of-arrays state, no Python
+objects, in rooms by concern (``core``, ``track``, ``vehicle``, ``race``, ``driver``, ``sensing``) with
+the transition order of a tick in ``step``.
 
 Numba cache policy. Kernels are compiled with ``cache=True``. Numba's on-disk cache checks only the
 source file of the function it loads, not the files whose kernels it calls or inlines, so editing one
 module could load a stale compiled caller. So, unless the user set ``NUMBA_CACHE_DIR`` (then numba's
 own rules apply and this package changes nothing), importing ``paddock_ma.sim`` points numba's cache
-directory (``NUMBA_CACHE_DIR``, so that numba's reloads of its settings keep it) at ``paddock_ma/sim/__pycache__/numba-<hash of every module of this package and its subpackages>``: any source
-change starts a fresh cache. This has to happen at import, before the first kernel is decorated (numba
+directory (``NUMBA_CACHE_DIR``, so that numba's reloads of its settings keep it) at
+``paddock_ma/sim/__pycache__/numba-<hash of every module of this package and its subpackages>``: any
+source change starts a fresh cache. This has to happen at import, before the first kernel is decorated (numba
 picks a kernel's cache location when it is defined); it is the only thing the import does besides
 defining the package. Nothing is deleted at import: another process may be using an older cache right
 now (another checkout state, a long run). ``prune_numba_caches(keep)`` removes all but the ``keep``

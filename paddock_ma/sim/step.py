@@ -2,7 +2,7 @@
 
 One physics tick of one world (``DT`` = 1/60 s), in this order:
 
-1. race control: time, start lights, grid lock, red flag (``race_control.race_control_tick``)
+1. race control: time, start lights, grid lock, red flag (``race.control.race_control_tick``)
 2. controls and dynamics per car: a pit-route car is moved by its route; a held car (grid, red
    flag, terminal) is frozen; otherwise controls come from the policy (``I_MANUAL``) or the built-in
    driver, and the vehicle integrates one tick
@@ -74,11 +74,11 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, 4] (columns
     layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
     unchanged heading are computed once, not per kernel), tidx
-    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track_surface.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module
-    (``ai_world``, ``classify_world``, ``update_rules_world``): one call per world and stage, whose
-    per-car bodies are inlined. (Per-car calls taking the track tuple once cost reference counting
-    of its ~30 arrays; ``jit.kernel`` compiles without it now.) The built-in
-    drivers all decide from the state at the start of the tick, before any car moves.
+    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track.surface.pit_bbox`` of the
+    track. Each stage runs all cars of the world in one call of its module (``ai_world``,
+    ``classify_world``, ``update_rules_world``): one call per world and stage, whose per-car bodies are
+    inlined, so the track's arrays are unpacked once per world and stage. The built-in drivers all
+    decide from the state at the start of the tick, before any car moves.
     """
     n_cars = cars_f.shape[1]
     race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, DT)

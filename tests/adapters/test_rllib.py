@@ -11,7 +11,7 @@ import pytest
 from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv, register
 from paddock_ma.env.errors import PaddockError
 
-from barrier import drive_into_barrier, into_the_barrier
+from tests.helpers.barrier import drive_into_barrier, into_the_barrier
 
 FEW_SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]},
               "nearby_cars": {"max_cars": 1}}

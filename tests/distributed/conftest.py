@@ -1,23 +1,19 @@
-"""Real Ray for the distributed tests: one local instance for the session, a multi-node Cluster for node loss.
+"""Fixtures of the distributed tests: the env they collect from, a compiled kernel cache before Ray
+starts (``ray_ready``; the Ray fixtures are the session's, tests/conftest.py), and a multi-node Cluster
+for node loss and join.
 
-Never ``ray stop``: the local instance is ``ray.shutdown()``-ed and the Cluster tears down its own nodes.
 Tests marked ``cluster`` run last, after the local instance is shut down (a driver joins one cluster at a
 time).
 """
 
 import os
 
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")       # throwaway test clusters: no token file
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
+import numpy as np
+import pytest
 
 ENV_ID = "paddock/oval-batch-v0"
 # short episodes so cars end (truncated at max-steps) and start new lives within a short test
 OVERRIDES = {"episode": {"max_steps": 20}}
-LOCAL_INIT = dict(address="local", num_cpus=2, object_store_memory=150 * 1024**2, include_dashboard=False,
-                  log_to_driver=False)
 
 
 def pytest_collection_modifyitems(config, items):
@@ -46,35 +42,9 @@ def warm_cache(env_config):
     return True
 
 
-@pytest.fixture(scope="session")
-def ray_session():
-    """The session's Ray state: ``local()`` joins the local instance, ``shutdown()`` leaves it."""
-    import ray
-
-    class Session:
-        mode = None
-
-        def local(self):
-            if self.mode != "local":
-                if ray.is_initialized():
-                    ray.shutdown()
-                ray.init(**LOCAL_INIT)
-                self.mode = "local"
-            return ray
-
-        def shutdown(self):
-            if ray.is_initialized():
-                ray.shutdown()
-            self.mode = None
-
-    s = Session()
-    yield s
-    s.shutdown()
-
-
 @pytest.fixture
-def ray_local(ray_session, warm_cache):
-    return ray_session.local()
+def ray_ready(warm_cache):
+    return warm_cache
 
 
 NODE_STORE = 80 * 1024**2       # object store of each raylet of a test Cluster

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from env_helpers import act, make_env
+from tests.helpers.env import act, make_env
 from paddock_ma.env.errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError
 
 

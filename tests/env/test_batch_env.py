@@ -4,7 +4,7 @@ rejection of bad action arrays."""
 import numpy as np
 import pytest
 
-from env_helpers import act, config, make_env
+from tests.helpers.env import act, config, make_env
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.episodes import METRIC_NAMES, M_PROGRESS
 from paddock_ma.env.errors import INVALID_ACTION, PaddockError
@@ -217,7 +217,7 @@ def test_reset_drivers_observations_equal_a_full_sense(profile):
 
 def test_object_view_and_vector_agree_in_every_world():
     from paddock_ma.env.observations import object_view
-    from test_observations import expected_vector
+    from tests.helpers.vector_oracle import expected_vector
     batch = BatchEnv(config(observation={"profile": "physical-driver"}), 3)
     batch.reset()
     acts = np.stack([ACTIONS[0], ACTIONS[1], np.zeros((2, 3), np.float32)])
@@ -239,7 +239,7 @@ def test_object_view_and_vector_agree_in_every_world():
 
 
 def test_builtin_driver_as_a_policy_drives_laps():
-    """``driver_ai.ai_actions``: the built-in driver's controls as the controlled cars' actions keep
+    """``driver.builtin.ai_actions``: the built-in driver's controls as the controlled cars' actions keep
     them on the track at racing speed (the bench's lap-driving workload)."""
     from paddock_ma import make
     from paddock_ma.sim.driver.builtin import ai_actions

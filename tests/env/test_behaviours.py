@@ -5,7 +5,7 @@ snapshot/restore through the env classes, and parallel stepping equals serial st
 
 import numpy as np
 import pytest
-from env_helpers import config
+from tests.helpers.env import config
 
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.environment import PaddockEnv

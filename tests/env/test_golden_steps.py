@@ -5,7 +5,7 @@ tests/protocol/test_golden_wire.py."""
 
 import pytest
 
-from golden_steps import CONFIGS, check_result, golden
+from tests.helpers.golden import CONFIGS, check_result, golden
 from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.paddockjs.naming import python_name

@@ -6,8 +6,6 @@ entries hold what PaddockJS's do, up to what another track and simulator change.
 
 import json
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,9 +14,8 @@ from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.protocol.messages import Dispatcher
 from paddock_ma.protocol.wire_names import config_from_wire
+from tests.helpers.golden import CONFIGS, FIXTURES, golden
 
-sys.path.insert(0, str(Path(__file__).parent))
-from golden_steps import CONFIGS, FIXTURES, golden  # noqa: E402
 
 # entries whose values depend on the track, the placement speed or the simulator: compared with a
 # tolerance (absolute, in the entry's vector units) instead of exactly

@@ -2,7 +2,7 @@
 
 import pytest
 
-from env_helpers import act, make_env
+from tests.helpers.env import act, make_env
 from paddock_ma.sim.core import layout as L
 
 # car-00 and car-01 side by side (0.5 m apart: bodies overlap), same speed, steering into each other

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from env_helpers import act, all_act, make_env, slot
+from tests.helpers.env import act, all_act, make_env, slot
 from paddock_ma.env.episodes import METRIC_NAMES
 from paddock_ma.env.environment import RewardCallbackError
 from paddock_ma.env.errors import INTERNAL_ERROR, PaddockError

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from paddock_ma.env.config.root import EnvConfig
+from paddock_ma.env.config.root import CONFIG_NAMES, EnvConfig
 from paddock_ma.env.errors import INVALID_CONFIG, ConfigError
-from paddock_ma.paddockjs.naming import PYTHON_TO_WIRE
+from paddock_ma.paddockjs.naming import python_name, wire_name
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "paddockjs-2.0.0"
 
@@ -41,9 +41,10 @@ def _config_fields(cls, seen=None):
         yield from nested(hints[f.name])
 
 
-def test_every_config_key_has_a_wire_name():
-    missing = [(cls, name) for cls, name in _config_fields(EnvConfig) if name not in PYTHON_TO_WIRE]
-    assert missing == []
+def test_every_config_key_has_one_wire_name():
+    fields = list(_config_fields(EnvConfig))
+    assert [(cls, name) for cls, name in fields if name not in CONFIG_NAMES] == []
+    assert [(cls, name) for cls, name in fields if python_name(wire_name(name)) != name] == []
 
 
 def test_the_golden_configs_load_in_camel_case():

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from env_helpers import act, make_env
+from tests.helpers.env import act, make_env
 from paddock_ma.env.config.root import PROFILES, EnvConfig
 from paddock_ma.env.environment import result_end_reason
 from paddock_ma.env.episodes import DESTROY_REASON_NAMES, METRIC_NAMES, metrics_dicts, metrics_row

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from env_helpers import act, all_act, car_bytes, make_env, slot
+from tests.helpers.env import act, all_act, car_bytes, make_env, slot
 from paddock_ma.env.errors import INVALID_CONFIG, INVALID_REQUEST, UNKNOWN_DRIVER, PaddockError
 from paddock_ma.sim.core import layout as L
 
@@ -162,7 +162,7 @@ def test_other_drivers_sense_the_placed_car():
 
 def test_batch_reset_drivers_rejects_bad_placements_and_changes_nothing():
     """Issue 14, defect 1: the array forms of BatchEnv.reset_drivers are checked at the boundary."""
-    from env_helpers import config, world_bytes
+    from tests.helpers.env import config, world_bytes
     from paddock_ma.env.batch_env import BatchEnv
     batch = BatchEnv(config(), 2)
     batch.reset(seed=3)

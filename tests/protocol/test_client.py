@@ -18,7 +18,7 @@ from paddock_ma.protocol import codec
 from paddock_ma.protocol.client import WorkerClient, WorkerError, WorkerTimeout, decode_f32, decode_vectors
 from paddock_ma.protocol.messages import PROTOCOL_VERSION, Dispatcher
 
-from worker_helpers import ENV_ID, ROOT, is_gone, wait_gone
+from tests.helpers.worker import ENV_ID, ROOT, is_gone, wait_gone
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]     # ignores stdin, never replies
 ACTIONS = {"car-00": {"steering": 0.05, "throttle": 0.7, "brake": 0}}
@@ -160,14 +160,14 @@ def test_the_reply_reader_splits_lines_of_any_size_across_reads():
     import queue
     import threading
 
-    from paddock_ma.protocol.client import _pump_lines
+    from paddock_ma.protocol.client import pump_lines
     from paddock_ma.protocol.server import widen_pipe
 
     read_fd, write_fd = os.pipe()
     assert widen_pipe(write_fd) >= 1 << 16          # a pipe can be widened (Linux: up to pipe-max-size)
     big = b"x" * (3 << 20)                          # longer than one read of the reader
     lines = queue.Queue()
-    reader = threading.Thread(target=_pump_lines, args=(read_fd, lines))
+    reader = threading.Thread(target=pump_lines, args=(read_fd, lines))
     reader.start()
     with os.fdopen(write_fd, "wb") as out:
         out.write(b'{"a":1}\n{"b":2}\n' + big[:1000])

@@ -4,16 +4,13 @@
 differ: another track, another simulator). The snake_case twin is tests/env/test_golden_steps.py."""
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from paddock_ma.protocol.messages import Dispatcher
 from paddock_ma.protocol.wire_names import config_from_wire
+from tests.helpers.golden import CONFIGS, check_result, golden
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "env"))
-from golden_steps import CONFIGS, check_result, golden  # noqa: E402
 
 
 def send(d: Dispatcher, message) -> dict:

@@ -13,7 +13,7 @@ from paddock_ma.protocol import codec
 from paddock_ma.protocol.client import decode_f32, decode_vectors
 from paddock_ma.protocol.messages import Dispatcher
 
-from worker_helpers import ENV_ID, ROOT, WORKER_ENV, serve_argv
+from tests.helpers.worker import ENV_ID, ROOT, WORKER_ENV, serve_argv
 
 NODE_DIR = ROOT / "workers" / "clients" / "node"
 STEPS = 100

@@ -21,7 +21,7 @@ from paddock_ma.protocol.messages import Dispatcher
 from paddock_ma.protocol.codec import Limits
 from paddock_ma.protocol.server import serve
 
-from worker_helpers import ENV_ID, ROOT, WORKER_ENV, ask, finish, reply_of, serve_argv, start
+from tests.helpers.worker import ENV_ID, ROOT, WORKER_ENV, ask, finish, reply_of, serve_argv, start
 
 CAP = 4096
 

@@ -60,14 +60,14 @@ def test_the_numba_cache_directory_is_keyed_by_the_sources_and_import_deletes_no
 def test_render_background_cache_is_keyed_by_content():
     from paddock_ma.env.views import render
     oval, gp = oval_track(), load_track("grand-prix")
-    bg1, _ = render._background(oval, 64)
-    bg2, _ = render._background(gp, 64)
+    bg1, _ = render.track_background(oval, 64)
+    bg2, _ = render.track_background(gp, 64)
     assert bg1.shape != bg2.shape or not np.array_equal(bg1, bg2)
-    assert render._background(oval, 64)[0] is bg1     # a hit for the same track
+    assert render.track_background(oval, 64)[0] is bg1     # a hit for the same track
     assert not bg1.flags.writeable
     # a track object rebuilt with another raster (what a reused id() could point to) gets its own
     other = oval._replace(grid_surf=np.full_like(oval.grid_surf, 4))
-    assert not np.array_equal(render._background(other, 64)[0], bg1)
+    assert not np.array_equal(render.track_background(other, 64)[0], bg1)
 
 
 def test_no_two_sim_modules_define_a_kernel_of_the_same_name():

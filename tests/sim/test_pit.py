@@ -11,8 +11,9 @@ from paddock_ma.sim.race import pit_service as P
 from paddock_ma.sim.race.placement import place_car
 from paddock_ma.sim.race.control import init_world
 from paddock_ma.sim.core.rng import rng_uniform, world_keys
-from paddock_ma.sim.track.load import oval_track, point_at
-from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
+from paddock_ma.sim.track.load import oval_track
+from paddock_ma.sim.track.geometry import point_at
+from tests.helpers.kinematic import kinematic_tick
 
 DT = L.DT
 FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED

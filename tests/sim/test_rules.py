@@ -1,5 +1,5 @@
 """Race rules on hand-built state: placement, laps and timing, start lights, red flag, stalled DNF,
-counters and race order (paddock_ma.sim.race.rules, race_control, car_placement), driven tick by tick on the oval track."""
+counters and race order (paddock_ma.sim.race.rules, race.control, race.placement), driven tick by tick on the oval track."""
 
 import math
 
@@ -10,8 +10,9 @@ from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.race.placement import grid_slot, place_car
 from paddock_ma.sim.race.pit_service import pit_lane_is_open
 from paddock_ma.sim.race.control import car_is_held, init_world, race_control_tick, update_ranks
-from paddock_ma.sim.track.load import oval_track, point_at
-from kinematic import kinematic_tick  # tests/sim is on sys.path (rootless test dirs)
+from paddock_ma.sim.track.load import oval_track
+from paddock_ma.sim.track.geometry import point_at
+from tests.helpers.kinematic import kinematic_tick
 
 DT = L.DT
 FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED

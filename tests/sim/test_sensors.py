@@ -8,11 +8,12 @@ import pytest
 from numba import njit
 
 from paddock_ma.sim.core import layout as L
+from paddock_ma.sim.sensing import march as M
 from paddock_ma.sim.sensing import sensors as S
 from paddock_ma.sim.sensing import geometry as G
-from paddock_ma.sim.track.load import (
-    list_tracks, load_track, locate, pit_point_at, pit_surface, point_at, surface_at,
-)
+from paddock_ma.sim.track.geometry import locate, point_at
+from paddock_ma.sim.track.load import list_tracks, load_track
+from paddock_ma.sim.track.surface import pit_point_at, pit_surface, surface_at
 
 TRACKS = list_tracks()
 ALL_FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -100,7 +101,7 @@ def place(cars_f, w, c, x, y, h, v=0.0, progress=0.0):
     cars_f[w, c, L.F_PROGRESS] = progress
 
 
-def sense(tr, cars_f, cars_i, flags, angles_deg, lengths, *, mask=None, channels=S.CH_ALL, debug=0,
+def sense(tr, cars_f, cars_i, flags, angles_deg, lengths, *, mask=None, channels=M.CH_ALL, debug=0,
           radar_k=6, radius=150.0, look=(20.0, 50.0, 100.0, 150.0), ray_count=None, fill=None):
     """Run sense_worlds with one ray layout for every slot; returns the output arrays by name."""
     W, C = cars_f.shape[:2]
@@ -121,7 +122,7 @@ def sense(tr, cars_f, cars_i, flags, angles_deg, lengths, *, mask=None, channels
         ray_rel_speed=np.full((W, C, R), v, np.float32),
         radar=np.full((W, C, K, S.N_RADAR_FIELDS), v, np.float32), radar_slot=np.full((W, C, K), v, np.int32),
         look=np.full((W, C, Q, 2), v, np.float32))
-    S.sense_worlds(tr, S.sensor_geometry(tr), cars_f, cars_i, flags, mask, S.ray_directions(ang), ln, count, ch,
+    S.sense_worlds(tr, G.sensor_geometry(tr), cars_f, cars_i, flags, mask, S.ray_directions(ang), ln, count, ch,
                    debug, radar_k, np.broadcast_to(np.asarray(radius, np.float64), (C,)).copy(), look_d,
                    *out.values())
     return out
@@ -175,7 +176,7 @@ def _compare_surface(tr, poses, rng, debug, lo_tol, hi_tol, n_rays=8):
     angles[:, 0] = 0.0
     lengths = rng.uniform(15.0, 120.0, size=(C, n_rays))
     out = sense(tr, cars_f, cars_i, flags, angles, lengths,
-                channels=S.CH_ROAD_EDGE | S.CH_KERB | S.CH_ILLEGAL, debug=debug)
+                channels=M.CH_ROAD_EDGE | M.CH_KERB | M.CH_ILLEGAL, debug=debug)
     bad = []
     hits = np.zeros(3, int)
     for c, (x, y, h) in enumerate(poses):
@@ -199,7 +200,7 @@ def test_surface_rays_match_brute_force_march(name):
     tr = load_track(name)
     rng = np.random.default_rng(11)
     poses = random_poses(tr, rng, 60)
-    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
+    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, M.TOLERANCE + 0.002)
     assert not bad, bad[:5]
     # the sample must exercise every channel (hits counted over 480 rays)
     assert hits.min() > 50, hits
@@ -208,7 +209,7 @@ def test_surface_rays_match_brute_force_march(name):
 def pit_area_poses(tr, rng, n):
     """Origins all over the pit lane's frame (fast lane, working lane and boxes, garages, and a
     margin round them), headings arbitrary or along the lane."""
-    geo = S.sensor_geometry(tr)
+    geo = G.sensor_geometry(tr)
     lane_len, hw, v_work = geo[G.G_LLEN], geo[G.G_LHW], geo[G.G_VWORK]
     poses = []
     for i in range(n):
@@ -245,11 +246,11 @@ def connector_poses(tr, rng, n):
 @pytest.mark.parametrize("name", TRACKS)
 @pytest.mark.parametrize("where", ["lane", "connectors"])
 def test_pit_area_rays_match_brute_force_march(name, where):
-    # Rays from all over the pit lane take the lane's rectangle steps (_pit_rect_gap) and the
+    # Rays from all over the pit lane take the lane's rectangle steps (pit_rect_gap) and the
     # predicate rasters; rays from the connectors step by the room left inside the connector
     # (_connector_gap). Same precision contract as above.
     tr = load_track(name)
-    geo = S.sensor_geometry(tr)
+    geo = G.sensor_geometry(tr)
     assert geo[G.G_LLEN] > 100.0 and geo[G.G_WU1] > geo[G.G_WU0]
     if where == "lane":
         rng = np.random.default_rng(23)
@@ -259,7 +260,7 @@ def test_pit_area_rays_match_brute_force_march(name, where):
         poses = connector_poses(tr, rng, 48)
         origins = [surface_at(tr, x, y, -1)[0] for x, y, _ in poses]
         assert sum(c in (L.SURF_PIT_ENTRY, L.SURF_PIT_EXIT) for c in origins) > 12, origins
-    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
+    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, M.TOLERANCE + 0.002)
     assert not bad, bad[:5]
     assert hits.min() > 20, hits
 
@@ -269,19 +270,19 @@ def test_pit_rectangles_clear_flag_and_gap():
     # fast lane is; a rectangle reaching over the start straight is not, and then the rectangle's
     # step also stops where |offset| could reach the kerb band.
     tr = load_track("grand-prix")
-    geo = S.sensor_geometry(tr)
+    geo = G.sensor_geometry(tr)
     lane_len, hw = geo[G.G_LLEN], geo[G.G_LHW]
-    assert G._rect_clear(tr, geo, 0.0, lane_len, -hw, hw) == 1.0
-    assert G._rect_clear(tr, geo, 0.0, lane_len, -80.0, hw) == 0.0
+    assert G.rect_clear(tr, geo, 0.0, lane_len, -hw, hw) == 1.0
+    assert G.rect_clear(tr, geo, 0.0, lane_len, -80.0, hw) == 0.0
     x = geo[G.G_LX] + 0.5 * lane_len * geo[G.G_LDX]
     y = geo[G.G_LY] + 0.5 * lane_len * geo[G.G_LDY]
     a = locate(tr, x, y, -1)[2]
     along = (geo[G.G_LDX], geo[G.G_LDY])
-    gap, on_edge = G._pit_rect_gap(geo, x, y, along[0], along[1], abs(a))
+    gap, on_edge = G.pit_rect_gap(geo, x, y, along[0], along[1], abs(a))
     assert gap == pytest.approx(0.5 * lane_len) and on_edge
     geo_unclear = geo.copy()
     geo_unclear[G.G_FAST_CLEAR] = 0.0
-    gap, on_edge = G._pit_rect_gap(geo_unclear, x, y, along[0], along[1], abs(a))
+    gap, on_edge = G.pit_rect_gap(geo_unclear, x, y, along[0], along[1], abs(a))
     assert gap == pytest.approx(abs(a) - tr.kerb_edge) and not on_edge
 
 
@@ -297,7 +298,7 @@ def test_off_track_rays_match_brute_force_march(name):
         off = side * rng.uniform(tr.kerb_edge + 0.05, tr.grass_edge - 0.05)
         dh = rng.normal(0.0, 0.1) if i % 4 else rng.uniform(-math.pi, math.pi)
         poses.append(pose_at(tr, rng.uniform(0.0, tr.length), off, dh))
-    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, S.TOLERANCE + 0.002)
+    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, M.TOLERANCE + 0.002)
     assert not bad, bad[:5]
     assert hits[0] > 20 and hits[1] > 20, hits
 
@@ -308,7 +309,7 @@ def test_debug_precision_is_centimetric(name):
     tr = load_track(name)
     rng = np.random.default_rng(5)
     poses = random_poses(tr, rng, 20)
-    bad, hits = _compare_surface(tr, poses, rng, 1, -0.012, S.DEBUG_TOLERANCE + 0.002, n_rays=4)
+    bad, hits = _compare_surface(tr, poses, rng, 1, -0.012, M.DEBUG_TOLERANCE + 0.002, n_rays=4)
     assert not bad, bad[:5]
     assert hits.min() > 5, hits
 
@@ -318,19 +319,19 @@ def test_origin_on_kerb_and_gravel_read_zero():
     cars_f, cars_i, flags = make_world(1, 2)
     place(cars_f, 0, 0, *pose_at(tr, 100.0, 8.2, 0.0))     # kerb: 7.5 < 8.2 <= 9 m
     place(cars_f, 0, 1, *pose_at(tr, 400.0, -15.0, 0.0))   # gravel: 9 < 15 <= 21 m
-    out = sense(tr, cars_f, cars_i, flags, [0.0, 90.0, -90.0], [120.0], channels=S.CH_ALL)
+    out = sense(tr, cars_f, cars_i, flags, [0.0, 90.0, -90.0], [120.0], channels=M.CH_ALL)
     d, hit, kind = out["ray_dist"][0], out["ray_hit"][0], out["ray_kind"][0]
     # kerb origin: kerb 0 on every ray; outside the white line, so the road edge is an entry
-    assert np.all(d[0, :, S.RAY_KERB] == 0.0) and np.all(hit[0, :, S.RAY_KERB] == 1)
+    assert np.all(d[0, :, M.RAY_KERB] == 0.0) and np.all(hit[0, :, M.RAY_KERB] == 1)
     # +90 deg (right, away from the track): gravel starts at 9 - 8.2 = 0.8 m
-    assert d[0, 1, S.RAY_ILLEGAL] == pytest.approx(0.8, abs=S.TOLERANCE + 0.01)
+    assert d[0, 1, M.RAY_ILLEGAL] == pytest.approx(0.8, abs=M.TOLERANCE + 0.01)
     # -90 deg (left, toward the track): the white line is 8.2 - 7.5 = 0.7 m away, kind entry
-    assert d[0, 2, S.RAY_ROAD_EDGE] == pytest.approx(0.7, abs=S.TOLERANCE + 0.01)
-    assert kind[0, 2] == S.KIND_ENTRY
+    assert d[0, 2, M.RAY_ROAD_EDGE] == pytest.approx(0.7, abs=M.TOLERANCE + 0.01)
+    assert kind[0, 2] == M.KIND_ENTRY
     # gravel origin: illegal 0; the kerb (toward the track, +90 deg on the left side) at 6 m
-    assert np.all(d[1, :, S.RAY_ILLEGAL] == 0.0) and np.all(hit[1, :, S.RAY_ILLEGAL] == 1)
-    assert d[1, 1, S.RAY_KERB] == pytest.approx(15.0 - 9.0, abs=S.TOLERANCE + 0.01)
-    assert d[1, 1, S.RAY_ROAD_EDGE] == pytest.approx(15.0 - 7.5, abs=S.TOLERANCE + 0.01)
+    assert np.all(d[1, :, M.RAY_ILLEGAL] == 0.0) and np.all(hit[1, :, M.RAY_ILLEGAL] == 1)
+    assert d[1, 1, M.RAY_KERB] == pytest.approx(15.0 - 9.0, abs=M.TOLERANCE + 0.01)
+    assert d[1, 1, M.RAY_ROAD_EDGE] == pytest.approx(15.0 - 7.5, abs=M.TOLERANCE + 0.01)
 
 
 def test_straight_geometry_and_kinds():
@@ -346,12 +347,12 @@ def test_straight_geometry_and_kinds():
     d = out["ray_dist"][0, 0]
     for r, a in enumerate([30.0, -60.0, 90.0], start=1):
         sa = abs(math.sin(math.radians(a)))
-        assert 0.0 <= d[r, S.RAY_ROAD_EDGE] - 7.5 / sa <= S.TOLERANCE + 1e-3
-        assert 0.0 <= d[r, S.RAY_KERB] - 7.5 / sa <= S.TOLERANCE + 1e-3
-        assert 0.0 <= d[r, S.RAY_ILLEGAL] - 9.0 / sa <= S.TOLERANCE + 1e-3
-        assert out["ray_kind"][0, 0, r] == S.KIND_EXIT
+        assert 0.0 <= d[r, M.RAY_ROAD_EDGE] - 7.5 / sa <= M.TOLERANCE + 1e-3
+        assert 0.0 <= d[r, M.RAY_KERB] - 7.5 / sa <= M.TOLERANCE + 1e-3
+        assert 0.0 <= d[r, M.RAY_ILLEGAL] - 9.0 / sa <= M.TOLERANCE + 1e-3
+        assert out["ray_kind"][0, 0, r] == M.KIND_EXIT
     assert np.all(d[0, :3] == 120.0) and np.all(out["ray_hit"][0, 0, 0, :3] == 0)
-    assert out["ray_kind"][0, 0, 0] == S.KIND_MISS
+    assert out["ray_kind"][0, 0, 0] == M.KIND_MISS
 
 
 def test_only_requested_channels():
@@ -360,16 +361,16 @@ def test_only_requested_channels():
     place(cars_f, 0, 0, *pose_at(tr, 100.0, 0.0, 0.0))
     place(cars_f, 0, 1, *pose_at(tr, 100.0 + 20.0, 0.0, 0.0))
     full = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0])
-    car = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0], channels=S.CH_CAR)
-    kerb = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0], channels=S.CH_KERB)
+    car = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0], channels=M.CH_CAR)
+    kerb = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0], channels=M.CH_KERB)
     # car-only: surface channels read misses, the car hit is the full config's
     assert np.all(car["ray_dist"][0, 0, :, :3] == 120.0) and np.all(car["ray_hit"][0, 0, :, :3] == 0)
     assert np.all(car["ray_kind"] == 0)
     assert car["ray_dist"][0, 0, 0, 3] == full["ray_dist"][0, 0, 0, 3] == pytest.approx(20.0 - HALF_L)
     # kerb-only: the kerb reading (white line 7.5 m to the right) agrees with the full config's to the
     # driver tolerance (the march path differs); road edge and car read misses
-    assert 0.0 <= kerb["ray_dist"][0, 0, 1, 1] - 7.5 <= S.TOLERANCE + 1e-3
-    assert kerb["ray_dist"][0, 0, 1, 1] == pytest.approx(full["ray_dist"][0, 0, 1, 1], abs=S.TOLERANCE)
+    assert 0.0 <= kerb["ray_dist"][0, 0, 1, 1] - 7.5 <= M.TOLERANCE + 1e-3
+    assert kerb["ray_dist"][0, 0, 1, 1] == pytest.approx(full["ray_dist"][0, 0, 1, 1], abs=M.TOLERANCE)
     assert kerb["ray_hit"][0, 0, 1, 0] == 0 and kerb["ray_kind"][0, 0, 1] == 0
     assert kerb["ray_hit"][0, 0, 0, 3] == 0 and kerb["ray_car"][0, 0, 0] == -1
 
@@ -390,7 +391,7 @@ def test_car_channel_analytic():
     place(cars_f, 0, 4, x + 60 * ux, y + 60 * uy, h, v=10.0)              # farther, behind car 1
     place(cars_f, 0, 5, x + 5 * ux, y + 5 * uy, h, v=10.0)                # nearest, but inactive
     cars_i[0, 5, L.I_ACTIVE] = 0
-    out = sense(tr, cars_f, cars_i, flags, [0.0, 180.0, 90.0], [120.0], channels=S.CH_CAR)
+    out = sense(tr, cars_f, cars_i, flags, [0.0, 180.0, 90.0], [120.0], channels=M.CH_CAR)
     d, hit, car = out["ray_dist"][0, 0, :, 3], out["ray_hit"][0, 0, :, 3], out["ray_car"][0, 0]
     # ahead: the gap to car 1's rear face = 30 - 4.65 / 2; relative speed 55 - 50
     assert d[0] == pytest.approx(30.0 - HALF_L, abs=1e-4) and car[0] == 1 and hit[0] == 1
@@ -402,13 +403,13 @@ def test_car_channel_analytic():
     assert d[2] == 120.0 and hit[2] == 0 and car[2] == -1 and out["ray_rel_speed"][0, 0, 2] == 0.0
     # car 4 sees car 1 (phantom-like profile: visible without collision) when looking back
     flags[0, 1] = L.FLAG_RAY_VISIBLE
-    out = sense(tr, cars_f, cars_i, flags, [180.0], [120.0], channels=S.CH_CAR)
+    out = sense(tr, cars_f, cars_i, flags, [180.0], [120.0], channels=M.CH_CAR)
     assert out["ray_car"][0, 4, 0] == 1
     # rays start at the centre: 30 m between centres minus car 1's half length to its front face
     assert out["ray_dist"][0, 4, 0, 3] == pytest.approx(30.0 - HALF_L, abs=1e-4)
     # hiding car 1 too: car 4's backward ray now hits the next visible car, car 0 (hidden 3 skipped)
     flags[0, 1] = 0
-    out = sense(tr, cars_f, cars_i, flags, [180.0], [120.0], channels=S.CH_CAR)
+    out = sense(tr, cars_f, cars_i, flags, [180.0], [120.0], channels=M.CH_CAR)
     assert out["ray_car"][0, 4, 0] == 0
     assert out["ray_dist"][0, 4, 0, 3] == pytest.approx(60.0 - HALF_L, abs=1e-4)
 
@@ -418,7 +419,7 @@ def test_car_channel_origin_inside_other_car_reads_zero():
     cars_f, cars_i, flags = make_world(1, 2)
     place(cars_f, 0, 0, 500.0, 500.0, 0.0)
     place(cars_f, 0, 1, 501.0, 500.2, 0.4)
-    out = sense(tr, cars_f, cars_i, flags, [0.0, 90.0, 180.0], [50.0], channels=S.CH_CAR)
+    out = sense(tr, cars_f, cars_i, flags, [0.0, 90.0, 180.0], [50.0], channels=M.CH_CAR)
     assert np.all(out["ray_dist"][0, 0, :, 3] == 0.0) and np.all(out["ray_car"][0, 0] == 1)
 
 
@@ -441,7 +442,7 @@ def test_car_channel_matches_sampled_boxes():
                   v=rng.uniform(0, 80))
         flags[w, rng.choice(C, 3, replace=False)] = ALL_FLAGS & ~L.FLAG_RAY_VISIBLE
     angles = np.arange(-180.0, 180.0, 15.0)
-    out = sense(tr, cars_f, cars_i, flags, angles, [30.0], channels=S.CH_CAR)
+    out = sense(tr, cars_f, cars_i, flags, angles, [30.0], channels=M.CH_CAR)
     t = np.arange(0, 3001) * 0.01
     n_hits = 0
     for w in range(2):
@@ -489,7 +490,7 @@ def test_radar_matches_numpy_oracle():
     place(cars_f, 0, 2, 47.0, 26.0, 1.0, v=10.0)
     cars_i[0, :3, L.I_ACTIVE] = 1
     flags[0, :3] = ALL_FLAGS
-    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=S.CH_CAR, radar_k=K, radius=radius)
+    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=M.CH_CAR, radar_k=K, radius=radius)
     n_present = 0
     for w in range(W):
         for c in range(C):
@@ -528,7 +529,7 @@ def test_radar_radius_is_per_slot():
     for c in range(4):
         place(cars_f, 0, c, 40.0 * c, 0.0, 0.0)
     radii = np.array([30.0, 90.0, 150.0, 45.0])
-    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=S.CH_CAR, radar_k=3, radius=radii)
+    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=M.CH_CAR, radar_k=3, radius=radii)
     slots = out["radar_slot"][0]
     assert list(slots[0]) == [-1, -1, -1]           # nearest car 40 m away, radius 30 m
     assert list(slots[1]) == [0, 2, 3]               # 40, 40, 80 m within 90 m
@@ -545,7 +546,7 @@ def test_closing_speed_sign():
     cars_f, cars_i, flags = make_world(1, 2)
     place(cars_f, 0, 0, 0.0, 0.0, 0.0, v=30.0)
     place(cars_f, 0, 1, 20.0, 0.0, 0.0, v=25.0)
-    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=S.CH_CAR, radar_k=2)
+    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=M.CH_CAR, radar_k=2)
     f = out["radar"][0, 0, 0]
     assert f[S.RADAR_CLOSING] == pytest.approx(5.0) and f[S.RADAR_VEL_FORWARD] == pytest.approx(-5.0)
     assert f[S.RADAR_AHEAD] == 1.0 and out["radar"][0, 1, 0, S.RADAR_AHEAD] == 0.0
@@ -562,7 +563,7 @@ def test_lookahead_matches_point_at(name):
     for c in range(C):
         place(cars_f, 0, c, *pose_at(tr, progress[c], 0.0, 0.0), progress=progress[c])
     look = (20.0, 50.0, 100.0, 150.0)
-    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=S.CH_CAR, look=look)
+    out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=M.CH_CAR, look=look)
     for c in range(C):
         h0 = point_at(tr, progress[c])[2]
         for q, dq in enumerate(look):

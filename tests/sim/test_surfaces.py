@@ -8,7 +8,8 @@ import pytest
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.vehicle.surface_table import SURFACE_PRIORITY
 from paddock_ma.sim.vehicle.wheels import classify_car
-from paddock_ma.sim.track.load import oval_track, point_at
+from paddock_ma.sim.track.load import oval_track
+from paddock_ma.sim.track.geometry import point_at
 
 WHEELS = [L.I_WHEEL_SURFACE_FL, L.I_WHEEL_SURFACE_FR, L.I_WHEEL_SURFACE_RL, L.I_WHEEL_SURFACE_RR]
 OFFSETS = [L.F_WHEEL_OFFSET_FL, L.F_WHEEL_OFFSET_FR, L.F_WHEEL_OFFSET_RL, L.F_WHEEL_OFFSET_RR]

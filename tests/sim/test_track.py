@@ -8,14 +8,12 @@ import pytest
 from numba import njit
 
 from paddock_ma.sim.core import layout as L
-from paddock_ma.sim.track.load import (
-    TrackFormatError, edge_distance_at, edge_distances, list_tracks, load_track, locate, oval_track,
-    pit_point_at, point_at, procedural_track, surface_at, surface_fast,
-)
+from paddock_ma.sim.track.geometry import edge_distances, locate, point_at
+from paddock_ma.sim.track.load import TrackFormatError, list_tracks, load_track, oval_track, procedural_track
 from paddock_ma.sim.track.build import validate_centreline
 from paddock_ma.sim.track.surface import (
-    GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH, SERVICE_LENGTH,
-    WORK_LANE_MARGIN,
+    GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH, SERVICE_LENGTH, WORK_LANE_MARGIN,
+    edge_distance_at, pit_point_at, surface_at, surface_fast,
 )
 
 SHIPPED = ["grand-prix", "oval", "technical"]

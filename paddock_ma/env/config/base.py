@@ -5,11 +5,10 @@ every key against the dataclass's fields (a misspelt key is a ``ConfigError`` na
 match and the known keys) and every value against its annotation (``_convert``: bools, ints, finite
 floats, non-empty strings, literals, tuples, dicts, optional and union types, nested sections).
 ``deep_merge`` is the one merge rule (dicts key by key, anything else replaces). ``race_rule`` reads a race
-rule's default from ``sim.race.RULE_DEFAULTS`` in the config's units.
+rule's default from ``sim.race.start.RULE_DEFAULTS`` in the config's units.
 
-The sections live in ``config_participants`` (drivers, scenario, interaction profiles),
-``config_sensing`` (sensors and observation) and ``config`` (rules, episode, result and the
-``EnvConfig`` root).
+The sections live in ``participants`` (drivers, scenario, interaction profiles), ``sensing``
+(sensors and observation) and ``root`` (rules, episode, result and the ``EnvConfig`` root).
 """
 
 from __future__ import annotations
@@ -26,7 +25,7 @@ from ..errors import ConfigError, suggest
 
 
 def race_rule(name: str, scale: float = 1.0, kind=float):
-    """The default of rule ``name``, defined once in ``sim.race.RULE_DEFAULTS`` (SI units), in the
+    """The default of rule ``name``, defined once in ``sim.race.start.RULE_DEFAULTS`` (SI units), in the
     config's units (``scale``) and type (``kind``)."""
     return kind(RULE_DEFAULTS[name][1] * scale)
 
@@ -114,6 +113,26 @@ def _fields_of(cls) -> tuple[dict, list]:
     """(type hints, init field names) of a config dataclass; resolving the hints is slow (string
     annotations are evaluated), and placements are parsed per reset_drivers call."""
     return typing.get_type_hints(cls), [f.name for f in dataclasses.fields(cls) if f.init]
+
+
+def section_names(cls, seen: set | None = None) -> set[str]:
+    """Every field name of the config dataclass ``cls`` and of the sections nested in it (the keys a
+    config document may use, in Python spelling)."""
+    seen = set() if seen is None else seen
+    if cls in seen:
+        return set()
+    seen.add(cls)
+    hints, names = _fields_of(cls)
+    out = set(names)
+
+    def nested(hint):
+        if dataclasses.is_dataclass(hint):
+            out.update(section_names(hint, seen))
+        for arg in typing.get_args(hint):
+            nested(arg)
+    for name in names:
+        nested(hints[name])
+    return out
 
 
 def _from_dict(cls, data: dict, path: str):

@@ -1,7 +1,7 @@
 """Config sections of who races and how: drivers (ratings, tyre, pit box and crew), the scenario
 (participants, presets, placements, traffic) and participant interaction profiles.
 
-Re-exported by ``env.config``; see ``config_base`` for how a dict becomes these sections.
+Re-exported by ``env.config.root``; see ``env.config.base`` for how a dict becomes these sections.
 """
 
 from __future__ import annotations
@@ -9,12 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Union
 
+from ...sim.core.layout import COMPOUND_NAMES
 from ...sim.core.params import RATING_NAMES, UNSUPPORTED_RATINGS
 from .base import ConfigSection, require
 from ..errors import ConfigError, suggest
 
 PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")
-# PaddockJS 2.0.0's participant interaction profiles (their flags: env.interactions.PROFILE_FLAGS)
+# PaddockJS 2.0.0's participant interaction profiles (their flags: env.reset.interactions.PROFILE_FLAGS)
 PROFILES = ("normal", "isolated-training", "batch-training", "phantom-race", "time-trial-overlay")
 ProfileName = Literal["normal", "isolated-training", "batch-training", "phantom-race", "time-trial-overlay"]
 
@@ -24,7 +25,7 @@ class PitCrewConfig(ConfigSection):
     """A team's pit crew (PaddockJS ``team.pitCrew``), each 0..1 with 0.5 neutral. With
     ``rules.modules.pit_stops.variability`` on (and not ``perfect``) they shape the service time:
     ``speed`` shifts it, ``consistency`` narrows its random jitter, ``reliability`` makes a slow-stop
-    issue rarer and shorter (``sim.pit.service_seconds``)."""
+    issue rarer and shorter (``sim.race.pit_service.service_seconds``)."""
     speed: float = 0.5
     consistency: float = 0.5
     reliability: float = 0.5
@@ -32,14 +33,14 @@ class PitCrewConfig(ConfigSection):
 
 @dataclass(frozen=True)
 class DriverConfig(ConfigSection):
-    """One driver. ``ratings``: vehicle/driver ratings 0..100 (50 neutral; ``sim.params.RATING_NAMES``,
+    """One driver. ``ratings``: vehicle/driver ratings 0..100 (50 neutral; ``sim.core.params.RATING_NAMES``,
     the spec's camelCase names or their snake_case aliases). ``team``: the pit box (service area) index,
     else two cars a box in slot order. ``pit_crew``: the crew of this driver's box; team-mates (drivers
     sharing a box) share it, so give it once or give the same values."""
     id: str
     name: Optional[str] = None
     ratings: dict[str, float] = field(default_factory=dict)
-    tire: Optional[Literal["S", "M", "H"]] = None
+    tire: Optional[Literal[COMPOUND_NAMES]] = None
     team: Optional[int] = None
     pit_crew: Optional[PitCrewConfig] = None
 

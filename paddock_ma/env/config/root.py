@@ -6,10 +6,9 @@ dataclass fields, so a misspelt key is an error (with a close-match suggestion) 
 silently ignored; every value is checked against its type and allowed values. Errors are
 ``ConfigError`` naming the key path, the bad value and what is allowed. ``to_dict()`` round-trips.
 
-The sections are split by concern: ``config_participants`` (drivers, scenario, interaction
-profiles), ``config_sensing`` (sensors, observation) and this module (rules, episode, result, the
-root); ``config_base`` holds the dict <-> dataclass machinery. Every public name stays importable
-from here.
+The sections are split by concern: ``participants`` (drivers, scenario, interaction profiles),
+``sensing`` (sensors, observation) and this module (rules, episode, result, the root); ``base`` holds
+the dict <-> dataclass machinery. Every public config name is importable from here.
 """
 
 from __future__ import annotations
@@ -19,20 +18,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
-from ...sim.core.layout import KPH_PER_MPS, PHYSICS_SIMULATOR
-from .base import ConfigSection, require, race_rule, deep_merge
+from ...sim.core.layout import COMPOUND_NAMES, KPH_PER_MPS, PHYSICS_SIMULATOR
+from .base import ConfigSection, deep_merge, race_rule, require, section_names
 from .participants import (
     PRESETS, PROFILES, DriverConfig, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
     ScenarioConfig, TrafficEntry, default_drivers,
 )
 from .sensing import (
-    DEFAULT_LOOKAHEAD_METERS, MAX_LOOKAHEAD_METERS, RAY_CHANNELS, NearbyCarsConfig, ObservationConfig,
+    DEFAULT_LOOKAHEAD_METERS, LEGACY_RAY_KEYS, MAX_LOOKAHEAD_METERS, RAY_CHANNELS, NearbyCarsConfig, ObservationConfig,
     RaysConfig, RaySpec, SensorsConfig,
 )
 from ..errors import ConfigError, suggest
 from ...paddockjs.naming import from_wire
 
-COMPOUNDS = ("S", "M", "H")
+COMPOUNDS = COMPOUND_NAMES      # the tyre compounds, soft to hard, named where the sim codes them
 # PaddockJS 2.0 environment options with no counterpart here (PaddockJS would use them; we refuse them
 # by name rather than run something else). Snake_case: keys arrive through from_wire.
 UNSUPPORTED_PADDOCKJS_KEYS = {
@@ -72,7 +71,7 @@ class PitStopsConfig(ConfigSection):
 
 @dataclass(frozen=True)
 class TireStrategyConfig(ConfigSection):
-    compounds: tuple[Literal["S", "M", "H"], ...] = COMPOUNDS
+    compounds: tuple[Literal[COMPOUND_NAMES], ...] = COMPOUNDS
 
 
 @dataclass(frozen=True)
@@ -216,14 +215,15 @@ class EnvConfig(ConfigSection):
     @classmethod
     def from_paddockjs(cls, doc: dict) -> "EnvConfig":
         """A config from a PaddockJS-shaped options object: camelCase keys (snake_case ones are read too)
-        renamed through the one table (``env.wire_names.from_wire``), then ``from_dict``'s checks. The
+        renamed by PaddockJS's naming rule (``paddockjs.naming.from_wire`` over ``CONFIG_NAMES``), then
+        ``from_dict``'s checks. The
         legacy ray shape (``anglesDegrees``, ``detectTrack``, ``detectCars``) is normalised as the guide
         says, ``trackSeed`` names a procedural track, ``trackQueryIndex`` is accepted; an unknown key is
         a ConfigError naming it and the known keys (PaddockJS ignores it)."""
         if not isinstance(doc, dict):
             raise ConfigError("config", f"got {doc!r} (a {type(doc).__name__}); expected an object of "
                               "PaddockJS environment options")
-        return cls.from_dict(from_wire(doc))
+        return cls.from_dict(from_wire(doc, names=CONFIG_NAMES))
 
     @classmethod
     def load(cls, path) -> "EnvConfig":
@@ -262,8 +262,14 @@ class EnvConfig(ConfigSection):
         return tuple(d.id for d in self.drivers if d.id in p)
 
 
+# Every name a config document may use, in Python spelling: the fields of every section, the legacy ray
+# keys, the refused PaddockJS options, ``track_seed``, and the ray channels (values that are names).
+# ``from_wire`` renames a key only to one of these, so an unknown key is reported as it was written.
+CONFIG_NAMES = frozenset(section_names(EnvConfig) | set(LEGACY_RAY_KEYS) | set(UNSUPPORTED_PADDOCKJS_KEYS)
+                         | {"track_seed"} | set(RAY_CHANNELS))
+
 __all__ = [
-    "COMPOUNDS", "DEFAULT_LOOKAHEAD_METERS", "MAX_LOOKAHEAD_METERS", "PRESETS", "PROFILES", "RAY_CHANNELS",
+    "COMPOUNDS", "CONFIG_NAMES", "DEFAULT_LOOKAHEAD_METERS", "MAX_LOOKAHEAD_METERS", "PRESETS", "PROFILES", "RAY_CHANNELS",
     "DriverConfig", "EnvConfig", "EpisodeConfig", "InteractionOverride", "InteractionsConfig", "ModulesConfig",
     "NearbyCarsConfig", "ObservationConfig", "PitCrewConfig", "PitStopsConfig", "PitVariabilityConfig", "Placement",
     "RaySpec", "RaysConfig", "ResultConfig", "RulesConfig", "ScenarioConfig", "SensorsConfig", "StalledDnfConfig",

@@ -1,7 +1,7 @@
 """Config sections of what a controlled driver senses: rays, nearby-car radar and the observation
 (profile, output, schema, lookahead distances with PaddockJS's fallback for an invalid value).
 
-Re-exported by ``env.config``; see ``config_base`` for how a dict becomes these sections.
+Re-exported by ``env.config.root``; see ``env.config.base`` for how a dict becomes these sections.
 """
 
 from __future__ import annotations
@@ -13,8 +13,7 @@ from typing import Any, Literal, Optional
 
 from .base import ConfigSection, require
 from ..errors import ConfigError
-
-RAY_CHANNELS = ("road_edge", "kerb", "illegal_surface", "car")
+from ...sim.sensing.march import RAY_CHANNELS       # the channel names, defined with their bits
 DEFAULT_RAY_LENGTH_METERS = 120.0
 # PaddockJS's legacy compact ray shape (anglesDegrees, detectTrack, detectCars) and the per-ray
 # layout's default length: accepted by RaysConfig and rewritten into rays and channels (_legacy_rays)
@@ -35,10 +34,10 @@ class RaySpec(ConfigSection):
 @dataclass(frozen=True)
 class RaysConfig(ConfigSection):
     enabled: bool = True
-    # PaddockJS's presets (env.observations.RAY_LAYOUTS); "default" = "compact", our earlier name for it
+    # PaddockJS's presets (env.observations.RAY_LAYOUTS); "default" is an alias of "compact"
     layout: Literal["compact", "default", "driver-front-heavy", "lidar-lite"] = "compact"
     # None = every profile's default: road_edge + car (PaddockJS 2.0.0)
-    channels: Optional[tuple[Literal["road_edge", "kerb", "illegal_surface", "car"], ...]] = None
+    channels: Optional[tuple[Literal[RAY_CHANNELS], ...]] = None
     precision: Literal["driver", "debug"] = "driver"
     length_meters: float = 120.0
     rays: Optional[tuple[RaySpec, ...]] = None

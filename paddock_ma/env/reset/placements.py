@@ -2,7 +2,7 @@
 policies of ``BatchEnv.reset_drivers``.
 
 A placement is a tuple ``(distance m, offset m, speed m/s or None = keep, heading error rad)``.
-Policies (``scenarios.PLACEMENT_POLICIES``): ``grid`` (the car's grid slot), ``random`` (a random legal
+Policies (``PLACEMENT_POLICIES``): ``grid`` (the car's grid slot), ``random`` (a random legal
 track position from the world's RNG, at rest), ``random-moving`` (the same at a speed uniform in
 [0, RANDOM_MOVING_MAX_KPH) km/h from that RNG) and ``scenario`` (the scenario's placement of that
 driver); or a dict of float arrays [W, K] (``distance_meters``, ``offset_meters``, ``speed_kph`` NaN =
@@ -18,8 +18,12 @@ import numpy as np
 from ...sim.core import layout as L
 from ...sim.race.start import place_and_classify, random_track_placements
 from ..errors import INVALID_REQUEST, PaddockError, suggest
-from .scenarios import PLACEMENT_POLICIES, RANDOM_MOVING_MAX_KPH, grid_placements
+from .scenarios import grid_placements
 
+PLACEMENT_POLICIES = ("grid", "random", "random-moving", "scenario")
+# "random-moving": a random legal position (as "random") at a speed uniform in [0, this) km/h, for
+# collection that should see the car at speed from a life's first step (domain randomisation).
+RANDOM_MOVING_MAX_KPH = 250.0
 RANDOM_EDGE_MARGIN = 1.5    # m kept between a random placement and the track's edge
 
 

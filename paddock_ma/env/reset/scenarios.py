@@ -1,8 +1,9 @@
-"""Scenarios: where cars start at reset (grid, presets, explicit placements, relative traffic), and the
-placement policies of ``reset_drivers`` and auto-reset.
+"""Scenarios: where cars start at reset (grid, presets, explicit placements, relative traffic); the
+placement policies of ``reset_drivers`` and auto-reset live with their code in ``reset.placements``.
 
-Every placement goes through the one sim reset path (``car_placement.place_car`` via ``race.place_cars``), so a
-scenario start, a ``reset_drivers`` placement and an auto-reset are the same operation.
+Every placement goes through the one sim reset path (``sim.race.placement.place_car`` via
+``sim.race.start.place_and_classify``), so a scenario start, a ``reset_drivers`` placement and an
+auto-reset are the same operation.
 A placement is ``(race_distance_m, offset_m, speed_m_s or None, heading_error_rad)``.
 """
 
@@ -16,10 +17,6 @@ from ..config.root import EnvConfig, Placement
 from ..errors import INVALID_REQUEST, PaddockError, suggest
 from .interactions import driver_flags
 
-PLACEMENT_POLICIES = ("grid", "random", "random-moving", "scenario")
-# "random-moving": a random legal position (as "random") at a speed uniform in [0, this) km/h, for
-# collection that should see the car at speed from a life's first step (domain randomisation).
-RANDOM_MOVING_MAX_KPH = 250.0
 PRESET_SPEEDS_KPH = {"cornering": 135.0, "off-track-recovery": 52.0, "pit-entry": 120.0}
 
 

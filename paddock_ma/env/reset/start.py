@@ -1,6 +1,6 @@
 """A config's start: its rules vector, its car parameters (ratings, and each box's pit crew), and the
 per-slot choices (tyres by driver or slot, pit boxes by team or slot, the scenario's placements, grid
-locks) that ``sim.race.start_worlds`` turns into the state of every world at reset in one call.
+locks) that ``sim.race.start.start_worlds`` turns into the state of every world at reset in one call.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def pit_boxes(config: EnvConfig, track, driver_ids) -> list:
 
 
 def car_params(config: EnvConfig, track, driver_ids) -> np.ndarray:
-    """float64[C, NP] car parameters of each slot's driver: its ratings (``sim.params``) and the pit
+    """float64[C, NP] car parameters of each slot's driver: its ratings (``sim.core.params``) and the pit
     crew of its box. The drivers sharing a box share its crew: the one any of them names (naming
     different ones is a ConfigError), else the neutral crew (0.5 each)."""
     drivers = {d.id: d for d in config.drivers}

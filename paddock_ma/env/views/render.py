@@ -47,7 +47,9 @@ MIN_CAR_PIXELS = 8.0
 _BACKGROUNDS: dict = {}
 
 
-def _background(track, size: int):
+def track_background(track, size: int):
+    """The track's surfaces as an RGB image about ``size`` px on its longer side: (uint8[h, w, 3]
+    read-only, pixels per metre). Cached by the raster's content, so every frame of a track reuses it."""
     key = (hashlib.blake2b(track.grid_surf.tobytes(), digest_size=16).digest(), track.grid_surf.shape,
            float(track.grid_cell), size)
     hit = _BACKGROUNDS.get(key)
@@ -125,7 +127,7 @@ def _draw_line(img, x0, y0, x1, y1, colour):
 def render_world(batch, w: int = 0, *, size: int = 640, rays: bool = False) -> np.ndarray:
     """uint8[H, W, 3] top-down image of world ``w`` of a reset BatchEnv; the longer side is ``size`` px."""
     track, st = batch.track, batch.state
-    bg, ppm = _background(track, int(size))
+    bg, ppm = track_background(track, int(size))
     img = bg.copy()
     x0, y0 = track.grid_x0, track.grid_y0
     cf, ci, flags = st.cars_f[w], st.cars_i[w], st.car_flags[w]

@@ -6,7 +6,7 @@ Both are ``numba.njit(cache=True)``. They differ in numba's reference counting (
   that outlives the call (the state, the track, scratch buffers), so counting references to it is
   pure overhead, and it is not small: with counting on, each call or inlined body that takes arrays
   increments and decrements an atomic counter per array, and in the per-car stages of a tick that
-  was over a quarter of the core's time (the step kernel ran at ~1.45M car-ticks/s with it,
+  is over a quarter of the core's time (the step kernel runs at ~1.45M car-ticks/s with it,
   ~2.4M without it; see BENCHMARKS.md). A kernel cannot create arrays (``np.empty``, ``.copy()``,
   ``.min()`` of an array, ...): numba rejects that at compile time.
 * ``allocating_kernel``: reference counting on, for the few kernels that create arrays (the entry

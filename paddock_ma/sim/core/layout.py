@@ -259,7 +259,7 @@ END_REASON_NAMES = (None, "destroyed", "stalled-off-track", "max-steps", "race-f
 # Who moves a car in a tick (step.py's per-car scratch ``source``; not the race mode, WI_MODE).
 CONTROL_NONE = 0        # nobody: an empty slot, a held car, or the pit route drives it
 CONTROL_POLICY = 1      # the policy's latched controls (I_MANUAL)
-CONTROL_BUILTIN = 2     # the built-in driver (driver_ai)
+CONTROL_BUILTIN = 2     # the built-in driver (driver.builtin)
 
 # Columns of the step's per-car scratch ``pre`` float64[C, 4]: the heading the row belongs to, its cos
 # and sin (computed once per heading, shared by the stages of a tick), and the tyre grip factor.

@@ -46,7 +46,7 @@ def car_params_from_ratings(ratings):
 
     value = base + (rating - 50) / 50 * variance * direction (spec §3.3). Keys are the spec's
     camelCase names (snake_case accepted). Unknown or unsupported keys (``UNSUPPORTED_RATINGS``) and
-    ratings outside [0, 100] raise ValueError (``env.config.DriverConfig`` checks them first, naming
+    ratings outside [0, 100] raise ValueError (``env.config.participants.DriverConfig`` checks them first, naming
     the driver).
     """
     p = neutral_car_params()

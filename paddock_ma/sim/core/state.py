@@ -84,7 +84,7 @@ class WorldState:
     """W worlds x C car slots on one track: the arrays the kernels step.
 
     Build with ``WorldState.allocate(num_worlds, num_cars, track)``; every array starts at zero (slots
-    inactive). The environment layer fills parameters and places cars (``car_placement.place_car``).
+    inactive). The environment layer fills parameters and places cars (``race.placement.place_car``).
     """
 
     track: object

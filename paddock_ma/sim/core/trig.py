@@ -3,7 +3,7 @@
 deterministic polynomial sin/cos for small angles (plain arithmetic, no libm, no fastmath).
 
 Used by the vehicle dynamics for the road-wheel angle and the per-tick heading change, where two libm
-calls per car-tick were a measurable share of the step.
+calls per car-tick would be a measurable share of the step.
 """
 
 import math

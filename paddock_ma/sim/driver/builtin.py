@@ -19,7 +19,7 @@ One decision per car per tick, from the car's own state, its parameters and the 
 * **Lane.** ``F_AI_LANE_OFFSET`` moves at a bounded rate toward a target: a small inside-of-corner
   bias, or a passing lane beside a car ahead within ~30 m that is in the way. A car ahead in the
   same lane also caps the speed (a speed-dependent following gap). Only cars that collide with this
-  car count as traffic (``ai_traffic.py``): a phantom or batch-training car is invisible to the
+  car count as traffic (``driver.traffic``): a phantom or batch-training car is invisible to the
   built-in driver.
 * **Rejoin.** Off the legal surfaces (``I_ON_TRACK == 0``) the driver aims back at the track edge
   at a moderate, surface-dependent speed and keeps that mode (``I_AI_REJOIN`` ticks) until the car
@@ -48,7 +48,7 @@ from ..core.trig import lerp_at
 from .traffic import gather_traffic, scan_traffic
 from ..vehicle.tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
-# Preview interval boundaries (m ahead) and the per-track table: see ai_preview.PREVIEW_D.
+# Preview interval boundaries (m ahead) and the per-track table: see track.preview.PREVIEW_D.
 
 GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
 BRAKE_FRAC = 0.55        # fraction of the grip budget assumed for braking (conservative)
@@ -81,9 +81,8 @@ POWER_SPEED = 13.0       # m/s, drive force = P_POWER below this speed, power-li
 def _lane_point(cx, cy, cs, cnx, cny, length, s, lane):
     """Point (x, y) m at lap distance s (m, wrapped) shifted ``lane`` m along the right normal.
 
-    Bare arrays of TrackArrays (written when a call with the whole tuple cost reference counting of
-    its ~30 arrays; ``jit.kernel`` has none now); the normal is interpolated from the samples'
-    (cnx, cny), no sin/cos.
+    Takes bare arrays of TrackArrays, so an inlined call unpacks nothing; the normal is interpolated
+    from the samples' (cnx, cny), no sin/cos.
     """
     i, t = sample_at(cs, length, s)
     return lerp_at(cx, i, t) + lerp_at(cnx, i, t) * lane, lerp_at(cy, i, t) + lerp_at(cny, i, t) * lane
@@ -128,7 +127,7 @@ def _grip_budget(car_params, cars_i, rules, w, c, tf):
     cl_m = car_params[w, c, P_DOWNFORCE_CL] / mass
     sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
     if sim:
-        # Dynamic bicycle (physics_simulator.py): tyre friction times the compound and wear factors,
+        # Dynamic bicycle (vehicle.simulator): tyre friction times the compound and wear factors,
         # with downforce on the axles less tyre load sensitivity; fits the axle-limited budget of the
         # neutral car within ~8 % for 0..80 m/s (23 -> 48 m/s^2).
         mu = car_params[w, c, P_TIRE_GRIP] * tf_cg
@@ -184,7 +183,7 @@ def _rejoin_ticks(cars_f, cars_i, w, c, off, hw):
     if cars_i[w, c, I_ON_TRACK] == 0:
         rejoin = REJOIN_TICKS
     elif rejoin > 0:
-        # heading error to the track at the car's projection (surfaces.py, same pose)
+        # heading error to the track at the car's projection (vehicle.wheels, same pose)
         herr = abs(cars_f[w, c, F_HEADING_ERROR])
         if abs(off) < hw - 1.0 and herr < 0.2:
             rejoin = 0          # settled: back on the asphalt and pointing down the track
@@ -336,7 +335,7 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source
     maximum road-wheel angle, throttle, brake in [0, 1]). pre float64[C, 4] (columns PRE_*: heading,
     its cos, its sin, tyre factor) of each such car, computed by the step. Side effects:
     F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks left), I_PIT_INTENT (tyre-driven
-    pit requests). Reads the car's track position as ``surfaces.classify_car`` wrote it. Scratch:
+    pit requests). Reads the car's track position as ``vehicle.wheels.classify_car`` wrote it. Scratch:
     tidx int64[C], tbuf float64[3, C] (the gathered traffic). One call per world: the track
     arrays are unpacked, and the traffic gathered, once, not per car."""
     cx = tr.cx

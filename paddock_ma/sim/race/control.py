@@ -1,9 +1,9 @@
 """Race control: the world's clock and start lights, grid lock, red flag, which cars are held, and the
 race order (spec 4.1-4.3).
 
-Kernels the step calls (see ``step.py``): ``race_control_tick`` first in every tick, ``car_is_held``
+Kernels the step calls (see ``sim.step``): ``race_control_tick`` first in every tick, ``car_is_held``
 per car before the dynamics, ``update_ranks`` per world at the end of the tick. ``init_world`` sets
-race control at a world's start (``race.start_worlds``).
+race control at a world's start (``race.start.start_worlds``).
 """
 
 import math

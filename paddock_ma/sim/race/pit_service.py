@@ -32,7 +32,9 @@ from ..core.layout import (
     WI_RACE_MODE,
 )
 from ..core.rng import rng_uniform
-from ..track.load import pit_point_at, point_at, wrap_angle
+from ..track.geometry import point_at
+from ..track.surface import pit_point_at
+from ..core.trig import wrap_angle
 from ..track.surface import BOX_EASE
 
 # Route constants (spec 4.6; SI).

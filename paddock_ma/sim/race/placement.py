@@ -1,5 +1,5 @@
 """Putting a car on the track: grid slots and ``place_car``, the one state-reset path of a car (grid
-slots, scenario placements and ``reset_drivers`` all go through it, via ``race.place_cars``).
+slots, scenario placements and ``reset_drivers`` all go through it, via ``race.start.place_cars``).
 """
 
 import math
@@ -17,7 +17,7 @@ from ..core.layout import (
     I_PIT_STOPS, I_RETIRED, I_SECTOR, I_SEG_HINT, LAST_COUNTER, NO_CLOCK, PIT_PENDING,
 )
 from .rules import sector_of
-from ..track.load import locate, point_at
+from ..track.geometry import locate, point_at
 from ..core.trig import wrap_angle
 
 

@@ -1,11 +1,11 @@
 """Race rules of a car after its tick: progress, laps and timing, finish, counters, stalled DNF, and
 the pit-stop start.
 
-Kernels the step calls each tick, in order (see ``step.py``): ``race_control.race_control_tick``
-(clock, start lights, red flag), ``race_control.car_is_held`` / ``pit.pit_route_active`` +
-``pit.pit_route_tick``, then after dynamics and wheel classification ``update_car_rules`` per car
-(``update_rules_world``: all cars of a world in one call) and ``race_control.update_ranks`` per world.
-``car_placement.place_car`` is the one state-reset path of a car.
+Kernels the step calls each tick, in order (see ``sim.step``): ``race.control.race_control_tick``
+(clock, start lights, red flag), ``race.control.car_is_held`` / ``race.pit_service.pit_route_active`` +
+``race.pit_service.pit_route_tick``, then after dynamics and wheel classification ``update_car_rules`` per car
+(``update_rules_world``: all cars of a world in one call) and ``race.control.update_ranks`` per world.
+``race.placement.place_car`` is the one state-reset path of a car.
 
 Timing model. Race distance is continuous (negative on the grid). Boundaries are the start line
 (every multiple of L) and the sector starts ``tr.sector_s`` on every lap; boundary k sits at race

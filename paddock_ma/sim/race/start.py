@@ -1,10 +1,10 @@
 """Starting races: the rules vector and its defaults, the grid, and the start of every world at once.
 
 ``start_worlds`` is the one start of a race that everything shares (``BatchEnv.reset`` through
-``env/start.py``, ``new_race`` for the sim tests, the core benchmark and the demo): it allocates a
+``env.reset.start``, ``new_race`` for the sim tests, the core benchmark and the demo): it allocates a
 ``WorldState``, fills rules, car parameters and flags, seeds each world's RNG from
 ``SeedSequence(seed).spawn(W)``, starts race control, sets each car's tyres, pit box, manual flag and
-tyre energy, and places the cars with ``place_and_classify`` (``car_placement.place_car``, then surfaces and
+tyre energy, and places the cars with ``place_and_classify`` (``race.placement.place_car``, then surfaces and
 race order), every world in one call. ``grid_placement`` is the grid (slot positions and the rolling
 start's speeds); ``default_compound`` and ``default_pit_box`` are the per-slot defaults.
 """
@@ -92,7 +92,7 @@ def default_pit_box(slot: int, n_boxes: int) -> int:
 
 @kernel
 def init_worlds(world_f, world_i, rules):
-    """``race_control.init_world`` (race control at its start) of every world."""
+    """``race.control.init_world`` (race control at its start) of every world."""
     for w in range(world_i.shape[0]):
         init_world(world_f, world_i, rules, w)
 
@@ -144,7 +144,7 @@ def place_and_classify(track, state: WorldState, worlds, slots, race_distance, o
 
 @kernel
 def place_cars(tr, cars_f, cars_i, world_f, worlds, slots, race_distance, offset, speed, heading_error):
-    """Place many cars through ``car_placement.place_car`` in one call (all arrays of length n); lap clocks
+    """Place many cars through ``race.placement.place_car`` in one call (all arrays of length n); lap clocks
     start at each world's current time."""
     for k in range(worlds.shape[0]):
         place_car(tr, cars_f, cars_i, worlds[k], slots[k], race_distance[k], offset[k], speed[k],

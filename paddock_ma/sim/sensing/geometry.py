@@ -1,8 +1,8 @@
-"""Where a ray sample is, for the surface-ray march (``sensors_march.py``): the per-track sensor
+"""Where a ray sample is, for the surface-ray march (``sensing.march``): the per-track sensor
 constants (``sensor_geometry``: pit box, trust radius, band edges, raster origin, per-segment turning
 bounds), the nearest centreline segment of a sample by local descent or the raster, its exact
 surface code, and the step bounds of the pit area: the predicate rasters (``grid_pred_edge``) and the
-pit lane's own rectangles (``_pit_rect_gap``)."""
+pit lane's own rectangles (``pit_rect_gap``)."""
 
 import math
 from collections import namedtuple
@@ -11,7 +11,7 @@ import numpy as np
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER
-from ..track.load import pit_surface
+from ..track.surface import pit_surface
 from ..track.geometry import GRID_WINDOW, seg_d2a, band_of
 from ..track.surface import (
     PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_LENGTH, WORK_LANE_MARGIN, polyline_d2, pit_bbox, pit_lane_frame,
@@ -24,8 +24,7 @@ _WALK_MAX = 48           # descent steps before falling back to the raster (a st
 DERIV_WINDOW = 24       # segments either side covered by the local curvature bound (3 blocks)
 
 # The fields of TrackArrays that ``pit_surface`` reads. Hot kernels take single arrays and this small
-# view, never the whole TrackArrays tuple (passing that 33-field tuple to a non-inlined call cost
-# ~100 ns of reference counting, more than a whole march step, before ``jit.kernel`` dropped it).
+# view, never the whole 33-field TrackArrays tuple, so a call unpacks only what it reads.
 PitView = namedtuple("PitView", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
 
 
@@ -52,7 +51,7 @@ _KBLOCK = 8
 @allocating_kernel
 def sensor_geometry(tr):
     """Per-track constants of the ray march -> float64[N_GEO + 3 n] (n segments): the box
-    (x0, y0, x1, y1) m around every pit surface (``track_surface.pit_bbox``; outside it ``pit_surface`` is -1);
+    (x0, y0, x1, y1) m around every pit surface (``track.surface.pit_bbox``; outside it ``pit_surface`` is -1);
     the trust radius (m) within which the nearest centreline segment is followed by local descent
     instead of the raster (the tightest corner radius, clamped to [kerb_edge + 2, grass_edge]: that
     close to a segment, no other part of a valid track is nearer); the band edges and the raster
@@ -184,7 +183,7 @@ def guess_segment(cx, cy, geo, seg, dx, dy, step):
 
 @kernel(inline='always')
 def _band(geo, a):
-    """Main-track band of |offset| a (m): ``track_core.band_of`` with the edges kept in ``geo``."""
+    """Main-track band of |offset| a (m): ``track.geometry.band_of`` with the edges kept in ``geo``."""
     return band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
 
 
@@ -220,7 +219,7 @@ def classify_arrays(cx, cy, gseg, pv, geo, x, y, seg):
 @kernel
 def _pit_frame(tr, geo):
     """Fill the pit-lane slots of ``geo`` (``G_LX`` .. ``G_WORK_CLEAR``): the frame and rectangles of
-    ``track_surface.pit_surface``, computed with its arithmetic. Without a pit lane both rectangles are
+    ``track.surface.pit_surface``, computed with its arithmetic. Without a pit lane both rectangles are
     empty. A rectangle is clear when |offset| exceeds kerb_edge by more than half the probe spacing
     at probes along its edges (|offset| is 1-Lipschitz and no centreline runs through a pit lane, so
     its minimum over the rectangle lies on the edge)."""
@@ -247,12 +246,12 @@ def _pit_frame(tr, geo):
         u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
         geo[G_WU0] = max(0.0, u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN)
         geo[G_WU1] = min(lane_len, u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN)
-    geo[G_FAST_CLEAR] = _rect_clear(tr, geo, 0.0, lane_len, -hw, hw)
-    geo[G_WORK_CLEAR] = _rect_clear(tr, geo, geo[G_WU0], geo[G_WU1], hw, geo[G_VWORK])
+    geo[G_FAST_CLEAR] = rect_clear(tr, geo, 0.0, lane_len, -hw, hw)
+    geo[G_WORK_CLEAR] = rect_clear(tr, geo, geo[G_WU0], geo[G_WU1], hw, geo[G_VWORK])
 
 
 @kernel
-def _rect_clear(tr, geo, u0, u1, v0, v1):
+def rect_clear(tr, geo, u0, u1, v0, v1):
     """1.0 when every probe along the edges of the pit-frame rectangle [u0, u1] x [v0, v1] lies more
     than kerb_edge + _RECT_PROBE from the centreline, else 0.0 (also for an empty rectangle)."""
     if u1 <= u0 or v1 <= v0:
@@ -281,7 +280,7 @@ def _lane_uv(geo, x, y):
 
 
 @kernel(inline='always')
-def _pit_rect_gap(geo, x, y, dx, dy, a):
+def pit_rect_gap(geo, x, y, dx, dy, a):
     """How far (m) a ray with unit direction (dx, dy) can go from (x, y) without leaving the pit-lane
     rectangle the point is in (fast lane or working lane: every point of either is a pit surface)
     and, unless the rectangle is clear of the kerb band, without |offset| (a, m, beyond kerb_edge)
@@ -342,7 +341,7 @@ def pit_view(tr):
 @kernel(inline='always')
 def _raster_edge(gpred, pred, geo, x, y):
     """Raster lower bound (m) of the distance to a boundary of ray predicate ``pred``
-    (``track_index.PRED_*``, a plane of ``grid_pred_edge``); 0 off the raster."""
+    (``track.index.PRED_*``, a plane of ``grid_pred_edge``); 0 off the raster."""
     ny = gpred.shape[1]
     nx = gpred.shape[2]
     gx = int(math.floor((x - geo[G_X0]) / geo[G_CELL]))
@@ -370,7 +369,7 @@ def pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb,
     """``_safe_gap`` where pit surfaces may be involved (it returned 0) -> (gap m, on_edge): each open
     channel's own bound, exact for the main-track bands; where a pit surface can change the
     predicate (beyond the kerb), the largest of its predicate raster's bound, the exit from the
-    pit-lane rectangle the sample is in (``_pit_rect_gap``; (dx, dy) is the ray's unit direction)
+    pit-lane rectangle the sample is in (``pit_rect_gap``; (dx, dy) is the ray's unit direction)
     and the room left inside a connector (``_connector_gap``). on_edge: the gap ends exactly on a
     rectangle's edge, so the next sample may be taken just past it (a thin feature right behind the
     edge is not stepped over). Boundaries that do not change an open channel's predicate (between
@@ -382,7 +381,7 @@ def pit_gap(gpred, fpred, fgrid, pv, geo, x, y, dx, dy, a, need_edge, need_kerb,
     exact = False
     if ((need_edge and origin_pit) or need_ill) and a > ke:
         # inside a pit part: the rectangle's exit, or the connector's room
-        rect, exact = _pit_rect_gap(geo, x, y, dx, dy, a)
+        rect, exact = pit_rect_gap(geo, x, y, dx, dy, a)
         if rect <= 0.0:
             rect = _connector_gap(pv, geo, x, y, a)
             exact = False

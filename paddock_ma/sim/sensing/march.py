@@ -1,5 +1,5 @@
-"""The surface-ray march of ``sensors.py``: safe steps from band-edge distances, curvature and the
-pit-area raster, exact classification of each sample (``sensors_geometry``), and bisection of the
+"""The surface-ray march of ``sensing.sensors``: safe steps from band-edge distances, curvature and the
+pit-area raster, exact classification of each sample (``sensing.geometry``), and bisection of the
 crossings (see the docstring of ``paddock_ma.sim.sensing.sensors`` for the method and its precision
 contract)."""
 
@@ -12,18 +12,22 @@ from .geometry import (
     nearest_segment, pit_gap,
 )
 
-# Ray channels: bit in ``channel_mask`` and index in the last axis of ``ray_dist`` / ``ray_hit``.
-CH_ROAD_EDGE = 1
-CH_KERB = 2
-CH_ILLEGAL = 4
-CH_CAR = 8
-CH_ALL = 15
+# The ray channels, in PaddockJS's listing order (the config's names). A channel's position here is its
+# index in the last axis of ``ray_dist`` / ``ray_hit`` (RAY_*) and 1 << position its bit in
+# ``channel_mask`` (CH_*).
+RAY_CHANNELS = ("road_edge", "kerb", "illegal_surface", "car")
 RAY_ROAD_EDGE = 0
 RAY_KERB = 1
 RAY_ILLEGAL = 2
 RAY_CAR = 3
 N_RAY_CHANNELS = 4
-CHANNEL_NAMES = ("roadEdge", "kerb", "illegalSurface", "car")
+CH_ROAD_EDGE = 1 << RAY_ROAD_EDGE
+CH_KERB = 1 << RAY_KERB
+CH_ILLEGAL = 1 << RAY_ILLEGAL
+CH_CAR = 1 << RAY_CAR
+CH_ALL = (1 << N_RAY_CHANNELS) - 1
+CHANNEL_BITS = {name: 1 << i for i, name in enumerate(RAY_CHANNELS)}
+assert len(RAY_CHANNELS) == N_RAY_CHANNELS and CHANNEL_BITS["car"] == CH_CAR
 KIND_MISS = 0
 KIND_EXIT = 1
 KIND_ENTRY = 2
@@ -34,7 +38,7 @@ TOLERANCE = 0.1          # driver precision: bisection bracket
 DEBUG_MIN_STEP = 0.0199
 DEBUG_TOLERANCE = 0.01
 PIT_MIN_STEP = 0.05      # smallest step where pit surfaces are involved (thin slivers between parts)
-EDGE_STEP = 0.001        # step past the exact edge of a pit-lane rectangle (``_pit_rect_gap``)
+EDGE_STEP = 0.001        # step past the exact edge of a pit-lane rectangle (``pit_rect_gap``)
 DEBUG_PIT_MIN_STEP = 0.01
 HALF_L = 0.5 * CAR_LENGTH
 HALF_W = 0.5 * CAR_WIDTH

@@ -44,10 +44,8 @@ from ..core.layout import (
     F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
     I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
 )
-from ..track.load import edge_distances, wrap_angle
-from ..track.geometry import heading_curvature_at
-
-# Channel bits and indices, ray kinds: defined with the march (sensors_march.py), re-exported here.
+from ..core.trig import wrap_angle
+from ..track.geometry import edge_distances, heading_curvature_at
 
 # Radar fields: last axis of ``radar``.
 RADAR_FORWARD = 0     # m, other centre ahead of the sensing car (its frame)
@@ -74,14 +72,11 @@ FRONT_HEAVY_LENGTHS = tuple(240.0 if abs(a) <= 70 else 90.0 if abs(a) <= 100 els
 LIDAR_LITE_ANGLES_DEG = tuple(float(a) for a in range(-120, 121, 10))
 LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_ANGLES_DEG)
 
-# The ray march (step bounds, exact classification, bisection) lives in sensors_march.py.
-# The public names of the march and of its sample geometry are available from this module too.
-from .geometry import FAR, classify_arrays, classify, pit_view, sensor_geometry  # noqa: E402,F401
-from .march import (  # noqa: E402,F401
-    BODY_RADIUS, CH_ALL, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, CHANNEL_NAMES, DEBUG_MIN_STEP,
-    DEBUG_PIT_MIN_STEP, DEBUG_TOLERANCE, KIND_ENTRY, KIND_EXIT, KIND_MISS, MIN_STEP, N_RAY_CHANNELS,
-    PIT_MIN_STEP, RAY_CAR, RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE, TOLERANCE, HALF_L, HALF_W, march_dir,
-    march_ray,
+# The ray march (step bounds, exact classification, bisection) lives in sensing.march, the geometry of
+# its samples in sensing.geometry.
+from .geometry import FAR, classify_arrays, pit_view  # noqa: E402
+from .march import (  # noqa: E402
+    BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR, march_dir,
 )
 
 
@@ -314,7 +309,8 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_dir, ray_le
     """Rays, radar and lookahead of every car with ``sense_mask`` set, in every world.
 
     tr: TrackArrays; geo: ``sensor_geometry(tr)``, computed once per track by the caller (~25 us on
-    the grand prix: a sizeable share of a one-world step if it were redone per call). cars_f float64[W, C, NF], cars_i int32[W, C, NI], car_flags int32[W, C]
+    the grand prix: a sizeable share of a one-world step if it were redone per call). cars_f
+    float64[W, C, NF], cars_i int32[W, C, NI], car_flags int32[W, C]
     (targets need FLAG_RAY_VISIBLE / FLAG_RADAR_VISIBLE), sense_mask int8[W, C] (1 = compute).
     Ray layout per car slot: ray_dir float64[C, R, 2] the cos and sin of each ray's angle relative to
     the heading (+ right; ``ray_directions``),

@@ -33,8 +33,8 @@ import math
 from numba import prange
 
 from ..core.jit import kernel
-from ..track.load import edge_distances
-from .march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE
+from ..track.geometry import edge_distances
+from .march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, RAY_CHANNELS
 from ..vehicle.surface_table import SURFACE_LEGAL
 from ..core.trig import clamp, wrap_angle
 from ..core.layout import (
@@ -104,17 +104,18 @@ LOOK_FIELDS = (                                       # track.lookahead[i].<fiel
     ("curvature", None, "track-curvature"),
     ("headingDeltaRadians", "rad", "fixed:pi"),
 )
-# Ray channels in vector order: config name, channel_mask bit, schema group, physical-driver only,
-# fields (rays[i].<group>.<field>). Every ray has the non-physical groups whatever channels are asked.
-RAY_CHANNELS = (
-    ("road_edge", CH_ROAD_EDGE, "track", False, (("distanceRatio", None, "0..1"), ("hit", None, "boolean"),
-                                                 ("kindExit", None, "boolean"), ("kindEntry", None, "boolean"))),
-    ("car", CH_CAR, "car", False, (("distanceRatio", None, "0..1"), ("hit", None, "boolean"),
-                                   ("relativeSpeedKph", "kph", "fixed:200"))),
-    ("kerb", CH_KERB, "kerb", True, (("distanceRatio", None, "0..1"), ("hit", None, "boolean"))),
-    ("illegal_surface", CH_ILLEGAL, "illegalSurface", True, (("distanceRatio", None, "0..1"),
-                                                             ("hit", None, "boolean"))),
+# The ray channels (``march.RAY_CHANNELS``) in vector order, with their fields: channel name, schema
+# group, physical-driver only, fields (rays[i].<group>.<field>). Every ray has the non-physical groups
+# whatever channels are asked.
+RAY_VECTOR_GROUPS = (
+    ("road_edge", "track", False, (("distanceRatio", None, "0..1"), ("hit", None, "boolean"),
+                                   ("kindExit", None, "boolean"), ("kindEntry", None, "boolean"))),
+    ("car", "car", False, (("distanceRatio", None, "0..1"), ("hit", None, "boolean"),
+                           ("relativeSpeedKph", "kph", "fixed:200"))),
+    ("kerb", "kerb", True, (("distanceRatio", None, "0..1"), ("hit", None, "boolean"))),
+    ("illegal_surface", "illegalSurface", True, (("distanceRatio", None, "0..1"), ("hit", None, "boolean"))),
 )
+assert sorted(name for name, *_ in RAY_VECTOR_GROUPS) == sorted(RAY_CHANNELS)
 RADAR_FIELDS = (                                      # nearbyCars[i].<field>
     ("present", None, "boolean"),
     ("relativeForwardRatio", None, "-1..1"),
@@ -135,8 +136,8 @@ RADAR_PHYSICAL_FIELDS = (                             # physical-driver only
 BASE_SIZE = len(BASE_FIELDS)
 PHYSICAL_SIZE = len(PHYSICAL_FIELDS) + N_PATCHES * len(PATCH_FIELDS)
 LOOK_SIZE = len(LOOK_FIELDS)
-RAY_SIZE = sum(len(fields) for _, _, _, phys, fields in RAY_CHANNELS if not phys)
-RAY_PHYSICAL_SIZE = sum(len(fields) for _, _, _, phys, fields in RAY_CHANNELS if phys)
+RAY_SIZE = sum(len(fields) for _, _, phys, fields in RAY_VECTOR_GROUPS if not phys)
+RAY_PHYSICAL_SIZE = sum(len(fields) for _, _, phys, fields in RAY_VECTOR_GROUPS if phys)
 RADAR_SIZE = len(RADAR_FIELDS)
 RADAR_PHYSICAL_SIZE = len(RADAR_PHYSICAL_FIELDS)
 
@@ -208,7 +209,7 @@ def fill_vectors(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, ra
 
     slots int32[K] car slot of each controlled driver; physical int8[K]; n_look int32[K]; radar_k int32[K];
     radar_radius float64[K]; ray_count int32[C]; channel_mask int32[C]; ray_length float64[C, R];
-    sensor outputs as written by ``sensors.sense_worlds``; world_mask int8[W] (1 = fill this world);
+    sensor outputs as written by ``sensing.sensors.sense_worlds``; world_mask int8[W] (1 = fill this world);
     out float32[W, K, D]; rules float64[W, NR] (race.pitLaneOpen reads 0 while pit stops are off).
     """
     for w in range(cars_f.shape[0]):
@@ -321,7 +322,7 @@ def _fill_physical(tr, cars_f, cars_i, w, c, offset, v, i):
 
 @kernel(inline="always")
 def _fill_ray(length, dist, hit, kind, rel_speed, mask, phys, v, i):
-    """One ray's slots from ``v[i]`` (channel order of RAY_CHANNELS; a channel outside ``mask`` reads
+    """One ray's slots from ``v[i]`` (channel order of RAY_VECTOR_GROUPS; a channel outside ``mask`` reads
     its miss values); dist float32[4], hit int8[4] per channel index; returns the next index."""
     if mask & CH_ROAD_EDGE:
         v[i] = clamp(dist[0] / length, 0.0, 1.0)

@@ -5,7 +5,7 @@ a given dense centreline) is sampled densely (~0.4 m); the start straight is for
 samples toward the straight line through the finish line (control point 0) along its heading, fully
 within ``straight`` m before/after the line and with a smoothstep taper beyond; the result is resampled
 to uniform spacing (~2 m) and heading, right normal and signed curvature come from the samples'
-real geometry; then ``pit_lane.build_pit`` places the pit and ``track_index.build_index`` the raster.
+real geometry; then ``pit_lane.build_pit`` places the pit and ``index.build_index`` the raster.
 
 ``validate_centreline`` checks a built centreline: radius of curvature >= MIN_RADIUS everywhere, and
 parts of the lap more than ``2 pi grass_edge`` apart along the track stay at least ``2 grass_edge``

@@ -1,4 +1,4 @@
-"""Track geometry arrays and the numba query kernels (import them through ``paddock_ma.sim.track.load``).
+"""Track geometry arrays and the numba query kernels on the centreline (locate, point, band).
 
 A track is a ``TrackArrays`` namedtuple of numpy arrays and float scalars, immutable and shared by
 every world that races on it. The centreline is a closed polyline of N uniformly spaced samples
@@ -11,7 +11,7 @@ Frame (PaddockJS's): x right, y down; heading h points along ``(cos h, sin h)``;
 Cross-section, by absolute offset from the centreline: track <= half_width (7.5 m), kerb <=
 kerb_edge (9 m), gravel <= gravel_edge (21 m), grass <= grass_edge (41 m), barrier beyond
 (``band_of``). Pit surfaces override those bands beyond the kerb: the pit complex, ``surface_at`` and
-the raster reads are in ``track_surface.py``.
+the raster reads are in ``track.surface``.
 
 This module: the centreline queries (``locate``, ``point_at`` and their forms on bare arrays,
 ``sample_at``), the band rule and the white-line distances.
@@ -38,7 +38,7 @@ TrackArrays = namedtuple("TrackArrays", [
     "pit_lane_start", "pit_lane_end",
     "pit_side",
     "box_x", "box_y", "box_path_s",
-    "ai_preview",           # the built-in driver's table of the centreline ahead (ai_preview.py)
+    "ai_preview",           # the built-in driver's table of the centreline ahead (track.preview)
 ])
 
 
@@ -87,8 +87,7 @@ def seg_d2(tr, i, x, y):
 def walk_segments(cx, cy, x, y, hint, n):
     """Descend from segment ``hint`` along the polyline (cx, cy) of n segments while the distance
     decreases, at most HINT_WINDOW steps. Returns (d2, seg, t, steps); steps == HINT_WINDOW means the
-    walk was cut. Arrays are passed, not the namedtuple (with numba's reference counting, which
-    ``jit.kernel`` no longer uses, tuple attribute reads inside the loop were costly)."""
+    walk was cut. Arrays are passed, not the namedtuple, so the loop reads no tuple attributes."""
     d0, t0 = seg_d2a(cx, cy, hint, x, y)
     j = hint + 1 if hint + 1 < n else 0
     d1, t1 = seg_d2a(cx, cy, j, x, y)
@@ -155,9 +154,8 @@ def finish_locate(cx, cy, cs, ch, ccurv, length, x, y, i, t, d2):
 @kernel(inline="always")
 def _locate_a(cx, cy, cs, ch, ccurv, grid_seg, grid_x0, grid_y0, grid_cell, length, gravel_edge,
               x, y, hint):
-    """locate on the unpacked arrays. Reading namedtuple fields inside branchy inlined code cost
-    reference counting of every array of the tuple (~150 ns a call) before ``jit.kernel`` dropped
-    reference counting; the hot path takes arrays."""
+    """locate on the unpacked arrays: the hot path takes arrays, not the namedtuple, so branchy
+    inlined code reads no tuple fields."""
     n = cx.shape[0] - 1
     if 0 <= hint < n:
         best_d2, best_i, best_t, steps = walk_segments(cx, cy, x, y, hint, n)

@@ -1,13 +1,13 @@
-"""Tracks: the ``TrackArrays`` geometry, its numba query kernels, and the ways to get one.
+"""Getting a track: the ways to obtain a ``TrackArrays`` (``track.geometry``), by name, file or seed.
 
 * ``oval_track()``: a ~2.4 km stadium oval (built in code, identical to ``envs/tracks/oval.json``).
 * ``load_track(name_or_path)``: a shipped track by name (``list_tracks()``), a JSON file path, or
   ``"procedural:<seed>"``.
 * ``procedural_track(seed)``: a random, valid circuit, deterministic for its seed, cached.
 
-Kernels (all ``jit.kernel``, see ``track_core`` and ``track_surface``): ``locate``, ``point_at``, ``surface_at``,
-``surface_fast``, ``pit_point_at``, ``edge_distances``, ``edge_distance_at``, ``band_code``,
-``pit_surface`` (+ ``pit_surface_call``), ``wrap_angle``.
+The query kernels are imported from the modules that define them: ``track.geometry`` (``locate``,
+``point_at``, ``edge_distances``, ``band_code``) and ``track.surface`` (``surface_at``, ``surface_fast``,
+``pit_point_at``, ``edge_distance_at``, ``pit_surface``).
 
 Track JSON format (``envs/tracks/*.json``), metres, frame x right / y down::
 
@@ -33,13 +33,7 @@ from .build import (
     GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_track, oval_points,
     procedural_centreline, finish_build,
 )
-from .geometry import (  # noqa: F401  (re-exported kernels and constants)
-    HINT_WINDOW, TrackArrays, band_code, edge_distances, locate, point_at,
-)
-from .surface import (  # noqa: F401  (re-exported kernels and constants)
-    PIT_CONN_STEPS, edge_distance_at, pit_point_at, pit_surface, pit_surface_call, surface_at, surface_fast,
-)
-from ..core.trig import wrap_angle  # noqa: F401  (re-exported)
+from .geometry import TrackArrays
 
 TRACKS_DIR = Path(__file__).resolve().parents[3] / "envs" / "tracks"
 

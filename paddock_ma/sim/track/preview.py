@@ -1,6 +1,6 @@
 """The built-in driver's preview table of a track (``TrackArrays.ai_preview``), built once per track.
 
-Per centreline sample it tabulates what ``driver_ai`` needs of the centreline ahead, so that the
+Per centreline sample it tabulates what the built-in driver (``driver.builtin``) needs of the centreline ahead, so that the
 driver reads one row instead of sampling the centreline each tick.
 """
 
@@ -10,7 +10,7 @@ from ..core.jit import allocating_kernel
 from .geometry import point_at_arrays
 from ..core.trig import wrap_angle
 
-# Built-in driver preview (driver_ai.py): interval boundaries ahead of a centreline point, m. Short
+# Built-in driver preview (driver.builtin): interval boundaries ahead of a centreline point, m. Short
 # near the car (tight corners must be seen exactly), longer far away where only braking distance
 # matters. ``ai_preview`` float64[N+1, N_PREVIEW_COLS] tabulates, per centreline sample, the mean
 # |curvature| (1/m) of each interval (columns 0..N_PREVIEW-2), the signed heading change (rad) over

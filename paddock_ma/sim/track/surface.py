@@ -1,5 +1,5 @@
 """What surface lies at a point: the pit complex's layout and surfaces, the exact ``surface_at`` and
-the raster reads (import them through ``paddock_ma.sim.track.load``).
+the raster reads.
 
 Pit path layout (fixed so the kernels find the parts without extra fields): points
 ``0..PIT_CONN_STEPS`` are the entry connector (point 0 on the track, point ``PIT_CONN_STEPS`` the
@@ -57,7 +57,7 @@ def pit_point_at(tr, path_s):
 @kernel(inline="always")
 def polyline_d2(px, py, lo, hi, x, y):
     """Squared distance (m^2) from (x, y) to the polyline of points lo..hi (segments by
-    ``track_core.seg_d2a``)."""
+    ``track.geometry.seg_d2a``)."""
     best = np.inf
     for i in range(lo, hi):
         d2, _t = seg_d2a(px, py, i, x, y)

@@ -13,7 +13,7 @@ kinematic v/L*tan(delta) capped by a grip budget, plus a yaw bias toward the sid
 the slower surface. The car's surface is the worst of its four wheels, as in 1.0.0; the arcade mode
 keeps the spec's own drag and downforce formulas.
 
-Simulator (``PHYSICS_SIMULATOR``): a dynamic bicycle model, in ``physics_simulator.py``.
+Simulator (``PHYSICS_SIMULATOR``): a dynamic bicycle model, in ``vehicle.simulator``.
 No reverse in either mode: brakes and resistances stop a slow car at zero forward speed and never
 push it backwards.
 

@@ -1,5 +1,5 @@
 """Simulator-mode vehicle dynamics (``PHYSICS_SIMULATOR``): our design, since PaddockJS 2.0.1
-documents the mode, not its equations. ``physics.integrate_car_pre`` calls ``simulator_tick``.
+documents the mode, not its equations. ``vehicle.dynamics.integrate_car_pre`` calls ``simulator_tick``.
 
 A dynamic bicycle model with world velocity (VX, VY) and yaw rate as state (F_SPEED = body-forward u):
   * per-axle normal load = static share (CG at the body centre, 50/50) + aero downforce share

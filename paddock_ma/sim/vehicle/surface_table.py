@@ -6,8 +6,8 @@ coeff * v_ms^2 in newtons once its 12 u/m scalings cancel); ``SURFACE_ROLLING`` 
 rolling-resistance coefficient (force = coeff * normal load); ``SURFACE_PRIORITY`` orders the codes
 from best (0, track) to worst (7, barrier): a contact patch and the arcade car take the worst surface
 under them; ``SURFACE_LEGAL`` is 1 where a wheel may drive (track, kerb, the pit surfaces) and 0 on
-gravel, grass and barrier (a car is on track while every wheel is legal). The vehicle dynamics (``physics.py``, ``physics_simulator.py``) and the wheel
-classification (``surfaces.py``) read these arrays.
+gravel, grass and barrier (a car is on track while every wheel is legal). The vehicle dynamics (``vehicle.dynamics``, ``vehicle.simulator``) and the wheel
+classification (``vehicle.wheels``) read these arrays.
 """
 
 import numpy as np

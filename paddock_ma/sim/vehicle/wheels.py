@@ -4,13 +4,11 @@ Each car has four 0.72 x 0.38 m contact patches centred at (+-WHEEL_X, +-WHEEL_Y
 (FL, FR, RL, RR; left = lateral -1). A patch's surface is the worst (by ``surface_table.SURFACE_PRIORITY``) of
 the surfaces under its corners: the offset is linear across a patch this small, so the corners carry its
 min and max offset along the track normal (the analytic test), and pit surfaces are point tests at
-the corners, applied beyond the kerb as in ``track.surface_at`` (and only inside a bounding box of
+the corners, applied beyond the kerb as in ``track.surface.surface_at`` (and only inside a bounding box of
 the pit complex: elsewhere no pit surface can apply).
 
 Performance: the step calls ``classify_world`` once per world and tick; it unpacks the track arrays
-once and runs the per-car body (``_classify_one``, inlined) on bare arrays (a non-inlined call that
-took the ``TrackArrays`` tuple cost reference counting of its ~30 arrays, ~130 ns, before
-``jit.kernel`` dropped reference counting). Near the track a wheel's offset comes from the car's
+once and runs the per-car body (``_classify_one``, inlined) on bare arrays. Near the track a wheel's offset comes from the car's
 projection (the wheel's position in the track frame there, with a curvature term); elsewhere from its own
 projection, searched from the car's segment. Normals are the samples' (cnx, cny), not sin/cos.
 """
@@ -33,7 +31,7 @@ from ..track.geometry import HINT_WINDOW, finish_locate, locate_slow, walk_segme
 from ..track.surface import pit_bbox, pit_surface_call
 from ..core.trig import wrap_angle
 
-# The TrackArrays fields ``track_surface.pit_surface`` reads: built only where a pit test runs.
+# The TrackArrays fields ``track.surface.pit_surface`` reads: built only where a pit test runs.
 PitArrays = namedtuple("PitArrays", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
 
 @kernel(inline="always")
@@ -44,7 +42,7 @@ def is_pit_surface(code):
 
 @kernel(inline="always")
 def _project(cx, cy, grid_seg, gx0, gy0, gcell, gravel, x, y, hint):
-    """Nearest centreline segment of (x, y) (m) as in ``track_core.locate``: (seg, t, offset m)."""
+    """Nearest centreline segment of (x, y) (m) as in ``track.geometry.locate``: (seg, t, offset m)."""
     n = cx.shape[0] - 1
     if 0 <= hint < n:
         d2, i, t, steps = walk_segments(cx, cy, x, y, hint, n)

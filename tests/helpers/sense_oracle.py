@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit
 
 from paddock_ma.sim.core import layout as L
-from paddock_ma.sim.track.load import locate, point_at, surface_at
+from paddock_ma.sim.track.geometry import locate, point_at
+from paddock_ma.sim.track.surface import surface_at
 
 STEP = 0.01          # m, oracle march step
 MIN_STEP = 0.25      # m, features shorter than this along a ray may be grazed past (sensors.py docstring)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 
-import numpy as np
-
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.sim.core import layout as L
 

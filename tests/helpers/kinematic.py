@@ -11,7 +11,7 @@ from paddock_ma.sim.race.control import car_is_held, race_control_tick, update_r
 from paddock_ma.sim.race.rules import update_car_rules
 from paddock_ma.sim.core.layout import DT
 from paddock_ma.sim.vehicle.wheels import classify_car
-from paddock_ma.sim.track.load import point_at
+from paddock_ma.sim.track.geometry import point_at
 
 
 def kinematic_tick(tr, s):
