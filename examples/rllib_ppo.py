@@ -94,7 +94,7 @@ def speed_start_eval(module, args, worlds: int = 8, steps: int = 150, seed: int 
     """
     import torch
 
-    from paddock_ma.adapters.pettingzoo_env import resolve_config
+    from paddock_ma.catalog import resolve_config
     from paddock_ma.env.batch_env import BatchEnv
     from paddock_ma.sim.core.layout import END_DESTROYED
 

@@ -48,9 +48,40 @@ def manifest_config(env_id: str) -> dict:
 
 def env_config(env_id: str, **overrides) -> "EnvConfig":
     """The EnvConfig of ``env_id`` with ``overrides`` (config keys) deep-merged over it."""
+    return resolve_config(env_id, overrides)
+
+
+def resolve_config(source, overrides: dict | None = None) -> "EnvConfig":
+    """The EnvConfig of ``source`` (a catalogue id, an EnvConfig, a config dict, or None for the defaults)
+    with ``overrides`` (config keys) deep-merged over it: the one way every entry point (``make``, the
+    adapters, the vector envs, the fleet) turns what a caller names into a config. ConfigError names the
+    unknown id or the bad key."""
     from .env.config.root import EnvConfig  # here, not at import: `import paddock_ma` reads only the ids
 
-    return EnvConfig.from_dict(manifest_config(env_id)).merged(overrides)
+    if isinstance(source, str):
+        return EnvConfig.from_dict(manifest_config(source)).merged(overrides)
+    if isinstance(source, EnvConfig):
+        return source.merged(overrides)
+    if isinstance(source, dict) or source is None:
+        return EnvConfig.from_dict(source).merged(overrides)
+    raise ConfigError("config", f"got {type(source).__name__}; expected an env id, an EnvConfig or a config dict")
+
+
+def resolve_config_dict(source, overrides: dict | None = None) -> dict:
+    """``resolve_config``'s config as the plain dict it was written as (a catalogue id's manifest config or
+    the given dict, ``overrides`` deep-merged over it), after checking it is a valid config: what a fleet
+    ships to its shards and a dataset's manifest records and hashes. ``source``: an id or a dict."""
+    from .env.config.root import EnvConfig, deep_merge
+
+    if isinstance(source, str):
+        base = manifest_config(source)
+    elif isinstance(source, dict):
+        base = source
+    else:
+        raise ConfigError("config", f"got {type(source).__name__}; expected an env id or a config dict")
+    config = deep_merge(base, dict(overrides or {}))
+    EnvConfig.from_dict(config)
+    return config
 
 
 # Engine options make() takes beside config keys: every one goes to a BatchEnv (num_worlds given); a

@@ -124,12 +124,13 @@ def exercise_demo(env_id: str = "paddock/oval-batch-v0") -> None:
     Ray delivers them; snapshots and a restore, as the fleet takes them), and a replayed world."""
     import numpy as np
 
-    from .distributed.collect import CollectConfig, resolve_env
+    from .catalog import resolve_config_dict
+    from .distributed.collect import CollectConfig
     from .distributed.policies import resolve_policy
     from .distributed.shard import ShardCore
 
     cfg = CollectConfig(env=env_id, num_shards=1, worlds_per_shard=2, steps=3)   # its placement defaults
-    config = resolve_env(env_id)
+    config = resolve_config_dict(env_id)
     policy = resolve_policy("random")
     for worlds in (2, 1):            # collection shards, then the demo's one-world replay
         core = ShardCore(config, 0, worlds, reset_placement=cfg.reset_placement, start_placement=cfg.start_placement)

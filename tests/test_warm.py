@@ -23,9 +23,9 @@ for env_id in [e["id"] for e in catalog.list_envs()]:
     one = paddock_ma.make(env_id)
     one.reset(seed=3)
     one.step({d: {"steering": 0.0, "throttle": 1.0, "brake": 0.0} for d in one.controlled})
-from paddock_ma.distributed.collect import resolve_env
+from paddock_ma.catalog import resolve_config_dict
 from paddock_ma.distributed.shard import ShardCore
-core = ShardCore(resolve_env("paddock/oval-batch-v0"), 0, 3)             # a Ray shard of make demo
+core = ShardCore(resolve_config_dict("paddock/oval-batch-v0"), 0, 3)             # a Ray shard of make demo
 core.reset(5)
 actions = np.full((3, 8, 3), 0.5, np.float32)
 actions.setflags(write=False)                                            # as Ray delivers them

@@ -31,6 +31,7 @@ from ..env.errors import (
     EPISODE_ENDED, INVALID_ACTION, NOT_RESET, SNAPSHOT_REJECTED, UNKNOWN_DRIVER, ConfigError, PaddockError,
 )
 from ..env.reset.placements import PLACEMENT_POLICIES
+from ..env.validation import check_integer
 from .tally import EpisodeTally
 
 
@@ -39,14 +40,11 @@ from ..env.rewards import EXAMPLE_REWARDS, legal_progress_reward, progress_crash
 
 
 def check_options(max_lives, reset_placement, max_world_steps):
-    if isinstance(max_lives, bool) or not isinstance(max_lives, (int, np.integer)) or max_lives < 1:
-        raise ConfigError("max_lives", f"got {max_lives!r}; expected an integer >= 1")
+    check_integer(max_lives, "max_lives", low=1)
     if reset_placement not in PLACEMENT_POLICIES:
         raise ConfigError("reset_placement", f"got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
-    if max_world_steps is not None and (isinstance(max_world_steps, bool)
-                                        or not isinstance(max_world_steps, (int, np.integer))
-                                        or max_world_steps < 1):
-        raise ConfigError("max_world_steps", f"got {max_world_steps!r}; expected None or an integer >= 1")
+    if max_world_steps is not None:
+        check_integer(max_world_steps, "max_world_steps", low=1)    # or None: no cap
 
 
 class Lives:

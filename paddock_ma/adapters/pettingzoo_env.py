@@ -32,25 +32,17 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
 
+from ..catalog import resolve_config
 from ..env.batch_env import BatchEnv
 from ..env.config.root import EnvConfig
 from ..env.errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
+from ..env.rewards import reward_or_default
+from ..env.validation import integer_problem
 from .lives import Lives, check_options, info_for
+from .spaces import observation_space, vehicle_action_space
 
 ADAPTER_OPTIONS = ("max_lives", "auto_reset", "reset_placement", "max_world_steps", "reward_fn", "pit_actions",
                    "render_mode", "render_rays", "render_size")
-
-
-def resolve_config(config_or_env_id, overrides: dict) -> EnvConfig:
-    """An EnvConfig from a catalogue id, an EnvConfig or a config dict, with ``overrides`` merged."""
-    if isinstance(config_or_env_id, str):
-        from ..catalog import env_config
-        return env_config(config_or_env_id, **overrides)
-    if isinstance(config_or_env_id, EnvConfig):
-        return config_or_env_id.merged(overrides)
-    if isinstance(config_or_env_id, dict) or config_or_env_id is None:
-        return EnvConfig.from_dict(config_or_env_id).merged(overrides)
-    raise ConfigError("config", f"got {type(config_or_env_id).__name__}; expected an env id, EnvConfig or dict")
 
 
 def parallel_env(config_or_env_id="paddock/oval-batch-v0", **options) -> "PaddockParallelEnv":
@@ -70,8 +62,7 @@ class PaddockParallelEnv(ParallelEnv):
                  render_size: int = 640):
         if render_mode not in (None, "rgb_array"):
             raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
-        if reward_fn is None and config.reward is None:
-            reward_fn = "legal_progress"
+        reward_fn = reward_or_default(reward_fn, config.reward)
         check_options(max_lives, reset_placement, max_world_steps)
         self.batch = BatchEnv(config, 1, reward_fn=reward_fn, reset_placement=reset_placement)
         if pit_actions and not self.batch.config.rules.modules.pit_stops.enabled:
@@ -88,8 +79,8 @@ class PaddockParallelEnv(ParallelEnv):
         self._act_spaces = {}
         n_compounds = len(self.batch.compounds)
         for agent, (_, k, _) in self.lives.index.items():
-            self._obs_spaces[agent] = spaces.Box(-np.inf, np.inf, (self.lives.obs_sizes[k],), np.float32)
-            vehicle = spaces.Box(np.array([-1, 0, 0], np.float32), np.array([1, 1, 1], np.float32), dtype=np.float32)
+            self._obs_spaces[agent] = observation_space(self.lives.obs_sizes[k])
+            vehicle = vehicle_action_space()
             if self.pit_actions:
                 self._act_spaces[agent] = spaces.Dict({"vehicle": vehicle, "pit_intent": spaces.Discrete(3),
                                                        "pit_compound": spaces.Discrete(n_compounds)})
@@ -140,9 +131,10 @@ class PaddockParallelEnv(ParallelEnv):
                                "pit_intent and pit_compound (pit_actions=True)", f"actions.{agent}")
         intent, compound = value["pit_intent"], value["pit_compound"]
         for name, v, n in (("pit_intent", intent, 3), ("pit_compound", compound, len(self.batch.compounds))):
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or not 0 <= int(v) < n:
-                raise PaddockError(INVALID_ACTION, f"actions.{agent}.{name}: got {v!r}; expected an integer "
-                                   f"0..{n - 1}", f"actions.{agent}.{name}")
+            problem = integer_problem(v, 0, n)
+            if problem is not None:
+                raise PaddockError(INVALID_ACTION, f"actions.{agent}.{name}: {problem} (0..{n - 1})",
+                                   f"actions.{agent}.{name}")
         return value["vehicle"], int(intent), int(compound)
 
     def step(self, actions):

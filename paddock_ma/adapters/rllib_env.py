@@ -44,14 +44,15 @@ would); an env made from a plain dict has key (0, 0, 0).
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..env.batch_env import BatchEnv
 from ..env.errors import SNAPSHOT_REJECTED, ConfigError, PaddockError
-from ..env.rewards import resolve_reward
+from ..catalog import resolve_config
+from ..env.rewards import resolve_reward, reward_or_default
+from ..env.seeding import check_seed
 from .lives import Lives, check_options, info_for
-from .pettingzoo_env import resolve_config
+from .spaces import observation_space, vehicle_action_space
 
 ENV_CONFIG_KEYS = ("env_id", "config", "overrides", "num_worlds", "max_lives", "auto_reset", "reset_placement",
                    "max_world_steps", "seed", "reward", "infos")
@@ -69,7 +70,7 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
             raise ConfigError(f"env_config.{unknown[0]}", f"unknown key; known keys: {', '.join(ENV_CONFIG_KEYS)}")
         source = cfg.get("config") if cfg.get("config") is not None else cfg.get("env_id", "paddock/oval-batch-v0")
         config = resolve_config(source, dict(cfg.get("overrides") or {}))
-        reward = cfg.get("reward", "legal_progress" if config.reward is None else None)
+        reward = reward_or_default(cfg.get("reward"), config.reward)
         check_options(cfg.get("max_lives", 8), cfg.get("reset_placement", "random"), cfg.get("max_world_steps"))
         self.batch = BatchEnv(config, int(cfg.get("num_worlds", 1)), reward_fn=resolve_reward(reward, "env_config.reward"),
                               reset_placement=cfg.get("reset_placement", "random"))
@@ -88,11 +89,10 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         self.last_endings: dict = {}                    # agent -> (terminated, truncated) of the latest step
         self.possible_agents = list(self.lives.possible_agents)
         self.agents = []
-        low, high = np.array([-1, 0, 0], np.float32), np.array([1, 1, 1], np.float32)
         # One space object per agent id (like the PettingZoo adapter), built once per env instance.
-        self.observation_spaces = {a: spaces.Box(-np.inf, np.inf, (self.lives.obs_sizes[k],), np.float32)
+        self.observation_spaces = {a: observation_space(self.lives.obs_sizes[k])
                                    for a, (_, k, _) in self.lives.index.items()}
-        self.action_spaces = {a: spaces.Box(low, high, dtype=np.float32) for a in self.possible_agents}
+        self.action_spaces = {a: vehicle_action_space() for a in self.possible_agents}
         self.num_worlds = self.batch.num_worlds
 
     # -- API --------------------------------------------------------------------------------------
@@ -219,8 +219,7 @@ def episode_seed(root, key: tuple, n: int, field: str = "seed") -> int:
     ``SeedSequence(root)``'s descendant at ``key + (n,)`` (what ``.spawn`` gives at each level), as a
     63-bit integer; the root itself for reset 0 of env (0, 0, 0). A root that is not an integer in
     [0, 2**63) raises ConfigError naming ``field``."""
-    if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < 2**63:
-        raise ConfigError(field, f"got {root!r}; expected an integer in [0, 2**63)")
+    root = check_seed(root, field)
     if n == 0 and not any(key):
         return int(root)
     words = np.random.SeedSequence(int(root), spawn_key=tuple(key) + (n,)).generate_state(2, np.uint32)

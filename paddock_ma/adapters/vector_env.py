@@ -26,21 +26,20 @@ num_envs=N)``, N a multiple of K; ``import paddock_ma`` first, or use ``"paddock
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from ..env.actions import ACTION_HIGH, ACTION_LOW
+from ..catalog import resolve_config
 from ..env.batch_env import BatchEnv
 from ..env.episodes import M_LEGAL_PROGRESS
 from ..env.errors import ConfigError
 from ..env.reset.placements import PLACEMENT_POLICIES
-from .pettingzoo_env import resolve_config
+from ..env.rewards import reward_or_default
+from .spaces import final_obs_info, observation_space, vehicle_action_space
 from .tally import EpisodeTally
 
 AUTORESET_MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 _MODE_NAMES = {"nextstep": AutoresetMode.NEXT_STEP, "samestep": AutoresetMode.SAME_STEP}
-DEFAULT_REWARD = "legal_progress"      # an example reward (env.rewards), used when none is given
 
 
 class CarVectorEnv(VectorEnv):
@@ -62,8 +61,7 @@ class CarVectorEnv(VectorEnv):
         if render_mode not in (None, "rgb_array"):
             raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
         config = resolve_config(config_or_env_id, overrides)
-        if reward is None and config.reward is None:
-            reward = DEFAULT_REWARD
+        reward = reward_or_default(reward, config.reward)
         # copy_obs=False: the engine's buffer is copied once, into the array this env returns
         self.engine = BatchEnv(config, num_worlds, auto_reset=mode == AutoresetMode.SAME_STEP,
                                reset_placement=reset_placement, parallel=parallel, reward_fn=reward, copy_obs=False)
@@ -77,8 +75,8 @@ class CarVectorEnv(VectorEnv):
             raise ConfigError("sensors_by_driver", "every controlled car's vector must have one length for a "
                               "vector env (per-driver sensor shapes differ here)")
         d = self.engine.obs_size
-        self.single_observation_space = spaces.Box(-np.inf, np.inf, (d,), np.float32)
-        self.single_action_space = spaces.Box(ACTION_LOW.astype(np.float32), ACTION_HIGH.astype(np.float32), (3,), np.float32)
+        self.single_observation_space = observation_space(d)
+        self.single_action_space = vehicle_action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._pending = np.zeros((num_worlds, self.cars_per_world), bool)   # NEXT_STEP: reset on the next step
@@ -124,11 +122,7 @@ class CarVectorEnv(VectorEnv):
             self._pending = (result.terminated | result.truncated) & ~pending
         elif result.final_obs is not None and result.reset_mask.any():
             flat = result.reset_mask.reshape(-1)
-            final = np.empty(self.num_envs, object)
-            last = self._flat(result.final_obs)
-            for i in np.nonzero(flat)[0]:
-                final[i] = last[i]
-            infos["final_obs"], infos["_final_obs"] = final, flat
+            infos["final_obs"], infos["_final_obs"] = final_obs_info(self._flat(result.final_obs), flat), flat
         return obs, rewards, terminated, truncated, infos
 
     def episode_totals(self) -> dict:

@@ -127,7 +127,7 @@ def run(env: str = "paddock/gp-batch-v0", worlds=(16, 64, 256), seconds: float =
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
 
-    from ..distributed.collect import resolve_env
+    from ..catalog import resolve_config_dict as resolve_env
     config = resolve_env(env)
     rows = [in_process(config, w, seconds) for w in worlds]
     own = not ray.is_initialized()          # a private local Ray unless the caller already joined one

@@ -161,7 +161,7 @@ def bench_torch(env_id: str, worlds: int, seconds: float, rollout: int = 64) -> 
 
 def bench_engine(env_id: str, worlds: int, seconds: float, rollout: int = 64) -> dict:
     """BatchEnv.step of the same cars (auto-reset at random positions, the legal_progress reward)."""
-    from ..adapters.pettingzoo_env import resolve_config
+    from ..catalog import resolve_config
     from ..env.batch_env import BatchEnv
 
     env = BatchEnv(resolve_config(env_id, {}), worlds, auto_reset=True, reset_placement="random",

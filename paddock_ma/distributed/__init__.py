@@ -5,6 +5,7 @@
 * ``collect``: ``paddock-ma collect`` / ``verify``: Parquet datasets with a manifest, resumable.
 * ``vector``: ``FleetVectorEnv``, a gymnasium VectorEnv over a fleet (the cluster twin of CarVectorEnv).
 * ``policies``: ``builtin``, ``random`` (counter-based) and ``MODULE:FN`` policies.
+* ``testing``: test doubles (a shard that crashes or hangs on request, a fleet that pins a shard to a node).
 * ``demo``: a collection on a local Ray with its summary, verify's verdict, a replay and a PNG.
 
 Nothing here imports Ray until it is used.

@@ -28,7 +28,6 @@ def replay_world(manifest: dict, table, world: int):
 
     Returns (positions float64[S, K, 2] in metres, whether every replayed observation equals the recorded
     one). ``table`` holds the dataset's rows of that world (columns seq, driver, obs, action)."""
-    from ..sim.core import layout as L
     from .shard import ShardCore
 
     cfg = manifest["config"]
@@ -54,25 +53,24 @@ def replay_world(manifest: dict, table, world: int):
         same &= bool(np.array_equal(obs[0], recorded[t - 1]))
         _, arrays = core.step(t, actions[t - 1][None])
         obs = arrays["obs"]
-        positions[t - 1] = core.env.state.cars_f[0, core._slots][:, [L.F_X, L.F_Y]]
+        positions[t - 1] = core.env.car_positions()[0]
     return positions, same
 
 
-def draw(track_name: str, trajectories: dict, path: str) -> None:
-    """PNG of the track (centreline and edges) with each world's car positions, one colour per car."""
+def draw(env_config: dict, trajectories: dict, path: str) -> None:
+    """PNG of the config's track (centreline and edges) with each world's car positions, one colour per car."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..sim.track.load import load_track
+    from ..env.batch_env import BatchEnv
 
-    tr = load_track(track_name)
-    hw = np.broadcast_to(np.asarray(tr.half_width, float), np.shape(tr.cx))
+    outline = BatchEnv(env_config, 1).track_outline()
     fig, axes = plt.subplots(1, len(trajectories), figsize=(6 * len(trajectories), 6), squeeze=False)
     for ax, (world, pos) in zip(axes[0], trajectories.items()):
-        for side in (-1, 1):
-            ax.plot(tr.cx + side * hw * tr.cnx, tr.cy + side * hw * tr.cny, color="0.3", lw=0.8)
-        ax.plot(tr.cx, tr.cy, color="0.7", lw=0.5, ls="--")
+        for side in ("left", "right"):
+            ax.plot(outline[side][:, 0], outline[side][:, 1], color="0.3", lw=0.8)
+        ax.plot(outline["centre"][:, 0], outline["centre"][:, 1], color="0.7", lw=0.5, ls="--")
         for k in range(pos.shape[1]):
             ax.plot(pos[:, k, 0], pos[:, k, 1], ".", ms=1.5)
         ax.set_title(f"world {world}: {pos.shape[1]} cars, {pos.shape[0]} steps")
@@ -163,7 +161,7 @@ def main(argv=None) -> int:
         same &= ok
     console.print(f"replayed worlds {list(trajectories)} in this process from the seed and the recorded actions: "
                   + ("[green]observations identical to the dataset[/]" if same else "[red]observations differ[/]"))
-    draw(manifest["env_config"]["track"], trajectories, args.png)
+    draw(manifest["env_config"], trajectories, args.png)
     console.print(f"trajectories drawn on the track: {args.png}")
     if ours:
         ray.shutdown()

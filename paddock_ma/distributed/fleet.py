@@ -20,6 +20,10 @@ resume bit-exactly, and those replayed transitions are not handed out again. A s
 taken at the last step of ``run``, so a later ``run`` or a resumed collection starts from it. An exception raised by
 the shard's own code (a bad action, a refused sequence number) is not retried: ``FleetError``.
 
+Shards are ``ShardCore`` actors, or actors of a subclass given as ``shard_cls`` (the test double
+``distributed.testing.FaultyShardCore`` crashes or hangs on request); where a shard's actor is placed is
+``placement`` (a subclass may override it: ``testing.PinnedFleet``).
+
 A shard whose code fingerprint (``shard.code_fingerprint``) differs from the driver's is refused
 (``FleetError``). ``FleetError`` is also raised when a shard fails ``max_consecutive_failures`` times without a completed step
 in between, when no shard completes a step for ``2 * deadline_s`` (every shard keeps failing: raised
@@ -33,9 +37,12 @@ from typing import Callable, Iterator
 
 import numpy as np
 
+from ..catalog import resolve_config_dict
+from ..env.seeding import check_seed
+from ..env.validation import check_integer, integer_problem
 from .fleet_types import FleetError, ShardRecord, ShardStep, failure_types  # noqa: F401 - FleetError: API
 from .policies import resolve_policy
-from .shard import ACTOR_OPTIONS, ShardCore, code_fingerprint
+from .shard import ShardCore, actor_class, code_fingerprint
 
 
 class ShardFleet:
@@ -47,10 +54,8 @@ class ShardFleet:
     for minutes). snapshot_every: K, steps between snapshots. policy: ``builtin``, ``random``,
     ``MODULE:FN`` or a callable (see ``policies``). resume: ``{shard: EnvShard.snapshot() doc}`` to start
     those shards from a snapshot instead of a reset. shard_options: extra EnvShard constructor keywords
-    (``reset_placement``, ``start_placement``). fault_hooks: test only, ``{shard: {"hang_at_seq": n} or
-    {"crash_at_seq": n} or {"fail_on_start": True} or {"pin_to_node": node id}}`` (the last pins the actor
-    hard to that node) given to the first incarnation of that shard (to
-    every incarnation with ``faults_every_incarnation``). pipeline_depth: step calls kept in flight per
+    (``reset_placement``, ``start_placement``). shard_cls: the shard class, ``ShardCore`` or a subclass
+    (made a Ray actor by ``shard.actor_class``). pipeline_depth: step calls kept in flight per
     shard; 2 (builtin policy only) overlaps a step's transfer with the next step's simulation.
     rebalance_every_s: how often the fleet looks for nodes that joined the cluster and moves a shard onto
     one (``_maybe_rebalance``); None turns it off.
@@ -59,20 +64,18 @@ class ShardFleet:
     def __init__(self, config: dict | str, num_shards: int, worlds_per_shard: int, seed: int = 0, *,
                  deadline_s: float = 30.0, start_timeout_s: float = 300.0, snapshot_every: int = 16,
                  policy="builtin", resume: dict | None = None, shard_options: dict | None = None,
-                 max_consecutive_failures: int = 3, fault_hooks: dict | None = None,
-                 faults_every_incarnation: bool = False, on_event: Callable[[dict], None] | None = None,
+                 max_consecutive_failures: int = 3, shard_cls: type = ShardCore,
+                 on_event: Callable[[dict], None] | None = None,
                  pipeline_depth: int = 1, rebalance_every_s: float | None = 5.0):
-        for name, value, low in (("num_shards", num_shards, 1), ("worlds_per_shard", worlds_per_shard, 1),
-                                 ("snapshot_every", snapshot_every, 1), ("seed", seed, 0),
-                                 ("max_consecutive_failures", max_consecutive_failures, 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name}: got {value!r}; expected an integer >= {low}")
+        for name, value in (("num_shards", num_shards), ("worlds_per_shard", worlds_per_shard),
+                            ("snapshot_every", snapshot_every), ("max_consecutive_failures", max_consecutive_failures)):
+            check_integer(value, name, low=1)
+        seed = check_seed(seed)
         if not deadline_s > 0 or not start_timeout_s > 0:
             raise ValueError(f"deadline_s / start_timeout_s: got {deadline_s!r} / {start_timeout_s!r}; expected > 0")
-        if isinstance(config, str):            # a catalogue env id
-            from .collect import resolve_env
-            config = resolve_env(config)
-        self.config = config
+        if not (isinstance(shard_cls, type) and issubclass(shard_cls, ShardCore)):
+            raise ValueError(f"shard_cls: got {shard_cls!r}; expected ShardCore or a subclass of it")
+        self.config = resolve_config_dict(config)      # a catalogue env id or a config dict, checked here
         self.num_shards = num_shards
         self.worlds_per_shard = worlds_per_shard
         self.seed = seed
@@ -84,8 +87,7 @@ class ShardFleet:
         self.resume = dict(resume or {})
         self.shard_options = dict(shard_options or {})
         self.max_consecutive_failures = max_consecutive_failures
-        self.fault_hooks = dict(fault_hooks or {})
-        self.faults_every_incarnation = faults_every_incarnation
+        self.shard_cls = shard_cls
         self.on_event = on_event
         self.events: list[dict] = []
         self.code = code_fingerprint()
@@ -93,7 +95,6 @@ class ShardFleet:
         self.steps_done = 0                 # shard-steps handed out by this fleet object
         self._started = False
         self._last_progress = 0.0
-        self._actor_cls = None
         self._target = None
         self._snapshot_at_end = True
         if pipeline_depth not in (1, 2) or (pipeline_depth == 2 and self.policy is not None):
@@ -128,23 +129,20 @@ class ShardFleet:
         return [e for e in self.events if e["kind"] == "failure"]
 
     # -- actors ------------------------------------------------------------------------------------
-    def _new_actor(self, sh: ShardRecord):
-        import ray
-        if self._actor_cls is None:
-            self._actor_cls = ray.remote(**ACTOR_OPTIONS)(ShardCore)
-        sh.incarnation += 1
-        kwargs = dict(self.shard_options)
-        if sh.index in self.fault_hooks and (sh.incarnation == 0 or self.faults_every_incarnation):
-            kwargs.update(self.fault_hooks[sh.index])
-        pinned = kwargs.pop("pin_to_node", None)        # test hook: a hard pin (unschedulable if the node is gone)
-        strategy = "SPREAD"
+    def placement(self, sh: ShardRecord):
+        """The Ray scheduling strategy of shard ``sh``'s next actor (``sh.incarnation`` is its number):
+        ``SPREAD`` (Ray places it on a live node), or, for a move onto a node that joined
+        (``_maybe_rebalance``), a soft affinity to that node (there if it has room, else anywhere)."""
         node = self._affinity.pop(sh.index, None)
-        if node is not None or pinned is not None:
-            # a move to a node that joined: there if it has room, else anywhere
-            from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
-            strategy = NodeAffinitySchedulingStrategy(node_id=pinned or node, soft=pinned is None)
-        return self._actor_cls.options(scheduling_strategy=strategy).remote(
-            self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **kwargs)
+        if node is None:
+            return "SPREAD"
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+        return NodeAffinitySchedulingStrategy(node_id=node, soft=True)
+
+    def _new_actor(self, sh: ShardRecord):
+        sh.incarnation += 1
+        return actor_class(self.shard_cls).options(scheduling_strategy=self.placement(sh)).remote(
+            self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **self.shard_options)
 
     def _start_chain(self, sh: ShardRecord, timeout: float) -> None:
         """Create the shard's actor and queue: info, reset or restore, then the replays up to ``sh.seq``."""
@@ -202,15 +200,15 @@ class ShardFleet:
         if len(worlds) != len(drivers):
             raise ValueError(f"worlds / drivers: {len(worlds)} worlds for {len(drivers)} drivers; give one world per driver")
         for g, d in zip(worlds.tolist(), drivers):
-            if not isinstance(g, int) or not 0 <= g < self.total_worlds:
+            if integer_problem(g, 0, self.total_worlds) is not None:
                 raise ValueError(f"worlds: got {g!r}; expected a global world index in [0, {self.total_worlds})")
             k = controlled.index(d) if isinstance(d, str) and d in controlled else d
-            if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= int(k) < len(controlled):
+            if integer_problem(k, 0, len(controlled)) is not None:
                 raise ValueError(f"drivers: got {d!r}; expected one of {controlled} or an index below {len(controlled)}")
             sh = self.shards[g // self.worlds_per_shard]
             submitted = sh.seq + (len(sh.pending) if sh.kind == "step" and sh.pending else 0)
             seq = submitted + 1 if at_seq is None else at_seq
-            if isinstance(seq, bool) or not isinstance(seq, int) or seq <= submitted:
+            if integer_problem(seq, submitted + 1) is not None:
                 raise ValueError(f"at_seq: got {at_seq!r}; shard {sh.index} (world {g}) has submitted up to step "
                                  f"{submitted}, so the earliest is {submitted + 1}")
             step_resets = sh.resets.setdefault(seq, {})
@@ -225,7 +223,7 @@ class ShardFleet:
         """Create every shard and reset (or restore) it; returns once they are submitted."""
         import ray
         if not ray.is_initialized():
-            raise FleetError("Ray is not initialised: call ray.init(address=...) (or collect --address) first")
+            raise FleetError("Ray is not initialised: call ray.init(address=...) first (collect() does it for you)")
         for sh in self.shards:
             doc = self.resume.get(sh.index)
             if doc is not None:
@@ -331,8 +329,7 @@ class ShardFleet:
         import ray
         from ray.exceptions import RayTaskError
 
-        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-            raise ValueError(f"steps: got {steps!r}; expected an integer >= 0")
+        steps = check_integer(steps, "steps", low=0)
         self._target, self._snapshot_at_end = steps, snapshot_at_end
         if not self._started:
             self.start()

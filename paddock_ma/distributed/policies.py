@@ -19,29 +19,23 @@ import importlib
 
 import numpy as np
 
+from ..env.seeding import GOLDEN_GAMMA, mix64
+
 BUILTIN = "builtin"
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
+_WORLD_STRIDE = np.uint64(0xD1B54A32D192ED03)    # an odd 64-bit constant spreading world indices apart
 
 
 class PolicyError(ValueError):
     """A policy name that cannot be resolved; the message names the value and the fix."""
 
 
-def _splitmix(z: np.ndarray) -> np.ndarray:
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    return z ^ (z >> np.uint64(31))
-
-
 def random_policy(obs, *, worlds, seq, seed):
     """Uniform steering in [-1, 1], throttle in [0, 1], brake in [0, 0.25): counter-based (see above)."""
     w, k = obs.shape[0], obs.shape[1]
     with np.errstate(over="ignore"):
-        base = _splitmix(np.uint64(seed) * _GOLDEN + np.asarray(worlds, np.uint64) * np.uint64(0xD1B54A32D192ED03))
+        base = mix64(np.uint64(seed) * GOLDEN_GAMMA + np.asarray(worlds, np.uint64) * _WORLD_STRIDE)
         counter = (np.uint64(seq) * np.uint64(k * 3) + np.arange(k * 3, dtype=np.uint64)).reshape(1, k, 3)
-        bits = _splitmix(base.reshape(w, 1, 1) + (counter + np.uint64(1)) * _GOLDEN)
+        bits = mix64(base.reshape(w, 1, 1) + (counter + np.uint64(1)) * GOLDEN_GAMMA)
     u = (bits >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / (1 << 24))
     out = np.empty((w, k, 3), np.float32)
     out[..., 0] = 2.0 * u[..., 0] - 1.0
@@ -53,19 +47,19 @@ def random_policy(obs, *, worlds, seq, seed):
 def resolve_policy(name: str):
     """``None`` for ``builtin`` (the shard drives), else the policy callable. Raises PolicyError."""
     if not isinstance(name, str) or not name:
-        raise PolicyError(f"--policy: got {name!r}; expected builtin, random or MODULE:FN")
+        raise PolicyError(f"policy: got {name!r}; expected builtin, random or MODULE:FN")
     if name == BUILTIN:
         return None
     if name == "random":
         return random_policy
     if ":" not in name:
-        raise PolicyError(f"--policy: got {name!r}; expected builtin, random or MODULE:FN (e.g. mypkg.pol:act)")
+        raise PolicyError(f"policy: got {name!r}; expected builtin, random or MODULE:FN (e.g. mypkg.pol:act)")
     module, _, attr = name.partition(":")
     try:
         fn = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:
-        raise PolicyError(f"--policy: cannot load {name!r} ({exc}); check the module is importable here and on "
+        raise PolicyError(f"policy: cannot load {name!r} ({exc}); check the module is importable here and on "
                           "every node, and that it defines that function") from None
     if not callable(fn):
-        raise PolicyError(f"--policy: {name!r} is not callable")
+        raise PolicyError(f"policy: {name!r} is not callable")
     return fn

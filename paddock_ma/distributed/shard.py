@@ -2,9 +2,10 @@
 
 A shard holds the worlds with global indices ``world_offset .. world_offset + W - 1`` of a fleet. A
 world's identity is its global index ``g``: its generator key is ``SeedSequence(seed).spawn(n)[g]``'s
-(the same whatever ``n`` and whichever shard holds it), so its trajectory does not depend on how the
-fleet is cut into shards. Every car has lives: the engine runs with ``auto_reset``, so a car whose
-episode ends starts a new one at once (``reset_placement``) inside its running world.
+(the same whatever ``n`` and whichever shard holds it: ``BatchEnv``'s ``world_offset``), so its
+trajectory does not depend on how the fleet is cut into shards. Every car has lives: the engine runs
+with ``auto_reset``, so a car whose episode ends starts a new one at once (``reset_placement``) inside
+its running world.
 
 Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs size, M metrics):
 
@@ -33,14 +34,19 @@ JSON protocol path: ``handle(message) -> reply`` and ``handle_line(bytes) -> byt
 The actor runs with ``max_restarts=0`` and ``max_task_retries=0`` (at-most-once: Ray replaying a queued
 ``step`` onto a fresh actor would silently corrupt trajectories); ``ShardFleet`` recovers shards itself.
 Numba, OpenMP and torch are pinned to one thread (``runtime_env`` environment variables).
+``actor_class(cls)`` is the one place a shard class (``ShardCore`` or a subclass, such as the test
+double ``distributed.testing.FaultyShardCore``) becomes a Ray actor class with these options.
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import time
 
 import numpy as np
+
+from ..env.seeding import check_seed
+from ..env.validation import check_integer, integer_problem
 
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                      "OPENBLAS_NUM_THREADS": "1", "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "")}
@@ -58,14 +64,6 @@ class ShardSeqError(ShardError):
     """``step`` got a sequence number that is not the shard's next one (nothing was stepped)."""
 
 
-def world_keys_global(seed: int, world_offset: int, num_worlds: int) -> np.ndarray:
-    """int64[num_worlds]: generator keys of global worlds ``world_offset ..``, as ``SeedSequence(seed)
-    .spawn(n)[g]`` gives them for any ``n > g`` (a spawned child is ``SeedSequence(seed, spawn_key=(g,))``)."""
-    keys = [int(np.random.SeedSequence(int(seed), spawn_key=(g,)).generate_state(1, dtype=np.uint64)[0])
-            for g in range(world_offset, world_offset + num_worlds)]
-    return np.array(keys, dtype=np.uint64).view(np.int64)
-
-
 _FINGERPRINT: str | None = None
 
 
@@ -76,18 +74,15 @@ def code_fingerprint() -> str:
     different code would replay a failed shard into a different trajectory."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
-        import hashlib
         from pathlib import Path
 
         from .. import __version__
+        from ..sources import files_digest, python_sources
         pkg = Path(__file__).resolve().parent.parent
-        files = sorted([*(pkg / "sim").rglob("*.py"), *(pkg / "env").rglob("*.py"),
-                        pkg / "distributed" / "shard.py", pkg / "distributed" / "policies.py",
-                        *(pkg.parent / "envs").rglob("*.json")])
-        h = hashlib.sha256(__version__.encode())
-        for f in files:
-            h.update(str(f.relative_to(pkg.parent)).encode() + b"\0" + f.read_bytes() + b"\0")
-        _FINGERPRINT = h.hexdigest()[:16]
+        files = [*python_sources(pkg / "sim"), *python_sources(pkg / "env"),
+                 pkg / "distributed" / "shard.py", pkg / "distributed" / "policies.py",
+                 *(pkg.parent / "envs").rglob("*.json")]
+        _FINGERPRINT = files_digest(files, pkg.parent, salt=__version__.encode())[:16]
     return _FINGERPRINT
 
 
@@ -114,34 +109,25 @@ class ShardCore:
     this policy from its world's own draws (so worlds are not copies of one another; its episode ids
     then start at 1), or None to keep the scenario's grid.
     env_id: the catalogue id the JSON path's ``hello`` names (optional).
-    Test-only fault hooks: ``hang_at_seq`` (sleep for ever when asked to step to that seq),
-    ``crash_at_seq`` (the process exits at once), ``fail_on_start`` (the constructor raises).
     """
 
     def __init__(self, config: dict, world_offset: int, num_worlds: int, *, reset_placement: str = "random",
-                 start_placement: str | None = "random", hang_at_seq: int | None = None,
-                 crash_at_seq: int | None = None, fail_on_start: bool = False, env_id: str | None = None):
+                 start_placement: str | None = "random", env_id: str | None = None):
         _pin_threads()
         self.code = code_fingerprint()       # at import time of this process: what its kernels run
-        if fail_on_start:
-            raise ShardError("fail_on_start: the test hook made this shard fail to start")
         from ..env.batch_env import BatchEnv
 
-        if not isinstance(world_offset, int) or world_offset < 0:
-            raise ShardError(f"world_offset: got {world_offset!r}; expected an integer >= 0")
+        self.world_offset = check_integer(world_offset, "world_offset", low=0, error=ShardError)
+        self.num_worlds = check_integer(num_worlds, "num_worlds", low=1, error=ShardError)
         self.config_dict = config
-        self.world_offset = world_offset
-        self.num_worlds = num_worlds
-        self.env = BatchEnv(config, num_worlds, auto_reset=True, reset_placement=reset_placement)
+        self.env = BatchEnv(config, self.num_worlds, auto_reset=True, reset_placement=reset_placement,
+                            world_offset=self.world_offset)
         self.start_placement = start_placement
-        self.hang_at_seq = hang_at_seq
-        self.crash_at_seq = crash_at_seq
         self.seq: int | None = None
         self.seed: int | None = None
-        self._slots = np.asarray(self.env.slots, np.int64)
         self._dispatcher = None
         self.env_id = env_id
-        self._builtin = np.zeros((num_worlds, len(self.env.controlled), 3), np.float32)
+        self._builtin = np.zeros((self.num_worlds, len(self.env.controlled), 3), np.float32)
 
     # -- identity ----------------------------------------------------------------------------------
     def info(self) -> dict:
@@ -160,21 +146,13 @@ class ShardCore:
     # -- array fast path -------------------------------------------------------------------------
     def reset(self, seed: int) -> dict:
         """Reset every world from the root ``seed`` (see the module docstring); seq becomes 0."""
-        from ..sim.core import layout as L
-
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ShardError(f"seed: got {seed!r}; expected an integer >= 0")
+        seed = check_seed(seed, error=ShardError)
         env = self.env
-        result = env.reset(seed=int(seed))
-        wi = env.state.world_i
-        if np.any(wi[:, L.WI_RNG_COUNTER] != 0):
-            raise ShardError("config: this configuration draws random numbers while resetting, so its worlds "
-                             "cannot be re-keyed by global index; use a scenario without random placement at reset")
-        wi[:, L.WI_RNG_KEY] = world_keys_global(seed, self.world_offset, self.num_worlds)
+        result = env.reset(seed=seed)
         if self.start_placement is not None:
             result = env.reset_drivers(np.ones((self.num_worlds, len(env.controlled)), bool), self.start_placement)
         self.seq = 0
-        self.seed = int(seed)
+        self.seed = seed
         return self._head(result)
 
     def _head(self, result) -> dict:
@@ -201,22 +179,11 @@ class ShardCore:
                 raise ShardError(f"reset_placement: got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
         if self.seq is None:
             raise ShardError("step: the shard has not been reset; call reset(seed) first")
-        if isinstance(seq, bool) or not isinstance(seq, (int, np.integer)) or int(seq) != self.seq + 1:
+        if integer_problem(seq, self.seq + 1, self.seq + 2) is not None:
             raise ShardSeqError(f"seq: got {seq!r}; this shard is at {self.seq}, so the next step is "
                                 f"{self.seq + 1} (a replayed or out-of-order call is refused)")
-        if self.crash_at_seq is not None and seq == self.crash_at_seq:
-            os._exit(17)
-        if self.hang_at_seq is not None and seq == self.hang_at_seq:
-            while True:
-                time.sleep(3600)
         env = self.env
-        if actions is None:
-            from ..sim.driver.builtin import ai_actions
-            st = env.state
-            ai_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, self._slots,
-                       self._builtin)
-            actions = self._builtin
-        actions = np.asarray(actions)
+        actions = env.builtin_actions(self._builtin) if actions is None else np.asarray(actions)
         result = env.step(actions)
         self.seq = int(seq)
         out = {"action": np.array(actions, np.float32, copy=True), "obs": result.obs, "final_obs": result.final_obs,
@@ -255,8 +222,8 @@ class ShardCore:
                 raise ShardError(f"snapshot.{key}: got {doc.get(key)!r}, this shard has {mine}; restore a "
                                  "snapshot into a shard holding the same worlds")
         expected, (seq, seed) = seq, (doc.get("seq"), doc.get("seed"))
-        if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
-            raise ShardError(f"snapshot.seq: got {seq!r}; expected an integer >= 0")
+        seq = check_integer(seq, "snapshot.seq", low=0, error=ShardError)
+        seed = check_seed(seed, "snapshot.seed", error=ShardError)
         if expected is not None and expected != seq:
             raise ShardError(f"seq: got {expected!r}, but the snapshot was taken at step {seq}; pass its own seq")
         self.env.restore(doc["state"])      # a fresh engine takes a snapshot without a reset first
@@ -288,19 +255,19 @@ class ShardCore:
         return os.getpid()
 
 
-def _make_actor_class():
+@functools.cache
+def actor_class(shard_cls: type = ShardCore):
+    """``shard_cls`` (ShardCore or a subclass) as a Ray actor class with ``ACTOR_OPTIONS``: the one place a
+    shard becomes an actor (the fleet, ``EnvShard`` and the tests create theirs here). Cached per class."""
     import ray
-    return ray.remote(**ACTOR_OPTIONS)(ShardCore)
+    return ray.remote(**ACTOR_OPTIONS)(shard_cls)
 
 
 class _LazyActor:
     """``EnvShard`` is built on first use so ``import paddock_ma.distributed.shard`` does not import Ray."""
-    _cls = None
 
     def __getattr__(self, name):
-        if _LazyActor._cls is None:
-            _LazyActor._cls = _make_actor_class()
-        return getattr(_LazyActor._cls, name)
+        return getattr(actor_class(ShardCore), name)
 
 
 EnvShard = _LazyActor()

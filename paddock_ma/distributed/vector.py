@@ -21,14 +21,18 @@ or short. Ray must be initialised (``ray.init(address=...)``) before ``reset``.
 from __future__ import annotations
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
+from ..adapters.spaces import final_obs_info, observation_space, vehicle_action_space
+from ..catalog import resolve_config_dict
+from ..env.config.root import EnvConfig
+from ..env.errors import ConfigError
+from ..env.reset.placements import PLACEMENT_POLICIES
+from ..env.rewards import DEFAULT_REWARD, resolve_reward
+from ..env.seeding import check_seed, fresh_seed
+from ..env.validation import check_integer
 from .fleet import ShardFleet
-
-ACTION_LOW = np.array([-1.0, 0.0, 0.0], np.float32)
-ACTION_HIGH = np.array([1.0, 1.0, 1.0], np.float32)
 
 
 class FleetVectorEnv(VectorEnv):
@@ -42,26 +46,15 @@ class FleetVectorEnv(VectorEnv):
     metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, config_or_env_id="paddock/oval-batch-v0", num_shards: int = 1, worlds_per_shard: int = 1, *,
-                 reset_placement: str = "random", start_placement: str = "random", reward="legal_progress",
+                 reset_placement: str = "random", start_placement: str = "random", reward=DEFAULT_REWARD,
                  fleet_options: dict | None = None, **overrides):
-        from ..env.config.root import EnvConfig
-        from ..env.errors import ConfigError
-        from ..env.reset.placements import PLACEMENT_POLICIES
-        from .collect import resolve_env
-
         for name, value in (("reset_placement", reset_placement), ("start_placement", start_placement)):
             if value not in PLACEMENT_POLICIES:
                 raise ConfigError(name, f"got {value!r}; expected one of {PLACEMENT_POLICIES}")
-        for name, value in (("num_shards", num_shards), ("worlds_per_shard", worlds_per_shard)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(name, f"got {value!r}; expected an integer >= 1")
-        if isinstance(config_or_env_id, str):
-            self.config = resolve_env(config_or_env_id, overrides)
-        else:
-            from ..env.config.root import deep_merge
-            self.config = deep_merge(dict(config_or_env_id), overrides)
+        num_shards = check_integer(num_shards, "num_shards", low=1)
+        worlds_per_shard = check_integer(worlds_per_shard, "worlds_per_shard", low=1)
+        self.config = resolve_config_dict(config_or_env_id, overrides)
         spec = EnvConfig.from_dict(self.config)
-        from ..env.rewards import resolve_reward
         self.reward_fn = resolve_reward(reward)
         self.num_shards, self.worlds_per_shard = num_shards, worlds_per_shard
         self.cars_per_world = len(spec.controlled_drivers)
@@ -73,31 +66,31 @@ class FleetVectorEnv(VectorEnv):
         self.fleet: ShardFleet | None = None
         self._actions = None
         self._seq = 0
-        self.single_action_space = spaces.Box(ACTION_LOW, ACTION_HIGH, (3,), np.float32)
+        self.single_action_space = vehicle_action_space()
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
     def _set_observation_space(self, d: int) -> None:
         if self._obs_size != d:
             self._obs_size = d
-            self.single_observation_space = spaces.Box(-np.inf, np.inf, (d,), np.float32)
+            self.single_observation_space = observation_space(d)
             self.observation_space = batch_space(self.single_observation_space, self.num_envs)
 
     # -- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start (or restart) the fleet with every world seeded from ``seed``; -> (obs[N, D], infos)."""
-        from ..env.errors import ConfigError
         if options:
             raise ConfigError("options", f"got {sorted(options)}; this vector env takes no reset options")
         if seed is None:
-            seed = int(np.random.SeedSequence().entropy % (2**63))
+            seed = fresh_seed()
         else:
+            seed = check_seed(seed)
             self.action_space.seed(seed)
         if self.fleet is not None:
             self.fleet.shutdown()
         k = self.cars_per_world
         self._actions = np.zeros((self.num_shards, self.worlds_per_shard, k, 3), np.float32)
         actions = self._actions
-        self.fleet = ShardFleet(self.config, self.num_shards, self.worlds_per_shard, int(seed),
+        self.fleet = ShardFleet(self.config, self.num_shards, self.worlds_per_shard, seed,
                                 policy=lambda obs, *, worlds, seq, seed: actions[int(worlds[0]) // obs.shape[0]],
                                 shard_options={"reset_placement": self.reset_placement,
                                                "start_placement": self.start_placement},
@@ -140,12 +133,8 @@ class FleetVectorEnv(VectorEnv):
                  "life": (cat("life").reshape(n) + done).astype(np.int32),
                  "end_reason": np.where(done, 0, cat("end_reason").reshape(n)).astype(np.int32)}
         if done.any():
-            final = np.empty(n, object)
             last = np.concatenate([p["final_obs"] if p["final_obs"] is not None else p["obs"] for p in parts])
-            last = last.reshape(n, -1)
-            for i in np.nonzero(done)[0]:
-                final[i] = last[i].copy()
-            infos["final_obs"], infos["_final_obs"] = final, done
+            infos["final_obs"], infos["_final_obs"] = final_obs_info(last.reshape(n, -1), done), done
         obs = cat("obs").reshape(n, -1).astype(np.float32, copy=True)
         return obs, rewards, terminated.copy(), truncated.copy(), infos
 
@@ -169,6 +158,5 @@ def make_vector_env(env_id: str, num_worlds: int, *, num_shards: int | None = No
         kwargs.setdefault("autoreset_mode", "same_step")
         return CarVectorEnv(env_id, num_worlds, **kwargs)
     if num_worlds % num_shards:
-        from ..env.errors import ConfigError
         raise ConfigError("num_worlds", f"got {num_worlds}; it must be a multiple of num_shards ({num_shards})")
     return FleetVectorEnv(env_id, num_shards, num_worlds // num_shards, **kwargs)

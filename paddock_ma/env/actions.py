@@ -20,6 +20,7 @@ import numpy as np
 from ..sim.core.jit import kernel
 from ..sim.core.layout import I_MANUAL, I_PIT_INTENT, I_PIT_TARGET, I_TERMINATED, I_TRUNCATED
 from .errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
+from .validation import integer_problem
 
 VEHICLE_FIELDS = ("steering", "throttle", "brake")
 OPTIONAL_FIELDS = ("pit_intent", "pit_compound")
@@ -108,7 +109,7 @@ def _one_action(action, driver: str, compounds, pit_stops_enabled: bool, in_acti
     intent = -1
     if action.get("pit_intent") is not None:
         raw = action["pit_intent"]
-        if isinstance(raw, bool) or not isinstance(raw, (int, np.integer)) or int(raw) not in (0, 1, 2):
+        if integer_problem(raw, 0, 3) is not None:
             raise PaddockError(INVALID_ACTION, f"actions.{driver}.pit_intent: got {raw!r}; expected 0 (none), "
                                "1 (stop if free) or 2 (committed)", f"actions.{driver}.pit_intent")
         intent = int(raw)

@@ -42,6 +42,8 @@ from .sensor_layout import SensorLayout
 from .reset.start import (  # noqa: F401  (re-exported names)
     COMPOUND_INDEX, car_params, rules_from_config, start_state,
 )
+from .seeding import check_seed, fresh_seed
+from .validation import check_integer
 
 # interaction flags through which a car enters other cars' observations (rays, radar, race order)
 _SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -88,13 +90,18 @@ class BatchEnv:
     ``sim.sensing.vectors.fill_vectors_parallel``: ``prange`` over worlds), as many as ``numba.set_num_threads``
     allows (NUMBA_NUM_THREADS caps it; the CLI and Ray shards pin it to 1); bit-identical to the
     serial kernels for any thread count.
+    world_offset: the global index of this engine's first world, when it holds a slice of a larger set
+    of worlds (a Ray shard): world ``w`` draws from the generator of global world ``world_offset + w``
+    (``SeedSequence(seed).spawn(n)[world_offset + w]``), so a world's trajectory does not depend on
+    which engine holds it. 0 for an engine of its own.
     """
 
     def __init__(self, config: EnvConfig | dict | None = None, num_worlds: int = 1, *, auto_reset: bool = False,
-                 reset_placement: str = "grid", parallel: bool = False, reward_fn=None, copy_obs: bool = True):
+                 reset_placement: str = "grid", parallel: bool = False, reward_fn=None, copy_obs: bool = True,
+                 world_offset: int = 0):
         self.config = config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config)
-        if not isinstance(num_worlds, int) or num_worlds < 1:
-            raise ConfigError("num_worlds", f"got {num_worlds!r}; expected an integer >= 1")
+        num_worlds = check_integer(num_worlds, "num_worlds", low=1)
+        self.world_offset = check_integer(world_offset, "world_offset", low=0)
         if reset_placement not in PLACEMENT_POLICIES:
             raise ConfigError("reset_placement", f"got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
         try:
@@ -146,16 +153,15 @@ class BatchEnv:
     def reset(self, seed: int | None = None, worlds=None) -> BatchResult:
         """Rebuild every world (or the worlds of ``worlds``, bool[W]) from the config.
 
-        ``seed`` (or config.seed, or fresh entropy) seeds them: world w's generator is the w-th of
-        ``SeedSequence(seed).spawn(W)``, so resetting world w alone with seed s gives the same world as
-        a reset of every world with seed s. Worlds outside ``worlds`` are left exactly as they are (a
+        ``seed`` (or config.seed, or fresh entropy) seeds them: world w's generator is the
+        ``world_offset + w``-th of ``SeedSequence(seed).spawn(n)``, so resetting world w alone with seed s
+        gives the same world as a reset of every world with seed s. Worlds outside ``worlds`` are left exactly as they are (a
         selection needs a reset env: the first reset rebuilds every world).
         """
         cfg = self.config
         if seed is None:
-            seed = cfg.seed if cfg.seed is not None else int(np.random.SeedSequence().entropy % (2**63))
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**63:
-            raise ConfigError("seed", f"got {seed!r}; expected an integer in [0, 2**63)")
+            seed = cfg.seed if cfg.seed is not None else fresh_seed()
+        seed = check_seed(seed)
         if worlds is not None:
             self._require_reset()
             world_mask = self._world_mask(worlds)
@@ -180,7 +186,8 @@ class BatchEnv:
     def _fresh_state(self, seed: int) -> WorldState:
         """A new WorldState of every world at its start, seeded from ``seed``."""
         state, self._scenario = start_state(self.config, self.track, self.driver_ids, self.num_worlds, seed,
-                                            rules=self._rules, car_params=self._params, car_flags=self._flags)
+                                            rules=self._rules, car_params=self._params, car_flags=self._flags,
+                                            first_world=self.world_offset)
         return state
 
     def scenario_placement(self, driver_id: str) -> tuple:
@@ -357,6 +364,65 @@ class BatchEnv:
         tick (an out-of-range action is applied clamped; a built-in or released car's own controls)."""
         self._require_reset()
         return self.state.cars_f[:, self.slots][:, :, _APPLIED].astype(np.float32)
+
+    def builtin_actions(self, out: np.ndarray | None = None) -> np.ndarray:
+        """float32[W, K, 3]: the built-in driver's steering, throttle and brake for every controlled car in
+        the worlds as they are now (what it would drive next step; pass them to ``step`` to let it drive).
+        ``out``: an optional float32[W, K, 3] C-contiguous buffer to write them into (returned)."""
+        from ..sim.driver.builtin import ai_actions
+
+        self._require_reset()
+        shape = (self.num_worlds, len(self.controlled), 3)
+        if out is None:
+            out = np.zeros(shape, np.float32)
+        elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
+            raise PaddockError("invalid_request", f"out: expected a C-contiguous float32 array of shape {shape}, "
+                               f"got {out.dtype} {out.shape}", "out")
+        st = self.state
+        ai_actions(self.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, self.slots, out)
+        return out
+
+    def episodes(self, worlds=None) -> EpisodeArrays:
+        """The episode arrays ([n, K]: terminated, truncated, end reason, episode id and step, life) of the
+        controlled cars of ``worlds`` (a list of world indices, None = every world) as they are now."""
+        self._require_reset()
+        ci = self.state.cars_i if worlds is None else self.state.cars_i[self._rows(worlds)]
+        return EpisodeArrays.gather(ci, self.slots)
+
+    def world_steps(self, worlds=None) -> np.ndarray:
+        """int64[n]: env steps each world of ``worlds`` (world indices, None = every world) has taken
+        since its reset."""
+        self._require_reset()
+        return self.state.world_i[self._rows(worlds), L.WI_ENV_STEP].copy()
+
+    def elapsed_seconds(self, worlds=None) -> np.ndarray:
+        """float64[n]: simulated seconds since the reset of each world of ``worlds`` (None = every world)."""
+        self._require_reset()
+        return self.state.world_f[self._rows(worlds), L.WF_TIME].copy()
+
+    def world_seeds(self, worlds=None) -> np.ndarray:
+        """int64[n]: the seed each world of ``worlds`` (None = every world) was last reset with."""
+        self._require_reset()
+        return self.state.world_i[self._rows(worlds), L.WI_SEED].copy()
+
+    @staticmethod
+    def _rows(worlds):
+        return slice(None) if worlds is None else np.asarray(worlds, np.int64)
+
+    def car_positions(self) -> np.ndarray:
+        """float64[W, K, 2]: each controlled car's centre (x, y) in track metres."""
+        self._require_reset()
+        return self.state.cars_f[:, self.slots][:, :, [L.F_X, L.F_Y]].copy()
+
+    def track_outline(self) -> dict:
+        """The track's geometry for drawing: ``centre``, ``left`` and ``right`` (the edges of the racing
+        surface, in the direction of travel), each float64[N, 2] in metres (x, y) at the track's N
+        centreline samples."""
+        tr = self.track
+        centre = np.stack([tr.cx, tr.cy], axis=1).astype(np.float64)
+        right_normal = np.stack([tr.cnx, tr.cny], axis=1).astype(np.float64)
+        half = np.broadcast_to(np.asarray(tr.half_width, np.float64), np.shape(tr.cx))[:, None]
+        return {"centre": centre, "left": centre - half * right_normal, "right": centre + half * right_normal}
 
     @property
     def latest_metrics(self) -> np.ndarray:

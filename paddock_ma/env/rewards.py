@@ -85,6 +85,16 @@ def progress_crash_reward(metrics: np.ndarray, crash_penalty: float = 50.0, off_
 
 # Example rewards by name: examples for getting started, not the project's canonical reward.
 EXAMPLE_REWARDS = {"legal_progress": legal_progress_reward, "progress_crash": progress_crash_reward}
+# The adapters' reward when neither the caller nor the config gives one (an example, not a canonical objective).
+DEFAULT_REWARD = "legal_progress"
+
+
+def reward_or_default(given, config_reward):
+    """The reward option an adapter hands its engine: ``given``; else None when the config has a reward
+    (the engine computes that one); else ``DEFAULT_REWARD``."""
+    if given is not None:
+        return given
+    return None if config_reward is not None else DEFAULT_REWARD
 
 
 def resolve_reward(spec, field: str = "reward") -> VectorReward | None:

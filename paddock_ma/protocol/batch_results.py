@@ -26,10 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..env.batch_env import BatchEnv
-from ..env.episodes import METRIC_NAMES
-from ..env.views.events import EVENT_COUNTERS, world_events
+from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
 from ..env.observations import object_view
-from ..sim.core import layout as L
+from ..env.views.events import race_flags, race_flags_changed, world_events, world_flags, worlds_with_events
 from .codec import F32_ENCODING, pack_f32
 from .wire_names import array_to_wire, to_wire, wire_name
 
@@ -41,14 +40,12 @@ def batch_result(engine: BatchEnv, envs: list, encoding: str, pack=pack_f32, bef
     """The batched reply of the worlds ``envs`` after the engine's latest call (see the module docstring).
 
     pack: how float32 arrays are packed in the f32-base64 encoding (``codec.pack_f32`` or ``PackedF32``).
-    before: ``race_flags(engine, envs)`` taken before a step (for race-control events), or None.
+    before: ``env.views.events.race_flags(engine, envs)`` taken before a step (for race-control events),
+    or None.
     """
-    st = engine.state
     rows = np.asarray(envs, np.int64)
-    ci = st.cars_i[rows][:, engine.slots]                     # [n, K, NI]
-    terminated = ci[:, :, L.I_TERMINATED] != 0
-    truncated = ci[:, :, L.I_TRUNCATED] != 0
-    names = L.END_REASON_NAMES
+    ep = engine.episodes(rows)                                # [n, K] arrays
+    terminated, truncated = ep.terminated, ep.truncated
     out = {"envs": list(envs), "drivers": list(engine.controlled), "encoding": encoding}
     output = engine.config.observation.output
     if output in ("full", "vector"):
@@ -65,15 +62,15 @@ def batch_result(engine: BatchEnv, envs: list, encoding: str, pack=pack_f32, bef
         "terminated": terminated.tolist(),
         "truncated": truncated.tolist(),
         "done": (terminated | truncated).all(axis=1).tolist(),
-        "endReason": [[names[r] for r in world] for world in ci[:, :, L.I_END_REASON].tolist()],
-        "episodeId": ci[:, :, L.I_EPISODE_ID].tolist(),
-        "episodeStep": ci[:, :, L.I_EPISODE_STEP].tolist(),
+        "endReason": [[END_REASON_NAMES[r] for r in world] for world in ep.end_reason.tolist()],
+        "episodeId": ep.episode_id.tolist(),
+        "episodeStep": ep.episode_step.tolist(),
         "metrics": {"names": METRIC_WIRE_NAMES,
                     "values": pack(metrics) if encoding == F32_ENCODING else array_to_wire(metrics)},
         "events": _batch_events(engine, envs, rows, before),
-        "step": st.world_i[rows, L.WI_ENV_STEP].tolist(),
-        "elapsedSeconds": st.world_f[rows, L.WF_TIME].tolist(),
-        "seed": st.world_i[rows, L.WI_SEED].tolist(),
+        "step": engine.world_steps(rows).tolist(),
+        "elapsedSeconds": engine.elapsed_seconds(rows).tolist(),
+        "seed": engine.world_seeds(rows).tolist(),
     })
     if action_errors is not None:
         out["actionErrors"] = to_wire(action_errors)
@@ -84,25 +81,13 @@ def batch_result(engine: BatchEnv, envs: list, encoding: str, pack=pack_f32, bef
     return out
 
 
-def race_flags(engine: BatchEnv, envs: list) -> tuple:
-    """(race mode int64[n], race finished int64[n], finished flags int32[n, C]) of the worlds ``envs``."""
-    rows = np.asarray(envs, np.int64)
-    st = engine.state
-    return (st.world_i[rows, L.WI_RACE_MODE].copy(), st.world_i[rows, L.WI_RACE_FINISHED].copy(),
-            st.cars_i[rows, :, L.I_FINISHED].copy())
-
-
 def _batch_events(engine: BatchEnv, envs: list, rows: np.ndarray, before) -> list:
     """The events of each world of ``envs``; only worlds where a counter or a race flag moved are read."""
-    st = engine.state
-    busy = (st.cars_i[rows][:, :, EVENT_COUNTERS] > 0).any(axis=(1, 2))
+    busy = worlds_with_events(engine, rows)
     if before is not None:
-        mode, finished_race, finished = before
-        now = race_flags(engine, envs)
-        busy |= (mode != now[0]) | (finished_race != now[1]) | (finished != now[2]).any(axis=1)
+        busy |= race_flags_changed(before, race_flags(engine, rows))
     out = [[] for _ in envs]
     for i in np.nonzero(busy)[0].tolist():
-        flags = None if before is None else {"mode": int(before[0][i]), "race_finished": int(before[1][i]),
-                                             "finished": before[2][i]}
+        flags = None if before is None else world_flags(before, i)
         out[i] = to_wire(world_events(engine, envs[i], flags)[0])
     return out

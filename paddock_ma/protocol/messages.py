@@ -35,7 +35,10 @@ from ..env.errors import (
     INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
 )
 from ..env.reset.scenarios import parse_placements
-from .batch_results import batch_result, race_flags
+from ..env.seeding import SEED_LIMIT
+from ..env.validation import integer_problem
+from ..env.views.events import race_flags
+from .batch_results import batch_result
 from .codec import (
     ENCODINGS, F32_ENCODING, PLAIN_ENCODING, Limits, PackedF32, WireError, decode, encode, pack_f32,
 )
@@ -238,7 +241,7 @@ class Dispatcher:
         world = self._world(message) if envs is None else None      # checked before anything changes
         options = from_wire(self._object(message, "options") or {})
         seed = options.pop("seed", None)
-        if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
+        if seed is not None and integer_problem(seed, 0, SEED_LIMIT) is not None:
             raise PaddockError(INVALID_REQUEST, f"options.seed: got {short(seed)}; expected an integer in "
                                "[0, 2**63)", "options.seed")
         if seed is None:

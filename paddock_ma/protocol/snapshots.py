@@ -8,7 +8,8 @@ import base64
 
 from ..env.batch_env import BatchEnv
 from ..env.errors import SNAPSHOT_REJECTED, PaddockError
-from ..sim.core import layout as L
+from ..env.seeding import SEED_LIMIT
+from ..env.validation import integer_problem
 from .codec import Limits, WireError, decode, encode
 from .replies import json_kind
 
@@ -17,7 +18,7 @@ _SNAPSHOT_LIMITS = Limits(max_line_bytes=1 << 30, max_string_chars=1 << 30)
 
 def world_steps(engine: BatchEnv) -> list:
     """Each world's env step count."""
-    return engine.state.world_i[:, L.WI_ENV_STEP].tolist()
+    return engine.world_steps().tolist()
 
 
 def pack_worker_snapshot(engine: BatchEnv, seed: int | None) -> str:
@@ -46,6 +47,6 @@ def unpack_worker_snapshot(text, num_worlds: int) -> tuple[dict, int | None]:
         raise PaddockError(SNAPSHOT_REJECTED, f"snapshot: taken on a worker of {worker.get('worlds')!r} worlds, "
                            f"this one has {num_worlds}; restore it into a worker of the same size", "snapshot")
     seed = worker.get("seed")
-    if seed is not None and (type(seed) is not int or not 0 <= seed < 2**63):
+    if seed is not None and integer_problem(seed, 0, SEED_LIMIT) is not None:
         raise PaddockError(SNAPSHOT_REJECTED, "snapshot: its seed is not a valid seed", "snapshot")
     return doc, seed

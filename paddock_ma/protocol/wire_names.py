@@ -12,10 +12,10 @@ they are.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
+from ..env.json_safe import json_array as array_to_wire  # the one JSON-safe rule, named for the wire here
+from ..env.json_safe import json_scalar
 from ..env.actions import ACTION_FIELDS
 from ..env.config.root import CONFIG_NAMES
 from ..env.errors import INVALID_REQUEST, PaddockError
@@ -39,7 +39,7 @@ def to_wire(value, parent: str | None = None):
     if kind is list or kind is tuple:
         return [to_wire(item) for item in value]
     if kind is float:
-        return value if math.isfinite(value) else None
+        return json_scalar(value)
     if kind is bool or kind is int or kind is str or value is None:
         return value
     if isinstance(value, np.ndarray):
@@ -49,15 +49,6 @@ def to_wire(value, parent: str | None = None):
     if isinstance(value, np.generic):
         return to_wire(value.item())
     raise TypeError(f"{kind.__name__} has no JSON form")
-
-
-def array_to_wire(array: np.ndarray) -> list:
-    """A numpy array as nested lists; non-finite floats become ``None``."""
-    if array.dtype.kind == "f" and not np.isfinite(array).all():
-        out = array.astype(object)
-        out[~np.isfinite(array)] = None
-        return out.tolist()
-    return array.tolist()
 
 
 def from_request(value, parent: str | None = None):

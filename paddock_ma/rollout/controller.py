@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..env.validation import check_integer
+
 
 class LoopContext(dict):
     """A dict whose keys are also attributes (``ctx.metrics is ctx["metrics"]``)."""
@@ -49,8 +51,7 @@ class DriverControllerLoop:
     """Controller-driven stepping of ``runtime`` with ``action_repeat`` env steps per decision."""
 
     def __init__(self, runtime, controller, action_repeat: int = 1):
-        if not isinstance(action_repeat, int) or isinstance(action_repeat, bool) or action_repeat < 1:
-            raise ValueError(f"action_repeat: got {action_repeat!r}; expected an integer >= 1")
+        check_integer(action_repeat, "action_repeat", low=1)
         if not callable(getattr(controller, "decide_batch", None)):
             raise TypeError("controller: expected an object with a decide_batch(ctx) method")
         self.runtime = runtime

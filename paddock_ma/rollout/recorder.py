@@ -11,32 +11,10 @@ rewrite stored rows.
 from __future__ import annotations
 
 import copy
-import math
 
-import numpy as np
+from ..env.json_safe import json_safe  # noqa: F401 - recorded rows' JSON form; importable from here too
 
 TRANSITION_KEYS = ("observation", "action", "reward", "next_observation", "terminated", "truncated", "info")
-
-
-def json_safe(value):
-    """``value`` as plain JSON types: arrays and tuples -> lists, numpy scalars -> Python numbers,
-    non-finite floats (NaN, +-inf) -> None, dict keys -> str."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return json_safe(value.tolist())
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, np.integer)):
-        return int(value)
-    if isinstance(value, (float, np.floating)):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)  # anything exotic (an enum, a path) becomes its text rather than failing json.dumps
 
 
 class RolloutRecorder:

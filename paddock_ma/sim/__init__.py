@@ -15,10 +15,11 @@ now (another checkout state, a long run). ``prune_numba_caches(keep)`` removes a
 most recent other caches (~25 MB each) when you ask for it (``paddock_ma.sim.prune_numba_caches()``).
 """
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
+
+from ..sources import files_digest, python_sources
 
 _HERE = Path(__file__).resolve().parent
 
@@ -29,14 +30,9 @@ _GIVEN_CACHE_DIR = os.environ.get("NUMBA_CACHE_DIR") or None
 
 def source_digest(root: Path) -> str:
     """Hex SHA-256 of every ``*.py`` file under ``root`` (subpackages included), each keyed by its path
-    relative to ``root``: a moved or renamed module changes the digest as an edited one does, so a cache
-    keyed by it never loads a kernel compiled from other sources."""
-    digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" in path.parts:
-            continue
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+    relative to ``root`` (``sources.files_digest``): a moved or renamed module changes the digest as an
+    edited one does, so a cache keyed by it never loads a kernel compiled from other sources."""
+    return files_digest(python_sources(root), root)
 
 
 def numba_cache_dir() -> Path | None:

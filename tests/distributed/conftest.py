@@ -27,8 +27,8 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def env_config():
-    from paddock_ma.distributed.collect import resolve_env
-    return resolve_env(ENV_ID, OVERRIDES)
+    from paddock_ma.catalog import resolve_config_dict
+    return resolve_config_dict(ENV_ID, OVERRIDES)
 
 
 @pytest.fixture(scope="session")

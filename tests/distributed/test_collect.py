@@ -12,6 +12,7 @@ import pytest
 
 from paddock_ma.cli import main as cli_main
 from paddock_ma.distributed.collect import CollectConfig, CollectError, collect, verify
+from paddock_ma.distributed.testing import FaultyShardCore
 
 from .conftest import ENV_ID, OVERRIDES
 
@@ -66,7 +67,7 @@ def test_killed_and_hung_shards_give_byte_identical_files(clean, tmp_path):
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
 
     res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=fault, deadline_s=3.0,
-                  fault_hooks={1: {"hang_at_seq": 9}})   # first incarnation only
+                  shard_cls=FaultyShardCore.with_faults({1: {"hang_at_seq": 9}}, once_dir=tmp_path))   # first life only
     assert res.failures == 6
     assert verify(tmp_path / "ds") == []
     assert _bytes(tmp_path / "ds") == _bytes(clean)
@@ -153,12 +154,12 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):
     assert (tmp_path / "new" / "manifest.json").exists()
     cases = [
         ((["--env", "paddock/nope-v0"]), "unknown environment 'paddock/nope-v0'"),
-        ((["--shards", "0"]), "--shards: got 0"),
-        ((["--worlds-per-shard", "-2"]), "--worlds-per-shard: got -2"),
-        ((["--steps", "0"]), "--steps: got 0"),
-        ((["--policy", "nosuchmodule:act"]), "--policy: cannot load"),
-        ((["--shards", "3"]), "--shards: got 3, but the cluster has 2 CPUs"),     # the session's Ray has 2
-        ((["--deadline", "0"]), "--deadline: got 0.0"),
+        ((["--shards", "0"]), "num_shards: got 0"),
+        ((["--worlds-per-shard", "-2"]), "worlds_per_shard: got -2"),
+        ((["--steps", "0"]), "steps: got 0"),
+        ((["--policy", "nosuchmodule:act"]), "policy: cannot load"),
+        ((["--shards", "3"]), "num_shards: got 3, but the cluster has 2 CPUs"),     # the session's Ray has 2
+        ((["--deadline", "0"]), "deadline_s: got 0.0"),
     ]
     for extra, message in cases:
         argv = list(base)
@@ -197,7 +198,7 @@ def test_unreachable_address_is_refused_before_any_work(tmp_path):
                            "--worlds-per-shard", "1", "--steps", "5", "--out", str(out), "--address", "127.0.0.1:9"],
                           capture_output=True, text=True, timeout=120, env=dict(os.environ, RAY_ADDRESS=""))
     assert proc.returncode == 2, proc.stderr
-    assert "--address: cannot reach 127.0.0.1:9" in proc.stderr and "--address local" in proc.stderr
+    assert "address: cannot reach 127.0.0.1:9" in proc.stderr and "address 'local'" in proc.stderr
     assert not out.exists()
 
 

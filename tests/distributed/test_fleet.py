@@ -8,15 +8,16 @@ import numpy as np
 import pytest
 
 from paddock_ma.distributed.fleet import FleetError, ShardFleet
+from paddock_ma.distributed.testing import FaultyShardCore, PinnedFleet
 
 pytestmark = pytest.mark.ray
 STEPS = 30
 
 
-def _run(config, *, on_step=None, **kw):
+def _run(config, *, on_step=None, fleet_cls=ShardFleet, **kw):
     opts = dict(seed=5, deadline_s=6.0, snapshot_every=8, policy="random")
     opts.update(kw)
-    fleet = ShardFleet(config, 2, 2, **opts)
+    fleet = fleet_cls(config, 2, 2, **opts)
     seen = {}
     try:
         for st in fleet.run(STEPS):
@@ -70,9 +71,10 @@ def test_sigkilled_shards_are_replaced_and_resume_bit_exactly(baseline, env_conf
     _same(baseline, seen)
 
 
-def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_config):
+def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_config, tmp_path):
     t0 = time.monotonic()
-    seen, fleet = _run(env_config, deadline_s=3.0, fault_hooks={1: {"hang_at_seq": 11}})
+    hang_once = FaultyShardCore.with_faults({1: {"hang_at_seq": 11}}, once_dir=tmp_path)    # its first life only
+    seen, fleet = _run(env_config, deadline_s=3.0, shard_cls=hang_once)
     assert [e["reason"].split(":")[0] for e in fleet.failures] == ["deadline"]
     assert fleet.failures[0]["shard"] == 1
     _same(baseline, seen)
@@ -80,11 +82,12 @@ def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_confi
 
 
 @pytest.mark.chaos
-@pytest.mark.parametrize("hook", [{"crash_at_seq": 4}, {"hang_at_seq": 4}], ids=["crash", "hang"])
-def test_every_shard_failing_raises_fleet_error_within_twice_the_deadline(ray_local, env_config, hook):
+@pytest.mark.parametrize("fault", [{"crash_at_seq": 4}, {"hang_at_seq": 4}], ids=["crash", "hang"])
+def test_every_shard_failing_raises_fleet_error_within_twice_the_deadline(ray_local, env_config, fault):
     deadline = 2.0
+    always = FaultyShardCore.with_faults({0: fault, 1: fault})        # in every incarnation
     fleet = ShardFleet(env_config, 2, 2, seed=5, deadline_s=deadline, snapshot_every=2, policy="random",
-                       fault_hooks={0: hook, 1: hook}, faults_every_incarnation=True, max_consecutive_failures=50)
+                       shard_cls=always, max_consecutive_failures=50)
     last = None
     with pytest.raises(FleetError) as err:
         for st in fleet.run(STEPS):
@@ -107,13 +110,13 @@ def test_an_unschedulable_shard_is_replaced_and_its_steps_are_unchanged(baseline
     # shard 1's first actor is pinned hard to a node that does not exist: real Ray raises
     # ActorUnschedulableError (not a RayActorError) on its first call; the fleet starts it again elsewhere
     missing_node = "ab" * 28
-    seen, fleet = _run(env_config, fault_hooks={1: {"pin_to_node": missing_node}})
+    seen, fleet = _run(env_config, fleet_cls=PinnedFleet, pins={1: missing_node})
     assert [f["reason"].split(":")[0] for f in fleet.failures] == ["ActorUnschedulableError"]
     assert fleet.failures[0]["shard"] == 1
     _same(baseline, seen)
 
 
-def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ray_local, env_config):
+def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ray_local, env_config, tmp_path):
     plain, _ = _run(env_config, policy="builtin")
 
     def kill(fleet, st):
@@ -121,7 +124,7 @@ def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ra
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
 
     piped, fleet = _run(env_config, policy="builtin", pipeline_depth=2, on_step=kill, deadline_s=3.0,
-                        fault_hooks={0: {"hang_at_seq": 4}})
+                        shard_cls=FaultyShardCore.with_faults({0: {"hang_at_seq": 4}}, once_dir=tmp_path))
     assert sorted(f["reason"].split(":")[0] for f in fleet.failures) == ["ActorDiedError", "ActorDiedError", "deadline"]
     _same(plain, piped)
     with pytest.raises(ValueError, match="builtin policy"):
@@ -130,8 +133,8 @@ def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ra
 
 @pytest.mark.chaos
 def test_shards_that_cannot_start_or_run_other_code_raise_fleet_error(ray_local, env_config):
-    fleet = ShardFleet(env_config, 2, 1, seed=5, deadline_s=3.0, fault_hooks={0: {"fail_on_start": True}},
-                       faults_every_incarnation=True, max_consecutive_failures=2)
+    fleet = ShardFleet(env_config, 2, 1, seed=5, deadline_s=3.0, max_consecutive_failures=2,
+                       shard_cls=FaultyShardCore.with_faults({0: {"fail_on_start": True}}))
     with pytest.raises(FleetError, match="shard 0 failed 2 times in a row"):
         list(fleet.run(5))
     fleet.shutdown()

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from paddock_ma.distributed.collect import CollectConfig, collect, verify
+from paddock_ma.distributed.testing import FaultyShardCore
 
 from .conftest import ENV_ID, NODE_STORE, OVERRIDES, multi_node_cluster
 
@@ -66,7 +67,7 @@ def test_killed_and_hung_shards_on_the_cluster_give_identical_files(cluster, cle
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)   # the shard's process, on its node
 
     res = collect(_cfg(), tmp_path / "killed", progress=False, deadline_s=5.0, on_step=kill,
-                  fault_hooks={1: {"hang_at_seq": 9}})     # first incarnation: past its deadline at step 9
+                  shard_cls=FaultyShardCore.with_faults({1: {"hang_at_seq": 9}}, once_dir=tmp_path))   # first life
     reasons = [f["reason"] for f in res.manifest["run"]["failures"]]
     # the hang shows as a missed deadline, or (seen once on this cluster) as the actor's death
     assert len(reasons) == 6 and all(r.startswith(("deadline", "ActorDiedError")) for r in reasons), reasons

@@ -6,15 +6,39 @@ import numpy as np
 import pytest
 
 from paddock_ma.distributed.policies import random_policy
-from paddock_ma.distributed.shard import ACTOR_OPTIONS, EnvShard, ShardCore, ShardSeqError
+from paddock_ma.distributed.shard import ACTOR_OPTIONS, EnvShard, ShardCore, ShardError, ShardSeqError, actor_class
 
 
-def test_actor_options_are_at_most_once_and_single_threaded():
-    opts = EnvShard._default_options
-    assert opts["max_task_retries"] == 0 and opts["max_restarts"] == 0 and opts["num_cpus"] == 1
-    env_vars = opts["runtime_env"]["env_vars"]
+@pytest.mark.ray
+def test_shard_actors_are_at_most_once_and_single_threaded(ray_local, env_config):
+    assert ACTOR_OPTIONS["max_task_retries"] == 0 and ACTOR_OPTIONS["max_restarts"] == 0
+    assert ACTOR_OPTIONS["num_cpus"] == 1
+    env_vars = ACTOR_OPTIONS["runtime_env"]["env_vars"]
     assert env_vars["OMP_NUM_THREADS"] == "1" and env_vars["NUMBA_NUM_THREADS"] == "1"
-    assert ACTOR_OPTIONS["max_task_retries"] == 0     # what ShardFleet creates its actors with
+    # the actor class the fleet and EnvShard use: a killed actor stays dead (Ray does not restart it and
+    # replay its calls), and the class is built once per shard class
+    import os
+    import signal
+
+    from ray.exceptions import RayActorError
+
+    ray = ray_local
+    assert actor_class(ShardCore) is actor_class(ShardCore)
+    shard = EnvShard.remote(env_config, 0, 1)
+    pid = ray.get(shard.ping.remote())
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(RayActorError):
+        ray.get(shard.ping.remote(), timeout=60)
+
+
+def test_a_shard_takes_the_seeds_the_engine_takes(env_config, warm_cache):
+    core = ShardCore(env_config, 0, 1)
+    for bad in (-1, 2**63, True, 2.0):
+        with pytest.raises(ShardError, match="^seed: got"):
+            core.reset(bad)
+    assert core.reset(np.int64(2**63 - 1))["seq"] == 0 and core.seed == 2**63 - 1
+    with pytest.raises(ShardSeqError, match="the next step is 1"):
+        core.step(True, None)
 
 
 def _drive(core, worlds, steps, seed, snapshot_at=None):
@@ -93,11 +117,11 @@ def test_shard_actor_array_path_and_json_path(ray_local, env_config):
 @pytest.mark.parametrize("env_id,worlds", [("paddock/gp-v0", 1), ("paddock/oval-batch-v0", 3)])
 def test_the_protocol_compliance_suite_passes_against_a_shard(ray_local, env_id, worlds):
     """The JSON path of a shard answers the compliance script byte for byte like the in-process Dispatcher."""
-    from paddock_ma.distributed.collect import resolve_env
+    from paddock_ma.catalog import resolve_config_dict
     from paddock_ma.protocol.compliance import check_transport
 
     ray = ray_local
-    shard = EnvShard.remote(resolve_env(env_id), 0, worlds, env_id=env_id)
+    shard = EnvShard.remote(resolve_config_dict(env_id), 0, worlds, env_id=env_id)
 
     def send_lines(lines):
         return ray.get([shard.handle_line.remote(line) for line in lines])    # one actor: calls run in order

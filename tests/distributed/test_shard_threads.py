@@ -3,7 +3,7 @@ shard's engine is the serial one and its process runs one numba thread, whatever
 
 import pytest
 
-from paddock_ma.distributed.shard import ACTOR_OPTIONS, ShardCore
+from paddock_ma.distributed.shard import ShardCore, actor_class
 
 
 @pytest.mark.ray
@@ -17,7 +17,7 @@ def test_a_shard_actor_runs_one_numba_thread_and_the_serial_engine(ray_local, en
                     "step": self.env.step_kernel.__name__, "sense": self.env.sensors.sense_kernel.__name__}
 
     ray = ray_local
-    probe = ray.remote(**ACTOR_OPTIONS)(ThreadProbe).remote(env_config, 0, 2)
+    probe = actor_class(ThreadProbe).remote(env_config, 0, 2)
     facts = ray.get(probe.threads.remote())
     ray.kill(probe)
     assert facts == {"NUMBA_NUM_THREADS": "1", "threads": 1, "step": "step_worlds", "sense": "sense_worlds"}

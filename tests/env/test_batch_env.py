@@ -7,7 +7,7 @@ import pytest
 from tests.helpers.env import act, config, make_env
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.episodes import METRIC_NAMES, M_PROGRESS
-from paddock_ma.env.errors import INVALID_ACTION, PaddockError
+from paddock_ma.env.errors import INVALID_ACTION, ConfigError, PaddockError
 from paddock_ma.env.reset.scenarios import grid_placements, scenario_placements
 from paddock_ma.sim.core import layout as L
 
@@ -239,22 +239,44 @@ def test_object_view_and_vector_agree_in_every_world():
 
 
 def test_builtin_driver_as_a_policy_drives_laps():
-    """``driver.builtin.ai_actions``: the built-in driver's controls as the controlled cars' actions keep
+    """``BatchEnv.builtin_actions``: the built-in driver's controls as the controlled cars' actions keep
     them on the track at racing speed (the bench's lap-driving workload)."""
     from paddock_ma import make
-    from paddock_ma.sim.driver.builtin import ai_actions
 
     env = make("paddock/oval-batch-v0", num_worlds=2)
     env.reset(seed=3)
-    st, slots = env.state, np.asarray(env.slots, np.int64)
     actions = np.zeros((2, len(env.controlled), 3), np.float32)
     progress = np.zeros((2, len(env.controlled)))
     for _ in range(300):                        # 20 s of racing
-        ai_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, slots, actions)
+        assert env.builtin_actions(actions) is actions          # written into the caller's buffer
         result = env.step(actions)
         progress += result.metrics[..., M_PROGRESS]
-    assert not result.done.any() and not st.cars_i[:, slots, L.I_DESTROYED].any()
+    assert not result.done.any() and not env.state.cars_i[:, env.slots, L.I_DESTROYED].any()
     assert (progress > 1100.0).all()             # > 55 m/s on average round the oval (measured ~65)
+    fresh = env.builtin_actions()                # a new array when none is given
+    assert fresh is not actions and fresh.shape == actions.shape and fresh.dtype == np.float32
+    with pytest.raises(PaddockError, match="out: expected a C-contiguous float32"):
+        env.builtin_actions(np.zeros((2, len(env.controlled), 3)))
+
+
+def test_a_world_offset_makes_an_engine_hold_a_slice_of_a_larger_batch():
+    """World w of an engine with ``world_offset`` o is world o + w of an engine of every world: the same
+    generator, so the same random placements and the same trajectory (what a Ray shard relies on)."""
+    wide, narrow = BatchEnv(config(), 4, reset_placement="random"), BatchEnv(config(), 2, reset_placement="random",
+                                                                          world_offset=2)
+    for env in (wide, narrow):
+        env.reset(seed=7)
+        env.reset_drivers(np.ones((env.num_worlds, 2), bool), "random")     # draws from each world's generator
+    assert np.array_equal(wide.checksums()[2:], narrow.checksums())
+    assert wide.checksums()[0] != narrow.checksums()[0]
+    for n, a in enumerate(ACTIONS):
+        wide.step(np.stack([a] * 4))
+        narrow.step(np.stack([a] * 2))
+        assert np.array_equal(wide.checksums()[2:], narrow.checksums()), n
+    assert wide.world_seeds().tolist() == [7] * 4 and narrow.world_steps().tolist() == [len(ACTIONS)] * 2
+    for bad in (-1, True, 1.5):
+        with pytest.raises(ConfigError, match="world_offset: got"):
+            BatchEnv(config(), 1, world_offset=bad)
 
 
 def test_pit_arrays_and_release_reach_the_state_of_running_cars_only():

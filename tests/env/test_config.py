@@ -125,8 +125,7 @@ def test_merged_is_the_one_way_to_derive_a_config():
     with pytest.raises(dataclasses.FrozenInstanceError):
         out.seed = 1
     # the catalogue, the adapters and PaddockEnv's reset options derive configs through it
-    from paddock_ma.adapters.pettingzoo_env import resolve_config
-    from paddock_ma.catalog import env_config
+    from paddock_ma.catalog import env_config, resolve_config
     assert env_config("paddock/oval-batch-v0", reward=reward).reward is reward
     assert resolve_config(base, {"seed": 9}).reward is reward
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import types
 import typing
 from typing import Any, Literal, Union
 
 from ...sim.race.start import RULE_DEFAULTS
 from ..errors import ConfigError, suggest
+from ..validation import is_finite_number, is_integer
 
 
 def race_rule(name: str, scale: float = 1.0, kind=float):
@@ -67,11 +67,11 @@ def _convert(value: Any, hint: Any, path: str) -> Any:
             return value
         _fail(path, value, "expected true or false")
     if hint is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if is_integer(value):
+            return int(value)
         _fail(path, value, "expected an integer")
     if hint is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        if is_finite_number(value):
             return float(value)
         _fail(path, value, "expected a finite number")
     if hint is str:

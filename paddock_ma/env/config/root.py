@@ -29,6 +29,8 @@ from .sensing import (
     RaysConfig, RaySpec, SensorsConfig,
 )
 from ..errors import ConfigError, suggest
+from ..seeding import check_seed
+from ..validation import integer_problem, is_integer
 from ...paddockjs.naming import from_wire
 
 COMPOUNDS = COMPOUND_NAMES      # the tyre compounds, soft to hard, named where the sim codes them
@@ -153,14 +155,17 @@ class EnvConfig(ConfigSection):
         for key, why in UNSUPPORTED_PADDOCKJS_KEYS.items():
             if key in data:
                 raise ConfigError(key, f"a PaddockJS 2.0 option paddock_ma does not have ({why}); remove it")
+        if data.get("seed") is not None:
+            data["seed"] = check_seed(data["seed"])
         if "track_seed" in data:
             seed = data.pop("track_seed")
-            require(isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0, "track_seed",
-                     f"got {seed!r}; expected an integer >= 0 (the seed of a procedural track)")
+            problem = integer_problem(seed, 0)
+            require(problem is None, "track_seed", f"{problem} (the seed of a procedural track)")
+            seed = int(seed)
             require("track" not in data, "track_seed", "give track or track_seed, not both")
             data["track"] = f"procedural:{seed}"
         drivers = data.get("drivers")
-        if isinstance(drivers, int) and not isinstance(drivers, bool):
+        if is_integer(drivers):
             require(1 <= drivers <= 64, "drivers", f"got {drivers!r}; expected 1..64 drivers")
             data["drivers"] = default_drivers(drivers)
         if "reward" in data and data["reward"] is not None and not callable(data["reward"]):

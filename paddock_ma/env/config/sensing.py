@@ -6,13 +6,13 @@ Re-exported by ``env.config.root``; see ``env.config.base`` for how a dict becom
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from .base import ConfigSection, require
 from ..errors import ConfigError
+from ..validation import is_finite_number
 from ...sim.sensing.march import RAY_CHANNELS       # the channel names, defined with their bits
 DEFAULT_RAY_LENGTH_METERS = 120.0
 # PaddockJS's legacy compact ray shape (anglesDegrees, detectTrack, detectCars) and the per-ray
@@ -72,7 +72,7 @@ def _legacy_rays(data: dict, path: str) -> dict:
     where = f"{path}." if path else ""
     default = data.get("default_length_meters", data.get("length_meters", DEFAULT_RAY_LENGTH_METERS))
     if "default_length_meters" in data:
-        if not _number(default) or default <= 0:
+        if not is_finite_number(default) or default <= 0:
             raise ConfigError(f"{where}default_length_meters", f"got {default!r}; expected a length > 0 m")
         out.setdefault("length_meters", default)
     angles = data.get("angles_degrees")
@@ -82,7 +82,7 @@ def _legacy_rays(data: dict, path: str) -> dict:
             if other in data:
                 raise ConfigError(f"{where}angles_degrees", f"give {other} or the legacy angles_degrees, not both "
                                   f"(PaddockJS would use {other} and ignore angles_degrees)")
-        if not isinstance(angles, (list, tuple)) or not angles or not all(_number(a) for a in angles):
+        if not isinstance(angles, (list, tuple)) or not angles or not all(is_finite_number(a) for a in angles):
             raise ConfigError(f"{where}angles_degrees", f"got {angles!r}; expected a non-empty list of angles "
                               "in degrees (0 ahead, + right)")
         rays = list(angles)
@@ -103,15 +103,11 @@ def _legacy_rays(data: dict, path: str) -> dict:
 
 def _one_ray(ray, i: int, default_length):
     """A ``rays`` entry as a full RaySpec dict: a bare angle, or a dict missing its id or length."""
-    if _number(ray):
+    if is_finite_number(ray):
         return {"id": f"ray-{i}", "angle_degrees": ray, "length_meters": default_length}
     if isinstance(ray, dict):
         return {"id": f"ray-{i}", "length_meters": default_length} | ray
     return ray       # RaySpec's own check words the error
-
-
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 @dataclass(frozen=True)
@@ -148,8 +144,7 @@ def _lookahead(value, profile: str):
     if isinstance(value, (list, tuple)):
         if not value:
             return () if profile == "physical-driver" else DEFAULT_LOOKAHEAD_METERS
-        if all(isinstance(d, (int, float)) and not isinstance(d, bool) and 0.0 < d <= MAX_LOOKAHEAD_METERS
-               for d in value):
+        if all(is_finite_number(d) and 0.0 < d <= MAX_LOOKAHEAD_METERS for d in value):
             return tuple(float(d) for d in value)
     warnings.warn(f"observation.lookahead_meters: got {value!r}, not a list of distances in (0, "
                   f"{MAX_LOOKAHEAD_METERS:g}] m; using the defaults {list(DEFAULT_LOOKAHEAD_METERS)} (PaddockJS's "

@@ -11,13 +11,13 @@ keep, ``heading_error_radians``), or a list of placement tuples, one per reset c
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
 from ...sim.core import layout as L
 from ...sim.race.start import place_and_classify, random_track_placements
 from ..errors import INVALID_REQUEST, PaddockError, suggest
+from ..validation import is_finite_number
 from .scenarios import grid_placements
 
 PLACEMENT_POLICIES = ("grid", "random", "random-moving", "scenario")
@@ -133,8 +133,7 @@ def _listed_placements(placement: list, who) -> list:
             if v is None and i == 2:
                 values.append(None)
                 continue
-            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer, np.floating)) \
-                    or not math.isfinite(v):
+            if not is_finite_number(v):
                 _bad(field, f"got {_short(v)} at index {i} for {who[n]}{expected}")
             values.append(float(v))
         out.append(tuple(values))

@@ -72,8 +72,9 @@ def car_params(config: EnvConfig, track, driver_ids) -> np.ndarray:
 
 
 def start_state(config: EnvConfig, track, driver_ids, num_worlds: int, seed: int, *, rules, car_params,
-                car_flags) -> tuple:
-    """(WorldState of ``num_worlds`` worlds at their start seeded from ``seed`` (``race.start_worlds``),
+                car_flags, first_world: int = 0) -> tuple:
+    """(WorldState of ``num_worlds`` worlds at their start seeded from ``seed`` (``race.start_worlds``;
+    world ``w`` is global world ``first_world + w``),
     the scenario's placements {driver: placement}). rules float64[NR], car_params [C, NP], car_flags
     int32[C]. A driver's tyre and team choose its compound and pit box, else the slot defaults; cars
     the grid places are locked on it at a standing start."""
@@ -91,5 +92,5 @@ def start_state(config: EnvConfig, track, driver_ids, num_worlds: int, seed: int
                           for d in driver_ids]
     state = start_worlds(track, num_worlds, seed, rules=rules, car_params=car_params, car_flags=car_flags,
                          active=np.ones(len(driver_ids), bool), compounds=compounds, pit_boxes=boxes,
-                         placements=placements, grid_locked=grid_locked)
+                         placements=placements, grid_locked=grid_locked, first_world=first_world)
     return state, scenario

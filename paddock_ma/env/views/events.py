@@ -37,11 +37,37 @@ def pair_contacts(ci: np.ndarray, a: int, b: int) -> int:
     return max(1, min(bounds))
 
 
-def race_flags(batch, w: int) -> dict:
-    """Race-control facts of world ``w`` compared before and after a step to emit transition events."""
+def race_flags(batch, worlds) -> dict:
+    """Race-control facts compared before and after a step to emit transition events: ``mode`` (the
+    race mode), ``race_finished`` (0/1) and ``finished`` (0/1 per car slot). ``worlds``: one world index
+    (then ints and int32[C]) or a list of them (then int64[n], int64[n] and int32[n, C]; ``world_flags``
+    picks one world's out of them)."""
     st = batch.state
-    return {"mode": int(st.world_i[w, L.WI_RACE_MODE]), "race_finished": int(st.world_i[w, L.WI_RACE_FINISHED]),
-            "finished": st.cars_i[w, :, L.I_FINISHED].copy()}
+    one = isinstance(worlds, (int, np.integer))
+    rows = int(worlds) if one else np.asarray(worlds, np.int64)
+    mode, race_finished = st.world_i[rows, L.WI_RACE_MODE], st.world_i[rows, L.WI_RACE_FINISHED]
+    return {"mode": int(mode) if one else mode.copy(),
+            "race_finished": int(race_finished) if one else race_finished.copy(),
+            "finished": st.cars_i[rows, :, L.I_FINISHED].copy()}
+
+
+def world_flags(flags: dict, i: int) -> dict:
+    """World ``i``'s race flags (as ``race_flags(batch, w)`` gives them) out of ``race_flags(batch, worlds)``."""
+    return {"mode": int(flags["mode"][i]), "race_finished": int(flags["race_finished"][i]),
+            "finished": flags["finished"][i]}
+
+
+def race_flags_changed(before: dict, after: dict) -> np.ndarray:
+    """bool[n]: the worlds whose race flags differ between two ``race_flags(batch, worlds)`` of the same worlds."""
+    return ((before["mode"] != after["mode"]) | (before["race_finished"] != after["race_finished"])
+            | (before["finished"] != after["finished"]).any(axis=1))
+
+
+def worlds_with_events(batch, worlds) -> np.ndarray:
+    """bool[n]: which worlds of ``worlds`` (a list of indices) had a per-car event (a counter of
+    ``EVENT_COUNTERS`` moved) in the engine's latest call."""
+    rows = np.asarray(worlds, np.int64)
+    return (batch.state.cars_i[rows][:, :, EVENT_COUNTERS] > 0).any(axis=(1, 2))
 
 
 def world_events(batch, w: int = 0, before: dict | None = None) -> tuple[list, dict]:

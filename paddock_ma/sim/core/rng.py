@@ -12,18 +12,23 @@ import numpy as np
 from .jit import kernel
 from .layout import WI_RNG_COUNTER, WI_RNG_KEY
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+GOLDEN_GAMMA = np.uint64(0x9E3779B97F4A7C15)   # SplitMix64's increment (2**64 / golden ratio, odd)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _TO_UNIT = 1.0 / 9007199254740992.0  # 2**-53
 
 
-@kernel
-def splitmix64(z):
-    """SplitMix64 finaliser of a uint64 (a bijective 64-bit mix)."""
+def mix64(z):
+    """SplitMix64 finaliser (a bijective 64-bit mix) of a uint64 or a uint64 array, in plain numpy: code
+    outside the kernels (the counter-based random policy of ``distributed.policies``) hashes with this
+    same function; ``splitmix64`` is its kernel. Wraps modulo 2**64 (numpy arrays wrap silently; wrap
+    numpy scalars in ``np.errstate(over="ignore")``)."""
     z = (z ^ (z >> np.uint64(30))) * _MIX1
     z = (z ^ (z >> np.uint64(27))) * _MIX2
     return z ^ (z >> np.uint64(31))
+
+
+splitmix64 = kernel(mix64)
 
 
 @kernel
@@ -35,7 +40,7 @@ def rng_next_u64(world_i, w):
     key = np.uint64(world_i[w, WI_RNG_KEY])
     counter = np.uint64(world_i[w, WI_RNG_COUNTER])
     world_i[w, WI_RNG_COUNTER] = np.int64(counter + np.uint64(1))
-    return splitmix64(key + counter * _GOLDEN)
+    return splitmix64(key + counter * GOLDEN_GAMMA)
 
 
 @kernel
@@ -44,12 +49,14 @@ def rng_uniform(world_i, w):
     return float(rng_next_u64(world_i, w) >> np.uint64(11)) * _TO_UNIT
 
 
-def world_keys(seed, num_worlds):
-    """int64[num_worlds] generator keys spawned from ``SeedSequence(seed)``: one per world.
+def world_keys(seed, num_worlds, first_world=0):
+    """int64[num_worlds] generator keys of worlds ``first_world .. first_world + num_worlds - 1``: world
+    ``g``'s key is ``SeedSequence(seed).spawn(n)[g]``'s for any ``n > g`` (a spawned child is
+    ``SeedSequence(seed, spawn_key=(g,))``).
 
-    World ``k`` gets the same key whatever ``num_worlds`` is, so a world's stream does not depend on
-    the size of the batch it runs in.
+    A world's key depends on its global index only, not on the size of the batch it runs in nor on which
+    batch holds it: ``first_world`` lets an engine hold a slice of a larger set of worlds (a Ray shard).
     """
-    children = np.random.SeedSequence(int(seed)).spawn(int(num_worlds))
-    keys = [int(child.generate_state(1, dtype=np.uint64)[0]) for child in children]
+    keys = [int(np.random.SeedSequence(int(seed), spawn_key=(g,)).generate_state(1, dtype=np.uint64)[0])
+            for g in range(int(first_world), int(first_world) + int(num_worlds))]
     return np.array(keys, dtype=np.uint64).view(np.int64)

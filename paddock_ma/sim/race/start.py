@@ -98,8 +98,9 @@ def init_worlds(world_f, world_i, rules):
 
 
 def start_worlds(track, num_worlds: int, seed: int, *, rules, car_params, car_flags, active, compounds,
-                 pit_boxes, placements, grid_locked) -> WorldState:
-    """A WorldState of ``num_worlds`` identical worlds at their start, seeded from ``seed``.
+                 pit_boxes, placements, grid_locked, first_world: int = 0) -> WorldState:
+    """A WorldState of ``num_worlds`` identical worlds at their start, seeded from ``seed``: world ``w``
+    draws from the generator of global world ``first_world + w`` (``rng.world_keys``).
 
     Per car slot (arrays of length C, the same in every world): rules float64[NR]; car_params
     float64[C, NP]; car_flags int32[C]; active bool[C] (the slots that race; the others stay empty);
@@ -112,7 +113,7 @@ def start_worlds(track, num_worlds: int, seed: int, *, rules, car_params, car_fl
     state.rules[:] = rules
     state.car_params[:] = car_params
     state.car_flags[:] = car_flags
-    state.world_i[:, L.WI_RNG_KEY] = world_keys(seed, w)
+    state.world_i[:, L.WI_RNG_KEY] = world_keys(seed, w, first_world)
     state.world_i[:, L.WI_SEED] = int(seed)
     init_worlds(state.world_f, state.world_i, state.rules)
     cs = np.nonzero(np.asarray(active, bool))[0].astype(np.int64)
