@@ -41,7 +41,7 @@ from torch import nn  # noqa: E402
 
 from oval_reward import ENV_ID, LIFE_STEPS, life_rates, sum_totals, user_reward  # noqa: E402
 from paddock_ma.adapters.vector_env import CarVectorEnv  # noqa: E402
-from paddock_ma.paddockjs.actor_env import PaddockActorVectorEnv  # noqa: E402
+from paddock_ma.adapters.paddockjs_actor import PaddockActorVectorEnv  # noqa: E402
 from paddock_ma.paddockjs.checkpoint import export_actor, make_torch_actor, save_torch_actor  # noqa: E402
 
 

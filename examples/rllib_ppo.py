@@ -13,7 +13,7 @@ life (share of finished lives that ended at the barrier), lives finished, env st
 return, seconds since the start. The reward and the env are ``oval_reward``'s, shared with the vector
 examples (``rllib_vector_ppo.py``, ``ppo_vector.py``); ``--seconds`` stops on a wall-clock budget.
 
-``--actor paddockjs`` trains PaddockJS's checkpoint actor (``paddock_ma.paddockjs.actor_rllib``: each life
+``--actor paddockjs`` trains PaddockJS's checkpoint actor (``paddock_ma.adapters.paddockjs_actor_rllib``: each life
 observes its vector plus PaddockJS's four history features and acts with steering and accel before the
 actor's tanh); ``--export FILE.json`` writes it as ``paddockjs-distilled-actor-v1``.
 """
@@ -138,8 +138,8 @@ def build_config(args):
     cloudpickle.register_pickle_by_value(oval_reward)   # the env runners get the reward without the examples dir
     name = register()
     model = {"fcnet_hiddens": [64, 64]}
-    if args.actor == "paddockjs":       # PaddockJS's network over its input (paddock_ma.paddockjs.actor_rllib)
-        from paddock_ma.paddockjs.actor_rllib import register_actor_env
+    if args.actor == "paddockjs":       # PaddockJS's network over its input (paddock_ma.adapters.paddockjs_actor_rllib)
+        from paddock_ma.adapters.paddockjs_actor_rllib import register_actor_env
         name = register_actor_env()
         model = {"fcnet_hiddens": [args.hidden] * 3, "fcnet_activation": "relu", "head_fcnet_hiddens": []}
     env_config = {"env_id": ENV_ID, "num_worlds": args.num_worlds, "auto_reset": True,
@@ -342,7 +342,7 @@ def parse_args(argv=None):
                    help="comma-separated track lookahead distances in m added to the observation, e.g. 30,60,120")
     p.add_argument("--actor", default="default", choices=("default", "paddockjs"),
                    help="the policy network: RLlib's default MLP, or PaddockJS's checkpoint actor over its input "
-                        "(the observation plus PaddockJS's history features; paddock_ma.paddockjs.actor_rllib)")
+                        "(the observation plus PaddockJS's history features; paddock_ma.adapters.paddockjs_actor_rllib)")
     p.add_argument("--hidden", type=int, default=64, help="--actor paddockjs: width of its three hidden layers")
     p.add_argument("--export", default="", help="--actor paddockjs: write the trained actor as PaddockJS JSON here")
     p.add_argument("--bench-sampling", action="store_true",

@@ -50,7 +50,7 @@ def car_vector_env(config: dict):
     paddockjs = cfg.pop("paddockjs_actor", False)
     env = make_car_vector_env(cfg.pop("env_id", ENV_ID), num_envs=cfg.pop("num_envs"), reward=user_reward, **cfg)
     if paddockjs:
-        from paddock_ma.paddockjs.actor_env import PaddockActorVectorEnv
+        from paddock_ma.adapters.paddockjs_actor import PaddockActorVectorEnv
         env = PaddockActorVectorEnv(env, squash=True)
     return env
 

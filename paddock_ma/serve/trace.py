@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..env.errors import INVALID_CONFIG, PaddockError
-from ..sim.core import layout as L      # field names only, to name a diverging field
+from ..env.views.snapshot_diff import decode_array, first_difference
 
 TRACE_FORMAT = "paddock-ma-trace"
 TRACE_VERSION = 1
@@ -36,17 +36,14 @@ POLICIES = ("builtin", "throttle", "actor")
 def simulation_versions() -> dict:
     """What decides a trajectory: the package version and digests of the simulation and env sources."""
     from .. import __version__
-    from ..sim import source_digest
+    from ..sources import files_digest, python_sources
     pkg = Path(__file__).resolve().parent.parent
-    return {"package": __version__, "sim": source_digest(pkg / "sim")[:16], "env": source_digest(pkg / "env")[:16]}
+    return {"package": __version__, **{room: files_digest(python_sources(pkg / room), pkg / room)[:16]
+                                       for room in ("sim", "env")}}
 
 
 def _b64(array: np.ndarray) -> str:
     return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
-
-
-def _unb64(text: str, dtype, shape) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(text), dtype).reshape(shape)
 
 
 def _engine(env_id: str, num_worlds: int, overrides: dict | None):
@@ -137,8 +134,8 @@ def load_trace(path, check_versions: bool = True) -> Trace:
                            "with this version)", "versions")
     t, w, k = doc["steps"], doc["num_worlds"], len(doc["controlled"])
     header = {key: value for key, value in doc.items() if key not in ("actions", "release", "checksums", "snapshots")}
-    return Trace(header, _unb64(doc["actions"], np.float32, (t, w, k, 3)),
-                 _unb64(doc["release"], np.uint8, (t, w, k)).astype(bool),
+    return Trace(header, decode_array(doc["actions"], np.float32, (t, w, k, 3)),
+                 decode_array(doc["release"], np.uint8, (t, w, k)).astype(bool),
                  np.array([[int(c, 16) for c in row] for row in doc["checksums"]], np.uint64), doc["snapshots"])
 
 
@@ -153,37 +150,6 @@ class Divergence:
     def __str__(self) -> str:
         return (f"diverged at step {self.step}, world {self.world}: checksum {self.got}, recorded {self.expected}; "
                 f"{self.detail}")
-
-
-def _field_names(prefix: str, count: int) -> list[str]:
-    names = [f"{prefix}[{i}]" for i in range(count)]
-    for name, value in vars(L).items():
-        if name.startswith(prefix + "_") and isinstance(value, int) and 0 <= value < count and \
-                names[value].endswith("]"):
-            names[value] = name
-    return names
-
-
-def first_difference(mine: dict, recorded: dict, driver_ids, world: int) -> str:
-    """The first car and state field (or world field) in which two snapshot documents differ in ``world``."""
-    shape = recorded["shape"]
-    cars = shape["cars"]
-    specs = (("cars_f", np.float64, L.NF, "F"), ("cars_i", np.int32, L.NI, "I"))
-    for name, dtype, count, prefix in specs:
-        a = _unb64(mine["arrays"][name], dtype, (shape["worlds"], cars, count))[world]
-        b = _unb64(recorded["arrays"][name], dtype, (shape["worlds"], cars, count))[world]
-        diff = np.argwhere(a != b)
-        if diff.size:
-            c, f = diff[0]
-            return (f"car {driver_ids[c]!r} field {_field_names(prefix, count)[f]} ({name}): "
-                    f"{a[c, f].item()!r}, recorded {b[c, f].item()!r}")
-    for name, dtype, count, prefix in (("world_f", np.float64, L.NWF, "WF"), ("world_i", np.int64, L.NWI, "WI")):
-        a = _unb64(mine["arrays"][name], dtype, (shape["worlds"], count))[world]
-        b = _unb64(recorded["arrays"][name], dtype, (shape["worlds"], count))[world]
-        diff = np.flatnonzero(a != b)
-        if diff.size:
-            return f"world field {_field_names(prefix, count)[diff[0]]} ({name}): {a[diff[0]].item()!r}, recorded {b[diff[0]].item()!r}"
-    return "the state arrays agree there (the difference is in parameters or was undone)"
 
 
 def replay_trace(path_or_trace, on_step=None) -> Divergence | None:

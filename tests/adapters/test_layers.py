@@ -26,7 +26,9 @@ PACKAGE = Path(paddock_ma.__file__).resolve().parent
 BASE = ("sources",)
 LAYERS = {"sim": 0, "env": 1, "paddockjs": 1, "catalog": 2, "rollout": 2, "adapters": 3, "protocol": 3,
           "distributed": 3, "serve": 3, "bench": 4, "cli": 4, "warm": 4}
-TOOLS = ("paddock_ma.distributed.demo", "paddock_ma.distributed.cli_collect", "paddock_ma.distributed.bench_fleet")
+# Jobs that drive the bare core on purpose, below the contract: the demo draws the core's trajectories, and
+# `paddock-ma race` races the built-in drivers without any controlled car (rollout.race).
+TOOLS = ("paddock_ma.distributed.demo", "paddock_ma.rollout.race")
 CONTRACT_USERS = ("catalog", "rollout", "adapters", "protocol", "distributed", "serve")   # no sim imports
 
 

@@ -10,7 +10,7 @@ import torch
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
 from paddock_ma.env.errors import PaddockError
-from paddock_ma.paddockjs.actor_env import PaddockActorVectorEnv
+from paddock_ma.adapters.paddockjs_actor import PaddockActorVectorEnv
 from paddock_ma.paddockjs.checkpoint import (
     FORMAT, HISTORY_SIZE, ActorPolicy, controls_from_steering_accel, evaluate_actor, export_actor, load_actor,
     make_torch_actor, vector_speed_offset,

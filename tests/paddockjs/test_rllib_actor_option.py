@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
-from paddock_ma.paddockjs.actor_env import PaddockActorVectorEnv
+from paddock_ma.adapters.paddockjs_actor import PaddockActorVectorEnv
 from paddock_ma.paddockjs.checkpoint import actor_document, evaluate_actor, load_actor
 
 ROOT = Path(__file__).resolve().parents[2]

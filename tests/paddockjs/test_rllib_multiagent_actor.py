@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from paddock_ma.paddockjs.actor_rllib import PaddockActorMultiAgentEnv
+from paddock_ma.adapters.paddockjs_actor_rllib import PaddockActorMultiAgentEnv
 from paddock_ma.paddockjs.checkpoint import HISTORY_SIZE, load_actor, vector_speed_offset
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -4,7 +4,7 @@
 seeds and bookkeeping) whose agents observe their vector plus PaddockJS's four history features
 (``checkpoint.History``'s order and units; each life is a new agent id, so its history starts at zero)
 and act with ``(steering, accel)`` before the actor's tanh, which the env applies (as
-``actor_env.PaddockActorVectorEnv(squash=True)``): a PPO module whose actor path is three Linear+ReLU
+``paddockjs_actor.PaddockActorVectorEnv(squash=True)``): a PPO module whose actor path is three Linear+ReLU
 layers and a linear pi head trains exactly the exported actor. ``register_actor_env()`` registers it.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 import numpy as np
 from gymnasium import spaces
 
-from ..adapters.rllib_env import PaddockMultiAgentEnv
-from .checkpoint import (
+from .rllib_env import PaddockMultiAgentEnv
+from ..paddockjs.checkpoint import (
     HISTORY_SIZE, NUM_OUTPUTS, OFFSET_CHANGE_SCALE, OFFSET_INDEX, SPEED_CHANGE_SCALE, SPEED_INDEX, SPEED_VECTOR_SCALE,
     controls_from_steering_accel,
 )

@@ -17,7 +17,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorWrapper
 from gymnasium.vector.utils import batch_space
 
-from .checkpoint import HISTORY_SIZE, NUM_OUTPUTS, History, actor_input, controls_from_steering_accel, \
+from ..paddockjs.checkpoint import HISTORY_SIZE, NUM_OUTPUTS, History, actor_input, controls_from_steering_accel, \
     vector_speed_offset
 
 
