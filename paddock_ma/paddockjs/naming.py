@@ -17,6 +17,8 @@ from __future__ import annotations
 PYTHON_TO_WIRE = {
     "action": "action",
     "action_errors": "actionErrors",
+    "action_error_details": "actionErrorDetails",
+    "ignored_keys": "ignoredKeys",
     "action_policy": "actionPolicy",
     "actions": "actions",
     "affects_race_order": "affectsRaceOrder",
