@@ -222,6 +222,26 @@ def validate_actions(actions, *, controlled: dict, running: np.ndarray, num_slot
     return out
 
 
+def paddockjs_action_error(error: dict) -> str:
+    """PaddockJS's message for a report-policy action error (``validate_actions``'s structured form,
+    ``{code, message, field, driver_id}``): the strings PaddockJS 2.0.0 puts in ``info.actionErrors``."""
+    driver = error.get("driver_id", "unknown")
+    field = error.get("field") or ""
+    name = field.rsplit(".", 1)[-1] if field.count(".") >= 2 else None
+    if name is None:
+        return f"Missing action for controlled driver: {driver}"
+    if name == "pit_intent":
+        if "could not be applied" in error.get("message", ""):
+            return f"Pit intent could not be applied for controlled driver: {driver}"
+        return f"Invalid pitIntent action for controlled driver: {driver}"
+    if name == "pit_compound":
+        return f"Invalid pitCompound action for controlled driver: {driver}"
+    if name in VEHICLE_FIELDS and error.get("message", "").endswith(
+            "missing; steering, throttle and brake are required for every controlled driver"):
+        return f"Missing {name} action for controlled driver: {driver}"
+    return f"Invalid {name} action for controlled driver: {driver}"
+
+
 # -- action arrays (BatchEnv.step) -------------------------------------------------------------------
 # "not given" for the optional per-step arrays of the action kernels
 NONE_INT64 = np.zeros((0, 0), np.int64)

@@ -7,7 +7,8 @@ observations; the protocol turns them into lists). A step result is::
     {"observation": {driver: {"object"?, "vector"?, "schema"?, "events"}},
      "reward": None | {driver: float}, "terminated", "truncated", "done",
      "events": [...], "metrics": {driver: {...}}, "state": None | {...},
-     "info": {"step", "elapsed_seconds", "seed", "track", "controlled_drivers", "action_errors",
+     "info": {"step", "elapsed_seconds", "seed", "track", "track_seed", "controlled_drivers",
+              "action_errors" (PaddockJS's strings), "action_error_details" ({code, message, field, driver_id}),
               "drivers": {driver: {terminated, truncated, end_reason, episode_id, episode_step}}}}
 
 ``done`` is true when every reported controlled driver is terminal (the 2.0.1 guide: a batch mixing
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.core import layout as L
-from .actions import action_spec, member_of, validate_actions
+from .actions import action_spec, member_of, paddockjs_action_error, validate_actions
 from .batch_env import BatchEnv
 from .reset.start import COMPOUND_INDEX
 from .config.root import EnvConfig
@@ -300,11 +301,19 @@ class PaddockEnv:
             "info": {
                 "step": int(batch.state.world_i[w, L.WI_ENV_STEP]),
                 "elapsed_seconds": float(batch.state.world_f[w, L.WF_TIME]),
-                "seed": int(batch.state.world_i[w, L.WI_SEED]), "track": cfg.track, "controlled_drivers": ids,
-                "action_errors": action_errors, "drivers": drivers_info,
+                "seed": int(batch.state.world_i[w, L.WI_SEED]), "track": cfg.track,
+                "track_seed": paddockjs_track_seed(cfg.track), "controlled_drivers": ids,
+                "action_errors": [paddockjs_action_error(e) for e in action_errors],
+                "action_error_details": action_errors, "drivers": drivers_info,
                 "end_reason": result_end_reason(reported) if done else None,
             },
         }
+
+
+def paddockjs_track_seed(track: str):
+    """PaddockJS's ``info.trackSeed``: the seed of a ``trackSeed`` track (``paddockjs:<seed>``), else None
+    (a named track has no seed)."""
+    return int(track.split(":", 1)[1]) if track.startswith("paddockjs:") else None
 
 
 def result_end_reason(reported: list) -> str | None:

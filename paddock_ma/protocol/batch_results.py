@@ -11,7 +11,8 @@ names. Every array's first index is the position of the world in the request's `
      "endReason": [n][K] names or null, "episodeId": [n][K], "episodeStep": [n][K],
      "metrics": {"names": [M wire names], "values": [n][K][M] or {"f32", "shape"}},
      "events": [n] lists of events, "step": [n], "elapsedSeconds": [n], "seed": [n],
-     "actionErrors": [n] lists (step only), "resetMask": [n][K] (resetDrivers only)}
+     "actionErrors": [n] lists of PaddockJS's strings and "actionErrorDetails": [n] lists of
+     {code, message, field, driverId} (step only), "resetMask": [n][K] (resetDrivers only)}
 
 A batched resetDrivers with ``resultOptions.observationScope: "reset"`` sends the vectors of the reset
 drivers only, ``[R, D]`` in the order of ``resetMask``'s true entries (world by world, drivers in order),
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..env.actions import paddockjs_action_error
 from ..env.batch_env import BatchEnv
 from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
 from ..env.observations import object_view
@@ -72,10 +74,12 @@ def batch_result(engine: BatchEnv, envs: list, encoding: str, pack=pack_f32, bef
         "elapsedSeconds": engine.elapsed_seconds(rows).tolist(),
         "seed": engine.world_seeds(rows).tolist(),
     })
-    if action_errors is not None:
-        out["actionErrors"] = to_wire(action_errors)
+    if action_errors is not None:     # PaddockJS's strings, the structured errors beside them
+        out["actionErrors"] = [[paddockjs_action_error(e) for e in world] for world in action_errors]
+        out["actionErrorDetails"] = to_wire(action_errors)
     elif before is not None:
         out["actionErrors"] = [[] for _ in envs]
+        out["actionErrorDetails"] = [[] for _ in envs]
     if reset_mask is not None:
         out["resetMask"] = reset_mask[rows].tolist()
     return out

@@ -40,7 +40,7 @@ class Limits:
     max_depth: int = 32
     max_key_chars: int = 256
     max_string_chars: int = 1 << 20
-    max_id_chars: int = 256
+    max_id_chars: int = 256         # unused: a request's id is echoed whatever its size (the line cap bounds it)
     max_drivers: int = 4096        # entries of one actions/placements object, per world
 
 

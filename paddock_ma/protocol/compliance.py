@@ -180,18 +180,15 @@ def _snapshot_text(reply: bytes):
 
 
 def expected_reply_id(line: bytes, limits: Limits = Limits()):
-    """The id a reply to ``line`` must carry: the request's id when the line is a JSON object whose id is
-    a number, a string within ``limits.max_id_chars`` or null; null otherwise (bad JSON, a bad id)."""
+    """The id a reply to ``line`` must carry: the request's id (any JSON value) when the line is a JSON
+    object; null otherwise (bad JSON, a value that is not an object)."""
     try:
         value = decode(line, limits)
     except WireError:
         return None
     if not isinstance(value, dict):
         return None
-    mid = value.get("id")
-    if type(mid) in (int, float) or (type(mid) is str and len(mid) <= limits.max_id_chars):
-        return mid
-    return None
+    return value.get("id")
 
 
 def reply_problems(lines: Sequence[bytes], replies: Sequence[bytes], limits: Limits = Limits()) -> list:

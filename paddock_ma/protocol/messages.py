@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import __version__
 from ..env.batch_env import BatchEnv
-from ..env.config.root import EnvConfig
+from ..env.config.root import EnvConfig, ignored_key_warnings
 from ..env.environment import PaddockEnv
 from ..env.errors import (
     INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
@@ -72,6 +72,21 @@ _STATE_OUTPUTS = ("full", "minimal", "none")
 _VERSION = re.compile(r"([0-9]{1,6})\.([0-9]{1,6})")
 
 
+def js_string(value) -> str:
+    """JavaScript's String(value) of a decoded JSON value (what PaddockJS's template strings show)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    if isinstance(value, list):
+        return ",".join("" if v is None else js_string(v) for v in value)
+    if isinstance(value, dict):
+        return "[object Object]"
+    return str(value)
+
+
 class Dispatcher:
     """W worlds of one config behind the JSON worker protocol (see the module docstring)."""
 
@@ -89,6 +104,9 @@ class Dispatcher:
         }
 
     def _build(self, config: EnvConfig) -> None:
+        before = set(self.engine.config.ignored_keys) if hasattr(self, "engine") else set()
+        # PaddockJS keys that change nothing here: said once, in the next reply's "warnings"
+        self._warnings = ignored_key_warnings(set(config.ignored_keys) - before)
         self.engine = BatchEnv(config, self.num_worlds, copy_obs=False)
         self.worlds = [PaddockEnv.world_of(self.engine, w) for w in range(self.num_worlds)]
         self._seed: int | None = None
@@ -122,7 +140,14 @@ class Dispatcher:
 
     def _dispatch(self, message, pack) -> dict:
         """``handle`` with ``pack`` turning float32 arrays into their f32-base64 form (``pack_f32``'s dict,
-        or ``PackedF32``, which ``encode`` writes with the same bytes, faster)."""
+        or ``PackedF32``, which ``encode`` writes with the same bytes, faster); pending config warnings
+        go into this reply's ``warnings``."""
+        reply = self._answer(message, pack)
+        if self._warnings:
+            reply["warnings"], self._warnings = self._warnings, []
+        return reply
+
+    def _answer(self, message, pack) -> dict:
         self._pack = pack
         mid = None
         try:
@@ -132,10 +157,10 @@ class Dispatcher:
             mid = self._check_id(message.get("id"))
             kind = message.get("type")
             handler = self._handlers.get(kind) if isinstance(kind, str) else None
-            if handler is None:
-                shown = "undefined" if "type" not in message else repr(kind)
-                raise PaddockError(UNKNOWN_TYPE, f"Unsupported worker message type: {shown}; expected one of "
-                                   f"{', '.join(MESSAGE_TYPES)}", "type")
+            if handler is None:   # PaddockJS's text (its template string of the type), then the known types
+                shown = "undefined" if "type" not in message else js_string(kind)
+                raise PaddockError(UNKNOWN_TYPE, f"Unsupported PaddockJS environment worker message type: {shown} "
+                                   f"(expected one of {', '.join(MESSAGE_TYPES)})", "type")
             for key in message:
                 if key not in ("id", "type") and key not in _FIELDS[kind]:
                     allowed = ", ".join(sorted(_FIELDS[kind])) or "none"
@@ -149,14 +174,9 @@ class Dispatcher:
             return error_reply(mid, INTERNAL_ERROR, f"internal error: {type(exc).__name__}: {exc}", None)
 
     def _check_id(self, mid):
-        if mid is None or type(mid) is int or (type(mid) is float):
-            return mid
-        if type(mid) is str:
-            if len(mid) > self.limits.max_id_chars:
-                raise PaddockError(INVALID_REQUEST, f"id: {len(mid)} characters is over the cap of "
-                                   f"{self.limits.max_id_chars}", "id")
-            return mid
-        raise PaddockError(INVALID_REQUEST, f"id: got {json_kind(mid)}; expected a number, a string or null", "id")
+        """The request's id, echoed in its reply whatever its JSON type (as PaddockJS echoes it): a number,
+        a string, null, a boolean, a list or an object; the line cap bounds its size."""
+        return mid
 
     # -- helpers ----------------------------------------------------------------------------------
     def _worlds_of(self, message) -> list[int] | None:
@@ -200,8 +220,14 @@ class Dispatcher:
         return value
 
     def _require_reset(self):
+        """A worker starts reset, as a PaddockJS environment is created reset: before the first explicit
+        reset, every world is reset here with the config's seed (or DEFAULT_SEED), once, when a request
+        first needs the worlds."""
         if self.engine.state is None:
-            raise PaddockError("not_reset", "the worker's worlds have not been reset: send a reset message first")
+            self._seed = self._seed if self._seed is not None else (
+                self.config.seed if self.config.seed is not None else DEFAULT_SEED)
+            self.engine.reset(self._seed)
+            self._forget_results()
 
     def _forget_results(self):
         for world in self.worlds:

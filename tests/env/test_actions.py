@@ -129,12 +129,18 @@ def test_report_policy_releases_car_to_builtin_driver():
     applied = r["observation"]["car-01"]["object"]["self"]["applied_controls"]
     assert applied["throttle"] > 0.0 and applied["brake"] == 0.0       # not the stale brake
     assert applied != {"steering": 0.4, "throttle": 0.0, "brake": 1.0}
-    assert r["info"]["action_errors"] == [{
+    # PaddockJS's strings, and the structured form beside them
+    assert r["info"]["action_errors"] == ["Invalid throttle action for controlled driver: car-01"]
+    assert r["info"]["action_error_details"] == [{
         "code": INVALID_ACTION, "message": "actions.car-01.throttle: got nan; expected a finite number",
         "field": "actions.car-01.throttle", "driver_id": "car-01"}]
     # a missing action is reported the same way; the car keeps being driven by the built-in driver
     r = controlled.step({"car-00": act(0.0, 0.6, 0.0)})
-    assert r["info"]["action_errors"][0]["message"] == "actions.car-01: missing action for controlled driver 'car-01'"
+    assert r["info"]["action_errors"] == ["Missing action for controlled driver: car-01"]
+    assert r["info"]["action_error_details"][0]["message"] == \
+        "actions.car-01: missing action for controlled driver 'car-01'"
+    r = controlled.step({"car-00": act(0.0, 0.6, 0.0), "car-01": {"steering": 0.0, "throttle": 0.5}})
+    assert r["info"]["action_errors"] == ["Missing brake action for controlled driver: car-01"]
     assert r["observation"]["car-01"]["object"]["self"]["applied_controls"]["throttle"] > 0.0
     # a valid action again takes the car back
     r = controlled.step({"car-00": act(), "car-01": act(0.1, 0.2, 0.0)})

@@ -189,6 +189,19 @@ def test_reset_drivers_with_placement_arrays():
     with pytest.raises(PaddockError) as info:
         batch.reset_drivers(np.ones((3, 2), bool))
     assert info.value.field == "mask"
+    # out-of-range placements, as arrays or tuples: invalid_request naming the key, value and range
+    before = batch.state.cars_f.copy()
+    for key, value in (("speed_kph", 1e308), ("speed_kph", -1.0), ("offset_meters", 150.0),
+                       ("heading_error_radians", -3.5), ("distance_meters", 2e6)):
+        arrays = {"distance_meters": np.full((2, 2), 300.0), key: np.full((2, 2), value)}
+        with pytest.raises(PaddockError) as info:
+            batch.reset_drivers(mask, arrays)
+        assert info.value.code == "invalid_request" and info.value.field == f"placement.{key}"
+        assert repr(value) in info.value.message and "expected a number in [" in info.value.message
+    with pytest.raises(PaddockError) as info:
+        batch.reset_drivers(mask, [(300.0, 0.0, 1e308, 0.0), (300.0, 0.0, None, 0.0)])
+    assert info.value.code == "invalid_request" and "index 2" in info.value.message
+    assert np.array_equal(batch.state.cars_f, before, equal_nan=True)
 
 
 @pytest.mark.parametrize("profile", ["normal", "batch-training"])

@@ -53,7 +53,7 @@ def test_the_golden_configs_load_in_camel_case():
         config = EnvConfig.from_paddockjs(doc)
         assert [d.id for d in config.drivers] == [d["id"] for d in doc["drivers"]]
         assert config.controlled_drivers == tuple(doc["controlledDrivers"])
-        assert config.seed == 7 and config.track == "procedural:2601"     # trackSeed: a procedural track
+        assert config.seed == 7 and config.track == "paddockjs:2601"      # trackSeed: PaddockJS's track
         assert config.rules.standing_start is False
     front_heavy = EnvConfig.from_paddockjs(
         json.loads((GOLDEN / "physical-driver-front-heavy.reset-and-steps.json").read_text())["config"])
@@ -130,9 +130,31 @@ def test_unknown_and_unsupported_keys_are_refused_by_name():
     assert "unknown key" in str(e) and "known keys: drivers, controlled_drivers" in str(e)
     e = _err({"drivers": 2, "sensors": {"rays": {"anglez": [0]}}})
     assert e.field == "sensors.rays.anglez" and "known keys: enabled, layout" in str(e)
-    for key in ("warmup", "externalRenderer", "replayGhosts", "entries", "trackGeneration"):
+    for key in ("entries", "trackGeneration"):
         e = _err({"drivers": 2, key: {}})
         assert "a PaddockJS 2.0 option paddock_ma does not have" in str(e) and "remove it" in str(e)
+
+
+def test_keys_that_change_nothing_here_load_with_one_warning_each():
+    doc = {"drivers": 2, "warmup": {"enabled": True, "steps": 30}, "externalRenderer": None,
+           "replayGhosts": [{"id": "ghost", "frames": []}]}
+    with pytest.warns(UserWarning) as caught:
+        config = EnvConfig.from_paddockjs(doc)
+    texts = [str(w.message) for w in caught]
+    assert texts == ["replayGhosts: accepted and ignored (replay ghosts are drawn by PaddockJS's renderer and "
+                     "never touch the race)",
+                     "warmup: accepted and ignored (a JavaScript JIT warm-up run; numba kernels are compiled and "
+                     "cached instead)",
+                     "externalRenderer: accepted and ignored (a JavaScript frame callback; render worlds with "
+                     "env.render)"]
+    assert config.ignored_keys == ("external_renderer", "replay_ghosts", "warmup")
+    assert config == EnvConfig.from_paddockjs({"drivers": 2})          # nothing else changed
+    from paddock_ma.protocol.messages import Dispatcher
+    d = Dispatcher(config)
+    first = json.loads(d.handle_line(b'{"id": 1, "type": "getActionSpec"}'))
+    assert first["ok"] and first["warnings"] == texts
+    again = json.loads(d.handle_line(b'{"id": 2, "type": "getActionSpec"}'))
+    assert "warnings" not in again
     # two sources of rays or of channels: PaddockJS picks one quietly, we name both
     assert "give layout or the legacy angles_degrees" in str(
         _err({"sensors": {"rays": {"layout": "default", "anglesDegrees": [0]}}}))
@@ -142,5 +164,5 @@ def test_unknown_and_unsupported_keys_are_refused_by_name():
     assert str(_err({"sensors": {"rays": {"anglesDegrees": []}}})).startswith("sensors.rays.angles_degrees: got []")
     assert str(_err({"sensors": {"rays": {"detectTrack": 1}}})) == "sensors.rays.detect_track: got 1; expected true or false"
     assert str(_err({"trackSeed": 3, "track": "oval"})) == "track_seed: give track or track_seed, not both"
-    assert str(_err({"trackSeed": -1})).startswith("track_seed: got -1; expected an integer >= 0")
+    assert str(_err({"trackSeed": "x"})).startswith("track_seed: got 'x'; expected a number")
     assert str(_err(["drivers", 2])).startswith("config: got ['drivers', 2] (a list)")

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.env import act, all_act, car_bytes, make_env, slot
-from paddock_ma.env.errors import INVALID_CONFIG, INVALID_REQUEST, UNKNOWN_DRIVER, PaddockError
+from paddock_ma.env.errors import INVALID_REQUEST, UNKNOWN_DRIVER, PaddockError
 from paddock_ma.sim.core import layout as L
 
 
@@ -134,7 +134,16 @@ def test_reset_drivers_errors():
     assert info.value.message.startswith("placements.car-02: 'car-02' is not a controlled driver")
     with pytest.raises(PaddockError) as info:
         env.reset_drivers({"car-00": {"distance": 5}})
-    assert info.value.code == INVALID_CONFIG and info.value.field == "placements.car-00.distance"
+    assert info.value.code == INVALID_REQUEST and info.value.field == "placements.car-00.distance"
+    for bad, field in (({"distance_meters": 5, "speed_kph": 1e308}, "speed_kph"),
+                       ({"distance_meters": 5, "heading_error_radians": 4.0}, "heading_error_radians"),
+                       ({"distance_meters": 5, "offset_meters": -101.0}, "offset_meters"),
+                       ({"offset_meters": 1.0}, "distance_meters")):
+        with pytest.raises(PaddockError) as info:
+            env.reset_drivers({"car-00": bad})
+        assert info.value.code == INVALID_REQUEST and info.value.field == f"placements.car-00.{field}", bad
+        assert "Error" not in info.value.message and "__" not in info.value.message
+    assert env.checksum() == before
     with pytest.raises(PaddockError) as info:
         env.reset_drivers({})
     assert info.value.code == INVALID_REQUEST

@@ -8,7 +8,7 @@ and stepped (``paddock/oval-batch-v0``, 2 worlds, a 4 KiB line cap), and never a
   duplicate keys, lone UTF-16 surrogate escapes, invalid UTF-8 bytes, truncated lines, trailing garbage,
   lines over the cap. Reply: ``bad_json`` (``line_too_long`` over the cap), id null.
 * ``test_invalid_requests_are_refused`` (5,000): well-formed JSON that the protocol must refuse: unknown
-  or missing types, wrong field types, missing or extra fields, bad ids, world indices out of range, bad
+  or missing types, wrong field types, missing or extra fields (any id, echoed), world indices out of range, bad
   encodings, seeds, actions (a missing brake, an unknown driver, wrong types), placements, options,
   snapshots and protocol versions, and values that are not objects. Reply: a code of the closed set, never
   ``internal``, the request's id.
@@ -62,6 +62,9 @@ KNOWN_FIELDS = {
 }
 ACTION_FIELDS = {"steering", "throttle", "brake", "pitIntent", "pitCompound", "pit_intent", "pit_compound"}
 PLACEMENT_FIELDS = ("distanceMeters", "offsetMeters", "speedKph", "headingErrorRadians")
+# what a message must not show: Python's own exception texts
+PYTHON_INTERNALS = re.compile(r"Traceback|__init__\(\)|positional argument|keyword argument|has no attribute|"
+                              r"NoneType|(Type|Key|Value|Attribute|Index)Error")
 FUZZ = settings(deadline=None, database=None, print_blob=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
@@ -78,14 +81,24 @@ NOT_NULL_NOR_OBJECT = JSON_VALUES.filter(lambda v: v is not None and not isinsta
 NOT_A_NUMBER = JSON_VALUES.filter(lambda v: type(v) not in (int, float))
 IDS = st.one_of(st.integers(-2**63, 2**64 - 1), st.floats(allow_nan=False, allow_infinity=False),
                 st.text(max_size=40), st.none())
-BAD_IDS = st.one_of(st.booleans(), st.lists(SCALARS, max_size=3), st.dictionaries(st.text(max_size=5), SCALARS,
-                    max_size=3), st.text(min_size=LIMITS.max_id_chars + 1, max_size=LIMITS.max_id_chars + 40))
+# ids PaddockJS echoes and this worker once refused: booleans, lists, objects, long strings
+ANY_IDS = st.one_of(IDS, st.booleans(), st.lists(SCALARS, max_size=3), st.dictionaries(st.text(max_size=5), SCALARS,
+                    max_size=3), st.text(min_size=257, max_size=300))
 UNIT = st.floats(0, 1)
 ACTION = st.fixed_dictionaries({"steering": st.floats(-1, 1), "throttle": UNIT, "brake": UNIT})
 ACTIONS = st.fixed_dictionaries({d: ACTION for d in DRIVERS})
 PLACEMENT = st.fixed_dictionaries({"distanceMeters": st.floats(0, 1000)},
                                   optional={"offsetMeters": st.floats(-2, 2), "speedKph": st.floats(0, 150)})
 PLACEMENTS = st.dictionaries(st.sampled_from(DRIVERS), st.one_of(st.none(), PLACEMENT), min_size=1, max_size=3)
+# Placement values outside their ranges (PaddockJS's speed 0..330 km/h and heading error -pi..pi, |offset|
+# <= 100 m, |distance| <= 1e6 m): every one a refusal naming the field
+OUT_OF_RANGE = {
+    "speedKph": st.one_of(st.floats(330.0, 1e308, exclude_min=True), st.floats(-1e308, 0.0, exclude_max=True)),
+    "offsetMeters": st.one_of(st.floats(100.0, 1e308, exclude_min=True), st.floats(-1e308, -100.0, exclude_max=True)),
+    "headingErrorRadians": st.one_of(st.floats(np.pi, 1e308, exclude_min=True),
+                                     st.floats(-1e308, -np.pi, exclude_max=True)),
+    "distanceMeters": st.one_of(st.floats(1e6, 1e308, exclude_min=True), st.floats(-1e308, -1e6, exclude_max=True)),
+}
 RESULT_OPTIONS = st.fixed_dictionaries({}, optional={"observationScope": st.sampled_from(["all", "reset"]),
                                                      "stateOutput": st.sampled_from(["full", "minimal", "none"])})
 WORLD = st.integers(0, WORLDS - 1)
@@ -153,7 +166,9 @@ def invalid_messages(draw):
     """A JSON value that decodes (within the caps) but that the protocol must refuse, with how."""
     message = draw(valid_messages())
     kind = message["type"]
-    how = draw(st.sampled_from(["type", "missing type", "extra field", "id", "not an object", "field"]))
+    how = draw(st.sampled_from(["type", "missing type", "extra field", "not an object", "field"]))
+    if draw(st.booleans()):
+        message["id"] = draw(ANY_IDS)        # any id is echoed; it never makes a request invalid
     if how == "field" and kind not in KNOWN_FIELDS and kind != "restore":
         how = "extra field"
     if how == "type":
@@ -166,8 +181,6 @@ def invalid_messages(draw):
         allowed = KNOWN_FIELDS.get(kind, set()) | {"id", "type"}
         key = draw(st.text(min_size=1, max_size=16).filter(lambda k: k not in allowed))
         message[key] = draw(JSON_VALUES)
-    elif how == "id":
-        message["id"] = draw(BAD_IDS)
     elif how == "not an object":
         return how, draw(st.one_of(NON_OBJECTS, st.lists(st.just(message), min_size=1, max_size=2)))
     else:
@@ -196,8 +209,9 @@ def _invalid_field(draw, message):
                                                               "driver action", "missing control", "control type",
                                                               "extra control"]
     if kind == "resetDrivers":
-        choices += ["placements"] if batched else ["placements", "unknown placement driver", "placement",
-                                                  "placement field", "result options"]
+        choices += ["placements", "placement range", "missing distance"] if batched else [
+            "placements", "unknown placement driver", "placement", "placement field", "result options",
+            "placement range", "missing distance"]
     if kind == "getState":
         choices += ["state options", "state output", "state alias"]
     if kind == "hello":
@@ -262,6 +276,18 @@ def _invalid_field(draw, message):
         place = draw(PLACEMENT)
         place[draw(st.sampled_from(PLACEMENT_FIELDS))] = draw(NOT_A_NUMBER.filter(lambda v: v is not None))
         message["placements"][d] = place
+    elif choice in ("placement range", "missing distance"):
+        place = draw(PLACEMENT)
+        if choice == "placement range":
+            key = draw(st.sampled_from(sorted(OUT_OF_RANGE)))
+            place[key] = draw(OUT_OF_RANGE[key])
+        else:                                   # a non-empty placement without a distance ({} means default)
+            place = {"offsetMeters": draw(st.floats(-2, 2)), **({"speedKph": draw(st.floats(0, 150))}
+                                                                if draw(st.booleans()) else {})}
+        if batched:
+            message["placements"][draw(st.integers(0, WORLDS - 1))][d] = place
+        else:
+            message["placements"][d] = place
     elif choice == "result options":
         message["resultOptions"] = draw(st.one_of(
             NOT_NULL_NOR_OBJECT,
@@ -478,7 +504,35 @@ def test_invalid_requests_are_refused(fuzz_dispatcher, case):
     unchanged = _Unchanged(fuzz_dispatcher)
     reply = _refused(fuzz_dispatcher, line)
     assert reply["code"] not in ("bad_json", "line_too_long"), (how, reply)
+    assert not PYTHON_INTERNALS.search(reply["error"]), reply
     unchanged.check(line)
+
+
+@settings(FUZZ, max_examples=300)
+@given(key=st.sampled_from(sorted(OUT_OF_RANGE)), data=st.data(), batched=st.booleans())
+def test_out_of_range_placements_name_field_value_and_range(fuzz_dispatcher, key, data, batched):
+    """A placement value outside its range: invalid_request naming the wire field, the value and the
+    range; no state change."""
+    value = data.draw(OUT_OF_RANGE[key])
+    d = data.draw(st.sampled_from(DRIVERS))
+    place = {"distanceMeters": 100.0, key: value}
+    message = ({"id": 5, "type": "resetDrivers", "envs": "all", "placements": [{d: place}, {}]} if batched
+               else {"id": 5, "type": "resetDrivers", "placements": {d: place}})
+    line = encode(message)
+    unchanged = _Unchanged(fuzz_dispatcher)
+    reply = _refused(fuzz_dispatcher, line)
+    assert reply["code"] == "invalid_request", reply
+    assert reply["field"].endswith(f"{d}.{key}"), reply
+    assert repr(value) in reply["error"] and "expected a number in [" in reply["error"], reply
+    unchanged.check(line)
+
+
+def test_a_placement_without_distance_is_a_clear_request_error(fuzz_dispatcher):
+    reply = json.loads(fuzz_dispatcher.handle_line(encode({"id": "x", "type": "resetDrivers",
+                                                           "placements": {DRIVERS[0]: {"offsetMeters": 1.0}}})))
+    assert reply["ok"] is False and reply["id"] == "x"
+    assert reply["code"] == "invalid_request" and reply["field"] == f"placements.{DRIVERS[0]}.distanceMeters"
+    assert "is required" in reply["error"] and not PYTHON_INTERNALS.search(reply["error"])
 
 
 def test_fuzzed_dispatcher_still_steps_like_a_fresh_one(fuzz_dispatcher):

@@ -90,3 +90,70 @@ def test_node_decode_f32_keeps_every_bit():
 def test_drive_js_names_a_bad_argument():
     out = subprocess.run([node(), str(NODE_DIR / "drive.js"), "--fast"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 1 and '"--fast"' in out.stderr and out.stdout == ""
+
+
+def test_drive_and_bench_exit_non_zero_when_the_worker_cannot_start():
+    for script, extra in (("drive.js", []), ("bench.js", ["--worlds", "1", "--cars", "1"])):
+        out = subprocess.run([node(), str(NODE_DIR / script), *extra, "--", "no-such-paddock-worker", "serve"],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 1, (script, out.stderr)
+        assert "worker command `no-such-paddock-worker serve` could not start" in out.stderr, out.stderr
+        assert "ENOENT" in out.stderr and out.stdout == ""
+
+
+def test_drive_js_exits_non_zero_when_the_worker_dies(tmp_path):
+    # a real worker that exits at start: its config file does not exist
+    missing = tmp_path / "missing.json"
+    out = subprocess.run([node(), str(NODE_DIR / "drive.js"), "--", *serve_argv("--config", str(missing))],
+                         capture_output=True, text=True, timeout=300, cwd=ROOT, env=WORKER_ENV)
+    assert out.returncode == 1, out.stderr
+    assert "exited (code 2" in out.stderr and "with requests unanswered" in out.stderr, out.stderr
+
+
+def test_a_request_times_out_and_its_late_reply_is_dropped():
+    # the real worker is stopped (SIGSTOP) while a request with a 300 ms timeout waits, then resumed:
+    # that request rejects, its late reply is read and dropped, and the next request gets its own reply
+    script = """
+const { PaddockWorker } = require(process.argv[1]);
+const argv = JSON.parse(process.argv[2]);
+(async () => {
+  const worker = new PaddockWorker(argv[0], argv.slice(1), { stderr: 'ignore' });
+  const out = {};
+  out.first = (await worker.request({ type: 'hello' }, { timeoutMs: 600000 })).ok;
+  process.kill(worker.pid, 'SIGSTOP');
+  try { await worker.request({ type: 'getActionSpec' }, { timeoutMs: 300 }); out.timedOut = null; }
+  catch (err) { out.timedOut = err.message; }
+  process.kill(worker.pid, 'SIGCONT');
+  const next = await worker.request({ type: 'hello' }, { timeoutMs: 600000 });
+  out.next = { id: next.id, type: next.type, ok: next.ok };
+  try { await worker.request({ type: 'hello' }, { timeoutMs: -1 }); } catch (err) { out.badTimeout = err.message; }
+  out.exit = (await worker.close()).code;
+  process.stdout.write(JSON.stringify(out));
+})().catch((err) => { process.stderr.write(String(err.stack || err)); process.exit(1); });
+"""
+    out = subprocess.run([node(), "-e", script, str(NODE_DIR / "paddock_client.js"),
+                          json.dumps(serve_argv("--env", ENV_ID))],
+                         capture_output=True, text=True, timeout=600, cwd=ROOT, env=WORKER_ENV)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["first"] is True
+    assert got["timedOut"] is not None and "did not answer request 2 within 300 ms" in got["timedOut"]
+    assert got["next"] == {"id": 3, "type": "hello:result", "ok": True}
+    assert "timeoutMs must be a positive number" in got["badTimeout"]
+    assert got["exit"] == 0
+
+
+def test_bench_js_finds_its_inputs_by_schema_name():
+    spec = Dispatcher(catalog.env_config("paddock/oval-batch-v0"), env_id="paddock/oval-batch-v0").handle_line(
+        b'{"id":1,"type":"getObservationSpec"}')
+    script = ("const { inputIndices } = require(process.argv[1]);"
+              "process.stdout.write(JSON.stringify(inputIndices(JSON.parse(process.argv[2]).result)));")
+    out = subprocess.run([node(), "-e", script, str(NODE_DIR / "bench.js"), spec.decode()],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    names = [e["name"] for e in json.loads(spec)["result"]["vector"]["schema"]]
+    got = json.loads(out.stdout)
+    assert got == {"speed": names.index("self.speedMetersPerSecond"),
+                   "offset": names.index("self.trackOffsetMeters"),
+                   "headingError": names.index("self.trackHeadingErrorRadians")}
+    assert got["offset"] not in (6, 7)       # the entries bench.js used to read by position

@@ -148,7 +148,7 @@ def test_lap_wrap_and_backwards_driving(tr):
     assert cf[0, 0, L.F_RACE_DISTANCE] == pytest.approx(rd0 - 30 * 30.0 * DT, abs=0.02)
     assert cf[0, 0, L.F_RACE_DISTANCE] < 3 * tr.length
     assert cf[0, 0, L.F_STEP_PROGRESS] < 0.0
-    # Driving backwards on track counts as spinning/backwards (heading error 180 deg > 100 deg).
+    # Driving backwards on track counts as spinning/backwards (heading error 180 deg > 0.45 pi).
     assert ci[0, 0, L.I_CNT_SPIN_TICKS] == 30
     cf[0, 0, L.F_SPEED] = 30.0
     for _ in range(40):

@@ -153,7 +153,7 @@ def _from_dict(cls, data: dict, path: str):
         if not missing:
             raise  # not a missing field: a bug, not a config error
         where = f"{path}.{missing[0]}" if path else missing[0]
-        raise ConfigError(where or cls.__name__, f"is required ({exc})") from None
+        raise ConfigError(where or cls.__name__, "is required") from None
 
 
 def _to_dict(obj):

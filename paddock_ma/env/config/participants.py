@@ -6,6 +6,7 @@ Re-exported by ``env.config.root``; see ``env.config.base`` for how a dict becom
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Union
 
@@ -65,13 +66,64 @@ def default_drivers(count: int) -> tuple[DriverConfig, ...]:
     return tuple(DriverConfig(id=f"car-{i:02d}", name=f"Car {i:02d}") for i in range(count))
 
 
+# Placement ranges. PaddockJS 2.0.0 (environment/scenarios.js, vehicle/vehicleState.js) checks only that
+# a placement's numbers are finite, then clamps the distance to >= 0 and the speed to 0..330 km/h (its top
+# speed) and wraps the heading into [-pi, pi); the offset is unbounded. Here a speed or heading error
+# outside these ranges is an error naming it instead of a silent clamp; |offset| is at most 100 m (the
+# barrier's inner face is at 41 m on the default cross-section: a car placed beyond it is destroyed at
+# once, as in PaddockJS) and |distance| at most 1,000 km, so every placed car has finite coordinates;
+# a negative distance is placed at 0 as PaddockJS does.
+PLACEMENT_MAX_DISTANCE_M = 1.0e6
+PLACEMENT_MAX_OFFSET_M = 100.0
+PLACEMENT_MAX_SPEED_KPH = 330.0
+PLACEMENT_MAX_HEADING_ERROR_RAD = math.pi
+
+
+def check_placement_values(path: str, distance=None, offset=0.0, speed_kph=None, heading_error=0.0,
+                           distance_is_delta=False) -> None:
+    """Raise ConfigError naming the field, the value and its range for a placement number out of range."""
+    def check(name, value, lo, hi, unit):
+        if value is None:
+            return
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        require(ok and lo <= value <= hi, f"{path}.{name}",
+                f"got {value!r}; expected a number in [{lo:g}, {hi:g}] {unit}")
+    if distance_is_delta:
+        check("delta_distance_meters", distance, -PLACEMENT_MAX_DISTANCE_M, PLACEMENT_MAX_DISTANCE_M, "m")
+    else:
+        check("distance_meters", distance, -PLACEMENT_MAX_DISTANCE_M, PLACEMENT_MAX_DISTANCE_M,
+              "m (a negative distance places the car at 0)")
+    check("offset_meters", offset, -PLACEMENT_MAX_OFFSET_M, PLACEMENT_MAX_OFFSET_M,
+          "m (the barrier's inner face is 41 m from the centreline; beyond it a car is destroyed)")
+    check("speed_kph", speed_kph, 0.0, PLACEMENT_MAX_SPEED_KPH, "km/h (PaddockJS's top speed is 330 km/h)")
+    check("heading_error_radians", heading_error, -PLACEMENT_MAX_HEADING_ERROR_RAD, PLACEMENT_MAX_HEADING_ERROR_RAD,
+          "rad")
+
+
 @dataclass(frozen=True)
 class Placement(ConfigSection):
-    """Where a car starts: absolute race distance (m), lateral offset (m, + right), speed, heading error."""
+    """Where a car starts: absolute race distance (m, |d| <= 1e6, negative = 0), lateral offset (m, + right,
+    |offset| <= 100),
+    speed (km/h, 0..330; None: keep the car's), heading error (rad, -pi..pi)."""
     distance_meters: float
     offset_meters: float = 0.0
     speed_kph: Optional[float] = None
     heading_error_radians: float = 0.0
+
+    @classmethod
+    def _prepare(cls, data: dict, path: str) -> dict:
+        if not set(data) <= {"distance_meters", "offset_meters", "speed_kph", "heading_error_radians"}:
+            return data                      # from_dict names the unknown key
+        if "distance_meters" not in data:
+            raise ConfigError(f"{path}.distance_meters" if path else "distance_meters",
+                              "is required: the race distance (m) to place the car at")
+        check_placement_values(path or "placement", data.get("distance_meters"), data.get("offset_meters", 0.0),
+                               data.get("speed_kph"), data.get("heading_error_radians", 0.0))
+        return data
+
+    def __post_init__(self):
+        check_placement_values("placement", self.distance_meters, self.offset_meters, self.speed_kph,
+                               self.heading_error_radians)
 
 
 @dataclass(frozen=True)
@@ -82,6 +134,18 @@ class TrafficEntry(ConfigSection):
     offset_meters: float = 0.0
     speed_kph: Optional[float] = None
     heading_error_radians: float = 0.0
+
+    @classmethod
+    def _prepare(cls, data: dict, path: str) -> dict:
+        if "delta_distance_meters" not in data:
+            return data                      # from_dict names what is missing or unknown
+        check_placement_values(path or "traffic", data.get("delta_distance_meters"), data.get("offset_meters", 0.0),
+                               data.get("speed_kph"), data.get("heading_error_radians", 0.0), distance_is_delta=True)
+        return data
+
+    def __post_init__(self):
+        check_placement_values("traffic", self.delta_distance_meters, self.offset_meters, self.speed_kph,
+                               self.heading_error_radians, distance_is_delta=True)
 
 
 @dataclass(frozen=True)

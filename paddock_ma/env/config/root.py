@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from ...sim.core.layout import COMPOUND_NAMES, KPH_PER_MPS, PHYSICS_SIMULATOR
 from .base import ConfigSection, deep_merge, race_rule, require, section_names
+from ...sim.track.paddockjs_generator import normalize_seed
 from .participants import (
     PRESETS, PROFILES, DriverConfig, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
     ScenarioConfig, TrafficEntry, default_drivers,
@@ -30,7 +32,7 @@ from .sensing import (
 )
 from ..errors import ConfigError, suggest
 from ..seeding import check_seed
-from ..validation import integer_problem, is_integer
+from ..validation import is_finite_number, is_integer
 from ...paddockjs.naming import from_wire
 
 COMPOUNDS = COMPOUND_NAMES      # the tyre compounds, soft to hard, named where the sim codes them
@@ -39,10 +41,20 @@ COMPOUNDS = COMPOUND_NAMES      # the tyre compounds, soft to hard, named where 
 UNSUPPORTED_PADDOCKJS_KEYS = {
     "track_generation": "procedural track profiles; name a track, or give track_seed / trackSeed",
     "entries": "team and car blueprints; give each driver's ratings, team and pit_crew",
-    "replay_ghosts": "replay ghost overlays are not simulated",
+}
+# PaddockJS 2.0 options that cannot change anything here: accepted, each with one warning (Python: a
+# UserWarning; the worker: its next reply's ``warnings``), so a PaddockJS config loads unchanged.
+IGNORED_PADDOCKJS_KEYS = {
+    "replay_ghosts": "replay ghosts are drawn by PaddockJS's renderer and never touch the race",
     "warmup": "a JavaScript JIT warm-up run; numba kernels are compiled and cached instead",
     "external_renderer": "a JavaScript frame callback; render worlds with env.render",
 }
+
+
+def ignored_key_warnings(keys) -> list[str]:
+    """The warning text of each ignored PaddockJS key in ``keys`` (wire names), in table order."""
+    wire = {"replay_ghosts": "replayGhosts", "warmup": "warmup", "external_renderer": "externalRenderer"}
+    return [f"{wire[k]}: accepted and ignored ({why})" for k, why in IGNORED_PADDOCKJS_KEYS.items() if k in keys]
 
 
 @dataclass(frozen=True)
@@ -145,6 +157,8 @@ class EnvConfig(ConfigSection):
     # always indexed and give the same answers either way, so it is accepted and changes nothing
     track_query_index: bool = True
     reward: Optional[Any] = field(default=None, compare=False)
+    # the PaddockJS keys of IGNORED_PADDOCKJS_KEYS the config gave (they change nothing)
+    ignored_keys: tuple[str, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_dict(cls, data: dict | None = None, _path: str = ""):
@@ -157,13 +171,20 @@ class EnvConfig(ConfigSection):
                 raise ConfigError(key, f"a PaddockJS 2.0 option paddock_ma does not have ({why}); remove it")
         if data.get("seed") is not None:
             data["seed"] = check_seed(data["seed"])
+        ignored = tuple(k for k in IGNORED_PADDOCKJS_KEYS if k in data)
+        for key in ignored:
+            data.pop(key)
+        if ignored:
+            data["ignored_keys"] = tuple(sorted(set(ignored) | set(data.get("ignored_keys", ()))))
+            for text in ignored_key_warnings(ignored):
+                warnings.warn(text, UserWarning, stacklevel=3)
         if "track_seed" in data:
             seed = data.pop("track_seed")
-            problem = integer_problem(seed, 0)
-            require(problem is None, "track_seed", f"{problem} (the seed of a procedural track)")
-            seed = int(seed)
+            require(is_finite_number(seed),
+                     "track_seed", f"got {seed!r}; expected a number (PaddockJS's trackSeed: its generator's "
+                     "track for that seed)")
             require("track" not in data, "track_seed", "give track or track_seed, not both")
-            data["track"] = f"procedural:{seed}"
+            data["track"] = f"paddockjs:{normalize_seed(seed)}"
         drivers = data.get("drivers")
         if is_integer(drivers):
             require(1 <= drivers <= 64, "drivers", f"got {drivers!r}; expected 1..64 drivers")
@@ -223,7 +244,8 @@ class EnvConfig(ConfigSection):
         renamed by PaddockJS's naming rule (``paddockjs.naming.from_wire`` over ``CONFIG_NAMES``), then
         ``from_dict``'s checks. The
         legacy ray shape (``anglesDegrees``, ``detectTrack``, ``detectCars``) is normalised as the guide
-        says, ``trackSeed`` names a procedural track, ``trackQueryIndex`` is accepted; an unknown key is
+        says, ``trackSeed`` names PaddockJS's generated track (``paddockjs:<seed>``), ``trackQueryIndex``
+        is accepted; an unknown key is
         a ConfigError naming it and the known keys (PaddockJS ignores it)."""
         if not isinstance(doc, dict):
             raise ConfigError("config", f"got {doc!r} (a {type(doc).__name__}); expected an object of "

@@ -16,6 +16,9 @@ import numpy as np
 
 from ...sim.core import layout as L
 from ...sim.race.start import place_and_classify, random_track_placements
+from ..config.participants import (
+    PLACEMENT_MAX_DISTANCE_M, PLACEMENT_MAX_HEADING_ERROR_RAD, PLACEMENT_MAX_OFFSET_M, PLACEMENT_MAX_SPEED_KPH,
+)
 from ..errors import INVALID_REQUEST, PaddockError, suggest
 from ..validation import is_finite_number
 from .scenarios import grid_placements
@@ -72,6 +75,18 @@ def policy_placements(placement, *, track, state, driver_ids, scenario, standing
 # the keys of the dict-of-arrays form, and whether NaN is allowed (speed: NaN = keep the car's speed)
 ARRAY_KEYS = ("distance_meters", "offset_meters", "speed_kph", "heading_error_radians")
 _NAN_KEEPS = ("speed_kph",)
+# every placement's ranges (config.participants: PaddockJS's clamps, as errors)
+ARRAY_RANGES = {
+    "distance_meters": (-PLACEMENT_MAX_DISTANCE_M, PLACEMENT_MAX_DISTANCE_M,
+                        "m (a negative distance places the car at 0)"),
+    "offset_meters": (-PLACEMENT_MAX_OFFSET_M, PLACEMENT_MAX_OFFSET_M,
+                      "m (the barrier's inner face is 41 m out; beyond it a car is destroyed)"),
+    "speed_kph": (0.0, PLACEMENT_MAX_SPEED_KPH, "km/h (PaddockJS's top speed)"),
+    "heading_error_radians": (-PLACEMENT_MAX_HEADING_ERROR_RAD, PLACEMENT_MAX_HEADING_ERROR_RAD, "rad"),
+}
+_TUPLE_RANGES = (ARRAY_RANGES["distance_meters"], ARRAY_RANGES["offset_meters"],
+                 (0.0, PLACEMENT_MAX_SPEED_KPH * L.MPS_PER_KPH, "m/s (PaddockJS's top speed, 330 km/h)"),
+                 ARRAY_RANGES["heading_error_radians"])
 
 
 def _bad(field: str, message: str):
@@ -109,6 +124,11 @@ def _array_placements(placement: dict, shape, worlds, ks, who) -> list:
             n = int(np.argmax(bad))
             keep = " (NaN keeps the car's speed)" if key in _NAN_KEEPS else ""
             _bad(field, f"got {float(values[n])!r} for {who[n]}; expected a finite number{keep}")
+        lo, hi, unit = ARRAY_RANGES[key]
+        out = (values < lo) | (values > hi)
+        if out.any():
+            n = int(np.argmax(out))
+            _bad(field, f"got {float(values[n])!r} for {who[n]}; expected a number in [{lo:g}, {hi:g}] {unit}")
         arrays[key] = values
     return [(max(0.0, d), o, None if s != s else s * L.MPS_PER_KPH, h) for d, o, s, h in
             zip(arrays["distance_meters"], arrays["offset_meters"], arrays["speed_kph"],
@@ -135,7 +155,11 @@ def _listed_placements(placement: list, who) -> list:
                 continue
             if not is_finite_number(v):
                 _bad(field, f"got {_short(v)} at index {i} for {who[n]}{expected}")
+            lo, hi, unit = _TUPLE_RANGES[i]
+            if not lo <= v <= hi:
+                _bad(field, f"got {_short(v)} at index {i} for {who[n]}; expected a number in [{lo:g}, {hi:g}] {unit}")
             values.append(float(v))
+        values[0] = max(0.0, values[0])
         out.append(tuple(values))
     return out
 

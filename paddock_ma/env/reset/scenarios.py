@@ -14,7 +14,7 @@ import numpy as np
 from ...sim.core import layout as L
 from ...sim.race.start import grid_placement
 from ..config.root import EnvConfig, Placement
-from ..errors import INVALID_REQUEST, PaddockError, suggest
+from ..errors import INVALID_REQUEST, ConfigError, PaddockError, suggest
 from .interactions import driver_flags
 
 PRESET_SPEEDS_KPH = {"cornering": 135.0, "off-track-recovery": 52.0, "pit-entry": 120.0}
@@ -98,5 +98,8 @@ def parse_placements(placements, controlled) -> dict:
         if isinstance(value, Placement):
             out[driver] = placement_tuple(value)
             continue
-        out[driver] = placement_tuple(Placement.from_dict(value, f"placements.{driver}"))
+        try:
+            out[driver] = placement_tuple(Placement.from_dict(value, f"placements.{driver}"))
+        except ConfigError as exc:          # a placement is part of the request, not of the config
+            raise PaddockError(INVALID_REQUEST, exc.message, exc.field) from None
     return out

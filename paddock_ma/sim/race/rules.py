@@ -33,7 +33,7 @@ from ..core.layout import (
 from .pit_service import pit_route_active, pit_track_s_of, try_start_pit
 
 SLOW_SPEED = 30.0 * MPS_PER_KPH            # m/s, "under 30 km/h" counter (2.0.1 metrics)
-SPIN_HEADING_ERROR = math.radians(100.0)  # rad, "backwards" heading error for the spin counter
+SPIN_HEADING_ERROR = 0.45 * math.pi     # rad (81 deg), PaddockJS's "spin or backwards" heading error
 STALL_SPEED = 5.0 * MPS_PER_KPH            # m/s, below this off legal surfaces the stall clock runs
 
 

@@ -111,9 +111,10 @@ def sample_geometry(cx, cy, cs):
 
 
 def validate_centreline(cx, cy, cs, ccurv, grass_edge, min_radius=MIN_RADIUS):
-    """Raise TrackGeometryError when the centreline is too tight or comes too close to itself."""
+    """Raise TrackGeometryError when the centreline is too tight (radius below ``min_radius`` m; None
+    skips that check) or comes too close to itself."""
     kmax = float(np.max(np.abs(ccurv)))
-    if kmax > 1.0 / min_radius:
+    if min_radius is not None and kmax > 1.0 / min_radius:
         i = int(np.argmax(np.abs(ccurv)))
         raise TrackGeometryError(
             f"corner radius {1.0 / kmax:.1f} m at s={cs[i]:.0f} m is below the minimum {min_radius:.0f} m")
@@ -156,20 +157,38 @@ def build_track(points=None, *, centreline=None, spacing=DEFAULT_SPACING, straig
 
 def finish_build(dense, spacing, half_width, kerb_width, gravel_width, grass_width, validate, cell):
     cx, cy, cs = resample(dense, spacing)
+    return build_from_samples(cx, cy, cs, half_width, kerb_width, gravel_width, grass_width,
+                              validate=validate, cell=cell)
+
+
+def build_from_samples(cx, cy, cs, half_width=HALF_WIDTH, kerb_width=KERB_WIDTH, gravel_width=GRAVEL_WIDTH,
+                       grass_width=GRASS_WIDTH, *, validate=True, min_radius=MIN_RADIUS, pit=None,
+                       cell=1.0) -> TrackArrays:
+    """A TrackArrays on the centreline samples as given (no resampling).
+
+    cx, cy, cs: float64[N+1] sample positions (m) and cumulative distances (m), sample N repeating
+    sample 0 with cs[N] the lap length; the spacing may vary (PaddockJS's samples do).
+    validate: run ``validate_centreline`` with ``min_radius`` (None: skip the radius check).
+    pit: the pit fields of TrackArrays (``build_pit``'s dict) when the pit lane is given, else they are
+    placed by ``build_pit``.
+    """
+    cx, cy, cs = (np.ascontiguousarray(a, dtype=np.float64) for a in (cx, cy, cs))
     ch, cnx, cny, ccurv = sample_geometry(cx, cy, cs)
     kerb_edge = half_width + kerb_width
     gravel_edge = kerb_edge + gravel_width
     grass_edge = gravel_edge + grass_width
     if validate:
-        validate_centreline(cx, cy, cs, ccurv, grass_edge)
+        validate_centreline(cx, cy, cs, ccurv, grass_edge, min_radius=min_radius)
     L = float(cs[-1])
     fields = dict(cx=cx, cy=cy, cs=cs, ch=ch, cnx=cnx, cny=cny, ccurv=ccurv, length=L,
                   half_width=float(half_width), kerb_edge=float(kerb_edge), gravel_edge=float(gravel_edge),
                   grass_edge=float(grass_edge), sector_s=np.array([0.0, L / 3.0, 2.0 * L / 3.0]))
-    try:
-        fields.update(build_pit(cx, cy, cs, ch, ccurv, kerb_edge))
-    except ValueError as exc:
-        raise TrackGeometryError(str(exc)) from None
+    if pit is None:
+        try:
+            pit = build_pit(cx, cy, cs, ch, ccurv, kerb_edge)
+        except ValueError as exc:
+            raise TrackGeometryError(str(exc)) from None
+    fields.update(pit)
     return build_index(fields, cell=cell)
 
 

@@ -1,8 +1,8 @@
 """Track geometry arrays and the numba query kernels on the centreline (locate, point, band).
 
 A track is a ``TrackArrays`` namedtuple of numpy arrays and float scalars, immutable and shared by
-every world that races on it. The centreline is a closed polyline of N uniformly spaced samples
-(~2 m apart) stored with N+1 entries: sample N repeats sample 0 and ``cs[N]`` is the lap length.
+every world that races on it. The centreline is a closed polyline of N samples (~2 m apart: uniformly
+spaced on our tracks, 0.6-4 m on PaddockJS's 3,600-sample tracks) stored with N+1 entries: sample N repeats sample 0 and ``cs[N]`` is the lap length.
 Segment ``i`` joins sample ``i`` to sample ``i + 1`` (``0 <= i < N``).
 
 Frame (PaddockJS's): x right, y down; heading h points along ``(cos h, sin h)``; the right normal is
@@ -43,6 +43,7 @@ TrackArrays = namedtuple("TrackArrays", [
 
 
 HINT_WINDOW = 8            # segments searched either side of the hint
+SAMPLE_WALK = 4            # sample_at's walk from its first guess before it bisects
 
 # Performance note: a non-inlined call of a kernel that takes ``tr`` costs ~130 ns, because numba
 # increfs and decrefs every array of the namedtuple on the call. The small hot kernels are therefore
@@ -214,18 +215,33 @@ def point_at(tr, s):
 @kernel(inline="always")
 def sample_at(cs, length, s):
     """(i, t): the centreline segment ``i`` holding lap distance ``s`` (m, wrapped into [0, length))
-    and the fraction ``t`` in [0, 1] along it. cs: float64[N+1] cumulative distances of uniformly
-    spaced samples, so the first guess is within one segment of the answer. Shared by every
-    interpolation on bare arrays (track, driver, sensors)."""
+    and the fraction ``t`` in [0, 1] along it. cs: float64[N+1] cumulative distances. On uniformly
+    spaced samples the first guess is within one segment of the answer and a short walk finds it;
+    on samples of varying spacing (PaddockJS's tracks) a walk that does not arrive within
+    SAMPLE_WALK steps ends in a bisection. Shared by every interpolation on bare arrays (track,
+    driver, sensors)."""
     s = s - math.floor(s / length) * length
     n = cs.shape[0] - 1
     i = int(s / length * n)
     if i > n - 1:
         i = n - 1
-    while i > 0 and cs[i] > s:
+    steps = 0
+    while i > 0 and cs[i] > s and steps < SAMPLE_WALK:
         i -= 1
-    while i < n - 1 and cs[i + 1] < s:
+        steps += 1
+    while i < n - 1 and cs[i + 1] < s and steps < SAMPLE_WALK:
         i += 1
+        steps += 1
+    if (i > 0 and cs[i] > s) or (i < n - 1 and cs[i + 1] < s):
+        lo = 0
+        hi = n - 1
+        while lo < hi:                     # the last segment starting at or before s
+            mid = (lo + hi + 1) >> 1
+            if cs[mid] <= s:
+                lo = mid
+            else:
+                hi = mid - 1
+        i = lo
     return i, (s - cs[i]) / (cs[i + 1] - cs[i])
 
 

@@ -1,9 +1,10 @@
 """Getting a track: the ways to obtain a ``TrackArrays`` (``track.geometry``), by name, file or seed.
 
 * ``oval_track()``: a ~2.4 km stadium oval (built in code, identical to ``envs/tracks/oval.json``).
-* ``load_track(name_or_path)``: a shipped track by name (``list_tracks()``), a JSON file path, or
-  ``"procedural:<seed>"``.
-* ``procedural_track(seed)``: a random, valid circuit, deterministic for its seed, cached.
+* ``load_track(name_or_path)``: a shipped track by name (``list_tracks()``), a JSON file path,
+  ``"paddockjs:<seed>"`` (the track PaddockJS 2.0.0 generates for ``trackSeed: <seed>``, see
+  ``paddockjs_track``) or ``"procedural:<seed>"`` (paddock_ma's own generator, another track).
+* ``procedural_track(seed)``: paddock_ma's random, valid circuit, deterministic for its seed, cached.
 
 The query kernels are imported from the modules that define them: ``track.geometry`` (``locate``,
 ``point_at``, ``edge_distances``, ``band_code``) and ``track.surface`` (``surface_at``, ``surface_fast``,
@@ -20,6 +21,12 @@ Track JSON format (``envs/tracks/*.json``), metres, frame x right / y down::
      "straight": [300, 300],              optional, m forced straight before/after the line
      "half_width": 7.5, "kerb_width": 1.5, "gravel_width": 12, "grass_width": 20,   optional, m
      "description": "..."}                optional
+
+A ``centerline`` of exactly 3,600 points (3,601 with the first repeated) is an exported PaddockJS
+centreline: its samples are used as they are and PaddockJS's track checks apply instead of the 20 m
+corner-radius limit (``paddockjs_track.track_from_paddockjs_samples``). A PaddockJS track object (it has
+``centerlineControls``, sim units) or a serialised PaddockJS track model (``samples`` of {x, y, ...} in
+sim units) loads as PaddockJS builds it (``paddockjs_track``).
 """
 
 import functools
@@ -34,6 +41,8 @@ from .build import (
     procedural_centreline, finish_build,
 )
 from .geometry import TrackArrays
+from .paddockjs_generator import SAMPLE_COUNT as PADDOCKJS_SAMPLE_COUNT, TrackGenerationError
+from .paddockjs_track import paddockjs_track, track_from_paddockjs_object, track_from_paddockjs_samples
 
 TRACKS_DIR = Path(__file__).resolve().parents[3] / "envs" / "tracks"
 
@@ -82,6 +91,16 @@ def load_track(name_or_path) -> TrackArrays:
     Raises TrackFormatError (a ValueError) for a missing or malformed file.
     """
     spec = str(name_or_path)
+    if spec.startswith("paddockjs:"):
+        text = spec.split(":", 1)[1]
+        try:
+            seed = float(text) if any(c in text for c in ".eE") else int(text)
+        except ValueError:
+            raise TrackFormatError(spec, "seed", "a PaddockJS track needs a numeric seed, e.g. 'paddockjs:2026'") from None
+        try:
+            return paddockjs_track(seed)
+        except (TrackGeometryError, TrackGenerationError) as exc:
+            raise TrackFormatError(spec, "seed", str(exc)) from None
     if spec.startswith("procedural:"):
         try:
             seed = int(spec.split(":", 1)[1])
@@ -126,6 +145,8 @@ def _xy_list(file, field, value, minimum):
             if isinstance(q, bool) or not isinstance(q, (int, float)) or not math.isfinite(q):
                 raise TrackFormatError(file, f"{field}[{i}]", f"coordinates must be finite numbers, got {p!r}")
     arr = np.array(value, dtype=np.float64)
+    if len(arr) > minimum and np.array_equal(arr[0], arr[-1]):
+        arr = arr[:-1]                     # a closed list repeating its first point (PaddockJS's samples do)
     seg = np.hypot(*np.diff(np.vstack([arr, arr[:1]]), axis=0).T)
     if np.any(seg < 1e-6):
         raise TrackFormatError(file, field, f"point {int(np.argmin(seg))} repeats its successor")
@@ -136,6 +157,8 @@ def track_from_dict(doc, file="<dict>") -> TrackArrays:
     """Build a track from a decoded track document (see the module docstring for the format)."""
     if not isinstance(doc, dict):
         raise TrackFormatError(file, "<document>", "must be a JSON object")
+    if "centerlineControls" in doc or isinstance(doc.get("samples"), list):
+        return _paddockjs_document(doc, file)
     unknown = sorted(set(doc) - _KEYS)
     if unknown:
         raise TrackFormatError(file, unknown[0], f"unknown field (allowed: {', '.join(sorted(_KEYS))})")
@@ -164,9 +187,48 @@ def track_from_dict(doc, file="<dict>") -> TrackArrays:
         kw["straight"] = (_number(file, "straight[0]", st[0], 0.0, 2000.0), _number(file, "straight[1]", st[1], 0.0, 2000.0))
     field = "points" if "points" in doc else "centerline"
     pts = _xy_list(file, field, doc[field], 8 if field == "points" else 16)
+    if field == "centerline" and len(pts) == PADDOCKJS_SAMPLE_COUNT:
+        try:
+            return track_from_paddockjs_samples(pts)
+        except ValueError as exc:
+            raise TrackFormatError(file, field, str(exc)) from None
     try:
         if field == "points":
             return build_track(pts, **kw)
         return build_track(centreline=pts, **kw)
     except TrackGeometryError as exc:
         raise TrackFormatError(file, field, str(exc)) from None
+
+
+# Keys of a PaddockJS track object (trackConstants TRACK, createProceduralTrack's definition) and of its
+# built model (buildTrackModel); the ones that shape the track are read, the rest are PaddockJS's own
+# bookkeeping (DRS zones, sectors, its query index...) and change nothing here.
+_PADDOCKJS_TRACK_KEYS = {
+    "name", "width", "kerbWidth", "gravelWidth", "runoffWidth", "barrierWidth", "sampleCount", "drsZones",
+    "seed", "curveInterpolation", "centerlineControls", "generationOptions", "pitLane", "length", "samples",
+    "sectors", "queryIndex", "timingLines",
+}
+
+
+def _paddockjs_document(doc, file) -> TrackArrays:
+    """A PaddockJS track object (``centerlineControls``) or serialised model (``samples``, sim units)."""
+    unknown = sorted(set(doc) - _PADDOCKJS_TRACK_KEYS)
+    if unknown:
+        raise TrackFormatError(file, unknown[0], "unknown field of a PaddockJS track object (known: "
+                               + ", ".join(sorted(_PADDOCKJS_TRACK_KEYS)) + ")")
+    try:
+        if "centerlineControls" in doc:
+            return track_from_paddockjs_object(doc)
+        samples = doc["samples"]
+        pts = []
+        for i, p in enumerate(samples):
+            if not (isinstance(p, dict) and all(isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool)
+                                                and math.isfinite(p.get(k)) for k in ("x", "y"))):
+                raise TrackFormatError(file, f"samples[{i}]", f"must be an {{x, y}} sample of finite numbers, got {p!r}")
+            pts.append((p["x"] / 12.0, p["y"] / 12.0))
+        if len(pts) < 16:
+            raise TrackFormatError(file, "samples", f"needs at least 16 samples, got {len(pts)}")
+        return track_from_paddockjs_samples(pts)
+    except (TrackGeometryError, TrackGenerationError) as exc:
+        raise TrackFormatError(file, "centerlineControls" if "centerlineControls" in doc else "samples",
+                               str(exc)) from None

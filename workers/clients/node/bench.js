@@ -8,22 +8,38 @@
  * The same loop as paddock_ma.bench.protocol's Python trainer: batched steps of every world with the
  * f32-base64 encoding; actions from a lane-keeping controller over each car's vector (steer against
  * the track offset and heading error, hold about 140 km/h); cars whose episode ended get one batched
- * resetDrivers at a random distance of the lap (a seeded generator), scoped to the reset cars. After 20
- * untimed steps, prints one JSON line: {"car_steps_per_s", "ms_per_step", "round_trip_ms_median", "steps"}.
+ * resetDrivers at a random distance of the lap (a seeded generator), scoped to the reset cars. The
+ * vector entries the controller reads are found by their schema names in getObservationSpec's reply.
+ * After 20 untimed steps, prints one JSON line: {"car_steps_per_s", "ms_per_step",
+ * "round_trip_ms_median", "steps"}. Exits 1 (with the reason on stderr) when the worker cannot start,
+ * dies, refuses a request or does not answer within --timeout seconds (default 120).
  */
 const { PaddockWorker, decodeF32 } = require('./paddock_client');
 
-const SPEED = 1;
-const OFFSET = 6;
-const HEADING_ERROR = 7;
+// The vector entries the controller reads, by PaddockJS's schema names.
+const INPUT_NAMES = { speed: 'self.speedMetersPerSecond', offset: 'self.trackOffsetMeters',
+                      headingError: 'self.trackHeadingErrorRadians' };
+
+/** {speed, offset, headingError}: the indices of INPUT_NAMES in an observation spec's vector schema. */
+function inputIndices(spec) {
+  const schema = spec && spec.vector && spec.vector.schema;
+  if (!Array.isArray(schema)) throw new Error('getObservationSpec reply has no vector.schema');
+  const names = schema.map((entry) => entry.name);
+  const out = {};
+  for (const [key, name] of Object.entries(INPUT_NAMES)) {
+    out[key] = names.indexOf(name);
+    if (out[key] < 0) throw new Error(`the observation vector has no ${name} entry (schema: ${names.length} entries)`);
+  }
+  return out;
+}
 
 function parseArgs(argv) {
-  const out = { worlds: 64, cars: 20, seconds: 5, lap: 5000, command: null };
+  const out = { worlds: 64, cars: 20, seconds: 5, lap: 5000, timeout: 120, command: null };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === '--') { out.command = argv.slice(i + 1); break; }
     const key = arg.replace(/^--/, '');
-    if (!(key in out)) throw new Error(`unknown argument ${arg}; arguments: --worlds --cars --seconds --lap -- command`);
+    if (!(key in out)) throw new Error(`unknown argument ${arg}; arguments: --worlds --cars --seconds --lap --timeout -- command`);
     out[key] = Number(argv[++i]);
   }
   if (!out.command || !out.command.length) throw new Error('give the worker command after --');
@@ -48,16 +64,18 @@ function f32b64(array, shape) {
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const { worlds, cars } = args;
-  const worker = new PaddockWorker(args.command[0], args.command.slice(1));
+  const worker = new PaddockWorker(args.command[0], args.command.slice(1),
+                                   { requestTimeoutMs: args.timeout * 1000 });
   const random = rng(1);
   const ids = Array.from({ length: cars }, (_, k) => `car-${String(k).padStart(2, '0')}`);
   let obs = null;                       // Float32Array [worlds * cars * d]
   let d = 0;
   const ask = async (message) => {
     const reply = await worker.request(message);
-    if (!reply.ok) throw new Error(`worker refused a request: ${reply.error}`);
+    if (!reply.ok) throw new Error(`worker refused a ${message.type} request: ${JSON.stringify(reply.error)}`);
     return reply.result;
   };
+  let input = null;                     // vector indices of the controller's inputs
   const resetDrivers = async (mask) => {
     const envs = [];
     const placements = [];
@@ -84,8 +102,8 @@ async function main() {
   const step = async () => {
     for (let i = 0; i < worlds * cars; i += 1) {
       const v = i * d;
-      const speed = obs[v + SPEED] * 120;
-      actions[i * 3] = Math.max(-1, Math.min(1, -0.1 * obs[v + OFFSET] - obs[v + HEADING_ERROR] * Math.PI));
+      const speed = obs[v + input.speed] * 120;
+      actions[i * 3] = Math.max(-1, Math.min(1, -0.1 * obs[v + input.offset] - obs[v + input.headingError] * Math.PI));
       actions[i * 3 + 1] = speed < 40 ? 0.8 : 0;
       actions[i * 3 + 2] = speed > 48 ? 0.3 : 0;
     }
@@ -102,6 +120,7 @@ async function main() {
     if (any) await resetDrivers(ended);
   };
 
+  input = inputIndices(await ask({ type: 'getObservationSpec' }));
   await ask({ type: 'reset', envs: 'all', options: { seed: 1 } });
   await resetDrivers(new Uint8Array(worlds * cars).fill(1));
   for (let i = 0; i < 20; i += 1) await step();
@@ -122,4 +141,8 @@ async function main() {
                                steps: times.length }));
 }
 
-main().catch((err) => { console.error(err.stack || String(err)); process.exit(1); });
+if (require.main === module) {
+  main().catch((err) => { console.error(`bench.js: ${err.message || err}`); process.exit(1); });
+}
+
+module.exports = { inputIndices, INPUT_NAMES };

@@ -14,7 +14,9 @@
  * observation back, no state); getState with the minimal state output. stdout gets each reply line
  * exactly as the worker wrote it; --requests FILE saves each request line as sent (to replay them
  * elsewhere); a one-line JSON summary, `{"summary": {...}}`, goes to stderr (with the first controlled
- * driver's last step observation vector, decoded). Exit code 0 when every reply had ok: true.
+ * driver's last step observation vector, decoded). Exit code 0 when every reply had ok: true; 1 when a
+ * reply was an error, or the worker could not start, died or did not answer a request within --timeout
+ * seconds (default 300), with the reason on stderr.
  * PADDOCK_PYTHON names the Python of the default command (default python3).
  */
 const fs = require('node:fs');
@@ -23,16 +25,19 @@ const { PaddockWorker, decodeF32 } = require('./paddock_client');
 const STEPS = 100;
 
 function parseArgs(argv) {
-  const out = { env: 'paddock/gp-v0', requests: null, command: null, f32: false };
+  const out = { env: 'paddock/gp-v0', requests: null, command: null, f32: false, timeout: 300 };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === '--') { out.command = argv.slice(i + 1); break; }
     if (arg === '--env') out.env = argv[++i];
     else if (arg === '--requests') out.requests = argv[++i];
     else if (arg === '--f32') out.f32 = true;
-    else {
-      throw new Error(`drive.js: unknown argument ${JSON.stringify(arg)}; use --env ID, --requests FILE, --f32, `
-        + '-- COMMAND...');
+    else if (arg === '--timeout') {
+      out.timeout = Number(argv[++i]);
+      if (!(out.timeout > 0)) throw new Error(`--timeout takes a positive number of seconds, got ${argv[i]}`);
+    } else {
+      throw new Error(`unknown argument ${JSON.stringify(arg)}; use --env ID, --requests FILE, --f32, `
+        + '--timeout SECONDS, -- COMMAND...');
     }
   }
   if (!out.command || out.command.length === 0) {
@@ -48,7 +53,8 @@ function action(t, k) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const worker = new PaddockWorker(args.command[0], args.command.slice(1));
+  const worker = new PaddockWorker(args.command[0], args.command.slice(1),
+                                   { requestTimeoutMs: args.timeout * 1000 });
   const sent = [];
   let nextId = 1;
   let failures = 0;
@@ -99,6 +105,6 @@ async function main() {
 }
 
 main().then((code) => { process.exitCode = code; }, (err) => {
-  process.stderr.write(`drive.js: ${err.stack || err}\n`);
+  process.stderr.write(`drive.js: ${err.message || err}\n`);
   process.exitCode = 1;
 });

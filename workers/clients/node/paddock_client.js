@@ -10,8 +10,12 @@
  * request(message) numbers a message that has no `id`, writes it as one line, and resolves with the
  * reply object whose `id` matches (a reply with a null id, an error about the line itself, answers the
  * oldest outstanding request: replies come in request order). requestLine(text) does the same with a
- * raw line and resolves with the raw reply line, for byte-level comparisons. A request rejects only
- * when the worker process fails; protocol errors are replies with `ok: false`.
+ * raw line and resolves with the raw reply line, for byte-level comparisons. Protocol errors are
+ * replies with `ok: false`; a request rejects (with an Error saying why) when the worker command cannot
+ * start, when the worker exits or writes a line that is not JSON before answering, or when the
+ * request's timeout passes first (`{timeoutMs}` per request, or `requestTimeoutMs` for every request;
+ * a late reply to a timed-out request is read and dropped). close() never waits on a worker that did
+ * not start.
  *
  * Vectors sent in the opt-in compact form `{f32: <base64 of little-endian float32>, shape: [...]}`
  * become Float32Array with decodeF32 (one object) or decodeVectors (a whole reply).
@@ -56,26 +60,50 @@ function decodeVectors(value) {
 class PaddockWorker {
   /**
    * Spawn `command args...` (e.g. 'python', ['-m', 'paddock_ma.cli', 'serve', '--env', 'paddock/gp-v0']).
-   * options.stderr: 'inherit' (default), 'ignore' or 'pipe'; options.env: extra environment variables.
+   * options.stderr: 'inherit' (default), 'ignore' or 'pipe'; options.env: extra environment variables;
+   * options.requestTimeoutMs: a timeout for every request (default none).
    */
   constructor(command, args = [], options = {}) {
+    this.command = [command, ...args].join(' ');
+    this.requestTimeoutMs = options.requestTimeoutMs;
     this.child = spawn(command, args, {
       stdio: ['pipe', 'pipe', options.stderr || 'inherit'],
       env: { NUMBA_NUM_THREADS: '1', OMP_NUM_THREADS: '1', ...process.env, ...(options.env || {}) },
     });
     this.nextId = 1;
-    this.pending = [];              // [{id, raw, resolve, reject}] in the order sent
-    this.exited = null;             // {code, signal} once the process has ended
+    this.pending = [];              // [{id, raw, resolve, reject, timer, timedOut}] in the order sent
+    this.exited = null;             // {code, signal} once the process has ended ({code: null, error} if it never started)
     this.failure = null;
-    this.exitPromise = new Promise((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        this.exited = { code, signal };
-        this._failAll(new Error(`worker exited (code ${code}, signal ${signal}) with requests unanswered`));
-        resolve(this.exited);
-      });
+    let markExited;
+    this.exitPromise = new Promise((resolve) => { markExited = resolve; });
+    const finish = (exited) => {
+      if (this.exited) return;
+      this.exited = exited;
+      markExited(exited);
+    };
+    this.child.on('exit', (code, signal) => {
+      this._failAll(new Error(`worker \`${this.command}\` exited (code ${code}, signal ${signal}) `
+        + 'with requests unanswered'));
+      finish({ code, signal });
     });
-    this.child.on('error', (err) => this._failAll(err));
-    this.child.stdin.on('error', (err) => this._failAll(err));   // EPIPE when the worker is gone
+    this.child.on('error', (err) => {
+      if (this.child.pid === undefined) {          // never started: no 'exit' will follow
+        const failure = new Error(`worker command \`${this.command}\` could not start: ${err.message}`);
+        this._failAll(failure);
+        finish({ code: null, signal: null, error: failure });
+      } else {
+        this._failAll(err);
+      }
+    });
+    // EPIPE when the worker is gone: its 'exit' (with the exit code) is the clearer report, so wait a
+    // moment for it before failing with the write error itself.
+    this.child.stdin.on('error', (err) => {
+      setTimeout(() => {
+        if (!this.exited) {
+          this._failAll(new Error(`worker \`${this.command}\` stopped reading requests (${err.code || err.message})`));
+        }
+      }, 1000).unref();
+    });
     // Lines are cut from raw Buffer chunks and decoded once each: a compact batched reply is megabytes,
     // arriving in 64 KiB reads, and readline would decode and rescan it chunk by chunk.
     this.parts = [];                // Buffer chunks of the line being received
@@ -101,7 +129,10 @@ class PaddockWorker {
 
   _failAll(err) {
     this.failure = this.failure || err;
-    for (const entry of this.pending.splice(0)) entry.reject(err);
+    for (const entry of this.pending.splice(0)) {
+      clearTimeout(entry.timer);
+      if (!entry.timedOut) entry.reject(this.failure);
+    }
   }
 
   _onLine(line) {
@@ -121,35 +152,54 @@ class PaddockWorker {
       return;
     }
     const [entry] = this.pending.splice(index, 1);
-    entry.resolve(entry.raw ? line : reply);
+    clearTimeout(entry.timer);
+    if (!entry.timedOut) entry.resolve(entry.raw ? line : reply);   // a timed-out request's reply is dropped
   }
 
-  _send(id, line, raw) {
+  _send(id, line, raw, timeoutMs) {
     if (this.failure) return Promise.reject(this.failure);
     if (line.includes('\n')) return Promise.reject(new Error('a request line must not contain a newline'));
+    const limit = timeoutMs === undefined ? this.requestTimeoutMs : timeoutMs;
+    if (limit !== undefined && limit !== null && !(Number.isFinite(limit) && limit > 0)) {
+      return Promise.reject(new RangeError(`timeoutMs must be a positive number of milliseconds, got ${limit}`));
+    }
     return new Promise((resolve, reject) => {
-      this.pending.push({ id, raw, resolve, reject });
+      const entry = { id, raw, resolve, reject, timer: null, timedOut: false };
+      if (limit) {
+        entry.timer = setTimeout(() => {
+          entry.timedOut = true;    // stays pending so its late reply is recognised and dropped
+          reject(new Error(`worker \`${this.command}\` did not answer request ${JSON.stringify(id)} `
+            + `within ${limit} ms`));
+        }, limit);
+      }
+      this.pending.push(entry);
       this.child.stdin.write(`${line}\n`);
     });
   }
 
-  /** Send one message object; resolves with its reply object. */
-  request(message) {
+  /** Send one message object; resolves with its reply object. options.timeoutMs: reject after it. */
+  request(message, options = {}) {
     const id = message.id === undefined ? this.nextId++ : message.id;
-    return this._send(id, JSON.stringify({ id, ...message }), false);
+    return this._send(id, JSON.stringify({ id, ...message }), false, options.timeoutMs);
   }
 
-  /** Send one raw line (its `id` is read from it unless given); resolves with the raw reply line. */
-  requestLine(line, id) {
+  /**
+   * Send one raw line (its `id` is read from it unless given); resolves with the raw reply line.
+   * options.timeoutMs: reject after it.
+   */
+  requestLine(line, id, options = {}) {
     let key = id;
     if (key === undefined) {
       try { key = JSON.parse(line).id; } catch (err) { key = null; }   // a malformed line: answered with id null
     }
-    return this._send(key === undefined || key === null ? null : key, line, true);
+    return this._send(key === undefined || key === null ? null : key, line, true, options.timeoutMs);
   }
 
   /** Close stdin (the worker exits at end of input); SIGTERM after timeoutMs, SIGKILL 2 s later. */
   async close(timeoutMs = 5000) {
+    if (!this.exited && this.child.pid === undefined) {
+      await new Promise((resolve) => setImmediate(resolve));   // let a pending spawn 'error' arrive
+    }
     if (!this.exited) {
       this.child.stdin.end();
       const timer = (ms, fn) => setTimeout(() => { if (!this.exited) fn(); }, ms);

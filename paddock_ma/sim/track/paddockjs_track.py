@@ -1,0 +1,170 @@
+"""PaddockJS's tracks as TrackArrays: ``trackSeed`` tracks, PaddockJS track objects and exported samples.
+
+* ``paddockjs_track(seed, generation)``: the track PaddockJS 2.0.0 builds for ``trackSeed: seed`` (and
+  ``trackGeneration``), cached; ``load_track("paddockjs:<seed>")`` names it.
+* ``track_from_paddockjs_object(doc)``: a PaddockJS track object (``centerlineControls`` in sim units,
+  ``curveInterpolation``, widths...), built as PaddockJS's buildTrackModel builds it.
+* ``track_from_paddockjs_samples(points)``: an exported PaddockJS centreline (its 3,600 samples, m).
+
+The centreline is PaddockJS's samples as they are (no resampling), so every query runs on PaddockJS's
+polyline. PaddockJS's validation applies, not ours: a generated track passed PaddockJS's checks; an
+exported one must pass PaddockJS's turn-sharpness and self-intersection checks; both must keep their
+runoff areas apart (``validate_centreline`` without its corner-radius limit). The pit lane is
+PaddockJS's: the fast lane, its access roads (the pit path's connectors) and the ten teams' service
+areas (our service boxes) where PaddockJS puts them.
+"""
+
+import functools
+import json
+import math
+
+import numpy as np
+
+from . import paddockjs_generator as pj
+from .build import GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_from_samples
+from .geometry import TrackArrays
+from .surface import PIT_CONN_STEPS
+
+PADDOCKJS_SAMPLES = pj.SAMPLE_COUNT
+LANE_POINT_STEP = 8.0      # m between fast-lane points of the pit path
+
+
+def _bezier_headings(controls: np.ndarray, steps: int) -> np.ndarray:
+    """Tangent headings (rad, float64[steps+1]) of the cubic Bezier with control points float64[4, 2]."""
+    p0, p1, p2, p3 = controls
+    t = np.linspace(0.0, 1.0, steps + 1)[:, None]
+    der = 3 * ((1 - t) ** 2) * (p1 - p0) + 6 * (1 - t) * t * (p2 - p1) + 3 * t * t * (p3 - p2)
+    return np.arctan2(der[:, 1], der[:, 0])
+
+
+def pit_fields(pit: pj.PitLane) -> dict:
+    """The pit fields of TrackArrays (see ``pit_lane.build_pit``) for PaddockJS's pit lane: the path
+    runs along the entry access road, the fast lane and the exit access road; the service boxes are
+    PaddockJS's ten service areas."""
+    assert pit.entry_road.shape[0] == PIT_CONN_STEPS + 1 and pit.exit_road.shape[0] == PIT_CONN_STEPS + 1
+    a = np.asarray(pit.lane_start)
+    b = np.asarray(pit.lane_end)
+    lane_heading = math.atan2(b[1] - a[1], b[0] - a[0])
+    n_mid = max(1, int(round(float(np.hypot(*(b - a))) / LANE_POINT_STEP)))
+    mids = a[None, :] + np.linspace(0.0, 1.0, n_mid + 1)[1:-1, None] * (b - a)[None, :]
+    path = np.concatenate([pit.entry_road, mids, pit.exit_road], axis=0)
+    heading = np.concatenate([_bezier_headings(pit.entry_controls, PIT_CONN_STEPS), np.full(len(mids), lane_heading),
+                              _bezier_headings(pit.exit_controls, PIT_CONN_STEPS)])
+    heading[PIT_CONN_STEPS] = heading[len(path) - 1 - PIT_CONN_STEPS] = lane_heading
+    ps = np.concatenate([[0.0], np.cumsum(np.hypot(np.diff(path[:, 0]), np.diff(path[:, 1])))])
+    lane_start = float(ps[PIT_CONN_STEPS])
+    return dict(
+        px=np.ascontiguousarray(path[:, 0]), py=np.ascontiguousarray(path[:, 1]), ps=ps, ph=heading,
+        pit_length=float(ps[-1]), pit_width=float(pit.width),
+        pit_entry_s=float(pit.entry_track_distance), pit_exit_s=float(pit.exit_track_distance),
+        pit_lane_start=lane_start, pit_lane_end=float(ps[len(ps) - 1 - PIT_CONN_STEPS]),
+        pit_side=float(pit.side),
+        box_x=np.ascontiguousarray(pit.service_areas[:, 0]), box_y=np.ascontiguousarray(pit.service_areas[:, 1]),
+        box_path_s=lane_start + np.asarray(pit.service_lane_distance, np.float64),
+    )
+
+
+def _arrays(x, y, distance, pit, widths) -> TrackArrays:
+    try:
+        return build_from_samples(x, y, distance, *widths, validate=True, min_radius=None,
+                                  pit=pit_fields(pit) if pit is not None else None)
+    except TrackGeometryError:
+        raise
+    except ValueError as exc:
+        raise TrackGeometryError(str(exc)) from None
+
+
+@functools.lru_cache(maxsize=32)
+def _generated(seed: int, generation_json: str) -> tuple:
+    track = pj.generate_track(seed, json.loads(generation_json))
+    if track.pit_lane is None:
+        raise TrackGeometryError("trackGeneration without a pit lane is not supported here (every track has one)")
+    widths = (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH)
+    return track, _arrays(track.x, track.y, track.distance, track.pit_lane, widths)
+
+
+def paddockjs_track(seed, generation: dict | None = None) -> TrackArrays:
+    """The TrackArrays of PaddockJS 2.0.0's track for ``trackSeed: seed`` (a number, or a string PaddockJS
+    hashes) and ``trackGeneration: generation`` (PaddockJS's profile/override object). Cached."""
+    return _generated(pj.normalize_seed(seed), json.dumps(generation or {}, sort_keys=True))[1]
+
+
+def paddockjs_track_info(seed, generation: dict | None = None) -> pj.PaddockJSTrack:
+    """PaddockJS's own description of that track (name, the seed that passed validation, samples in
+    metres, DRS zones, pit lane)."""
+    return _generated(pj.normalize_seed(seed), json.dumps(generation or {}, sort_keys=True))[0]
+
+
+def _widths_from_object(doc: dict) -> tuple:
+    """(half width, kerb, gravel, grass) in metres from a PaddockJS track object's sim-unit widths."""
+    def width(key, default_m):
+        value = doc.get(key)
+        if value is None:
+            return default_m
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            raise TrackGeometryError(f"'{key}' must be a non-negative number of sim units (12 per metre), got {value!r}")
+        return float(value) / pj.U
+    total = width("width", 2 * HALF_WIDTH)
+    if total <= 0:
+        raise TrackGeometryError(f"'width' must be positive, got {doc.get('width')!r}")
+    return (total / 2, width("kerbWidth", KERB_WIDTH), width("gravelWidth", GRAVEL_WIDTH),
+            width("runoffWidth", GRASS_WIDTH))
+
+
+def track_from_paddockjs_object(doc: dict) -> TrackArrays:
+    """A PaddockJS track object (what ``createProceduralTrack`` returns, or one written by hand):
+    ``centerlineControls`` [{x, y}, ...] in sim units, optional ``curveInterpolation`` ('uniform',
+    PaddockJS's default, or 'centripetal'), ``sampleCount`` (3600), ``generationOptions.startStraight``,
+    ``width``/``kerbWidth``/``gravelWidth``/``runoffWidth`` (sim units). Built as buildTrackModel
+    builds it; raises TrackGeometryError naming the field for a malformed object."""
+    controls = doc.get("centerlineControls")
+    if not isinstance(controls, list) or len(controls) < 4:
+        raise TrackGeometryError("'centerlineControls' must be a list of at least 4 {x, y} points (sim units)")
+    pts = []
+    for i, p in enumerate(controls):
+        ok = isinstance(p, dict) and all(isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool)
+                                         and math.isfinite(p.get(k)) for k in ("x", "y"))
+        if not ok:
+            raise TrackGeometryError(f"'centerlineControls[{i}]' must be an {{x, y}} point of finite numbers, got {p!r}")
+        pts.append((float(p["x"]), float(p["y"])))
+    interpolation = doc.get("curveInterpolation", "uniform")
+    if interpolation not in ("uniform", "centripetal"):
+        raise TrackGeometryError(f"'curveInterpolation' must be 'uniform' or 'centripetal', got {interpolation!r}")
+    count = doc.get("sampleCount", PADDOCKJS_SAMPLES)
+    if isinstance(count, bool) or not isinstance(count, int) or not 64 <= count <= 100000:
+        raise TrackGeometryError(f"'sampleCount' must be an integer in [64, 100000], got {count!r}")
+    options = doc.get("generationOptions") or {}
+    straight = dict(pj.RACE_DEFAULTS["startStraight"])
+    given = options.get("startStraight") if isinstance(options, dict) else None
+    if isinstance(given, dict):
+        straight.update({k: float(v) for k, v in given.items() if k in straight and isinstance(v, (int, float))})
+    samples, total = pj.build_samples(pts, straight, centripetal=interpolation == "centripetal", sample_count=count)
+    widths = _widths_from_object(doc)
+    pit_enabled = not ((isinstance(doc.get("pitLane"), dict) and doc["pitLane"].get("enabled") is False)
+                       or (isinstance(options, dict) and isinstance(options.get("pitLane"), dict)
+                           and options["pitLane"].get("enabled") is False))
+    if not pit_enabled:
+        raise TrackGeometryError("a track without a pit lane ('pitLane.enabled: false') is not supported here")
+    pit = pj.pit_lane(samples, total, widths[0] * 2 * pj.U, widths[1] * pj.U)
+    return _arrays(samples.x / pj.U, samples.y / pj.U, samples.distance / pj.U, pit, widths)
+
+
+def track_from_paddockjs_samples(points) -> TrackArrays:
+    """An exported PaddockJS centreline: its samples (float[3600 or 3601, 2], m; a repeated closing
+    sample is dropped), used as they are. PaddockJS's generated-track checks apply (heading change
+    between samples <= 0.08 rad, <= 1.42 rad over 30-36 samples, no self-intersection); the pit lane
+    is placed by PaddockJS's rule."""
+    pts = np.asarray(points, np.float64)
+    if np.allclose(pts[0], pts[-1]):
+        pts = pts[:-1]
+    xs = (pts[:, 0] * pj.U).tolist()
+    ys = (pts[:, 1] * pj.U).tolist()
+    samples, total = pj.samples_from_points(xs, ys)
+    problem = pj.sharpness_problem(samples, pj.RACE_DEFAULTS["validation"])
+    if problem is None and pj.self_intersects(samples):
+        problem = "the centreline crosses itself"
+    if problem:
+        raise TrackGeometryError(f"fails PaddockJS's track checks: {problem}")
+    pit = pj.pit_lane(samples, total)
+    return _arrays(samples.x / pj.U, samples.y / pj.U, samples.distance / pj.U, pit,
+                   (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH))
