@@ -30,6 +30,8 @@ test-fast: install
 demo: install
 	$(VENV)/bin/paddock-ma demo
 
+# The default benchmarks (core, then env); `paddock-ma bench --help` lists the others (threads, protocol,
+# sampling, fleet) and BENCHMARKS.md keeps the figures with their commands.
 bench: install
 	$(VENV)/bin/paddock-ma bench
 

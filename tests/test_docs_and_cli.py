@@ -5,8 +5,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -51,45 +49,3 @@ def test_core_race_example_finishes_a_race():
     assert out.returncode == 0, out.stderr
     assert "finished=True" in out.stdout
     assert out.stdout.count(" P") == 4
-
-
-def test_bench_report_has_every_section():
-    """``paddock-ma bench --ray-floor`` end to end on a tiny budget: every figure is present and
-    plausible, and the BatchEnv rows of the diagnostic ray layouts follow the workload's."""
-    from paddock_ma import bench
-
-    report = bench.run(worlds=(1,), env_worlds=(2,), seconds=0.05, with_start=False, ray_floor=True)
-    assert report["core"][0]["car_ticks_per_s"] > 0 and report["core"][0]["memory_per_world_bytes"] > 0
-    env = report["batch_env"][0]
-    assert env["worlds"] == 2 and env["car_steps_per_s"] > 0 and env["core_ms"] > 0 and env["sensors_obs_ms"] > 0
-    rows = [(row["rays"], row["actions"]) for row in report["batch_env"]]
-    assert rows == [(r, a) for r in bench.RAY_VARIANTS for a in ("constant", "driver")]
-    assert all(row["car_steps_per_s"] > 0 for row in report["batch_env"])
-    assert [row["actions"] for row in report["paddock_env"]] == ["constant", "driver"]
-    assert all(row["car_steps_per_s"] > 0 for row in report["paddock_env"])
-    tracks = report["tracks"]
-    assert 0 < tracks["procedural_median_s"] <= tracks["procedural_max_s"] and tracks["locate_hint_ns"] > 0
-    text = bench.format_report(report)
-    for heading in ("car-ticks/s", "BatchEnv", "PaddockEnv", "procedural track build",
-                    "BatchEnv, driver actions, rays: perpendicular", "rays: none"):
-        assert heading in text
-
-
-def test_bench_ray_variants_are_the_workload_with_other_rays():
-    """The diagnostic ray layouts of ``--ray-floor``: as many rays as the workload's (16) of 120 m all at +-90 degrees
-    (the cheapest rays: each crosses the track), and no rays at all."""
-    import math
-
-    from paddock_ma import bench
-    from paddock_ma.env.batch_env import BatchEnv
-
-    perpendicular = BatchEnv(bench.env_bench_config(rays="perpendicular"), 1)
-    assert perpendicular.sensors.ray_count.tolist() == [16] * 20
-    assert BatchEnv(bench.env_bench_config(), 1).sensors.ray_count.tolist() == [16] * 20
-    assert sorted({round(math.degrees(a)) for a in perpendicular.sensors.ray_angle[0]}) == [-90, 90]
-    assert BatchEnv(bench.env_bench_config(rays="none"), 1).sensors.ray_count.tolist() == [0] * 20
-    with pytest.raises(ValueError, match="rays: got 'sideways'"):
-        bench.env_bench_config(rays="sideways")
-    workload, across = bench.env_bench_config(), bench.env_bench_config(rays="perpendicular")
-    assert across["sensors"]["rays"]["channels"] == workload["sensors"]["rays"]["channels"]
-    assert {k: v for k, v in across.items() if k != "sensors"} == {k: v for k, v in workload.items() if k != "sensors"}

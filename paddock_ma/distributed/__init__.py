@@ -5,7 +5,6 @@
 * ``collect``: ``paddock-ma collect`` / ``verify``: Parquet datasets with a manifest, resumable.
 * ``vector``: ``FleetVectorEnv``, a gymnasium VectorEnv over a fleet (the cluster twin of CarVectorEnv).
 * ``policies``: ``builtin``, ``random`` (counter-based) and ``MODULE:FN`` policies.
-* ``bench_fleet``: throughput of the fleet against the in-process engine.
 * ``demo``: a collection on a local Ray with its summary, verify's verdict, a replay and a PNG.
 
 Nothing here imports Ray until it is used.

@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 
-from paddock_ma.bench import env_bench_config
+from paddock_ma.bench.env import env_bench_config
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 WORLDS, CARS, STEPS = 6, 8, 300
@@ -99,23 +99,3 @@ def test_parallel_option_reaches_the_step_sensing_and_vectors_from_every_entry_p
                 gymnasium.make_vec("paddock/oval-batch-v0", num_envs=16, parallel=True).engine]
     for batch in threaded:
         assert kernels(batch) == (step_worlds_parallel, sense_worlds_parallel, fill_vectors_parallel)
-
-
-
-def test_bench_threads_rows_and_the_cli_option():
-    import numba
-    import pytest
-
-    from paddock_ma import bench
-    from paddock_ma.cli import _thread_counts, build_parser
-
-    before = numba.get_num_threads()
-    row = bench.bench_batch_env(2, seconds=0.05, actions_from="driver", warmup_steps=2, threads=1)
-    assert row["threads"] == 1 and row["car_steps_per_s"] > 0 and numba.get_num_threads() == before
-    report = {"workload": "w", "core": [], "env_workload": "e", "batch_env": [], "paddock_env": [],
-              "threads": [row, dict(row, car_steps_per_s=2 * row["car_steps_per_s"], threads=2)]}
-    assert "| driver | 2 | 2 |" in bench.format_report(report) and "| 2.00 |" in bench.format_report(report)
-    assert _thread_counts(build_parser().parse_args(["bench", "--threads", "1,2,1,2"])) == (1, 2, 1, 2)
-    assert _thread_counts(build_parser().parse_args(["bench"])) == ()
-    with pytest.raises(SystemExit, match="--threads"):
-        _thread_counts(build_parser().parse_args(["bench", "--threads", "0,x"]))

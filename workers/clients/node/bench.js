@@ -5,7 +5,7 @@
  *
  *   node bench.js --worlds 64 --cars 20 --seconds 5 --lap 5000 -- <worker command...>
  *
- * The same loop as paddock_ma.bench_protocol's Python trainer: batched steps of every world with the
+ * The same loop as paddock_ma.bench.protocol's Python trainer: batched steps of every world with the
  * f32-base64 encoding; actions from a lane-keeping controller over each car's vector (steer against
  * the track offset and heading error, hold about 140 km/h); cars whose episode ended get one batched
  * resetDrivers at a random distance of the lap (a seeded generator), scoped to the reset cars. After 20

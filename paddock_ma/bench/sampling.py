@@ -1,8 +1,8 @@
-"""Sampling throughput side by side: RLlib's vector path, RLlib's packed multi-agent path, a plain-torch
-sampler and the bare batched engine, on one workload, in one process.
+"""``paddock-ma bench sampling``: sampling throughput side by side: RLlib's vector path, RLlib's packed
+multi-agent path, a plain-torch sampler and the bare batched engine, on one workload, in one process.
 
-    paddock-ma bench --sampling [--env-worlds 32] [--seconds 5] [--json]
-    python -m paddock_ma.bench_sampling [--env paddock/gp-batch-v0] [--worlds 32] [--seconds 5] [--json]
+    paddock-ma bench sampling [--env paddock/gp-batch-v0] [--worlds 32] [--seconds 5] [--rollout 64]
+        [--paths rllib_vector,rllib_packed,torch,engine] [--json]
 
 Every column runs W worlds of the same catalogue env (default ``paddock/gp-batch-v0``: 8 batch-training
 cars a world on the grand prix, physical-driver senses with 16 front-heavy rays, frame skip 4; N = W x 8
@@ -29,12 +29,12 @@ autoreset a car's reset step is not a transition (RLlib drops it; the torch samp
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import time
 
 import numpy as np
+
+from .report import table
+from .timing import time_for
 
 WORKLOAD = "paddock/gp-batch-v0"
 HIDDEN = (64, 64)
@@ -44,19 +44,6 @@ LABELS = {"rllib_vector": "RLlib SingleAgentEnvRunner over CarVectorEnv (vector 
           "torch": "plain torch sampler over CarVectorEnv",
           "engine": "bare BatchEnv.step (auto-reset, no policy)"}
 GOALS = (("rllib_vector", "rllib_packed", 2.0), ("torch", "rllib_packed", 5.0), ("torch", "engine", 0.7))
-
-
-def _timed(sample, seconds: float, warmup: int) -> tuple[int, float, float]:
-    """``sample()`` returns the agent-steps it made; call it ``warmup`` times, then for ``seconds``
-    (wall clock); -> (agent-steps, wall seconds, this process's CPU seconds)."""
-    for _ in range(warmup):
-        sample()
-    steps, start, cpu = 0, time.perf_counter(), time.process_time()
-    while True:
-        steps += sample()
-        elapsed = time.perf_counter() - start
-        if elapsed >= seconds:
-            return steps, elapsed, time.process_time() - cpu
 
 
 def _module_spec():
@@ -74,8 +61,8 @@ def bench_rllib_vector(env_id: str, worlds: int, seconds: float, rollout: int = 
     from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
     from ray.tune.registry import register_env
 
-    from .adapters.vector_env import make_car_vector_env
-    from .catalog import env_config
+    from ..adapters.vector_env import make_car_vector_env
+    from ..catalog import env_config
 
     n = worlds * len(env_config(env_id).controlled_drivers)
     register_env("paddock_bench_cars", lambda cfg: make_car_vector_env(env_id, num_envs=cfg["num_envs"]))
@@ -85,11 +72,11 @@ def bench_rllib_vector(env_id: str, worlds: int, seconds: float, rollout: int = 
               .rl_module(rl_module_spec=_module_spec()))
     runner = SingleAgentEnvRunner(config=config)
     try:
-        steps, dt, cpu = _timed(lambda: sum(len(e) for e in runner.sample(num_timesteps=n * rollout)), seconds, 2)
+        t = time_for(lambda: sum(len(e) for e in runner.sample(num_timesteps=n * rollout)), seconds, warmup=2)
         params = _policy_params(runner.module)
     finally:
         runner.stop()
-    return {"agent_steps": steps, "seconds": dt, "cpu_seconds": cpu, "policy_params": params}
+    return {"agent_steps": t.units, "seconds": t.seconds, "cpu_seconds": t.cpu_seconds, "policy_params": params}
 
 
 def bench_rllib_packed(env_id: str, worlds: int, seconds: float, rollout: int = 64, max_lives: int = 16) -> dict:
@@ -98,7 +85,7 @@ def bench_rllib_packed(env_id: str, worlds: int, seconds: float, rollout: int = 
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 
-    from .adapters.rllib_env import register, with_env_endings
+    from ..adapters.rllib_env import register, with_env_endings
 
     env_cfg = {"env_id": env_id, "num_worlds": worlds, "max_lives": max_lives, "auto_reset": True,
                "reset_placement": "random", "seed": 1}
@@ -113,11 +100,11 @@ def bench_rllib_packed(env_id: str, worlds: int, seconds: float, rollout: int = 
         episodes = runner.sample(num_timesteps=rollout)
         return sum(len(sa) for ep in episodes for sa in ep.agent_episodes.values())
     try:
-        steps, dt, cpu = _timed(sample, seconds, 2)
+        t = time_for(sample, seconds, warmup=2)
         params = _policy_params(runner.module["shared"])
     finally:
         runner.stop()
-    return {"agent_steps": steps, "seconds": dt, "cpu_seconds": cpu, "policy_params": params}
+    return {"agent_steps": t.units, "seconds": t.seconds, "cpu_seconds": t.cpu_seconds, "policy_params": params}
 
 
 def torch_policy(obs_size: int, hidden=HIDDEN):
@@ -136,7 +123,7 @@ def bench_torch(env_id: str, worlds: int, seconds: float, rollout: int = 64) -> 
     rollout the log-probabilities [T, N] and the valid-transition mask in one batched pass."""
     import torch
 
-    from .adapters.vector_env import CarVectorEnv
+    from ..adapters.vector_env import CarVectorEnv
 
     torch.manual_seed(1)
     env = CarVectorEnv(env_id, worlds)
@@ -165,16 +152,17 @@ def bench_torch(env_id: str, worlds: int, seconds: float, rollout: int = 64) -> 
             valid = 1.0 - buf_done[:rollout]       # a car's step after its episode ended is its reset
         return int(valid.sum())
     try:
-        steps, dt, cpu = _timed(sample, seconds, 2)
+        t = time_for(sample, seconds, warmup=2)
     finally:
         env.close()
-    return {"agent_steps": steps, "seconds": dt, "cpu_seconds": cpu, "policy_params": _policy_params(policy)}
+    return {"agent_steps": t.units, "seconds": t.seconds, "cpu_seconds": t.cpu_seconds,
+            "policy_params": _policy_params(policy)}
 
 
 def bench_engine(env_id: str, worlds: int, seconds: float, rollout: int = 64) -> dict:
     """BatchEnv.step of the same cars (auto-reset at random positions, the legal_progress reward)."""
-    from .adapters.pettingzoo_env import resolve_config
-    from .env.batch_env import BatchEnv
+    from ..adapters.pettingzoo_env import resolve_config
+    from ..env.batch_env import BatchEnv
 
     env = BatchEnv(resolve_config(env_id, {}), worlds, auto_reset=True, reset_placement="random",
                    reward_fn="legal_progress")
@@ -190,10 +178,10 @@ def bench_engine(env_id: str, worlds: int, seconds: float, rollout: int = 64) ->
             count["i"] += 1
         return rollout * worlds * k
     try:
-        steps, dt, cpu = _timed(sample, seconds, 2)
+        t = time_for(sample, seconds, warmup=2)
     finally:
         env.close()
-    return {"agent_steps": steps, "seconds": dt, "cpu_seconds": cpu, "policy_params": 0}
+    return {"agent_steps": t.units, "seconds": t.seconds, "cpu_seconds": t.cpu_seconds, "policy_params": 0}
 
 
 BENCHES = {"rllib_vector": bench_rllib_vector, "rllib_packed": bench_rllib_packed, "torch": bench_torch,
@@ -205,10 +193,13 @@ def run(env_id: str = WORKLOAD, worlds: int = 32, seconds: float = 5.0, rollout:
     """Every path of ``paths`` (PATHS order) on ``worlds`` worlds of ``env_id``; -> the report dict:
     workload facts, one row per path (agent_steps, seconds, agent_steps_per_s, policy_params), the
     ratios of the issue's goals and whether each holds (goals whose two paths both ran)."""
+    unknown = [p for p in paths if p not in PATHS]
+    if unknown or not paths:
+        raise ValueError(f"paths: got {list(paths)!r}; expected one or more of {', '.join(PATHS)}")
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import torch
 
-    from .catalog import env_config
+    from ..catalog import env_config
 
     torch.set_num_threads(1)
     cfg = env_config(env_id)
@@ -237,33 +228,12 @@ def format_report(report: dict) -> str:
     head = (f"{report['env_id']}: {report['worlds']} worlds x {report['cars_per_world']} cars = "
             f"{report['cars']} cars, {report['seconds_per_path']} s per path, rollouts of {report['rollout']} "
             f"steps; policy {report['policy']}")
-    lines = [head, "", "| path | agent-steps/s | per CPU-second | agent-steps | seconds | policy parameters |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for r in report["rows"]:
-        lines.append(f"| {r['what']} | {r['agent_steps_per_s']:,.0f} | {r['agent_steps_per_cpu_s']:,.0f} | "
-                     f"{r['agent_steps']:,} | {r['seconds']} | {r['policy_params'] or '-'} |")
+    lines = [head, ""] + table(
+        ("path", "agent-steps/s", "per CPU-second", "agent-steps", "seconds", "policy parameters"),
+        [(r["what"], f"{r['agent_steps_per_s']:,.0f}", f"{r['agent_steps_per_cpu_s']:,.0f}", f"{r['agent_steps']:,}",
+          r["seconds"], r["policy_params"] or "-") for r in report["rows"]], left=1)
     lines.append("")
     for g in report["goals"]:
         lines.append(f"- {g['path']} / {g['versus']} = {g['ratio']:.2f} (goal >= {g['target']}): "
                      f"{'met' if g['met'] else 'NOT met'}")
     return "\n".join(lines)
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env", default=WORKLOAD)
-    p.add_argument("--worlds", type=int, default=32)
-    p.add_argument("--seconds", type=float, default=5.0)
-    p.add_argument("--rollout", type=int, default=64, help="steps per sub-env between timing checks")
-    p.add_argument("--paths", default=",".join(PATHS), help=f"comma-separated subset of {', '.join(PATHS)}")
-    p.add_argument("--json", action="store_true")
-    args = p.parse_args(argv)
-    report = run(args.env, args.worlds, args.seconds, args.rollout, tuple(args.paths.split(",")))
-    print(json.dumps(report, indent=1) if args.json else format_report(report))
-    return 0
-
-
-if __name__ == "__main__":
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    raise SystemExit(main())

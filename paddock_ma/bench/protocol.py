@@ -1,6 +1,6 @@
-"""Benchmarks of the worker protocol: what JSON and a process boundary cost against in-process steps.
+"""``paddock-ma bench protocol``: what JSON and a process boundary cost against in-process steps.
 
-Workloads (the environment benchmark's cars: ``bench.env_bench_config``, 20 controlled cars a world, driven by a
+Workloads (the environment benchmark's cars: ``bench.env.env_bench_config``, 20 controlled cars a world, driven by a
 lane-keeping controller over their vectors, ``_policy``; cars whose episode ends get ``resetDrivers``):
 
 * one world, PaddockJS-shaped messages (``{driver: {steering, throttle, brake}}`` per step);
@@ -26,10 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .bench import _timed, env_bench_config
-from .protocol.client import decode_f32
-from .protocol.codec import pack_f32
-from .sim.sensing.vectors import BASE_FIELDS
+from ..protocol.client import decode_f32
+from ..protocol.codec import pack_f32
+from ..sim.sensing.vectors import BASE_FIELDS
+from .env import env_bench_config
+from .report import table
+from .timing import time_for
 
 
 # Vector entries the benchmark's policy reads (base block entries, looked up in the vector's one table).
@@ -144,21 +146,22 @@ def _timed_trainer(call, worlds, cars, encoding, seconds, lap) -> dict:
         trainer.step()
         latencies.append(time.perf_counter() - t)
 
-    calls, elapsed = _timed(one, seconds)
+    timing = time_for(one, seconds)
+    calls, elapsed = timing.calls, timing.seconds
     return {"worlds": worlds, "car_steps_per_s": int(calls * worlds * cars / elapsed),
             "ms_per_step": round(1e3 * elapsed / calls, 3),
             "round_trip_ms_median": round(1e3 * float(np.median(latencies)), 3)}
 
 
 def _lap_meters() -> float:
-    from .sim.track.load import load_track
+    from ..sim.track.load import load_track
     return float(load_track(env_bench_config()["track"]).length)
 
 
 def bench_in_process(worlds: int, cars: int, seconds: float) -> dict:
     """Car-steps/s of the same trainer on ``BatchEnv`` arrays (no JSON): ``step``, then ``reset_drivers``
     of the cars whose episode ended, at random distances."""
-    from .env.batch_env import BatchEnv
+    from ..env.batch_env import BatchEnv
 
     env = BatchEnv(env_bench_config(cars), worlds, copy_obs=False)
     lap = _lap_meters()
@@ -181,16 +184,15 @@ def bench_in_process(worlds: int, cars: int, seconds: float) -> dict:
             reset_drivers(ended)
             obs[ended] = env.latest_obs[ended]
 
-    for _ in range(20):
-        one()
-    calls, elapsed = _timed(one, seconds)
+    timing = time_for(one, seconds, warmup=20)
+    calls, elapsed = timing.calls, timing.seconds
     return {"path": "in-process arrays (BatchEnv.step)", "worlds": worlds,
             "car_steps_per_s": int(calls * worlds * cars / elapsed), "ms_per_step": round(1e3 * elapsed / calls, 3)}
 
 
 def bench_dispatcher(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
     """Car-steps/s of ``Dispatcher.handle_line`` in process (JSON both ways, no transport)."""
-    from .protocol.messages import Dispatcher
+    from ..protocol.messages import Dispatcher
 
     d = Dispatcher(env_bench_config(cars), num_worlds=worlds)
     row = _timed_trainer(d.handle_line, worlds, cars, encoding, seconds, _lap_meters())
@@ -200,7 +202,7 @@ def bench_dispatcher(worlds: int, cars: int, encoding: str, seconds: float) -> d
 def bench_ndjson(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
     """Car-steps/s and round-trip ms of a ``paddock-ma serve`` subprocess driven through the shipped
     Python client (``WorkerClient.request_line``), one request in flight."""
-    from .protocol.client import WorkerClient
+    from ..protocol.client import WorkerClient
 
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(env_bench_config(cars), f)
@@ -214,7 +216,7 @@ def bench_ndjson(worlds: int, cars: int, encoding: str, seconds: float) -> dict:
     return {"path": f"NDJSON worker ({encoding})", **row}
 
 
-NODE_BENCH = Path(__file__).resolve().parent.parent / "workers" / "clients" / "node" / "bench.js"
+NODE_BENCH = Path(__file__).resolve().parents[2] / "workers" / "clients" / "node" / "bench.js"
 
 
 def bench_node(worlds: int, cars: int, seconds: float) -> dict:
@@ -240,6 +242,9 @@ def bench_node(worlds: int, cars: int, seconds: float) -> dict:
 
 
 def run(seconds: float = 3.0, worlds: int = 64, cars: int = 20) -> dict:
+    """Every path: one world (PaddockJS-shaped messages) and ``worlds`` worlds (batched, JSON numbers and
+    f32-base64), ``cars`` controlled cars a world, ``seconds`` each; returns the report (one row per path,
+    each with its speed as a ratio to the in-process arrays of the same world count)."""
     rows = [bench_in_process(1, cars, seconds), bench_dispatcher(1, cars, "dict", seconds),
             bench_ndjson(1, cars, "dict", seconds), bench_in_process(worlds, cars, seconds)]
     for encoding in ("json", "f32-base64"):
@@ -252,15 +257,10 @@ def run(seconds: float = 3.0, worlds: int = 64, cars: int = 20) -> dict:
 
 
 def format_report(report: dict) -> str:
+    """The rows as a Markdown table."""
     lines = [f"Worker protocol, {report['cars_per_world']} controlled cars a world (the environment workload), "
-             "one request in flight, replies decoded by the client.", "",
-             "| path | worlds | car-steps/s | ms/step | round trip ms (median) | vs in-process arrays |",
-             "|---|---:|---:|---:|---:|---:|"]
-    for r in report["rows"]:
-        lines.append(f"| {r['path']} | {r['worlds']} | {r['car_steps_per_s']:,} | {r['ms_per_step']} | "
-                     f"{r.get('round_trip_ms_median', '')} | {r['ratio_to_in_process']:.2f} |")
-    return "\n".join(lines)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    print(format_report(run(seconds=float(sys.argv[1]) if len(sys.argv) > 1 else 3.0)))
+             "one request in flight, replies decoded by the client.", ""]
+    return "\n".join(lines + table(
+        ("path", "worlds", "car-steps/s", "ms/step", "round trip ms (median)", "vs in-process arrays"),
+        [(r["path"], r["worlds"], f"{r['car_steps_per_s']:,}", r["ms_per_step"], r.get("round_trip_ms_median", ""),
+          f"{r['ratio_to_in_process']:.2f}") for r in report["rows"]], left=1))

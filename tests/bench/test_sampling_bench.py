@@ -1,13 +1,15 @@
-"""`paddock-ma bench --sampling` runs the four sampling paths on a tiny budget and reports comparable rows."""
+"""`paddock-ma bench sampling` runs the four sampling paths on a tiny budget and reports comparable rows."""
 
 import json
 
-from paddock_ma import bench_sampling
+import pytest
+
+from paddock_ma.bench import sampling as bench_sampling
 
 
 def test_bench_sampling_reports_every_path_with_one_policy_network(capsys):
     from paddock_ma.cli import main
-    assert main(["bench", "--sampling", "--env-worlds", "1", "--seconds", "0.2", "--json"]) == 0
+    assert main(["bench", "sampling", "--worlds", "1", "--seconds", "0.2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["env_id"] == "paddock/gp-batch-v0"
     assert (report["worlds"], report["cars_per_world"], report["cars"]) == (1, 8, 8)
@@ -40,3 +42,16 @@ def test_format_report_names_every_path_and_goal():
     assert all(label in text for label in bench_sampling.LABELS.values())
     assert "torch / engine = 0.75 (goal >= 0.7): met" in text
     assert "rllib_vector / rllib_packed = 0.50 (goal >= 2.0): NOT met" in text
+
+
+def test_paths_subset_and_unknown_paths(capsys):
+    from paddock_ma.cli import main
+    assert main(["bench", "sampling", "--worlds", "1", "--seconds", "0.05", "--rollout", "4", "--paths", "engine",
+                 "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["path"] for r in report["rows"]] == ["engine"] and report["rollout"] == 4 and report["goals"] == []
+    assert report["rows"][0]["agent_steps"] % (4 * report["cars"]) == 0
+    with pytest.raises(ValueError, match="paths: got \\['sideways'\\]"):
+        bench_sampling.run(paths=("sideways",))
+    with pytest.raises(SystemExit):
+        main(["bench", "sampling", "--paths", "torch,sideways"])

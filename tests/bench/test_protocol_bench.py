@@ -1,10 +1,17 @@
-"""The worker-protocol benchmark runs every path on a small workload and reports comparable rows."""
+"""``paddock-ma bench protocol`` runs every path on a small workload and reports comparable rows."""
 
-from paddock_ma import bench_protocol
+import json
+
+from paddock_ma.bench import protocol
+from paddock_ma.cli import main
 
 
-def test_every_path_runs_and_is_compared_with_in_process_arrays():
-    report = bench_protocol.run(seconds=0.3, worlds=2, cars=3)
+def test_every_path_runs_and_is_compared_with_in_process_arrays(tmp_path, capsys):
+    out = tmp_path / "protocol.json"
+    assert main(["bench", "protocol", "--worlds", "2", "--cars", "3", "--seconds", "0.3", "--out", str(out)]) == 0
+    table = capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["cars_per_world"] == 3
     paths = [(row["path"], row["worlds"]) for row in report["rows"]]
     assert paths == [("in-process arrays (BatchEnv.step)", 1), ("in-process JSON (dict)", 1),
                      ("NDJSON worker (dict)", 1), ("in-process arrays (BatchEnv.step)", 2),
@@ -16,5 +23,5 @@ def test_every_path_runs_and_is_compared_with_in_process_arrays():
     assert all(row["round_trip_ms_median"] > 0 for row in report["rows"] if "NDJSON" in row["path"])
     node = report["rows"][-1]
     assert node["car_steps_per_s"] <= 1.5 * report["rows"][3]["car_steps_per_s"]    # bounded by the engine it drives
-    table = bench_protocol.format_report(report)
+    assert table.strip() == protocol.format_report(report)
     assert table.count("\n| ") == len(report["rows"]) + 1 and "NDJSON worker (f32-base64)" in table

@@ -1,4 +1,4 @@
-"""``paddock-ma collect`` and ``paddock-ma verify`` (registered by ``paddock_ma.cli``).
+"""``paddock-ma collect`` and ``paddock-ma verify``: datasets collected over Ray shards (``paddock_ma.distributed``).
 
 * ``paddock-ma collect --env ENV_ID --shards N --worlds-per-shard W --steps S --out DIR [--address auto|local|HOST:PORT]
   [--policy builtin|random|MODULE:FN] [--seed N]``: Parquet fragments and a manifest (``distributed.collect``),
@@ -61,7 +61,7 @@ def _seconds(text: str) -> float:
 
 def _stopped(out, why: str) -> str:
     """What a stopped run left and how to go on (from the directory's verdict)."""
-    from .dataset import inspect
+    from ..distributed.dataset import inspect
     v = inspect(out)
     if v.problems or not v.expected:
         return f"paddock-ma collect: {why}; {out}: {v.problems[0] if v.problems else 'nothing committed yet'}"
@@ -74,8 +74,8 @@ def cmd_collect(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .collect import CollectConfig, CollectError, Terminated, collect
-    from .fleet import FleetError
+    from ..distributed.collect import CollectConfig, CollectError, Terminated, collect
+    from ..distributed.fleet import FleetError
 
     console = Console(stderr=True)
     cfg = CollectConfig(env=args.env, num_shards=args.shards, worlds_per_shard=args.worlds_per_shard,
@@ -118,7 +118,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from .dataset import VERIFY_INCOMPLETE, inspect
+    from ..distributed.dataset import VERIFY_INCOMPLETE, inspect
 
     v = inspect(args.dir)
     if v.problems:

@@ -1,0 +1,7 @@
+"""``python -m paddock_ma.cli``: the same command line as ``paddock-ma`` (what worker clients spawn)."""
+
+import sys
+
+from . import main
+
+sys.exit(main())

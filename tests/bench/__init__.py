@@ -1,0 +1,1 @@
+"""Tests of the benchmarks (``paddock_ma.bench``) and of ``paddock-ma bench``."""
