@@ -35,6 +35,9 @@ def add_parsers(sub) -> None:
                    "blocks, so the dataset does not depend on --shards)")
     c.add_argument("--deadline", type=_seconds, default=30.0, help="seconds a shard call may take before the shard "
                    "is declared hung and replaced")
+    c.add_argument("--capacity-wait", type=_seconds, default=600.0, help="seconds a shard that cannot be placed "
+                   "or keeps failing is retried (with backoff, the other shards running) before the run stops; "
+                   "it then resumes with the same command (default 600: a lost node is replaced in minutes)")
     c.add_argument("--no-progress", action="store_true")
     c.set_defaults(func=cmd_collect)
 
@@ -83,7 +86,7 @@ def cmd_collect(args) -> int:
                         snapshot_every=args.snapshot_every, file_worlds=args.file_worlds)
     try:
         res = collect(cfg, args.out, address=args.address, deadline_s=args.deadline, progress=not args.no_progress,
-                      console=console, stop_on_sigterm=True)
+                      console=console, stop_on_sigterm=True, capacity_wait_s=args.capacity_wait)
     except CollectError as exc:
         print(f"paddock-ma collect: error: {exc}", file=sys.stderr)
         return 2

@@ -258,7 +258,10 @@ def collect(cfg: CollectConfig, out, **kwargs) -> CollectResult:
     initialised in this process it is used as is. on_step: test hook ``fn(fleet, ShardStep)`` called
     after each step is handed out (kill a shard, remove a node...). fault_hooks: ``ShardFleet``'s.
     stop_on_sigterm: SIGTERM raises ``Terminated`` (a KeyboardInterrupt) once Ray is up, so a stopped
-    run ends like Ctrl-C, its manifest at its last commit (the command line's choice).
+    run ends like Ctrl-C, its manifest at its last commit (the command line's choice). capacity_wait_s:
+    ``ShardFleet``'s (how long a shard that cannot be placed or keeps failing is retried; the progress line
+    says so meanwhile). on_event: ``fn(event)`` for each of the fleet's events (failure, replace, retry,
+    move), in this thread.
     The run owns ``out`` (``OutLock``) until it returns.
     """
     lock = OutLock(Path(out))
@@ -271,9 +274,10 @@ def collect(cfg: CollectConfig, out, **kwargs) -> CollectResult:
 def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "local", deadline_s: float = 30.0,
              start_timeout_s: float = 300.0, progress: bool = True, fault_hooks: dict | None = None,
              on_step=None, ray_init_kwargs: dict | None = None, console=None,
-             stop_on_sigterm: bool = False) -> CollectResult:
+             stop_on_sigterm: bool = False, capacity_wait_s: float = 600.0, on_event=None) -> CollectResult:
     cfg.validate()
-    for name, value in (("--deadline", deadline_s), ("start_timeout_s", start_timeout_s)):
+    for name, value in (("--deadline", deadline_s), ("start_timeout_s", start_timeout_s),
+                        ("--capacity-wait", capacity_wait_s)):
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
             raise CollectError(f"{name}: got {value!r}; expected a finite number of seconds > 0 (more than a "
                                "shard's start-up plus a step)")
@@ -337,9 +341,25 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
 
     from .fleet import ShardFleet
 
+    waiting: dict[int, str] = {}            # shard -> the progress line's note while it waits for capacity
+    shown: dict = {}                        # the progress bar and its task, once they exist
+
+    def on_fleet_event(ev):
+        if on_event is not None:
+            on_event(ev)
+        if ev["kind"] == "retry":
+            waiting[ev["shard"]] = (f"shard {ev['shard']} waits for capacity: retry {ev['attempt']} in "
+                                    f"{ev['delay_s']:.0f} s, failing for {ev['failing_s']:.0f} s of "
+                                    f"{ev['give_up_s']:.0f}")
+            if shown:
+                shown["bar"].update(shown["task"], note="; ".join(waiting.values()))
+            elif console is not None:
+                console.print(f"collect: {waiting[ev['shard']]}")
+
     fleet = ShardFleet(env_config, cfg.num_shards, cfg.worlds_per_shard, cfg.seed, deadline_s=deadline_s,
                        start_timeout_s=start_timeout_s, snapshot_every=cfg.snapshot_every, policy=cfg.policy,
-                       resume=resume_docs, fault_hooks=fault_hooks,
+                       resume=resume_docs, fault_hooks=fault_hooks, capacity_wait_s=capacity_wait_s,
+                       on_event=on_fleet_event,
                        shard_options={"reset_placement": cfg.reset_placement, "start_placement": cfg.start_placement})
     total_steps = cfg.num_shards * cfg.steps
     already = sum(doc["seq"] for doc in resume_docs.values())
@@ -348,7 +368,9 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
     bar = _progress(progress, total_steps, already, rows_per_step, console)
     try:
         with bar as p:
-            task = p.add_task("collect", total=total_steps, completed=already) if p else None
+            task = p.add_task("collect", total=total_steps, completed=already, note="") if p else None
+            if p:
+                shown.update(bar=p, task=task)
             for st in fleet.run(cfg.steps):
                 # own copies: the arrays Ray returns are views that pin their object in the object store
                 st.arrays = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v)
@@ -357,6 +379,8 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
                 blocks.add(st)
                 if on_step is not None:
                     on_step(fleet, st)
+                if waiting.pop(st.shard, None) is not None and p:
+                    p.update(task, note="; ".join(waiting.values()))
                 if p:
                     p.update(task, advance=1)
         manifest["status"] = "complete"
@@ -397,6 +421,7 @@ def _progress(enabled: bool, total: int, done: int, rows_per_step: int, console)
             return Text(f"{speed:,.1f} steps/s {speed * rows_per_step:,.0f} rows/s")
 
     return Progress(TextColumn("[bold]collect"), BarColumn(), MofNCompleteColumn(), Rate(), TimeElapsedColumn(),
+                    TextColumn("[yellow]{task.fields[note]}"),
                     console=console)
 
 
