@@ -29,9 +29,11 @@ cannot be placed, or dies again), it is retried with exponential backoff (``dead
 attempt, at most 60 s), the shards that run go on, and a ``retry`` event (``on_event``) says which shard
 waits and for how long. ``FleetError`` (the run is resumable) comes only when a shard has failed
 ``max_consecutive_failures`` times in a row and for longer than ``capacity_wait_s``, or when no shard
-has completed a step for ``capacity_wait_s`` (and ``2 * deadline_s``). A recovery's budget (actor
-start, restore, replay) is ``2 * deadline_s`` or three times the slowest measured first start of this
-fleet's shards, whichever is larger, so a loaded machine's slow starts are not taken for hangs.
+has completed a step for ``capacity_wait_s`` (and ``2 * deadline_s``). A recovery (actor start,
+restore, replay) gets what a first start gets, ``start_timeout_s`` (at least ``2 * deadline_s``): a
+replacement's new worker process is slower than the first starts (Ray prestarts their workers),
+more so on a loaded machine, and a replacement that cannot be placed yet stays pending until Ray
+places it on a node that joins, which is waiting for capacity too.
 """
 
 from __future__ import annotations
@@ -118,8 +120,6 @@ class ShardFleet:
         self.capacity_wait_s = float(capacity_wait_s)
         self._failing_since: dict[int, float] = {}   # shard -> when its current run of failures began
         self._retry_at: dict[int, float] = {}        # shard -> when its next attempt starts (backoff)
-        self._started_at: dict[int, float] = {}      # shard -> when its current start chain was submitted
-        self._first_start_s = 0.0                    # slowest first start measured (actor, reset, compile)
 
     # -- bookkeeping -------------------------------------------------------------------------------
     @property
@@ -171,11 +171,10 @@ class ShardFleet:
             refs.append(sh.actor.step.remote(seq, actions, False, *self._reset_args(resets)))
         sh.pending, sh.kind, sh.budget = refs, "start", timeout
         sh.deadline = time.monotonic() + timeout
-        self._started_at[sh.index] = time.monotonic()
 
     def _recovery_timeout(self) -> float:
         """Seconds a replacement may take to start, restore and replay (see the module docstring)."""
-        return max(2 * self.deadline_s, 3 * self._first_start_s)
+        return max(2 * self.deadline_s, self.start_timeout_s)
 
     def _fill(self, sh: ShardRecord) -> None:
         """Submit steps until ``pipeline_depth`` are in flight (or the run's last step is); a new head
@@ -318,8 +317,6 @@ class ShardFleet:
     def _finish_start(self, sh: ShardRecord, results: list) -> None:
         info, head = results[0], results[1]
         sh.pid, sh.node_id = info["pid"], info["node_id"]
-        if sh.incarnation == 0:
-            self._first_start_s = max(self._first_start_s, time.monotonic() - self._started_at[sh.index])
         target = self._moves.pop(sh.index, None)
         if target is not None and sh.node_id != target:      # no room there after all: do not try it again
             self._no_room.add(target)
