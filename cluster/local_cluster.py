@@ -13,14 +13,25 @@ period) and nothing else: it never runs ``ray stop``, which kills every Ray proc
 
 Ports: node ``i`` (0 = head) uses ``base_port + 100 * i + offset`` for its GCS (head only), node
 manager, object manager, agents and metrics, and ``[base_port + 100 * i + 20, + 99]`` for its workers,
-so several launchers with distinct base ports coexist. Node resources: the head gets
-``{"head": 1}``, worker ``i`` gets ``{"worker": 1, "node<i>": 1}`` (pin actors with
+so several launchers with distinct base ports coexist (Ray's autoscaler and dashboard metrics ports,
+44217 and 44227 by default for every cluster, are moved into the head's block too). Node resources: the
+head gets ``{"head": 1}``, worker ``i`` gets ``{"worker": 1, "node<i>": 1}`` (pin actors with
 ``resources={"node1": 0.01}``). The dashboard is off by default; ``--dashboard`` binds it to
-127.0.0.1. ``RAY_AUTH_MODE=disabled`` is set for these throwaway clusters (Ray 2.60 otherwise enables
-token authentication and writes a token file in the home directory); never do that on a shared or
-reachable cluster (see cluster/README.md for real clusters).
+127.0.0.1.
 
-Connect with ``ray.init(address=cluster.address)`` or ``paddock-ma collect --address <address>``.
+Authentication: on by default. ``start`` writes a random token to ``<state-dir>/auth_token`` (mode 0600)
+and runs every node with ``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN_PATH`` pointing at it, so a
+process without the token cannot join or call the cluster; a client sets the same two variables
+(``client_env()``; the CLI prints them). ``--no-auth`` (``auth=False``) runs with
+``RAY_AUTH_MODE=disabled``, for a machine nobody else can reach. Why not loopback only: Ray 2.60's GCS,
+raylet (node and object manager), core workers and agents listen on every interface whatever
+``--node-ip-address`` says (``ray start`` rewrites 127.0.0.1 to the machine's address, and refuses
+worker nodes when told to stay on loopback), so the token is what closes them;
+tests/distributed/test_local_cluster.py lists what listens beyond loopback and checks that a client
+without the token is refused.
+
+Connect with the token variables set, then ``ray.init(address=cluster.address)`` or
+``paddock-ma collect --address <address>``.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -39,7 +51,8 @@ from pathlib import Path
 STATE_FILE = "cluster.json"
 READY_MARK = "Ray runtime started"
 _PORT_OFFSETS = {"gcs": 0, "node_manager": 1, "object_manager": 2, "client_server": 3, "agent_listen": 4,
-                 "agent_grpc": 5, "runtime_env_agent": 6, "metrics_export": 7, "dashboard": 8}
+                 "agent_grpc": 5, "runtime_env_agent": 6, "metrics_export": 7, "dashboard": 8,
+                 "autoscaler_metrics": 9, "dashboard_metrics": 10}
 
 
 class LocalClusterError(RuntimeError):
@@ -105,11 +118,13 @@ class LocalCluster:
     above Ray's worker ports (10002-19999).
     head_cpus / worker_cpus: logical CPUs each node advertises (the head 0 by default, so actors land
     on the workers and a removed worker takes its actors with it). object_store_mb: per node, MiB
-    (Ray's minimum is 75). state_dir: where ``cluster.json``, the node logs and Ray's temp dir live.
+    (Ray's minimum is 75). state_dir: where ``cluster.json``, the token, the node logs and Ray's temp dir
+    live. auth: token authentication (see the module docstring).
     """
 
     def __init__(self, num_workers: int = 2, base_port: int = 26400, head_cpus: int = 0, worker_cpus: int = 1,
-                 object_store_mb: int = 100, state_dir: str | os.PathLike | None = None, dashboard: bool = False):
+                 object_store_mb: int = 100, state_dir: str | os.PathLike | None = None, dashboard: bool = False,
+                 auth: bool = True):
         if not isinstance(num_workers, int) or num_workers < 0:
             raise LocalClusterError(f"num_workers: got {num_workers!r}; expected an integer >= 0")
         if not isinstance(base_port, int) or not 1024 <= base_port <= 65535 - 100 * (num_workers + 1):
@@ -124,7 +139,18 @@ class LocalCluster:
         self.object_store_mb = object_store_mb
         self.state_dir = Path(state_dir) if state_dir is not None else _default_state_dir()
         self.dashboard = dashboard
+        self.auth = bool(auth)
         self.nodes: list[NodeRecord] = []
+
+    @property
+    def token_path(self) -> Path:
+        return self.state_dir / "auth_token"
+
+    def client_env(self) -> dict:
+        """The environment variables a process needs to join this cluster (``ray.init`` reads them)."""
+        if not self.auth:
+            return {"RAY_AUTH_MODE": "disabled"}
+        return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token_path)}
 
     @property
     def ray_temp_dir(self) -> str:
@@ -162,6 +188,10 @@ class LocalCluster:
                                         "stop it first (`local_cluster.py stop`) or pass another --state-dir")
             self.state_file.unlink()
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        if self.auth:
+            fd = os.open(self.token_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32))
         try:
             self._start_node(0, timeout_s)
             for i in range(1, self.num_workers + 1):
@@ -194,7 +224,10 @@ class LocalCluster:
         else:
             cmd += [f"--address={self.address}"]
         log = self.state_dir / f"{name}.log"
-        env = dict(os.environ, RAY_AUTH_MODE="disabled", OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
+        env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
+        env.update(self.client_env(), OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
+                   AUTOSCALER_METRIC_PORT=str(ports["autoscaler_metrics"]),
+                   DASHBOARD_METRIC_PORT=str(ports["dashboard_metrics"]))
         with open(log, "wb") as fh:
             proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True, env=env)
@@ -218,7 +251,7 @@ class LocalCluster:
     def _save(self) -> None:
         doc = {"address": self.address, "base_port": self.base_port, "num_workers": self.num_workers,
                "head_cpus": self.head_cpus, "worker_cpus": self.worker_cpus, "object_store_mb": self.object_store_mb,
-               "dashboard": self.dashboard,
+               "dashboard": self.dashboard, "auth": self.auth,
                "nodes": [dict(asdict(n), start_ticks=_proc_start_ticks(n.pid)) for n in self.nodes]}
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2))
@@ -233,7 +266,7 @@ class LocalCluster:
             raise LocalClusterError(f"{path} does not exist: no cluster was started with --state-dir {sd}")
         doc = json.loads(path.read_text())
         cluster = cls(doc["num_workers"], doc["base_port"], doc["head_cpus"], doc["worker_cpus"],
-                      doc["object_store_mb"], sd, doc["dashboard"])
+                      doc["object_store_mb"], sd, doc["dashboard"], doc.get("auth", True))
         cluster._start_ticks = {}
         for n in doc["nodes"]:
             ticks = n.pop("start_ticks", None)
@@ -257,6 +290,7 @@ class LocalCluster:
         """A JSON-able summary: address, and per node its pid, ports, resources and liveness."""
         alive = self.alive()
         return {"address": self.address, "state_dir": str(self.state_dir), "ray_temp_dir": self.ray_temp_dir,
+                "client_env": self.client_env(),
                 "nodes": [{"name": n.name, "pid": n.pid, "alive": alive[n.name], "num_cpus": n.num_cpus,
                            "resources": n.resources, "node_manager_port": n.ports["node_manager"], "log": n.log}
                           for n in self.nodes]}
@@ -323,6 +357,8 @@ def main(argv=None) -> int:
     start.add_argument("--worker-cpus", type=int, default=1)
     start.add_argument("--object-store-mb", type=int, default=100)
     start.add_argument("--dashboard", action="store_true", help="start the dashboard, bound to 127.0.0.1")
+    start.add_argument("--no-auth", action="store_true", help="RAY_AUTH_MODE=disabled: only on a machine nobody "
+                       "else can reach (Ray's ports listen on every interface)")
     sub.add_parser("status", help="print the recorded nodes and whether they are alive (JSON)")
     stop = sub.add_parser("stop", help="stop exactly the processes this launcher started")
     stop.add_argument("--grace", type=float, default=3.0, help="seconds between SIGTERM and SIGKILL")
@@ -330,10 +366,11 @@ def main(argv=None) -> int:
     try:
         if args.command == "start":
             cluster = LocalCluster(args.workers, args.base_port, args.head_cpus, args.worker_cpus,
-                                   args.object_store_mb, args.state_dir, args.dashboard).start()
+                                   args.object_store_mb, args.state_dir, args.dashboard, not args.no_auth).start()
             print(json.dumps(cluster.status(), indent=2))
-            print(f"\nconnect: ray.init(address={cluster.address!r}), or export RAY_ADDRESS={cluster.address} and "
-                  "run paddock-ma collect --address auto ...", file=sys.stderr)
+            env = " ".join(f"{k}={v}" for k, v in cluster.client_env().items())
+            print(f"\nconnect: export {env} RAY_ADDRESS={cluster.address}, then ray.init(address="
+                  f"{cluster.address!r}) or paddock-ma collect --address auto ...", file=sys.stderr)
         elif args.command == "status":
             print(json.dumps(LocalCluster.load(args.state_dir).status(), indent=2))
         else:

@@ -1,14 +1,35 @@
-"""The dataset format of a collection: Parquet files of transition rows and a manifest; cutting a run's
-steps into files (``BlockWriter``), and ``verify``.
+"""The dataset format of a collection and its crash-safe writing: Parquet files of transition rows and a
+manifest; cutting a run's steps into files (``BlockWriter``), owning an ``--out`` (``OutLock``), and
+``inspect`` / ``verify``.
 
-See ``collect`` for the directory layout and the row columns (``TRANSITION_COLUMNS``).
+Layout of a dataset directory (see ``collect`` for the row columns, ``TRANSITION_COLUMNS``)::
+
+    data/block-BBBB-frag-FFFFFF.parquet   the rows; nothing else ever lives under data/
+    _manifest.json                        the dataset's description and the run's only commit record
+    _run/lock                             the owner of a running collection (pid, host, start), flock-ed
+    _run/state/shard-SSSS-seq-NNNNNNNNN.json   shard snapshots the manifest lists (``state``) while running
+    _run/tmp/                             files being written (renamed into place once complete)
+
+Readers: ``pyarrow.dataset.dataset(DIR)`` skips names starting with ``_`` or ``.``, so it reads DIR as
+is; duckdb's ``read_parquet`` and polars read every file of a directory they are given, so give them
+``DIR/data`` (or the glob ``DIR/**/*.parquet``).
+
+Crash safety: every file is written under ``_run/tmp``, fsync-ed and renamed into place, and its
+directory fsync-ed; the manifest is renamed into place last, and only what it lists exists for a
+resume (a data file, a shard snapshot). So a kill at any instant leaves the previous commit intact
+plus at most unlisted files, which a resume discards (temporary and state files) or regenerates byte
+for byte (data files).
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
+import socket
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -16,16 +37,38 @@ import numpy as np
 from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
 
 DATASET_FORMAT = "paddock-ma-dataset"
-DATASET_VERSION = 4      # 2: files cut by world blocks, no shard column (a dataset no longer depends on the shards)
+DATASET_VERSION = 5      # 2: files cut by world blocks, no shard column (a dataset no longer depends on the shards)
 #                          3: PaddockJS 2.0.0's thirteen metric columns in its order (fully_outside_white_line,
 #                             destroy_reason: 0 none, 1 barrier; episodes.METRIC_NAMES)
 #                          4: PaddockJS 2.0.0's observation vector layout in ``obs`` (issue 14: 24-entry base block,
 #                             7 / 11 slots a ray, 8 / 13 a radar slot)
-MANIFEST = "manifest.json"
+#                          5: _manifest.json and _run/ (pyarrow.dataset(DIR) reads the directory); snapshots listed
+#                             in the manifest; lap_time_seconds null without a lap; units and the observation
+#                             entries in the Parquet schema; a car's last row of the collection is truncated
+#                             (end_reason ``collection-end``); provenance_sha256
+MANIFEST = "_manifest.json"
+RUN_DIR = "_run"
+DATA_DIR = "data"
+LOCK = f"{RUN_DIR}/lock"
+COLLECTION_END = "collection-end"     # end_reason of a car's last row when its episode was still running
 TRANSITION_COLUMNS = (("world", "int32"), ("driver", "string"), ("episode_id", "int32"),
                       ("life", "int32"), ("episode_step", "int32"), ("seq", "int32"), ("obs", "float32[D]"),
                       ("action", "float32[3]"), *((m, "float32") for m in METRIC_NAMES), ("terminated", "bool"),
                       ("truncated", "bool"), ("end_reason", "string"), ("final_obs", "float32[D]"))
+NULLABLE_METRICS = ("lap_time_seconds",)       # null where the env reports NaN (no lap completed this step)
+METRIC_UNITS = {"progress_delta_meters": "m", "legal_progress_delta_meters": "m", "off_track": "flag 0/1",
+                "kerb": "flag 0/1", "fully_outside_white_line": "flag 0/1", "severe_cut": "flag 0/1",
+                "destroyed": "flag 0/1", "destroy_reason": "code: 0 none, 1 barrier", "under_30_kph": "flag 0/1",
+                "spin_or_backwards": "flag 0/1", "lap_completed": "flag 0/1", "lap_time_seconds": "s",
+                "contact_count": "count"}
+ACTION_COMPONENTS = [{"name": "steering", "unit": "normalized", "min": -1.0, "max": 1.0},
+                     {"name": "throttle", "unit": "normalized", "min": 0.0, "max": 1.0},
+                     {"name": "brake", "unit": "normalized", "min": 0.0, "max": 1.0}]
+# The keys of the manifest that say where the dataset comes from; provenance_sha256 hashes them.
+PROVENANCE_KEYS = ("format", "format_version", "config", "config_hash", "env_config", "seeds", "layout", "columns",
+                   "metric_names", "package_version", "git_commit", "code_fingerprint")
+# verify's exit codes (paddock-ma verify): complete and untouched / a problem / an interrupted run
+VERIFY_OK, VERIFY_PROBLEM, VERIFY_INCOMPLETE = 0, 1, 3
 
 
 class CollectError(ValueError):
@@ -36,6 +79,19 @@ def canonical_json(obj) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
 
 
+def config_hash(identity: dict, env_config: dict, version: int = DATASET_VERSION) -> str:
+    """SHA-256 (hex) of what a dataset's bytes depend on: ``CollectConfig.identity()``, the resolved env
+    config and the format version (a resume must match it)."""
+    return hashlib.sha256(canonical_json({"collect": identity, "env_config": env_config,
+                                          "dataset_version": version})).hexdigest()
+
+
+def provenance_sha256(manifest: dict) -> str:
+    """SHA-256 (hex) of the manifest's ``PROVENANCE_KEYS``: an edit of the config, env, seeds, layout or
+    versions changes it (an accident detector, not a signature: anyone can recompute it)."""
+    return hashlib.sha256(canonical_json({k: manifest.get(k) for k in PROVENANCE_KEYS})).hexdigest()
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -44,29 +100,253 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def write_json_atomic(path: Path, doc) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
-    os.replace(tmp, path)
+# -- the filesystem steps ------------------------------------------------------------------------------
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Disk:
+    """The writer's filesystem steps. A crash falls between two of them (or inside ``create`` /
+    ``write_table``, whose file is a temporary nobody reads); ``BlockWriter`` orders them so every such
+    instant leaves a resumable directory. Tests substitute a subclass that dies at a chosen step."""
+
+    def create(self, path: Path, data: bytes) -> None:
+        """Write ``path`` (a new temporary) with ``data`` and fsync it."""
+        with open(path, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def write_table(self, table, path: Path) -> None:
+        """Write ``table`` as Parquet to ``path`` (a new temporary) and fsync it."""
+        import pyarrow.parquet as pq
+        pq.write_table(table, path, compression="zstd", compression_level=3, write_statistics=True,
+                       row_group_size=1 << 20)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def replace(self, src: Path, dst: Path) -> None:
+        """Rename ``src`` to ``dst`` (atomic on one filesystem) and make the rename durable."""
+        os.replace(src, dst)
+        _fsync_dir(dst.parent)
+
+    def unlink(self, path: Path) -> None:
+        path.unlink(missing_ok=True)
+
+
+def _tmp_dir(path: Path) -> Path:
+    """Where a temporary for ``path`` is written: ``_run/tmp`` of its dataset when there is one (never
+    under data/, never a name a reader would take for a data file), else beside it."""
+    for parent in path.parents:
+        if (parent / RUN_DIR / "tmp").is_dir():
+            return parent / RUN_DIR / "tmp"
+    return path.parent
+
+
+def commit_bytes(path: Path, data: bytes, disk: Disk | None = None) -> None:
+    """Put ``data`` at ``path`` atomically and durably (a temporary, fsync, rename, fsync of the directory)."""
+    disk = disk or Disk()
+    tmp = _tmp_dir(path) / (path.name + ".tmp")
+    disk.create(tmp, data)
+    disk.replace(tmp, path)
+
+
+def write_json_atomic(path: Path, doc, disk: Disk | None = None) -> None:
+    commit_bytes(Path(path), json.dumps(doc, indent=1, sort_keys=True).encode(), disk)
+
+
+def write_parquet(table, path: Path, disk: Disk | None = None) -> str:
+    """Write ``table`` to ``path`` atomically (never overwriting different bytes); returns the SHA-256."""
+    disk = disk or Disk()
+    tmp = _tmp_dir(path) / (path.name + ".partial")
+    disk.write_table(table, tmp)
+    digest = sha256_file(tmp)
+    if path.exists():
+        if sha256_file(path) != digest:
+            disk.unlink(tmp)
+            raise CollectError(f"{path} exists with other bytes than this run regenerates; it was not written by "
+                               "this config and code: move it away or pass a new --out")
+        disk.unlink(tmp)
+    else:
+        disk.replace(tmp, path)
+    return digest
+
+
+def read_manifest(out: Path) -> dict | None:
+    """The manifest of ``out`` (None when there is none); CollectError when it does not read."""
+    path = Path(out) / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CollectError(f"--out: {path} is not a readable manifest ({exc}); pass a new directory") from None
+    if not isinstance(doc, dict) or doc.get("format") != DATASET_FORMAT:
+        raise CollectError(f"--out: {path} is not a {DATASET_FORMAT} manifest; pass a new directory")
+    return doc
+
+
+def unstarted(out: Path) -> bool:
+    """Whether ``out`` holds nothing but what a run leaves before its first manifest (an empty data/, its
+    ``_run`` directory): such a directory is taken as new."""
+    out = Path(out)
+    for p in out.iterdir():
+        if p.name == RUN_DIR and p.is_dir():
+            continue
+        if p.name == DATA_DIR and p.is_dir() and not any(p.iterdir()):
+            continue
+        return False
+    return True
+
+
+def create_dirs(out: Path) -> None:
+    """data/, _run/state and _run/tmp of a new dataset directory (CollectError naming the path)."""
+    try:
+        for d in (out / DATA_DIR, out / RUN_DIR / "state", out / RUN_DIR / "tmp"):
+            d.mkdir(parents=True, exist_ok=True)
+        probe = out / RUN_DIR / "tmp" / "write-probe"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise CollectError(f"--out: cannot write to {out} ({exc.strerror or exc}); pass a writable directory") from None
+
+
+# -- ownership of an --out -----------------------------------------------------------------------------
+def _proc_start_ticks(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return int(fh.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class OutLock:
+    """Exclusive ownership of a dataset directory by one collector: an ``flock`` on ``_run/lock`` (the
+    kernel drops it when its process dies, SIGKILL included, so a dead owner's lock is taken over), and
+    the owner's pid, host, process start and wall-clock start written in the file for the message a
+    second collector gets. The file stays after release (it names the last owner)."""
+
+    def __init__(self, out: Path):
+        self.out = Path(out)
+        self.fd: int | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.out / LOCK
+
+    def owner(self) -> dict:
+        """The owner the lock file names ({} when unreadable)."""
+        try:
+            doc = json.loads(self.path.read_text())
+            return doc if isinstance(doc, dict) else {}
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            return {}
+
+    def acquire(self) -> "OutLock":
+        """Take the lock (creating ``_run/``); CollectError naming the owner when another process holds it."""
+        if self.fd is not None:
+            return self
+        try:
+            (self.out / RUN_DIR).mkdir(parents=True, exist_ok=True)
+            while True:
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    os.close(fd)
+                    o = self.owner()
+                    raise CollectError(
+                        f"--out: {self.out} is being written by another collector (pid {o.get('pid', '?')} on "
+                        f"{o.get('host', '?')}, started {o.get('started_at', '?')}); wait for it to finish or stop "
+                        "it (its run resumes with the same command), or pass another --out") from None
+                st = os.fstat(fd)
+                try:
+                    same = os.stat(self.path).st_ino == st.st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    break
+                os.close(fd)            # the file was replaced between open and flock: lock the new one
+            doc = {"pid": os.getpid(), "host": socket.gethostname(), "start_ticks": _proc_start_ticks(os.getpid()),
+                   "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(doc).encode(), 0)
+            os.fsync(fd)
+        except OSError as exc:
+            raise CollectError(f"--out: cannot lock {self.path} ({exc.strerror or exc}); pass a writable "
+                               "directory on a filesystem with file locks") from None
+        self.fd = fd
+        return self
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)        # closing the descriptor drops the flock
+            self.fd = None
+
+    def __enter__(self) -> "OutLock":
+        return self.acquire()
+
+    def __exit__(self, *exc) -> None:
+        self.release()
 
 
 # -- fragments -------------------------------------------------------------------------------------------
-def _schema(obs_size: int):
+def observation_entries(env_config: dict) -> dict:
+    """``{"vector": [{name, unit?, scale}] for each entry of ``obs``, "per_driver": {driver: [...]}}``
+    (the env's observation spec; ``per_driver`` lists the drivers whose own sensors differ)."""
+    from ..env.config.root import EnvConfig
+    from ..env.observations import observation_spec, resolve_senses
+
+    config = EnvConfig.from_dict(env_config)
+    spec = observation_spec(config, {d: resolve_senses(config, d) for d in config.controlled_drivers})
+    return {"vector": spec["vector"]["schema"],
+            "per_driver": {d: v["vector"]["schema"] for d, v in spec["per_driver"].items()}}
+
+
+def arrow_schema(obs_size: int, observation: dict | None = None):
+    """The Parquet schema of a dataset's files: ``TRANSITION_COLUMNS``, with each metric's unit and the
+    action's components as field metadata, and the schema metadata ``paddock_ma.obs`` naming each entry
+    of ``obs`` / ``final_obs`` (``observation_entries``) and ``paddock_ma.columns`` the units."""
     import pyarrow as pa
-    cols = [pa.field("world", pa.int32(), False),
-            pa.field("driver", pa.string(), False), pa.field("episode_id", pa.int32(), False),
-            pa.field("life", pa.int32(), False), pa.field("episode_step", pa.int32(), False),
-            pa.field("seq", pa.int32(), False), pa.field("obs", pa.list_(pa.float32(), obs_size), False),
-            pa.field("action", pa.list_(pa.float32(), 3), False)]
-    cols += [pa.field(m, pa.float32(), False) for m in METRIC_NAMES]
-    cols += [pa.field("terminated", pa.bool_(), False), pa.field("truncated", pa.bool_(), False),
-             pa.field("end_reason", pa.string(), True), pa.field("final_obs", pa.list_(pa.float32(), obs_size), True)]
-    return pa.schema(cols, metadata={"format": DATASET_FORMAT, "version": str(DATASET_VERSION)})
+
+    def f(name, typ, nullable=False, **meta):
+        return pa.field(name, typ, nullable, metadata={k: json.dumps(v) if not isinstance(v, str) else v
+                                                        for k, v in meta.items()} or None)
+    obs_meta = "entries: schema metadata paddock_ma.obs"
+    cols = [f("world", pa.int32(), meaning="global world index"),
+            f("driver", pa.string(), meaning="controlled driver id"),
+            f("episode_id", pa.int32(), meaning="the car's episode (life) number in its world"),
+            f("life", pa.int32()), f("episode_step", pa.int32(), meaning="1 for an episode's first transition"),
+            f("seq", pa.int32(), meaning="fleet step, 1..steps"),
+            f("obs", pa.list_(pa.float32(), obs_size), meaning="observation the car acted on", unit=obs_meta),
+            f("action", pa.list_(pa.float32(), 3), components=ACTION_COMPONENTS)]
+    cols += [f(m, pa.float32(), m in NULLABLE_METRICS, unit=METRIC_UNITS[m]) for m in METRIC_NAMES]
+    cols += [f("terminated", pa.bool_()),
+             f("truncated", pa.bool_(), meaning=f"time limit, reset request, or end of the collection "
+                                                f"(end_reason {COLLECTION_END})"),
+             f("end_reason", pa.string(), True, values=[*END_REASON_NAMES[1:], COLLECTION_END]),
+             f("final_obs", pa.list_(pa.float32(), obs_size), True,
+               meaning="the observation after an episode's last transition; null while it runs", unit=obs_meta)]
+    units = {"action": ACTION_COMPONENTS, **METRIC_UNITS}
+    meta = {"format": DATASET_FORMAT, "version": str(DATASET_VERSION), "paddock_ma.columns": json.dumps(units)}
+    if observation is not None:
+        meta["paddock_ma.obs"] = json.dumps(observation)
+    return pa.schema(cols, metadata=meta)
 
 
-def fragment_table(steps: list, controlled: tuple, obs_size: int, lo: int = 0, hi: int | None = None):
+def fragment_table(steps: list, controlled: tuple, obs_size: int, lo: int = 0, hi: int | None = None, *,
+                   schema=None, last_seq: int | None = None):
     """A pyarrow Table of one shard's ShardSteps ``steps`` (consecutive seqs), for its local worlds
-    ``lo:hi`` only (default: all), rows sorted by (world, driver index, seq)."""
+    ``lo:hi`` only (default: all), rows sorted by (world, driver index, seq). ``schema``: ``arrow_schema``'s
+    (default: without the observation entries). ``last_seq``: the collection's last step; its rows whose
+    episode goes on are truncated with end_reason ``collection-end`` and final_obs the next observation."""
     import pyarrow as pa
 
     k = len(controlled)
@@ -81,17 +361,25 @@ def fragment_table(steps: list, controlled: tuple, obs_size: int, lo: int = 0, h
     seq = np.broadcast_to(np.array([s.seq for s in steps], np.int32)[:, None, None], (n_steps, w, k))
     world = np.broadcast_to(steps[0].worlds[lo:hi].astype(np.int32)[None, :, None], (n_steps, w, k))
     drv = np.broadcast_to(np.arange(k)[None, None, :], (n_steps, w, k))
+    cut = np.array([s.seq == last_seq for s in steps])            # [S]: the collection's last step
+
+    def ended(s):
+        return s.arrays["terminated"] | s.arrays["truncated"]
+
+    def final_of(s):
+        final = s.arrays["final_obs"] if s.arrays["final_obs"] is not None else np.zeros_like(s.obs)
+        if s.seq == last_seq:           # cars still running: the observation after the last step
+            final = np.where(ended(s)[..., None], final, s.arrays["obs"])
+        return final
     obs = order(stack(lambda s: s.obs))
     action = order(stack(lambda s: s.arrays["action"]))
     metrics = order(stack(lambda s: s.arrays["metrics"]))
     term = order(stack(lambda s: s.arrays["terminated"]))
-    trunc = order(stack(lambda s: s.arrays["truncated"]))
+    done = order(stack(ended))
+    end_cut = order(np.broadcast_to(cut[:, None, None], (n_steps, w, k))) & ~done
     reason = order(stack(lambda s: s.arrays["end_reason"]))
-    final = order(stack(lambda s: s.arrays["final_obs"] if s.arrays["final_obs"] is not None
-                        else np.zeros_like(s.obs)))
-    done = term | trunc
-    rows = w * k * n_steps
-    names = np.array([None] + list(END_REASON_NAMES[1:]), dtype=object)
+    final = order(stack(final_of))
+    names = np.array([None] + list(END_REASON_NAMES[1:]) + [COLLECTION_END], dtype=object)
     cols = {
         "world": pa.array(order(world)), "driver": pa.array(np.array(controlled, dtype=object)[order(drv)]),
         "episode_id": pa.array(order(stack(lambda s: s.arrays["episode_id"])).astype(np.int32)),
@@ -102,48 +390,56 @@ def fragment_table(steps: list, controlled: tuple, obs_size: int, lo: int = 0, h
         "action": pa.FixedSizeListArray.from_arrays(pa.array(action.astype(np.float32).reshape(-1)), 3),
     }
     for j, m in enumerate(METRIC_NAMES):
-        cols[m] = pa.array(metrics[:, j].astype(np.float32))
+        col = metrics[:, j].astype(np.float32)
+        cols[m] = pa.array(col, mask=np.isnan(col) if m in NULLABLE_METRICS else None)
     cols["terminated"] = pa.array(term)
-    cols["truncated"] = pa.array(trunc)
-    cols["end_reason"] = pa.array(names[np.where(done, reason, 0)], pa.string())
+    cols["truncated"] = pa.array(order(stack(lambda s: s.arrays["truncated"])) | end_cut)
+    cols["end_reason"] = pa.array(names[np.where(end_cut, len(names) - 1, np.where(done, reason, 0))], pa.string())
     cols["final_obs"] = pa.FixedSizeListArray.from_arrays(pa.array(final.astype(np.float32).reshape(-1)), obs_size,
-                                                          mask=pa.array(~done))
-    return pa.table(cols, schema=_schema(obs_size))
-
-
-def write_parquet(table, path: Path) -> str:
-    """Write ``table`` to ``path`` (never overwriting different bytes); returns the SHA-256."""
-    import pyarrow.parquet as pq
-
-    tmp = path.with_name(path.name + ".partial")
-    pq.write_table(table, tmp, compression="zstd", compression_level=3, write_statistics=True,
-                   row_group_size=1 << 20)
-    digest = sha256_file(tmp)
-    if path.exists():
-        if sha256_file(path) != digest:
-            tmp.unlink()
-            raise CollectError(f"{path} exists with other bytes than this run regenerates; it was not written by "
-                               "this config and code: move it away or pass a new --out")
-        tmp.unlink()
-    else:
-        os.replace(tmp, path)
-    return digest
+                                                          mask=pa.array(~(done | end_cut)))
+    return pa.table(cols, schema=schema if schema is not None else arrow_schema(obs_size))
 
 
 class BlockWriter:
     """Cuts the shards' steps into the dataset's files: world block B of fragment F is written once every
     shard holding one of its worlds has ended fragment F; a shard's snapshot is saved (and its steps of F
     dropped) once every block of its worlds is written for F. Blocks already in the manifest (a resumed
-    run regenerating a fragment) are not written again."""
+    run regenerating a fragment) are not written again.
 
-    def __init__(self, out: Path, manifest: dict, cfg):
-        """``cfg``: the run's ``collect.CollectConfig`` (its shard layout, fragment and block sizes)."""
-        self.out, self.manifest, self.cfg = out, manifest, cfg
+    Commit order at a fragment end: the new data files, then the new snapshot files (each named by
+    shard and step, so an old one is never overwritten), then the manifest listing them, then the
+    snapshots it no longer lists are removed. The manifest's ``state`` maps each shard to its snapshot
+    file, step and SHA-256; it is emptied (and ``status`` set to ``complete``) with the last data file.
+    """
+
+    def __init__(self, out: Path, manifest: dict, cfg, disk: Disk | None = None):
+        """``cfg``: the run's ``collect.CollectConfig`` (its shard layout, fragment and block sizes).
+        ``manifest``: the run's (new, with no files yet, or resumed); a new one is sealed
+        (``provenance_sha256``) and committed here."""
+        self.out, self.manifest, self.cfg = Path(out), manifest, cfg
+        self.disk = disk or Disk()
         self.controlled = tuple(manifest["layout"]["controlled"])
         self.written = {(f["block"], f["fragment"]) for f in manifest["files"]}
         self.pending: dict[tuple, list] = {}        # (shard, fragment) -> its ShardSteps
         self.snapshots: dict[tuple, dict] = {}      # (shard, fragment) -> the snapshot at its end
         self.new_rows = 0
+        self.num_blocks = -(-cfg.total_worlds // cfg.file_worlds)
+        self.num_fragments = -(-cfg.steps // cfg.fragment_steps)
+        self.schema = None
+        manifest.setdefault("state", {})
+        if "provenance_sha256" not in manifest:
+            if manifest["files"] or manifest["state"]:
+                raise CollectError(f"--out: {self.out / MANIFEST} has files but no provenance_sha256; it was "
+                                   "edited: pass a new --out")
+            manifest["provenance_sha256"] = provenance_sha256(manifest)
+            self.commit()
+        elif manifest["provenance_sha256"] != provenance_sha256(manifest):
+            raise CollectError(f"--out: {self.out / MANIFEST}: its config, env, seeds or layout were edited "
+                               "(provenance_sha256 does not match); pass a new --out")
+
+    def commit(self) -> None:
+        """Make the in-memory manifest the directory's (the one commit point)."""
+        write_json_atomic(self.out / MANIFEST, self.manifest, self.disk)
 
     # worlds: shard s holds [s * W, (s + 1) * W); block b holds [b * FW, min((b + 1) * FW, N))
     def _block_range(self, b: int) -> tuple[int, int]:
@@ -159,13 +455,20 @@ class BlockWriter:
         return range(lo // self.cfg.worlds_per_shard, (hi - 1) // self.cfg.worlds_per_shard + 1)
 
     def resume_docs(self) -> dict:
-        """``{shard: snapshot doc}`` of the shards an interrupted run saved; CollectError if the directory
-        does not agree with its manifest."""
-        docs = {}
-        for s in range(self.cfg.num_shards):
-            path = self.out / "state" / f"shard-{s:04d}.json"
-            if not path.exists():
-                continue
+        """``{shard: snapshot doc}`` of the snapshots the manifest lists; removes what an interrupted run
+        left unlisted under ``_run`` (temporaries, snapshots of an uncommitted fragment). CollectError if
+        the directory does not agree with its manifest."""
+        docs, listed = {}, set()
+        state = self.manifest.get("state")
+        if not isinstance(state, dict):
+            raise CollectError(f"{self.out / MANIFEST}: state is {state!r}, not a mapping; the manifest was "
+                               "edited: pass a new --out")
+        for key, entry in sorted(state.items()):
+            path = self.out / str(entry.get("path", "")) if isinstance(entry, dict) else None
+            if path is None or not key.isdigit() or not path.is_file() or sha256_file(path) != entry.get("sha256"):
+                raise CollectError(f"{self.out / MANIFEST}: state of shard {key} ({entry!r}) is missing or not the "
+                                   "file the manifest lists; the directory was modified: pass a new --out")
+            s = int(key)
             doc = json.loads(path.read_text())
             seq = doc.get("seq")
             done = -(-seq // self.cfg.fragment_steps) if isinstance(seq, int) else -1
@@ -173,10 +476,16 @@ class BlockWriter:
                 raise CollectError(f"{path}: at step {seq}, but the manifest does not list every file of this shard's "
                                    "worlds up to there; the directory was modified: pass a new --out")
             docs[s] = doc
+            listed.add(path.name)
+        for sub in ("state", "tmp"):
+            d = self.out / RUN_DIR / sub
+            for p in (d.iterdir() if d.is_dir() else ()):
+                if p.is_file() and not (sub == "state" and p.name in listed):
+                    self.disk.unlink(p)
         return docs
 
     def add(self, st) -> None:
-        """Take shard ``st.shard``'s step ``st.seq``; write what it completes."""
+        """Take shard ``st.shard``'s step ``st.seq``; write and commit what it completes."""
         cfg = self.cfg
         frag = (st.seq - 1) // cfg.fragment_steps
         self.pending.setdefault((st.shard, frag), []).append(st)
@@ -187,31 +496,58 @@ class BlockWriter:
             raise CollectError(f"shard {st.shard}: no snapshot at step {st.seq} (fragment end); fragment_steps must be "
                                "a multiple of snapshot_every")
         self.snapshots[(st.shard, frag)] = snap
-        touched = set()
+        touched, changed, superseded = set(), False, []
         for b in self.blocks_of_shard(st.shard):
             owners = self.shards_of_block(b)
             if (b, frag) not in self.written and all((s, frag) in self.snapshots for s in owners):
                 self._write_block(b, frag)
+                changed = True
             touched.update(owners)
         for s in sorted(touched):
             if (s, frag) in self.snapshots and all((b, frag) in self.written for b in self.blocks_of_shard(s)):
-                write_json_atomic(self.out / "state" / f"shard-{s:04d}.json", self.snapshots.pop((s, frag)))
+                superseded.append(self._save_state(s, self.snapshots.pop((s, frag))))
                 self.pending.pop((s, frag), None)
-        write_json_atomic(self.out / MANIFEST, self.manifest)
+                changed = True
+        if len(self.written) == self.num_blocks * self.num_fragments and self.manifest["status"] != "complete":
+            superseded += list(self.manifest["state"].values())          # the last file: nothing left to resume
+            self.manifest["state"] = {}
+            self.manifest["status"] = "complete"
+            changed = True
+        if changed:
+            self.commit()
+            for old in superseded:
+                if old is not None:
+                    self.disk.unlink(self.out / old["path"])
+
+    def _save_state(self, s: int, doc: dict) -> dict | None:
+        """Write shard ``s``'s snapshot ``doc`` to its own file and list it in the (uncommitted) manifest;
+        returns the entry it supersedes."""
+        data = canonical_json(doc)
+        rel = f"{RUN_DIR}/state/shard-{s:04d}-seq-{doc['seq']:09d}.json"
+        old = self.manifest["state"].get(str(s))
+        if old is not None and old["path"] == rel:
+            return None
+        commit_bytes(self.out / rel, data, self.disk)
+        self.manifest["state"][str(s)] = {"path": rel, "seq": doc["seq"], "sha256": hashlib.sha256(data).hexdigest()}
+        return old
 
     def _write_block(self, b: int, frag: int) -> None:
         import pyarrow as pa
 
         lo, hi = self._block_range(b)
         w = self.cfg.worlds_per_shard
+        if self.schema is None:
+            obs_size = self.pending[(self.shards_of_block(b)[0], frag)][0].obs.shape[-1]
+            self.schema = arrow_schema(obs_size, observation_entries(self.manifest["env_config"]))
         tables = []
         for s in self.shards_of_block(b):
             steps = self.pending[(s, frag)]
             tables.append(fragment_table(steps, self.controlled, steps[0].obs.shape[-1],
-                                         max(lo, s * w) - s * w, min(hi, (s + 1) * w) - s * w))
+                                         max(lo, s * w) - s * w, min(hi, (s + 1) * w) - s * w,
+                                         schema=self.schema, last_seq=self.cfg.steps))
         table = pa.concat_tables(tables).combine_chunks()     # one chunk: the bytes do not depend on the shards
-        rel = f"data/block-{b:04d}-frag-{frag:06d}.parquet"
-        digest = write_parquet(table, self.out / rel)
+        rel = f"{DATA_DIR}/block-{b:04d}-frag-{frag:06d}.parquet"
+        digest = write_parquet(table, self.out / rel, self.disk)
         steps = self.pending[(self.shards_of_block(b)[0], frag)]
         self.manifest["files"].append({"path": rel, "block": b, "worlds": [lo, hi], "fragment": frag,
                                        "seq_from": steps[0].seq, "seq_to": steps[-1].seq, "rows": table.num_rows,
@@ -221,36 +557,198 @@ class BlockWriter:
         self.new_rows += table.num_rows
 
 
-def verify(path) -> list[str]:
-    """Check a dataset directory; returns the problems found (empty when it is clean), first problem first.
+# -- verify ----------------------------------------------------------------------------------------------
+@dataclass
+class Verdict:
+    """What ``inspect`` found. ``problems``: how the directory differs from what its manifest says (first
+    problem first; empty when untouched); ``complete``: every file of the config is there; ``expected`` /
+    ``present``: ``{"steps", "rows", "files"}`` (steps: every world's); ``resume``: how to finish an
+    incomplete run; ``uncommitted``: data files an interrupted run wrote before its manifest listed them
+    (a resume keeps them if it regenerates the same bytes)."""
+    problems: list = field(default_factory=list)
+    complete: bool = False
+    expected: dict = field(default_factory=dict)
+    present: dict = field(default_factory=dict)
+    resume: str | None = None
+    uncommitted: list = field(default_factory=list)
 
-    Checks: the manifest reads; every listed file exists with its SHA-256 and row count and no data file
-    is unlisted; every (world, driver, episode, episode step) appears exactly once; each car's seqs are
-    1..N without a gap; each episode's steps are contiguous from 1 and an episode only follows one that
-    ended (terminated or truncated); a complete run has steps x worlds x drivers rows.
+    @property
+    def exit_code(self) -> int:
+        """``VERIFY_OK`` (complete and untouched), ``VERIFY_PROBLEM`` or ``VERIFY_INCOMPLETE``."""
+        return VERIFY_PROBLEM if self.problems else VERIFY_OK if self.complete else VERIFY_INCOMPLETE
+
+    def incomplete_message(self) -> str:
+        e, p = self.expected, self.present
+        return (f"incomplete: an interrupted run ({p.get('steps')} of {e.get('steps')} steps, {p.get('rows'):,} of "
+                f"{e.get('rows'):,} rows, {p.get('files')} of {e.get('files')} files"
+                + (f"; {len(self.uncommitted)} more written but not yet committed" if self.uncommitted else "")
+                + f"), consistent as far as it goes; to finish it: {self.resume}")
+
+
+def resume_command(manifest: dict, root) -> str:
+    """The command (or call) that resumes the run of ``manifest`` in ``root``."""
+    c, layout = manifest.get("config", {}), (manifest.get("run") or {}).get("layout") or {}
+    if c.get("env_overrides") or c.get("reset_placement") != "random" or c.get("start_placement") != "random":
+        return (f"call paddock_ma.distributed.collect.collect(CollectConfig(...), {str(root)!r}) with the same config "
+                "(its env_overrides / placements are not command-line options; see config in the manifest)")
+    return (f"paddock-ma collect --env {c.get('env')} --shards {layout.get('num_shards')} --worlds-per-shard "
+            f"{layout.get('worlds_per_shard')} --steps {c.get('steps')} --seed {c.get('seed')} --policy "
+            f"{c.get('policy')} --fragment-steps {c.get('fragment_steps')} --snapshot-every "
+            f"{layout.get('snapshot_every')} --file-worlds {c.get('file_worlds')} --out {root} [--address ...]")
+
+
+class _Bad(Exception):
+    """A manifest that does not have the shape of one (caught by ``inspect``)."""
+
+
+def _need(ok, message: str) -> None:
+    if not ok:
+        raise _Bad(message)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_shape(m: dict) -> None:
+    """Raise _Bad naming the first manifest field that is missing or of the wrong type."""
+    for key, typ in (("format_version", int), ("config", dict), ("env_config", dict), ("config_hash", str),
+                     ("provenance_sha256", str), ("seeds", dict), ("layout", dict), ("files", list),
+                     ("status", str)):
+        _need(isinstance(m.get(key), typ) and not isinstance(m.get(key), bool),
+              f"manifest: {key} is {m.get(key)!r}; expected a {typ.__name__} (the manifest was edited or truncated)")
+    _need(m["format_version"] == DATASET_VERSION, f"manifest: format_version {m['format_version']}; this paddock_ma "
+          f"reads version {DATASET_VERSION} (use the paddock_ma that wrote it)")
+    _need(m["status"] in ("running", "complete"), f"manifest: status {m['status']!r}; expected running or complete")
+    c, lay = m["config"], m["layout"]
+    for key in ("steps", "fragment_steps", "file_worlds", "total_worlds", "seed"):
+        _need(_is_int(c.get(key)) and c[key] >= (0 if key == "seed" else 1),
+              f"manifest: config.{key} is {c.get(key)!r}; expected a positive integer")
+    _need(isinstance(lay.get("controlled"), list) and lay["controlled"]
+          and all(isinstance(d, str) for d in lay["controlled"]),
+          f"manifest: layout.controlled is {lay.get('controlled')!r}; expected the controlled drivers' ids")
+    state = m.get("state", {})
+    _need(isinstance(state, dict), f"manifest: state is {state!r}; expected a mapping")
+    for i, f in enumerate(m["files"]):
+        _need(isinstance(f, dict), f"manifest: files[{i}] is {f!r}; expected an object")
+        for key in ("block", "fragment", "seq_from", "seq_to", "rows"):
+            _need(_is_int(f.get(key)) and f[key] >= 0, f"manifest: files[{i}].{key} is {f.get(key)!r}; expected an "
+                  "integer >= 0")
+        for key in ("path", "sha256"):
+            _need(isinstance(f.get(key), str), f"manifest: files[{i}].{key} is {f.get(key)!r}; expected a string")
+
+
+def inspect(path) -> Verdict:
+    """Check a dataset directory: is it untouched (``problems``), and is it complete? Never raises.
+
+    Checks: the manifest reads and has its shape; its provenance (config, env config, seeds, layout,
+    versions) hashes to ``config_hash`` and ``provenance_sha256``; every listed file exists with its
+    SHA-256 and row count, under the name, worlds and steps its block and fragment give; nothing else
+    is in the directory (anything under data/ that is not listed, anything beside data/, _manifest.json
+    and _run/; an interrupted run's unlisted files of its next fragments are reported as uncommitted);
+    every (world, driver, episode, episode step) appears once; each car's seqs are 1..N without a gap; each episode's steps are
+    contiguous from 1 and an episode only follows one that ended; in a complete run every car's last row
+    ends its episode, and there are steps x worlds x drivers rows.
     """
+    try:
+        return _inspect(Path(path))
+    except Exception as exc:  # noqa: BLE001 - a verdict, never a traceback: any surprise is a problem
+        return Verdict([f"{path}: cannot be checked ({type(exc).__name__}: {exc})"])
+
+
+def verify(path) -> list[str]:
+    """The problems of dataset ``path``, first problem first; empty only when it is complete and untouched
+    (an incomplete run gives one line with expected vs present and how to resume; ``inspect`` tells it apart)."""
+    v = inspect(path)
+    if v.problems:
+        return v.problems
+    return [] if v.complete else [v.incomplete_message()]
+
+
+def _inspect(root: Path) -> Verdict:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    root = Path(path)
     mpath = root / MANIFEST
-    if not mpath.exists():
-        return [f"{mpath}: missing (not a dataset directory)"]
+    if not root.is_dir():
+        return Verdict([f"{root}: not a directory"])
+    if not mpath.is_file():
+        return Verdict([f"{mpath}: missing (not a dataset directory"
+                        + ("; it holds a manifest.json of an older paddock_ma format)" if (root / "manifest.json")
+                           .exists() else ")")])
     try:
-        manifest = json.loads(mpath.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        return [f"{mpath}: unreadable ({exc})"]
-    if manifest.get("format") != DATASET_FORMAT:
-        return [f"{mpath}: format {manifest.get('format')!r}, expected {DATASET_FORMAT!r}"]
-    problems = []
-    listed = {f["path"] for f in manifest["files"]}
-    on_disk = {f"data/{p.name}" for p in (root / "data").glob("*.parquet")} if (root / "data").is_dir() else set()
-    for extra in sorted(on_disk - listed):
-        problems.append(f"{extra}: a data file the manifest does not list")
-    cols = ("world", "driver", "episode_id", "episode_step", "seq", "terminated", "truncated")
+        m = json.loads(mpath.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return Verdict([f"{mpath}: unreadable ({exc})"])
+    if not isinstance(m, dict) or m.get("format") != DATASET_FORMAT:
+        return Verdict([f"{mpath}: format {m.get('format') if isinstance(m, dict) else m!r}, expected {DATASET_FORMAT!r}"])
+    try:
+        _check_shape(m)
+    except _Bad as exc:
+        return Verdict([str(exc)])
+    c, lay, files = m["config"], m["layout"], m["files"]
+    controlled = lay["controlled"]
+    k = len(controlled)
+    n_blocks = -(-c["total_worlds"] // c["file_worlds"])
+    n_frags = -(-c["steps"] // c["fragment_steps"])
+    v = Verdict(expected={"steps": c["steps"], "rows": c["steps"] * c["total_worlds"] * k,
+                          "files": n_blocks * n_frags}, resume=resume_command(m, root))
+    problems = v.problems
+    # provenance
+    if m["config_hash"] != config_hash(c, m["env_config"], m["format_version"]):
+        problems.append("manifest: config_hash does not hash config and env_config (the config or env was edited)")
+    if m["provenance_sha256"] != provenance_sha256(m):
+        problems.append(f"manifest: provenance_sha256 does not hash {', '.join(PROVENANCE_KEYS)} (one was edited)")
+    for what, got, want in (("seeds.root", m["seeds"].get("root"), c["seed"]),
+                            ("layout.total_worlds", lay.get("total_worlds"), c["total_worlds"]),
+                            ("layout.file_worlds", lay.get("file_worlds"), c["file_worlds"]),
+                            ("layout.controlled", controlled, m["env_config"].get("controlled_drivers", controlled))):
+        if got != want:
+            problems.append(f"manifest: {what} is {got!r} but the config says {want!r} (the manifest was edited)")
+    # the directory holds the listed files and nothing else
+    listed = {f["path"] for f in files}
+    if len(listed) != len(files):
+        problems.append("manifest: files lists a path twice")
+    for p in sorted(root.iterdir()):
+        if p.name not in (MANIFEST, RUN_DIR, DATA_DIR):
+            problems.append(f"{p.name}: not part of the dataset (readers of the directory would take it for data); "
+                            "remove it")
+    names = {f"{DATA_DIR}/block-{b:04d}-frag-{fr:06d}.parquet" for b in range(n_blocks) for fr in range(n_frags)}
+    for p in sorted((root / DATA_DIR).rglob("*")) if (root / DATA_DIR).is_dir() else ():
+        rel = p.relative_to(root).as_posix()
+        if p.is_dir():
+            problems.append(f"{rel}/: a folder in {DATA_DIR}/ (readers would take its files for data); remove it")
+        elif rel in names - listed and m["status"] == "running":
+            v.uncommitted.append(rel)       # written by an interrupted run before its manifest listed it
+        elif rel not in listed:
+            problems.append(f"{rel}: a file in {DATA_DIR}/ the manifest does not list (readers would take it for "
+                            "data); remove it")
+    state = m.get("state", {})
+    run_files = {p.relative_to(root).as_posix() for p in (root / RUN_DIR).rglob("*") if p.is_file()} \
+        if (root / RUN_DIR).is_dir() else set()
+    if m["status"] == "complete" and state:      # (unlisted files under _run/ are bookkeeping a kill right after
+        problems.append("manifest: complete but still lists shard snapshots (state)")   # completion left: not data)
+    for s, entry in sorted(state.items()):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or entry["path"] not in run_files:
+            problems.append(f"manifest: state of shard {s} names {entry!r}, which is not in {RUN_DIR}/state "
+                            "(the run cannot resume)")
+    # each listed file: its name, worlds and steps, then its bytes and rows
+    fs = c["fragment_steps"]
+    reach = {}                                  # block -> its fragments present
     parts = []
-    for f in manifest["files"]:
+    cols = ["world", "driver", "episode_id", "episode_step", "seq", "terminated", "truncated"]
+    for f in files:
+        b, fr = f["block"], f["fragment"]
+        lo, hi = b * c["file_worlds"], min((b + 1) * c["file_worlds"], c["total_worlds"])
+        seq_to = min((fr + 1) * fs, c["steps"])
+        want = {"path": f"{DATA_DIR}/block-{b:04d}-frag-{fr:06d}.parquet", "worlds": [lo, hi], "seq_from": fr * fs + 1,
+                "seq_to": seq_to, "rows": (hi - lo) * k * (seq_to - fr * fs)}
+        bad = [key for key, val in want.items() if f.get(key) != val]
+        if b >= n_blocks or fr >= n_frags or bad:
+            problems.append(f"manifest: {f['path']}: {', '.join(f'{key} {f.get(key)!r} (expected {want[key]!r})' for key in bad) or 'block or fragment out of range'}")
+            continue
         p = root / f["path"]
-        if not p.exists():
+        if not p.is_file():
             problems.append(f"{f['path']}: listed in the manifest but missing")
             continue
         digest = sha256_file(p)
@@ -261,19 +759,26 @@ def verify(path) -> list[str]:
         if meta.num_rows != f["rows"]:
             problems.append(f"{f['path']}: {meta.num_rows} rows, manifest says {f['rows']}")
             continue
-        parts.append(pq.read_table(p, columns=list(cols)))
+        parts.append(pq.read_table(p, columns=cols))
+        reach.setdefault(b, set()).add(fr)
     if problems:
-        return problems
-    import pyarrow as pa
-    if not parts:
-        return [] if manifest.get("status") != "complete" else ["manifest: complete but lists no files"]
+        return v
+    contiguous = [next((i for i in range(n_frags) if i not in reach.get(b, ())), n_frags) for b in range(n_blocks)]
+    v.present = {"steps": min(min(contiguous) * fs, c["steps"]), "rows": sum(f["rows"] for f in files),
+                 "files": len(files)}
+    v.complete = v.present["files"] == v.expected["files"]
+    if m["status"] == "complete" and not v.complete:
+        problems.append(f"manifest: complete but lists {len(files)} of the config's {v.expected['files']} files")
+    if not parts or problems:
+        return v
     t = pa.concat_tables(parts)
-    controlled = manifest["layout"]["controlled"]
     index = {d: i for i, d in enumerate(controlled)}
     world = t["world"].to_numpy().astype(np.int64)
     drv_names = t["driver"].to_pylist()
     if any(d not in index for d in set(drv_names)):
-        return [f"driver column: names {sorted(set(drv_names) - set(index))} are not the manifest's controlled drivers"]
+        problems.append(f"driver column: names {sorted(set(drv_names) - set(index))} are not the manifest's "
+                        "controlled drivers")
+        return v
     drv = np.array([index[d] for d in drv_names], np.int64)
     ep = t["episode_id"].to_numpy().astype(np.int64)
     es = t["episode_step"].to_numpy().astype(np.int64)
@@ -281,32 +786,39 @@ def verify(path) -> list[str]:
     done = t["terminated"].to_numpy(zero_copy_only=False) | t["truncated"].to_numpy(zero_copy_only=False)
     order = np.lexsort((seq, drv, world))
     world, drv, ep, es, seq, done = world[order], drv[order], ep[order], es[order], seq[order], done[order]
-    car = world * len(controlled) + drv
+    car = world * k + drv
     key = np.lexsort((es, ep, car))
     dup = (np.diff(car[key]) == 0) & (np.diff(ep[key]) == 0) & (np.diff(es[key]) == 0)
     if dup.any():
         i = key[np.argmax(dup)]
-        return [f"duplicate transition: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]}, step {es[i]}"]
+        problems.append(f"duplicate transition: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]}, "
+                        f"step {es[i]}")
+        return v
     same = np.diff(car) == 0
     first = np.concatenate([[True], ~same])
     bad = ~first & ((seq - np.roll(seq, 1)) != 1)
     bad |= first & (seq != 1)
     if bad.any():
         i = int(np.argmax(bad))
-        return [f"gap: world {world[i]}, driver {controlled[drv[i]]}: seq {seq[i]} follows "
-                f"{seq[i - 1] if not first[i] else 'nothing'} (expected {seq[i - 1] + 1 if not first[i] else 1})"]
+        problems.append(f"gap: world {world[i]}, driver {controlled[drv[i]]}: seq {seq[i]} follows "
+                        f"{seq[i - 1] if not first[i] else 'nothing'} (expected {seq[i - 1] + 1 if not first[i] else 1})")
+        return v
     prev_ep, prev_es, prev_done = np.roll(ep, 1), np.roll(es, 1), np.roll(done, 1)
     cont = ~first & (ep == prev_ep) & (es != prev_es + 1)
     new_ep = ~first & (ep != prev_ep) & ((es != 1) | ~prev_done | (ep < prev_ep))
     bad = cont | new_ep | (first & (es != 1) & (seq == 1))
     if bad.any():
         i = int(np.argmax(bad))
-        return [f"episode not contiguous: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]} step {es[i]} "
-                f"at seq {seq[i]} follows episode {prev_ep[i]} step {prev_es[i]}"
-                f"{' (which had not ended)' if not prev_done[i] and ep[i] != prev_ep[i] else ''}"]
-    if manifest.get("status") == "complete":
-        c = manifest["config"]
-        want = c["steps"] * manifest["layout"]["total_worlds"] * len(controlled)
-        if len(seq) != want:
-            return [f"row count: {len(seq)} rows, a complete run of this config has {want}"]
-    return []
+        problems.append(f"episode not contiguous: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]} step "
+                        f"{es[i]} at seq {seq[i]} follows episode {prev_ep[i]} step {prev_es[i]}"
+                        f"{' (which had not ended)' if not prev_done[i] and ep[i] != prev_ep[i] else ''}")
+        return v
+    if v.complete:
+        if len(seq) != v.expected["rows"]:
+            problems.append(f"row count: {len(seq)} rows, a complete run of this config has {v.expected['rows']}")
+        last = seq == c["steps"]
+        if not done[last].all():
+            i = int(np.flatnonzero(last & ~done)[0])
+            problems.append(f"world {world[i]}, driver {controlled[drv[i]]}: its last row (seq {seq[i]}) does not end "
+                            f"its episode (expected truncated, end_reason {COLLECTION_END})")
+    return v

@@ -115,7 +115,7 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .collect import CollectConfig, CollectError, collect, verify
+    from .collect import MANIFEST, CollectConfig, CollectError, collect, verify
 
     console = Console()
     _compile_ahead(console)
@@ -152,7 +152,7 @@ def main(argv=None) -> int:
             ("verify", ("ok" if not problems else f"FAILED: {problems[0]}") + f" ({verify_s:.1f} s)")):
         table.add_row(what, value)
     console.print(table)
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = json.loads((out / MANIFEST).read_text())
     trajectories, same = {}, True
     for world in range(min(args.replay_worlds, manifest["layout"]["total_worlds"])):
         rows = pq.read_table(out / "data", columns=["world", "seq", "driver", "obs", "action"],

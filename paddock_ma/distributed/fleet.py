@@ -25,9 +25,19 @@ Shards are ``ShardCore`` actors, or actors of a subclass given as ``shard_cls`` 
 ``placement`` (a subclass may override it: ``testing.PinnedFleet``).
 
 A shard whose code fingerprint (``shard.code_fingerprint``) differs from the driver's is refused
-(``FleetError``). ``FleetError`` is also raised when a shard fails ``max_consecutive_failures`` times without a completed step
-in between, when no shard completes a step for ``2 * deadline_s`` (every shard keeps failing: raised
-within twice the deadline, never a hang), or when a replay does not reproduce its checksums.
+(``FleetError``). A replay that does not reproduce its checksums is a ``FleetError`` at once.
+
+Waiting for capacity: a lost node takes its shards with it, and a real cluster replaces it in minutes.
+The first replacement of a failed shard starts at once; after that, while the shard keeps failing (it
+cannot be placed, or dies again), it is retried with exponential backoff (``deadline_s`` doubled per
+attempt, at most 60 s), the shards that run go on, and a ``retry`` event (``on_event``) says which shard
+waits and for how long. ``FleetError`` (the run is resumable) comes only when a shard has failed
+``max_consecutive_failures`` times in a row and for longer than ``capacity_wait_s``, or when no shard
+has completed a step for ``capacity_wait_s`` (and ``2 * deadline_s``). A recovery (actor start,
+restore, replay) gets what a first start gets, ``start_timeout_s`` (at least ``2 * deadline_s``): a
+replacement's new worker process is slower than the first starts (Ray prestarts their workers),
+more so on a loaded machine, and a replacement that cannot be placed yet stays pending until Ray
+places it on a node that joins, which is waiting for capacity too.
 """
 
 from __future__ import annotations
@@ -66,13 +76,14 @@ class ShardFleet:
                  policy="builtin", resume: dict | None = None, shard_options: dict | None = None,
                  max_consecutive_failures: int = 3, shard_cls: type = ShardCore,
                  on_event: Callable[[dict], None] | None = None,
-                 pipeline_depth: int = 1, rebalance_every_s: float | None = 5.0):
+                 pipeline_depth: int = 1, rebalance_every_s: float | None = 5.0, capacity_wait_s: float = 600.0):
         for name, value in (("num_shards", num_shards), ("worlds_per_shard", worlds_per_shard),
                             ("snapshot_every", snapshot_every), ("max_consecutive_failures", max_consecutive_failures)):
             check_integer(value, name, low=1)
         seed = check_seed(seed)
-        if not deadline_s > 0 or not start_timeout_s > 0:
-            raise ValueError(f"deadline_s / start_timeout_s: got {deadline_s!r} / {start_timeout_s!r}; expected > 0")
+        if not deadline_s > 0 or not start_timeout_s > 0 or not 0 < capacity_wait_s < float("inf"):
+            raise ValueError(f"deadline_s / start_timeout_s / capacity_wait_s: got {deadline_s!r} / "
+                             f"{start_timeout_s!r} / {capacity_wait_s!r}; expected finite seconds > 0")
         if not (isinstance(shard_cls, type) and issubclass(shard_cls, ShardCore)):
             raise ValueError(f"shard_cls: got {shard_cls!r}; expected ShardCore or a subclass of it")
         self.config = resolve_config_dict(config)      # a catalogue env id or a config dict, checked here
@@ -107,6 +118,9 @@ class ShardFleet:
         self._affinity: dict[int, str] = {}     # shard -> node its next incarnation is placed on (a move)
         self._moves: dict[int, str] = {}        # shard -> node it is moving to, until it has started
         self._no_room: set[str] = set()         # nodes a moved shard could not be placed on
+        self.capacity_wait_s = float(capacity_wait_s)
+        self._failing_since: dict[int, float] = {}   # shard -> when its current run of failures began
+        self._retry_at: dict[int, float] = {}        # shard -> when its next attempt starts (backoff)
 
     # -- bookkeeping -------------------------------------------------------------------------------
     @property
@@ -155,6 +169,10 @@ class ShardFleet:
             refs.append(sh.actor.step.remote(seq, actions, False, *self._reset_args(resets)))
         sh.pending, sh.kind, sh.budget = refs, "start", timeout
         sh.deadline = time.monotonic() + timeout
+
+    def _recovery_timeout(self) -> float:
+        """Seconds a replacement may take to start, restore and replay (see the module docstring)."""
+        return max(2 * self.deadline_s, self.start_timeout_s)
 
     def _fill(self, sh: ShardRecord) -> None:
         """Submit steps until ``pipeline_depth`` are in flight (or the run's last step is); a new head
@@ -242,12 +260,25 @@ class ShardFleet:
 
     def _fail(self, sh: ShardRecord, reason: str) -> None:
         sh.consecutive_failures += 1
+        now = time.monotonic()
+        since = self._failing_since.setdefault(sh.index, now)
         self._event("failure", sh.index, reason=reason, seq=sh.seq, incarnation=sh.incarnation, pid=sh.pid)
         self._kill(sh)
-        if sh.consecutive_failures >= self.max_consecutive_failures:
-            raise FleetError(f"shard {sh.index} failed {sh.consecutive_failures} times in a row (last: {reason}); "
+        if sh.consecutive_failures >= self.max_consecutive_failures and now - since > self.capacity_wait_s:
+            raise FleetError(f"shard {sh.index} failed {sh.consecutive_failures} times in a row over "
+                             f"{now - since:.0f} s (capacity_wait_s {self.capacity_wait_s:.0f}; last: {reason}); "
                              "check the cluster's health and the shard's logs", self.events)
-        self._start_chain(sh, 2 * self.deadline_s)
+        if sh.consecutive_failures == 1:
+            self._replace(sh)
+            return
+        delay = min(self.deadline_s * 2 ** (sh.consecutive_failures - 2), 60.0)
+        self._retry_at[sh.index] = now + delay
+        self._event("retry", sh.index, attempt=sh.consecutive_failures, delay_s=round(delay, 1),
+                    failing_s=round(now - since, 1), give_up_s=self.capacity_wait_s)
+
+    def _replace(self, sh: ShardRecord) -> None:
+        self._retry_at.pop(sh.index, None)
+        self._start_chain(sh, self._recovery_timeout())
         self._event("replace", sh.index, incarnation=sh.incarnation, restore_seq=sh.snap_seq,
                     replay=sh.seq - sh.snap_seq)
 
@@ -278,7 +309,7 @@ class ShardFleet:
         self._event("move", sh.index, from_node=sh.node_id, to_node=target, seq=sh.seq)
         self._kill(sh)
         self._affinity[sh.index] = self._moves[sh.index] = target
-        self._start_chain(sh, 2 * self.deadline_s)
+        self._start_chain(sh, self._recovery_timeout())
 
     # -- results -----------------------------------------------------------------------------------
     def _finish_start(self, sh: ShardRecord, results: list) -> None:
@@ -317,6 +348,7 @@ class ShardFleet:
             sh.snap, sh.snap_seq = arrays["snapshot"], seq
             sh.history = {s: v for s, v in sh.history.items() if s > seq}
         sh.consecutive_failures = 0
+        self._failing_since.pop(sh.index, None)
         self.steps_done += 1
         return out
 
@@ -336,24 +368,30 @@ class ShardFleet:
         # the no-progress watchdog runs once every shard has started
         starting = any(sh.kind == "start" and sh.pending for sh in self.shards)
         self._last_progress = None if starting else time.monotonic()
+        give_up = max(2 * self.deadline_s, self.capacity_wait_s)
         while True:
+            now = time.monotonic()
+            for index, at in sorted(self._retry_at.items()):       # backed-off retries that are due
+                if now >= at:
+                    self._replace(self.shards[index])
             live = [sh for sh in self.shards if sh.pending]
             if not live:
                 if all(sh.seq >= steps for sh in self.shards):
                     return
                 for sh in self.shards:    # shards that finished starting but have not stepped yet
-                    if sh.seq < steps and not sh.pending:
+                    if sh.seq < steps and not sh.pending and sh.index not in self._retry_at:
                         self._fill(sh)
+                if self._retry_at and not any(sh.pending for sh in self.shards):
+                    time.sleep(max(0.0, min(self._retry_at.values()) - time.monotonic()))
                 continue
-            now = time.monotonic()
-            if (self._last_progress is not None and now - self._last_progress > 2 * self.deadline_s
+            if (self._last_progress is not None and now - self._last_progress > give_up
                     and not self._any_ready(live)):
-                raise FleetError(f"no shard completed a step in {2 * self.deadline_s:.1f} s (2 x deadline_s); "
+                raise FleetError(f"no shard completed a step in {give_up:.0f} s (capacity_wait_s); "
                                  f"{len(self.failures)} failures so far: the cluster cannot run these shards",
                                  self.events)
-            next_deadline = min(sh.deadline for sh in live)
+            next_deadline = min([sh.deadline for sh in live] + list(self._retry_at.values()))
             if self._last_progress is not None:
-                next_deadline = min(next_deadline, self._last_progress + 2 * self.deadline_s)
+                next_deadline = min(next_deadline, self._last_progress + give_up)
             # a start chain is done when its last call is; step calls finish in order: watch the first
             by_ref = {(sh.pending[-1] if sh.kind == "start" else sh.pending[0]): sh for sh in live}
             ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=max(0.0, next_deadline - now))

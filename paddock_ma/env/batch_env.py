@@ -435,19 +435,24 @@ class BatchEnv:
         self._require_reset()
         return self.state.checksums()
 
-    def snapshot(self) -> dict:
+    def snapshot(self, key: bytes | None = None) -> dict:
+        """The worlds' state as a JSON-safe, checksummed document (``WorldState.snapshot``); with ``key``
+        (bytes) it carries an HMAC-SHA-256 a ``restore(doc, key=...)`` requires (for untrusted transports:
+        the checksums detect accidents, not forgeries)."""
         self._require_reset()
-        return self.state.snapshot()
+        return self.state.snapshot(key)
 
-    def restore(self, doc: dict) -> None:
+    def restore(self, doc: dict, key: bytes | None = None) -> None:
         """Restore a snapshot of this env's shape and track, into a reset env or a fresh one (which
-        then needs no reset); raises PaddockError(snapshot_rejected) and changes nothing on a bad one."""
+        then needs no reset); raises PaddockError(snapshot_rejected) naming the field and changes nothing
+        on a bad one (wrong format, track or shape, a checksum, a field out of its range, or with ``key``
+        a missing or wrong HMAC)."""
         from ..sim.core.state import SnapshotError
         try:
             if self.state is not None:
-                self.state.restore(doc)
+                self.state.restore(doc, key)
             else:
-                state = WorldState.from_snapshot(doc, self.track)
+                state = WorldState.from_snapshot(doc, self.track, key)
                 if (state.num_worlds, state.num_cars) != (self.num_worlds, len(self.driver_ids)):
                     raise SnapshotError(f"snapshot.shape: {state.num_worlds} worlds x {state.num_cars} cars cannot "
                                         f"restore into {self.num_worlds} worlds x {len(self.driver_ids)} cars")

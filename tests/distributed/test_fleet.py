@@ -72,30 +72,29 @@ def test_sigkilled_shards_are_replaced_and_resume_bit_exactly(baseline, env_conf
 
 
 def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_config, tmp_path):
-    t0 = time.monotonic()
     hang_once = FaultyShardCore.with_faults({1: {"hang_at_seq": 11}}, once_dir=tmp_path)    # its first life only
     seen, fleet = _run(env_config, deadline_s=3.0, shard_cls=hang_once)
     assert [e["reason"].split(":")[0] for e in fleet.failures] == ["deadline"]
     assert fleet.failures[0]["shard"] == 1
-    _same(baseline, seen)
-    assert time.monotonic() - t0 < 30
+    _same(baseline, seen)              # (how long the run took depends on the machine's load: not asserted)
 
 
 @pytest.mark.chaos
 @pytest.mark.parametrize("fault", [{"crash_at_seq": 4}, {"hang_at_seq": 4}], ids=["crash", "hang"])
-def test_every_shard_failing_raises_fleet_error_within_twice_the_deadline(ray_local, env_config, fault):
-    deadline = 2.0
+def test_every_shard_failing_raises_fleet_error_after_the_capacity_wait(ray_local, env_config, fault):
+    deadline, wait = 2.0, 30.0
     always = FaultyShardCore.with_faults({0: fault, 1: fault})        # in every incarnation
     fleet = ShardFleet(env_config, 2, 2, seed=5, deadline_s=deadline, snapshot_every=2, policy="random",
-                       shard_cls=always, max_consecutive_failures=50)
+                       shard_cls=always, max_consecutive_failures=50, capacity_wait_s=wait)
     last = None
     with pytest.raises(FleetError) as err:
         for st in fleet.run(STEPS):
             last = time.monotonic()
     elapsed = time.monotonic() - last
     fleet.shutdown()
-    assert elapsed <= 2 * deadline + 1.5, f"FleetError {elapsed:.1f} s after the last step (deadline {deadline} s)"
-    assert "2 x deadline_s" in str(err.value) and err.value.events
+    assert elapsed >= wait, f"FleetError {elapsed:.1f} s after the last step, before the capacity wait ({wait} s)"
+    assert "(capacity_wait_s)" in str(err.value) and err.value.events       # never a hang: it did end
+    assert any(e["kind"] == "retry" for e in err.value.events)              # retried with backoff meanwhile
 
 
 def test_failure_types_include_errors_that_are_not_ray_actor_errors():
@@ -133,7 +132,7 @@ def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ra
 
 @pytest.mark.chaos
 def test_shards_that_cannot_start_or_run_other_code_raise_fleet_error(ray_local, env_config):
-    fleet = ShardFleet(env_config, 2, 1, seed=5, deadline_s=3.0, max_consecutive_failures=2,
+    fleet = ShardFleet(env_config, 2, 1, seed=5, deadline_s=3.0, max_consecutive_failures=2, capacity_wait_s=0.1,
                        shard_cls=FaultyShardCore.with_faults({0: {"fail_on_start": True}}))
     with pytest.raises(FleetError, match="shard 0 failed 2 times in a row"):
         list(fleet.run(5))

@@ -32,7 +32,7 @@ def test_launcher_starts_nodes_and_stops_exactly_its_processes(tmp_path):
                  "print(json.dumps(sorted(k for n in ray.nodes() if n['Alive'] for k in n['Resources'] "
                  "if k in ('head', 'node1', 'worker'))))" % cluster.address)
         out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60,
-                             env=dict(os.environ, RAY_AUTH_MODE="disabled"))
+                             env=dict(os.environ, **cluster.client_env()))
         assert json.loads(out.stdout.strip().splitlines()[-1]) == ["head", "node1", "worker"], out.stderr[-2000:]
     finally:
         pids = lc.LocalCluster.load(tmp_path / "c").stop() if (tmp_path / "c" / "cluster.json").exists() else []
@@ -59,3 +59,66 @@ def test_launcher_rejects_bad_values(tmp_path):
         lc.LocalCluster(base_port=80, state_dir=tmp_path)
     with pytest.raises(lc.LocalClusterError, match="does not exist"):
         lc.LocalCluster.load(tmp_path / "nothing")
+
+
+def _listening(pids) -> dict:
+    """``{port: [addresses]}`` of the TCP sockets in LISTEN state owned by ``pids`` (from /proc)."""
+    import ipaddress
+    inodes = set()
+    for pid in pids:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                link = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if link.startswith("socket:["):
+                    inodes.add(link[8:-1])
+        except OSError:
+            continue
+    out = {}
+    for table, v6 in (("/proc/net/tcp", False), ("/proc/net/tcp6", True)):
+        for line in Path(table).read_text().splitlines()[1:]:
+            f = line.split()
+            if f[3] != "0A" or f[9] not in inodes:
+                continue
+            hexaddr, hexport = f[1].split(":")
+            raw = bytes.fromhex(hexaddr)
+            raw = b"".join(raw[i:i + 4][::-1] for i in range(0, len(raw), 4))    # /proc prints host-order words
+            addr = ipaddress.ip_address(raw)
+            if v6 and addr.ipv4_mapped:
+                addr = addr.ipv4_mapped
+            out.setdefault(int(hexport, 16), []).append(addr)
+    return out
+
+
+def test_launcher_cluster_requires_its_token_and_opens_only_its_own_ports(tmp_path):
+    """Ray 2.60 cannot keep its gRPC servers on loopback (see local_cluster.py), so: what listens beyond
+    loopback is only the launcher's own port blocks (no default port shared by every cluster), and none
+    of it serves a client without the cluster's token."""
+    lc = load_launcher()
+    base = free_port_base(2)
+    cluster = lc.LocalCluster(num_workers=1, base_port=base, state_dir=tmp_path / "c", object_store_mb=80)
+    try:
+        cluster.start()
+        assert oct(os.stat(cluster.token_path).st_mode & 0o777) == "0o600"
+        probe = ("import ray; ray.init(address=%r, log_to_driver=False); "
+                 "print('joined', ray.get(ray.remote(lambda: 7).remote()))" % cluster.address)
+        ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, **cluster.client_env()))
+        assert "joined 7" in ok.stdout, ok.stderr[-2000:]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+        for mode in ("disabled", "token"):          # no token, and a token of its own (another cluster's)
+            other = dict(env, RAY_AUTH_MODE=mode)
+            if mode == "token":
+                (tmp_path / "wrong").write_text("0" * 64)
+                other["RAY_AUTH_TOKEN_PATH"] = str(tmp_path / "wrong")
+            refused = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                                     env=other)
+            assert refused.returncode != 0 and "joined" not in refused.stdout, (mode, refused.stdout)
+        pids = [p for n in cluster.nodes for p in lc._group_members(n.pid)]
+        listening = _listening(pids)
+        assert listening, "found no listening socket of the cluster's processes"
+        beyond = sorted(port for port, addrs in listening.items() if any(not a.is_loopback for a in addrs))
+        assert all(base <= port < base + 200 for port in beyond), (base, beyond)
+    finally:
+        cluster.stop()
+        import shutil
+        shutil.rmtree(cluster.ray_temp_dir, ignore_errors=True)

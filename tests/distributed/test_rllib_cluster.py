@@ -27,7 +27,7 @@ def test_rllib_example_trains_with_env_runners_on_two_nodes(tmp_path):
              "--iterations", "1", "--num-env-runners", "2", "--num-worlds", "1", "--train-batch", "200",
              "--minibatch", "100", "--rollout-fragment-length", "25", "--epochs", "1", "--few-rays",
              "--out", str(out)],
-            capture_output=True, text=True, timeout=600, env=dict(os.environ, RAY_AUTH_MODE="disabled"))
+            capture_output=True, text=True, timeout=600, env=dict(os.environ, **cluster.client_env()))
     finally:
         cluster.stop()
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -15,7 +15,14 @@ FNV-1a-64 over those bytes, computed in numba (per world or over the whole batch
 
 A snapshot is a JSON-safe document: a header (format, version, track fingerprint, shape, layout sizes)
 plus every array as base64 of its canonical bytes and an FNV-1a-64 over the whole payload, so a
-modified payload, another track or another format version is rejected on restore.
+modified payload, another track or another format version is rejected on restore. Every field is then
+checked against its range (``state_check``: codes, indices, flags, finite floats), so a document with
+recomputed checksums cannot put a state the kernels would index out of bounds with.
+
+The FNV checksums detect accidents (truncation, bit flips, another track), not forgeries: anyone can
+recompute them. For snapshots that cross an untrusted transport, ``snapshot(key=...)`` adds an
+HMAC-SHA-256 under a key the two ends share and ``from_snapshot(..., key=...)`` / ``restore(..., key=...)``
+refuse a document without a matching one.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import numpy as np
 
 from . import layout as L
 from .jit import allocating_kernel, kernel
+from .state_check import check_state
 
 SNAPSHOT_FORMAT = "paddock_ma.world-snapshot"
 SNAPSHOT_VERSION = 1
@@ -151,11 +159,12 @@ class WorldState:
         return sum(a.nbytes for a in self.arrays().values())
 
     # -- snapshots ---------------------------------------------------------------------------
-    def snapshot(self) -> dict:
-        """A JSON-safe, checksummed document of every state and parameter array."""
+    def snapshot(self, key: bytes | None = None) -> dict:
+        """A JSON-safe, checksummed document of every state and parameter array; with ``key`` (bytes),
+        also ``hmac``: HMAC-SHA-256 of the document under that key (see the module docstring)."""
         payload = {n: base64.b64encode(_canonical_bytes(a).tobytes()).decode("ascii")
                    for n, a in self.arrays().items()}
-        return {
+        doc = {
             "format": SNAPSHOT_FORMAT,
             "version": SNAPSHOT_VERSION,
             "track": track_fingerprint(self.track),
@@ -165,12 +174,21 @@ class WorldState:
             "arrays": payload,
             "payload_checksum": f"{_payload_checksum(payload):016x}",
         }
+        if key is not None:
+            doc["hmac"] = snapshot_hmac(doc, key)
+        return doc
 
     @classmethod
-    def from_snapshot(cls, doc: dict, track) -> "WorldState":
-        """Rebuild a WorldState from ``snapshot()``'s document; raises SnapshotError when it does not fit."""
+    def from_snapshot(cls, doc: dict, track, key: bytes | None = None) -> "WorldState":
+        """Rebuild a WorldState from ``snapshot()``'s document; raises SnapshotError when it does not fit.
+        ``key``: the document must carry a matching ``hmac`` (``snapshot(key=...)``)."""
         if not isinstance(doc, dict):
             raise SnapshotError(f"snapshot: expected a JSON object, got {type(doc).__name__}")
+        if key is not None:
+            import hmac as _hmac
+            if not isinstance(doc.get("hmac"), str) or not _hmac.compare_digest(doc["hmac"], snapshot_hmac(doc, key)):
+                raise SnapshotError("snapshot.hmac: missing or not made with this key; the snapshot was not written "
+                                    "by a holder of the key (or was modified): take it again with snapshot(key=...)")
         if doc.get("format") != SNAPSHOT_FORMAT:
             raise SnapshotError(f"snapshot.format: expected {SNAPSHOT_FORMAT!r}, got {doc.get('format')!r}")
         if doc.get("version") != SNAPSHOT_VERSION:
@@ -208,17 +226,33 @@ class WorldState:
         restored = cls(track, **arrays)
         if doc.get("state_checksum") != f"{restored.checksum():016x}":
             raise SnapshotError("snapshot.state_checksum: the restored state does not match its checksum")
+        bad = check_state(arrays, track)
+        if bad is not None:
+            raise SnapshotError(f"snapshot.{bad}: a state the simulation cannot run (the checksums only show the "
+                                "bytes are the ones written); take the snapshot again")
         return restored
 
-    def restore(self, doc: dict) -> None:
-        """Overwrite this state in place from a snapshot of the same shape (arrays keep identity)."""
-        other = WorldState.from_snapshot(doc, self.track)
+    def restore(self, doc: dict, key: bytes | None = None) -> None:
+        """Overwrite this state in place from a snapshot of the same shape (arrays keep identity); ``key``
+        as for ``from_snapshot``."""
+        other = WorldState.from_snapshot(doc, self.track, key)
         if (other.num_worlds, other.num_cars) != (self.num_worlds, self.num_cars):
             raise SnapshotError(
                 f"snapshot.shape: {other.num_worlds} worlds x {other.num_cars} cars cannot restore into "
                 f"{self.num_worlds} x {self.num_cars}")
         for name, arr in other.arrays().items():
             getattr(self, name)[...] = arr
+
+
+def snapshot_hmac(doc: dict, key: bytes) -> str:
+    """HMAC-SHA-256 (hex) under ``key`` of ``doc`` without its ``hmac`` entry (canonical JSON)."""
+    import hashlib
+    import hmac
+    import json
+    if not isinstance(key, (bytes, bytearray)) or not key:
+        raise SnapshotError(f"key: got {type(key).__name__}; expected non-empty bytes shared by both ends")
+    body = json.dumps({k: v for k, v in doc.items() if k != "hmac"}, sort_keys=True, separators=(",", ":"))
+    return hmac.new(bytes(key), body.encode(), hashlib.sha256).hexdigest()
 
 
 def _layout_sizes() -> dict:
