@@ -4,7 +4,7 @@ optional HMAC under a shared key for snapshots that cross an untrusted transport
 import numpy as np
 import pytest
 
-from env_helpers import config
+from tests.helpers.env import config
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.errors import PaddockError
 from paddock_ma.sim.core import layout as L
