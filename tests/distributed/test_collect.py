@@ -203,7 +203,7 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):
     assert code == 2 and "--out: cannot write to /proc/paddock-ma-never" in err
     with pytest.raises(CollectError, match="reset_placement: got 'teleport'; expected one of"):
         collect(_cfg(reset_placement="teleport"), tmp_path / "never", progress=False)
-    with pytest.raises(CollectError, match="--deadline: got inf"):
+    with pytest.raises(CollectError, match="deadline_s: got inf"):
         collect(_cfg(), tmp_path / "never", progress=False, deadline_s=float("inf"))
     assert not (tmp_path / "never").exists()
 
