@@ -15,7 +15,7 @@ _FIRST_RUN = """
 import numpy as np
 import paddock_ma
 from paddock_ma import catalog, warm
-from paddock_ma.sim import compile_status
+from paddock_ma.sim.core import compile_status
 for env_id in [e["id"] for e in catalog.list_envs()]:
     batch = paddock_ma.make(env_id, num_worlds=3)
     batch.reset(seed=3)
