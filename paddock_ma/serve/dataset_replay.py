@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..env.errors import INVALID_CONFIG, PaddockError
+from ..distributed.dataset import MANIFEST
 
 
 @dataclass
@@ -33,9 +34,9 @@ def load_dataset_world(root, world: int) -> DatasetWorld:
     import pyarrow.parquet as pq
     root = Path(root)
     try:
-        manifest = json.loads((root / "manifest.json").read_text())
+        manifest = json.loads((root / MANIFEST).read_text())
     except (OSError, ValueError) as exc:
-        raise PaddockError(INVALID_CONFIG, f"dataset: cannot read {root}/manifest.json: {exc}", "dataset") from None
+        raise PaddockError(INVALID_CONFIG, f"dataset: cannot read {root / MANIFEST}: {exc}", "dataset") from None
     total = manifest["layout"]["total_worlds"]
     if not 0 <= world < total:
         raise PaddockError(INVALID_CONFIG, f"world: got {world}; the dataset has worlds 0..{total - 1}", "world")

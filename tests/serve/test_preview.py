@@ -148,17 +148,19 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
 
         assert ask({"id": 1, "type": "reset", "options": {"seed": 3}})["ok"]
         drivers = ask({"id": 2, "type": "getActionSpec"})["result"]["controlledDrivers"]
+        step = {"type": "step", "actions": {d: {"steering": 0.0, "throttle": 0.7, "brake": 0.0} for d in drivers}}
         for i in range(12):
-            reply = ask({"id": 10 + i, "type": "step",
-                         "actions": {d: {"steering": 0.0, "throttle": 0.7, "brake": 0.0} for d in drivers}})
-            assert reply["ok"], reply
+            assert ask({"id": 10 + i, **step})["ok"]
+        # frames are published at most 10 times a second: a step a while after the others is published
+        time.sleep(0.3)
+        assert ask({"id": 30, **step})["ok"]
         frame = None
         for _ in range(100):                     # the newest frame reaches the child server shortly after
             frame = http("GET", f"http://127.0.0.1:{port}/preview/frame")[2]
-            if isinstance(frame, dict) and frame.get("snapshot", {}).get("step") == 12:
+            if isinstance(frame, dict) and frame.get("snapshot", {}).get("step") == 13:
                 break
             time.sleep(0.1)
-        assert frame["type"] == "preview:snapshot" and frame["snapshot"]["step"] == 12
+        assert frame["type"] == "preview:snapshot" and frame["snapshot"]["step"] == 13
     finally:
         proc.stdin.close()
         proc.wait(60)

@@ -290,10 +290,11 @@ class EnvConfig(ConfigSection):
 
 
 # Every name a config document may use, in Python spelling: the fields of every section, the legacy ray
-# keys, the refused PaddockJS options, ``track_seed``, and the ray channels (values that are names).
+# keys, the refused and the ignored PaddockJS options, ``track_seed``, and the ray channels (values
+# that are names).
 # ``from_wire`` renames a key only to one of these, so an unknown key is reported as it was written.
 CONFIG_NAMES = frozenset(section_names(EnvConfig) | set(LEGACY_RAY_KEYS) | set(UNSUPPORTED_PADDOCKJS_KEYS)
-                         | {"track_seed"} | set(RAY_CHANNELS))
+                         | set(IGNORED_PADDOCKJS_KEYS) | {"track_seed"} | set(RAY_CHANNELS))
 
 __all__ = [
     "COMPOUNDS", "CONFIG_NAMES", "DEFAULT_LOOKAHEAD_METERS", "MAX_LOOKAHEAD_METERS", "PRESETS", "PROFILES", "RAY_CHANNELS",
