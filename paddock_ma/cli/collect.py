@@ -64,7 +64,7 @@ def _seconds(text: str) -> float:
 
 def _stopped(out, why: str) -> str:
     """What a stopped run left and how to go on (from the directory's verdict)."""
-    from ..distributed.dataset import inspect
+    from ..distributed.verify import inspect
     v = inspect(out)
     if v.problems or not v.expected:
         return f"paddock-ma collect: {why}; {out}: {v.problems[0] if v.problems else 'nothing committed yet'}"
@@ -121,7 +121,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from ..distributed.dataset import VERIFY_INCOMPLETE, inspect
+    from ..distributed.verify import VERIFY_INCOMPLETE, inspect
 
     v = inspect(args.dir)
     if v.problems:

@@ -64,9 +64,10 @@ from ..env.seeding import check_seed
 from ..env.validation import check_integer, is_finite_number
 from .dataset import (  # noqa: F401 - verify and the format's names are part of this module's API
     DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, BlockWriter, CollectError, OutLock,
-    canonical_json, config_hash, create_dirs, fragment_table, provenance_sha256, unstarted, verify,
-    write_json_atomic, write_parquet,
+    canonical_json, config_hash, create_dirs, fragment_table, provenance_sha256, unstarted, write_json_atomic,
+    write_parquet,
 )
+from .verify import verify  # noqa: F401 - part of this module's API (collect, then verify)
 from .fleet import ShardFleet
 from .policies import PolicyError, resolve_policy
 from .shard import ShardCore, code_fingerprint
@@ -197,7 +198,7 @@ def _prepare_out(out: Path, manifest_base: dict) -> dict | None:
                                    f"that code (git commit {manifest.get('git_commit')}) or pass a new directory")
             if manifest.get("status") == "complete":
                 raise CollectError(f"out: {out} already holds this complete dataset; verify it "
-                                   "(dataset.verify) or pass a new directory")
+                                   "(verify.verify) or pass a new directory")
             if manifest.get("run", {}).get("layout") != manifest_base["run"]["layout"]:
                 theirs = manifest.get("run", {}).get("layout") or {}
                 raise CollectError(f"out: {out} holds a run of this dataset with another shard layout "

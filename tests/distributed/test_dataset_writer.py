@@ -17,9 +17,9 @@ import pytest
 
 from paddock_ma.distributed.collect import CollectConfig
 from paddock_ma.distributed.dataset import (
-    COLLECTION_END, DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, VERIFY_INCOMPLETE, CollectError,
-    OutLock, config_hash, inspect, verify,
+    COLLECTION_END, DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, CollectError, OutLock, config_hash,
 )
+from paddock_ma.distributed.verify import VERIFY_INCOMPLETE, inspect, verify
 
 from .conftest import ENV_ID, OVERRIDES
 from .writer_double import CountingDisk, run_writer

@@ -1,0 +1,284 @@
+"""``verify`` and ``inspect``: whether a dataset directory is complete and untouched (exit codes
+``VERIFY_OK`` 0, ``VERIFY_PROBLEM`` 1, ``VERIFY_INCOMPLETE`` 3 with the command that resumes it), checked
+against its manifest: provenance hash, listed files and their SHA-256, no unlisted file, rows and steps."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .dataset import (
+    COLLECTION_END, DATA_DIR, DATASET_FORMAT, DATASET_VERSION, MANIFEST, PROVENANCE_KEYS, RUN_DIR, config_hash,
+    provenance_sha256, sha256_file,
+)
+
+VERIFY_OK, VERIFY_PROBLEM, VERIFY_INCOMPLETE = 0, 1, 3
+
+
+@dataclass
+class Verdict:
+    """What ``inspect`` found. ``problems``: how the directory differs from what its manifest says (first
+    problem first; empty when untouched); ``complete``: every file of the config is there; ``expected`` /
+    ``present``: ``{"steps", "rows", "files"}`` (steps: every world's); ``resume``: how to finish an
+    incomplete run; ``uncommitted``: data files an interrupted run wrote before its manifest listed them
+    (a resume keeps them if it regenerates the same bytes)."""
+    problems: list = field(default_factory=list)
+    complete: bool = False
+    expected: dict = field(default_factory=dict)
+    present: dict = field(default_factory=dict)
+    resume: str | None = None
+    uncommitted: list = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """``VERIFY_OK`` (complete and untouched), ``VERIFY_PROBLEM`` or ``VERIFY_INCOMPLETE``."""
+        return VERIFY_PROBLEM if self.problems else VERIFY_OK if self.complete else VERIFY_INCOMPLETE
+
+    def incomplete_message(self) -> str:
+        e, p = self.expected, self.present
+        return (f"incomplete: an interrupted run ({p.get('steps')} of {e.get('steps')} steps, {p.get('rows'):,} of "
+                f"{e.get('rows'):,} rows, {p.get('files')} of {e.get('files')} files"
+                + (f"; {len(self.uncommitted)} more written but not yet committed" if self.uncommitted else "")
+                + f"), consistent as far as it goes; to finish it: {self.resume}")
+
+
+def resume_command(manifest: dict, root) -> str:
+    """The command (or call) that resumes the run of ``manifest`` in ``root``."""
+    c, layout = manifest.get("config", {}), (manifest.get("run") or {}).get("layout") or {}
+    if c.get("env_overrides") or c.get("reset_placement") != "random" or c.get("start_placement") != "random":
+        return (f"call paddock_ma.distributed.collect.collect(CollectConfig(...), {str(root)!r}) with the same config "
+                "(its env_overrides / placements are not command-line options; see config in the manifest)")
+    return (f"paddock-ma collect --env {c.get('env')} --shards {layout.get('num_shards')} --worlds-per-shard "
+            f"{layout.get('worlds_per_shard')} --steps {c.get('steps')} --seed {c.get('seed')} --policy "
+            f"{c.get('policy')} --fragment-steps {c.get('fragment_steps')} --snapshot-every "
+            f"{layout.get('snapshot_every')} --file-worlds {c.get('file_worlds')} --out {root} [--address ...]")
+
+
+class _Bad(Exception):
+    """A manifest that does not have the shape of one (caught by ``inspect``)."""
+
+
+def _need(ok, message: str) -> None:
+    if not ok:
+        raise _Bad(message)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _check_shape(m: dict) -> None:
+    """Raise _Bad naming the first manifest field that is missing or of the wrong type."""
+    for key, typ in (("format_version", int), ("config", dict), ("env_config", dict), ("config_hash", str),
+                     ("provenance_sha256", str), ("seeds", dict), ("layout", dict), ("files", list),
+                     ("status", str)):
+        _need(isinstance(m.get(key), typ) and not isinstance(m.get(key), bool),
+              f"manifest: {key} is {m.get(key)!r}; expected a {typ.__name__} (the manifest was edited or truncated)")
+    _need(m["format_version"] == DATASET_VERSION, f"manifest: format_version {m['format_version']}; this paddock_ma "
+          f"reads version {DATASET_VERSION} (use the paddock_ma that wrote it)")
+    _need(m["status"] in ("running", "complete"), f"manifest: status {m['status']!r}; expected running or complete")
+    c, lay = m["config"], m["layout"]
+    for key in ("steps", "fragment_steps", "file_worlds", "total_worlds", "seed"):
+        _need(_is_int(c.get(key)) and c[key] >= (0 if key == "seed" else 1),
+              f"manifest: config.{key} is {c.get(key)!r}; expected a positive integer")
+    _need(isinstance(lay.get("controlled"), list) and lay["controlled"]
+          and all(isinstance(d, str) for d in lay["controlled"]),
+          f"manifest: layout.controlled is {lay.get('controlled')!r}; expected the controlled drivers' ids")
+    state = m.get("state", {})
+    _need(isinstance(state, dict), f"manifest: state is {state!r}; expected a mapping")
+    for i, f in enumerate(m["files"]):
+        _need(isinstance(f, dict), f"manifest: files[{i}] is {f!r}; expected an object")
+        for key in ("block", "fragment", "seq_from", "seq_to", "rows"):
+            _need(_is_int(f.get(key)) and f[key] >= 0, f"manifest: files[{i}].{key} is {f.get(key)!r}; expected an "
+                  "integer >= 0")
+        for key in ("path", "sha256"):
+            _need(isinstance(f.get(key), str), f"manifest: files[{i}].{key} is {f.get(key)!r}; expected a string")
+
+
+def inspect(path) -> Verdict:
+    """Check a dataset directory: is it untouched (``problems``), and is it complete? Never raises.
+
+    Checks: the manifest reads and has its shape; its provenance (config, env config, seeds, layout,
+    versions) hashes to ``config_hash`` and ``provenance_sha256``; every listed file exists with its
+    SHA-256 and row count, under the name, worlds and steps its block and fragment give; nothing else
+    is in the directory (anything under data/ that is not listed, anything beside data/, _manifest.json
+    and _run/; an interrupted run's unlisted files of its next fragments are reported as uncommitted);
+    every (world, driver, episode, episode step) appears once; each car's seqs are 1..N without a gap; each episode's steps are
+    contiguous from 1 and an episode only follows one that ended; in a complete run every car's last row
+    ends its episode, and there are steps x worlds x drivers rows.
+    """
+    try:
+        return _inspect(Path(path))
+    except Exception as exc:  # noqa: BLE001 - a verdict, never a traceback: any surprise is a problem
+        return Verdict([f"{path}: cannot be checked ({type(exc).__name__}: {exc})"])
+
+
+def verify(path) -> list[str]:
+    """The problems of dataset ``path``, first problem first; empty only when it is complete and untouched
+    (an incomplete run gives one line with expected vs present and how to resume; ``inspect`` tells it apart)."""
+    v = inspect(path)
+    if v.problems:
+        return v.problems
+    return [] if v.complete else [v.incomplete_message()]
+
+
+def _inspect(root: Path) -> Verdict:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    mpath = root / MANIFEST
+    if not root.is_dir():
+        return Verdict([f"{root}: not a directory"])
+    if not mpath.is_file():
+        return Verdict([f"{mpath}: missing (not a dataset directory"
+                        + ("; it holds a manifest.json of an older paddock_ma format)" if (root / "manifest.json")
+                           .exists() else ")")])
+    try:
+        m = json.loads(mpath.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return Verdict([f"{mpath}: unreadable ({exc})"])
+    if not isinstance(m, dict) or m.get("format") != DATASET_FORMAT:
+        return Verdict([f"{mpath}: format {m.get('format') if isinstance(m, dict) else m!r}, expected {DATASET_FORMAT!r}"])
+    try:
+        _check_shape(m)
+    except _Bad as exc:
+        return Verdict([str(exc)])
+    c, lay, files = m["config"], m["layout"], m["files"]
+    controlled = lay["controlled"]
+    k = len(controlled)
+    n_blocks = -(-c["total_worlds"] // c["file_worlds"])
+    n_frags = -(-c["steps"] // c["fragment_steps"])
+    v = Verdict(expected={"steps": c["steps"], "rows": c["steps"] * c["total_worlds"] * k,
+                          "files": n_blocks * n_frags}, resume=resume_command(m, root))
+    problems = v.problems
+    # provenance
+    if m["config_hash"] != config_hash(c, m["env_config"], m["format_version"]):
+        problems.append("manifest: config_hash does not hash config and env_config (the config or env was edited)")
+    if m["provenance_sha256"] != provenance_sha256(m):
+        problems.append(f"manifest: provenance_sha256 does not hash {', '.join(PROVENANCE_KEYS)} (one was edited)")
+    for what, got, want in (("seeds.root", m["seeds"].get("root"), c["seed"]),
+                            ("layout.total_worlds", lay.get("total_worlds"), c["total_worlds"]),
+                            ("layout.file_worlds", lay.get("file_worlds"), c["file_worlds"]),
+                            ("layout.controlled", controlled, m["env_config"].get("controlled_drivers", controlled))):
+        if got != want:
+            problems.append(f"manifest: {what} is {got!r} but the config says {want!r} (the manifest was edited)")
+    # the directory holds the listed files and nothing else
+    listed = {f["path"] for f in files}
+    if len(listed) != len(files):
+        problems.append("manifest: files lists a path twice")
+    for p in sorted(root.iterdir()):
+        if p.name not in (MANIFEST, RUN_DIR, DATA_DIR):
+            problems.append(f"{p.name}: not part of the dataset (readers of the directory would take it for data); "
+                            "remove it")
+    names = {f"{DATA_DIR}/block-{b:04d}-frag-{fr:06d}.parquet" for b in range(n_blocks) for fr in range(n_frags)}
+    for p in sorted((root / DATA_DIR).rglob("*")) if (root / DATA_DIR).is_dir() else ():
+        rel = p.relative_to(root).as_posix()
+        if p.is_dir():
+            problems.append(f"{rel}/: a folder in {DATA_DIR}/ (readers would take its files for data); remove it")
+        elif rel in names - listed and m["status"] == "running":
+            v.uncommitted.append(rel)       # written by an interrupted run before its manifest listed it
+        elif rel not in listed:
+            problems.append(f"{rel}: a file in {DATA_DIR}/ the manifest does not list (readers would take it for "
+                            "data); remove it")
+    state = m.get("state", {})
+    run_files = {p.relative_to(root).as_posix() for p in (root / RUN_DIR).rglob("*") if p.is_file()} \
+        if (root / RUN_DIR).is_dir() else set()
+    if m["status"] == "complete" and state:      # (unlisted files under _run/ are bookkeeping a kill right after
+        problems.append("manifest: complete but still lists shard snapshots (state)")   # completion left: not data)
+    for s, entry in sorted(state.items()):
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or entry["path"] not in run_files:
+            problems.append(f"manifest: state of shard {s} names {entry!r}, which is not in {RUN_DIR}/state "
+                            "(the run cannot resume)")
+    # each listed file: its name, worlds and steps, then its bytes and rows
+    fs = c["fragment_steps"]
+    reach = {}                                  # block -> its fragments present
+    parts = []
+    cols = ["world", "driver", "episode_id", "episode_step", "seq", "terminated", "truncated"]
+    for f in files:
+        b, fr = f["block"], f["fragment"]
+        lo, hi = b * c["file_worlds"], min((b + 1) * c["file_worlds"], c["total_worlds"])
+        seq_to = min((fr + 1) * fs, c["steps"])
+        want = {"path": f"{DATA_DIR}/block-{b:04d}-frag-{fr:06d}.parquet", "worlds": [lo, hi], "seq_from": fr * fs + 1,
+                "seq_to": seq_to, "rows": (hi - lo) * k * (seq_to - fr * fs)}
+        bad = [key for key, val in want.items() if f.get(key) != val]
+        if b >= n_blocks or fr >= n_frags or bad:
+            problems.append(f"manifest: {f['path']}: {', '.join(f'{key} {f.get(key)!r} (expected {want[key]!r})' for key in bad) or 'block or fragment out of range'}")
+            continue
+        p = root / f["path"]
+        if not p.is_file():
+            problems.append(f"{f['path']}: listed in the manifest but missing")
+            continue
+        digest = sha256_file(p)
+        if digest != f["sha256"]:
+            problems.append(f"{f['path']}: SHA-256 {digest[:16]}..., manifest says {f['sha256'][:16]}...")
+            continue
+        meta = pq.ParquetFile(p).metadata
+        if meta.num_rows != f["rows"]:
+            problems.append(f"{f['path']}: {meta.num_rows} rows, manifest says {f['rows']}")
+            continue
+        parts.append(pq.read_table(p, columns=cols))
+        reach.setdefault(b, set()).add(fr)
+    if problems:
+        return v
+    contiguous = [next((i for i in range(n_frags) if i not in reach.get(b, ())), n_frags) for b in range(n_blocks)]
+    v.present = {"steps": min(min(contiguous) * fs, c["steps"]), "rows": sum(f["rows"] for f in files),
+                 "files": len(files)}
+    v.complete = v.present["files"] == v.expected["files"]
+    if m["status"] == "complete" and not v.complete:
+        problems.append(f"manifest: complete but lists {len(files)} of the config's {v.expected['files']} files")
+    if not parts or problems:
+        return v
+    t = pa.concat_tables(parts)
+    index = {d: i for i, d in enumerate(controlled)}
+    world = t["world"].to_numpy().astype(np.int64)
+    drv_names = t["driver"].to_pylist()
+    if any(d not in index for d in set(drv_names)):
+        problems.append(f"driver column: names {sorted(set(drv_names) - set(index))} are not the manifest's "
+                        "controlled drivers")
+        return v
+    drv = np.array([index[d] for d in drv_names], np.int64)
+    ep = t["episode_id"].to_numpy().astype(np.int64)
+    es = t["episode_step"].to_numpy().astype(np.int64)
+    seq = t["seq"].to_numpy().astype(np.int64)
+    done = t["terminated"].to_numpy(zero_copy_only=False) | t["truncated"].to_numpy(zero_copy_only=False)
+    order = np.lexsort((seq, drv, world))
+    world, drv, ep, es, seq, done = world[order], drv[order], ep[order], es[order], seq[order], done[order]
+    car = world * k + drv
+    key = np.lexsort((es, ep, car))
+    dup = (np.diff(car[key]) == 0) & (np.diff(ep[key]) == 0) & (np.diff(es[key]) == 0)
+    if dup.any():
+        i = key[np.argmax(dup)]
+        problems.append(f"duplicate transition: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]}, "
+                        f"step {es[i]}")
+        return v
+    same = np.diff(car) == 0
+    first = np.concatenate([[True], ~same])
+    bad = ~first & ((seq - np.roll(seq, 1)) != 1)
+    bad |= first & (seq != 1)
+    if bad.any():
+        i = int(np.argmax(bad))
+        problems.append(f"gap: world {world[i]}, driver {controlled[drv[i]]}: seq {seq[i]} follows "
+                        f"{seq[i - 1] if not first[i] else 'nothing'} (expected {seq[i - 1] + 1 if not first[i] else 1})")
+        return v
+    prev_ep, prev_es, prev_done = np.roll(ep, 1), np.roll(es, 1), np.roll(done, 1)
+    cont = ~first & (ep == prev_ep) & (es != prev_es + 1)
+    new_ep = ~first & (ep != prev_ep) & ((es != 1) | ~prev_done | (ep < prev_ep))
+    bad = cont | new_ep | (first & (es != 1) & (seq == 1))
+    if bad.any():
+        i = int(np.argmax(bad))
+        problems.append(f"episode not contiguous: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]} step "
+                        f"{es[i]} at seq {seq[i]} follows episode {prev_ep[i]} step {prev_es[i]}"
+                        f"{' (which had not ended)' if not prev_done[i] and ep[i] != prev_ep[i] else ''}")
+        return v
+    if v.complete:
+        if len(seq) != v.expected["rows"]:
+            problems.append(f"row count: {len(seq)} rows, a complete run of this config has {v.expected['rows']}")
+        last = seq == c["steps"]
+        if not done[last].all():
+            i = int(np.flatnonzero(last & ~done)[0])
+            problems.append(f"world {world[i]}, driver {controlled[drv[i]]}: its last row (seq {seq[i]}) does not end "
+                            f"its episode (expected truncated, end_reason {COLLECTION_END})")
+    return v
