@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from paddock_ma.env.config.root import EnvConfig
-from paddock_ma.sim.track import paddockjs_generator as pj
+from paddock_ma.sim.track.paddockjs_generator.generator import generate_track
+from paddock_ma.sim.track.paddockjs_generator.jsmath import mulberry32, normalize_seed
 from paddock_ma.sim.track.load import TrackFormatError, load_track, track_from_dict
 from paddock_ma.sim.track.paddockjs_track import paddockjs_track_info
 
@@ -34,26 +35,26 @@ def test_fixtures_cover_at_least_ten_seeds_some_of_them_retried():
 
 def test_mulberry32_matches_paddockjs_stream():
     # createMulberry32(1971)'s first draws, as V8 computes them
-    random = pj.mulberry32(1971)
+    random = mulberry32(1971)
     draws = [random() for _ in range(3)]
     assert all(0.0 <= d < 1.0 for d in draws)
-    again = pj.mulberry32(1971)
+    again = mulberry32(1971)
     assert draws == [again() for _ in range(3)]
     # a full generation depends on thousands of draws; the centreline fixtures pin the stream exactly
 
 
 def test_seed_normalisation_is_paddockjs_to_uint32():
-    assert pj.normalize_seed(2026) == 2026
-    assert pj.normalize_seed(-1) == 4294967295
-    assert pj.normalize_seed(2026.9) == 2026
-    assert pj.normalize_seed(2 ** 32 + 5) == 5
-    assert pj.normalize_seed("f1-track") == pj.normalize_seed(None)
+    assert normalize_seed(2026) == 2026
+    assert normalize_seed(-1) == 4294967295
+    assert normalize_seed(2026.9) == 2026
+    assert normalize_seed(2 ** 32 + 5) == 5
+    assert normalize_seed("f1-track") == normalize_seed(None)
 
 
 @pytest.mark.parametrize("seed", sorted(RECORDS))
 def test_trackseed_centreline_and_pit_lane_equal_paddockjs(seed):
     rec = record(seed)
-    track = pj.generate_track(seed)
+    track = generate_track(seed)
     assert (track.name, track.seed) == (rec["name"], rec["seed"])
     centre = np.array(rec["centerline"])
     assert centre.shape == (3601, 2) and track.x.shape == (3601,)

@@ -21,7 +21,7 @@ from typing import Any, Literal, Optional
 
 from ...sim.core.layout import COMPOUND_NAMES, KPH_PER_MPS, PHYSICS_SIMULATOR
 from .base import ConfigSection, deep_merge, race_rule, require, section_names
-from ...sim.track.paddockjs_generator import normalize_seed
+from ...sim.track.paddockjs_generator.jsmath import normalize_seed
 from .participants import (
     PRESETS, PROFILES, DriverConfig, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
     ScenarioConfig, TrafficEntry, default_drivers,

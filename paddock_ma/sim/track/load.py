@@ -41,7 +41,8 @@ from .build import (
     procedural_centreline, finish_build,
 )
 from .geometry import TrackArrays
-from .paddockjs_generator import SAMPLE_COUNT as PADDOCKJS_SAMPLE_COUNT, TrackGenerationError
+from .paddockjs_generator.jsmath import SAMPLE_COUNT as PADDOCKJS_SAMPLE_COUNT
+from .paddockjs_generator.options import TrackGenerationError
 from .paddockjs_track import paddockjs_track, track_from_paddockjs_object, track_from_paddockjs_samples
 
 TRACKS_DIR = Path(__file__).resolve().parents[3] / "envs" / "tracks"

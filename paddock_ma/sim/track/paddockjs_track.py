@@ -20,12 +20,16 @@ import math
 
 import numpy as np
 
-from . import paddockjs_generator as pj
+from .paddockjs_generator.centerline import build_samples, samples_from_points, self_intersects, sharpness_problem
+from .paddockjs_generator.generator import PaddockJSTrack, generate_track
+from .paddockjs_generator.jsmath import SAMPLE_COUNT, U, normalize_seed
+from .paddockjs_generator.options import RACE_DEFAULTS
+from .paddockjs_generator.pit_lane import PitLane, pit_lane
 from .build import GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_from_samples
 from .geometry import TrackArrays
 from .surface import PIT_CONN_STEPS
 
-PADDOCKJS_SAMPLES = pj.SAMPLE_COUNT
+PADDOCKJS_SAMPLES = SAMPLE_COUNT
 LANE_POINT_STEP = 8.0      # m between fast-lane points of the pit path
 
 
@@ -37,7 +41,7 @@ def _bezier_headings(controls: np.ndarray, steps: int) -> np.ndarray:
     return np.arctan2(der[:, 1], der[:, 0])
 
 
-def pit_fields(pit: pj.PitLane) -> dict:
+def pit_fields(pit: PitLane) -> dict:
     """The pit fields of TrackArrays (see ``pit_lane.build_pit``) for PaddockJS's pit lane: the path
     runs along the entry access road, the fast lane and the exit access road; the service boxes are
     PaddockJS's ten service areas."""
@@ -76,7 +80,7 @@ def _arrays(x, y, distance, pit, widths) -> TrackArrays:
 
 @functools.lru_cache(maxsize=32)
 def _generated(seed: int, generation_json: str) -> tuple:
-    track = pj.generate_track(seed, json.loads(generation_json))
+    track = generate_track(seed, json.loads(generation_json))
     if track.pit_lane is None:
         raise TrackGeometryError("trackGeneration without a pit lane is not supported here (every track has one)")
     widths = (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH)
@@ -86,13 +90,13 @@ def _generated(seed: int, generation_json: str) -> tuple:
 def paddockjs_track(seed, generation: dict | None = None) -> TrackArrays:
     """The TrackArrays of PaddockJS 2.0.0's track for ``trackSeed: seed`` (a number, or a string PaddockJS
     hashes) and ``trackGeneration: generation`` (PaddockJS's profile/override object). Cached."""
-    return _generated(pj.normalize_seed(seed), json.dumps(generation or {}, sort_keys=True))[1]
+    return _generated(normalize_seed(seed), json.dumps(generation or {}, sort_keys=True))[1]
 
 
-def paddockjs_track_info(seed, generation: dict | None = None) -> pj.PaddockJSTrack:
+def paddockjs_track_info(seed, generation: dict | None = None) -> PaddockJSTrack:
     """PaddockJS's own description of that track (name, the seed that passed validation, samples in
     metres, DRS zones, pit lane)."""
-    return _generated(pj.normalize_seed(seed), json.dumps(generation or {}, sort_keys=True))[0]
+    return _generated(normalize_seed(seed), json.dumps(generation or {}, sort_keys=True))[0]
 
 
 def _widths_from_object(doc: dict) -> tuple:
@@ -103,7 +107,7 @@ def _widths_from_object(doc: dict) -> tuple:
             return default_m
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise TrackGeometryError(f"'{key}' must be a non-negative number of sim units (12 per metre), got {value!r}")
-        return float(value) / pj.U
+        return float(value) / U
     total = width("width", 2 * HALF_WIDTH)
     if total <= 0:
         raise TrackGeometryError(f"'width' must be positive, got {doc.get('width')!r}")
@@ -134,19 +138,19 @@ def track_from_paddockjs_object(doc: dict) -> TrackArrays:
     if isinstance(count, bool) or not isinstance(count, int) or not 64 <= count <= 100000:
         raise TrackGeometryError(f"'sampleCount' must be an integer in [64, 100000], got {count!r}")
     options = doc.get("generationOptions") or {}
-    straight = dict(pj.RACE_DEFAULTS["startStraight"])
+    straight = dict(RACE_DEFAULTS["startStraight"])
     given = options.get("startStraight") if isinstance(options, dict) else None
     if isinstance(given, dict):
         straight.update({k: float(v) for k, v in given.items() if k in straight and isinstance(v, (int, float))})
-    samples, total = pj.build_samples(pts, straight, centripetal=interpolation == "centripetal", sample_count=count)
+    samples, total = build_samples(pts, straight, centripetal=interpolation == "centripetal", sample_count=count)
     widths = _widths_from_object(doc)
     pit_enabled = not ((isinstance(doc.get("pitLane"), dict) and doc["pitLane"].get("enabled") is False)
                        or (isinstance(options, dict) and isinstance(options.get("pitLane"), dict)
                            and options["pitLane"].get("enabled") is False))
     if not pit_enabled:
         raise TrackGeometryError("a track without a pit lane ('pitLane.enabled: false') is not supported here")
-    pit = pj.pit_lane(samples, total, widths[0] * 2 * pj.U, widths[1] * pj.U)
-    return _arrays(samples.x / pj.U, samples.y / pj.U, samples.distance / pj.U, pit, widths)
+    pit = pit_lane(samples, total, widths[0] * 2 * U, widths[1] * U)
+    return _arrays(samples.x / U, samples.y / U, samples.distance / U, pit, widths)
 
 
 def track_from_paddockjs_samples(points) -> TrackArrays:
@@ -157,14 +161,14 @@ def track_from_paddockjs_samples(points) -> TrackArrays:
     pts = np.asarray(points, np.float64)
     if np.allclose(pts[0], pts[-1]):
         pts = pts[:-1]
-    xs = (pts[:, 0] * pj.U).tolist()
-    ys = (pts[:, 1] * pj.U).tolist()
-    samples, total = pj.samples_from_points(xs, ys)
-    problem = pj.sharpness_problem(samples, pj.RACE_DEFAULTS["validation"])
-    if problem is None and pj.self_intersects(samples):
+    xs = (pts[:, 0] * U).tolist()
+    ys = (pts[:, 1] * U).tolist()
+    samples, total = samples_from_points(xs, ys)
+    problem = sharpness_problem(samples, RACE_DEFAULTS["validation"])
+    if problem is None and self_intersects(samples):
         problem = "the centreline crosses itself"
     if problem:
         raise TrackGeometryError(f"fails PaddockJS's track checks: {problem}")
-    pit = pj.pit_lane(samples, total)
-    return _arrays(samples.x / pj.U, samples.y / pj.U, samples.distance / pj.U, pit,
+    pit = pit_lane(samples, total)
+    return _arrays(samples.x / U, samples.y / U, samples.distance / U, pit,
                    (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH))
