@@ -1,7 +1,7 @@
 """``paddock-ma collect`` and ``paddock-ma verify``: datasets collected over Ray shards (``paddock_ma.distributed``).
 
 * ``paddock-ma collect --env ENV_ID --shards N --worlds-per-shard W --steps S --out DIR [--address auto|local|HOST:PORT]
-  [--policy builtin|random|MODULE:FN] [--seed N]``: Parquet fragments and a manifest (``distributed.collect``),
+  [--policy builtin|random|MODULE:FN] [--seed N] [--preview HOST:PORT --preview-world G]``: Parquet fragments and a manifest (``distributed.collect``),
   a progress bar with steps/s, a summary. Exit 0 when complete, 2 on bad input (nothing done), 1 on a
   fleet failure or an OS error (named with its path), 130 on Ctrl-C, 143 on SIGTERM: the run is resumable
   with the same command, and the message says how far it got.
@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import sys
+
+from .serve import host_port
 
 
 def add_parsers(sub) -> None:
@@ -38,6 +40,10 @@ def add_parsers(sub) -> None:
     c.add_argument("--capacity-wait", type=_seconds, default=600.0, help="seconds a shard that cannot be placed "
                    "or keeps failing is retried (with backoff, the other shards running) before the run stops; "
                    "it then resumes with the same command (default 600: a lost node is replaced in minutes)")
+    c.add_argument("--preview", metavar="HOST:PORT", type=host_port, default=None,
+                   help="also publish one world live on ws://HOST:PORT/preview and GET /preview/frame, "
+                        "PaddockJS's preview stream (paddock-ma view shows it), e.g. 127.0.0.1:8787")
+    c.add_argument("--preview-world", type=int, default=0, help="the world --preview publishes (global index)")
     c.add_argument("--no-progress", action="store_true")
     c.set_defaults(func=cmd_collect)
 
@@ -86,7 +92,8 @@ def cmd_collect(args) -> int:
                         snapshot_every=args.snapshot_every, file_worlds=args.file_worlds)
     try:
         res = collect(cfg, args.out, address=args.address, deadline_s=args.deadline, progress=not args.no_progress,
-                      console=console, stop_on_sigterm=True, capacity_wait_s=args.capacity_wait)
+                      console=console, stop_on_sigterm=True, capacity_wait_s=args.capacity_wait,
+                      preview=args.preview, preview_world=args.preview_world)
     except CollectError as exc:
         print(f"paddock-ma collect: error: {exc}", file=sys.stderr)
         return 2

@@ -13,13 +13,14 @@ def add_parsers(sub) -> None:
                            description="Answer one JSON request per stdin line with one reply line on stdout "
                                        "(DESIGN section 6); stdout carries replies only, logs go to stderr.")
     add_arguments(serve)
-    serve.add_argument("--preview", metavar="HOST:PORT", type=_host_port, default=None,
+    serve.add_argument("--preview", metavar="HOST:PORT", type=host_port, default=None,
                        help="also publish world 0 at 10 frames/s on ws://HOST:PORT/preview and "
                             "GET /preview/frame, PaddockJS's live preview (e.g. 127.0.0.1:8787)")
     serve.set_defaults(func=cmd_serve)
 
 
-def _host_port(text: str) -> tuple[str, int]:
+def host_port(text: str) -> tuple[str, int]:
+    """argparse type of a HOST:PORT option (``--preview``): -> (host, port)."""
     import argparse
 
     host, _, port = text.rpartition(":")

@@ -248,7 +248,9 @@ def collect(cfg: CollectConfig, out, **kwargs) -> CollectResult:
     run ends like Ctrl-C, its manifest at its last commit (the command line's choice). capacity_wait_s:
     ``ShardFleet``'s (how long a shard that cannot be placed or keeps failing is retried; the progress line
     says so meanwhile). on_event: ``fn(event)`` for each of the fleet's events (failure, replace, retry,
-    move), in this thread.
+    move), in this thread. preview: ``(host, port)`` to publish global world ``preview_world`` live on
+    PaddockJS's preview stream at most ``preview_fps`` frames a second (``preview_feed``; port 0 picks a
+    free one); the data are the same with or without it.
     The run owns ``out`` (``OutLock``) until it returns.
     """
     lock = OutLock(Path(out))
@@ -261,8 +263,14 @@ def collect(cfg: CollectConfig, out, **kwargs) -> CollectResult:
 def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "local", deadline_s: float = 30.0,
              start_timeout_s: float = 300.0, progress: bool = True, shard_cls: type = ShardCore,
              on_step=None, ray_init_kwargs: dict | None = None, console=None,
-             stop_on_sigterm: bool = False, capacity_wait_s: float = 600.0, on_event=None) -> CollectResult:
+             stop_on_sigterm: bool = False, capacity_wait_s: float = 600.0, on_event=None,
+             preview: tuple[str, int] | None = None, preview_world: int = 0,
+             preview_fps: float = 10.0) -> CollectResult:
     cfg.validate()
+    if preview is not None:
+        check_integer(preview_world, "preview_world", low=0, high=cfg.total_worlds, error=CollectError)
+        if not is_finite_number(preview_fps) or not preview_fps > 0:
+            raise CollectError(f"preview_fps: got {preview_fps!r}; expected frames a second > 0 (e.g. 10)")
     for name, value in (("deadline_s", deadline_s), ("start_timeout_s", start_timeout_s),
                         ("capacity_wait_s", capacity_wait_s)):
         if not is_finite_number(value) or not 0 < value < float("inf"):
@@ -349,6 +357,13 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
                        resume=resume_docs, shard_cls=shard_cls, capacity_wait_s=capacity_wait_s,
                        on_event=on_fleet_event,
                        shard_options={"reset_placement": cfg.reset_placement, "start_placement": cfg.start_placement})
+    feed = None
+    if preview is not None:         # one world on PaddockJS's preview stream (serve.preview), never waited on
+        from ..serve.preview import PreviewProcess
+        from .preview_feed import FleetPreview
+        feed = FleetPreview(fleet, PreviewProcess(*preview).start(), preview_world, preview_fps)
+        if console is not None:
+            console.print(f"collect: live preview of world {preview_world} on {feed.hub.url}/preview/frame")
     total_steps = cfg.num_shards * cfg.steps
     already = sum(doc["seq"] for doc in resume_docs.values())
     rows_per_step = cfg.worlds_per_shard * len(blocks.controlled)
@@ -365,6 +380,8 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
                              for k, v in st.arrays.items()}
                 st.obs = np.array(st.obs, copy=True)
                 blocks.add(st)
+                if feed is not None:
+                    feed.poll()
                 if on_step is not None:
                     on_step(fleet, st)
                 if waiting.pop(st.shard, None) is not None and p:
@@ -374,6 +391,8 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
         manifest["status"] = "complete"
     finally:
         fleet.shutdown()
+        if feed is not None:
+            feed.hub.stop()
         seconds = time.perf_counter() - t0
         manifest["run"] = {"layout": cfg.layout(), "seconds": round(seconds, 3), "new_rows": blocks.new_rows,
                            "failures": [{k: v for k, v in e.items() if k != "time"} for e in fleet.failures],

@@ -234,6 +234,22 @@ class ShardCore:
         """uint64[W] state checksum of each world (FNV-1a-64)."""
         return self.env.checksums()
 
+    # -- live preview ------------------------------------------------------------------------------
+    def preview_frame(self, world: int, meta: dict | None = None) -> dict:
+        """PaddockJS's preview packet of local world ``world`` (``serve.frames.preview_frame``), JSON-safe;
+        reads the state only, so frames taken between steps leave the data unchanged."""
+        from ..serve.frames import preview_frame
+        world = check_integer(world, "world", low=0, high=self.num_worlds, error=ShardError)
+        if self.seq is None:
+            raise ShardError("preview_frame: the shard has not been reset; call reset(seed) first")
+        return preview_frame(self.env, world, meta={"seq": self.seq, "globalWorld": self.world_offset + world,
+                                                    **(meta or {})})
+
+    def track_picture(self) -> dict:
+        """The static track for a viewer (``serve.frames.track_picture``)."""
+        from ..serve.frames import track_picture
+        return track_picture(self.env)
+
     # -- JSON protocol path ----------------------------------------------------------------------
     def _protocol(self):
         if self._dispatcher is None:
