@@ -48,6 +48,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from paddock_ma.distributed.processes import process_group_members, process_start_ticks
+
 STATE_FILE = "cluster.json"
 READY_MARK = "Ray runtime started"
 _PORT_OFFSETS = {"gcs": 0, "node_manager": 1, "object_manager": 2, "client_server": 3, "agent_listen": 4,
@@ -83,31 +85,6 @@ class NodeRecord:
     log: str
     start_time: float
     member_pids: list = field(default_factory=list)   # the group's processes seen when the node was ready
-
-
-def _proc_start_ticks(pid: int) -> int | None:
-    """The process start time in clock ticks since boot (from /proc), or None when the pid is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) pids whose process group is ``pgid``."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            out.append(int(entry))
-    return sorted(out)
 
 
 class LocalCluster:
@@ -244,7 +221,7 @@ class LocalCluster:
             if time.monotonic() > deadline:
                 raise LocalClusterError(f"{name}: not up after {timeout_s:.0f} s; see {log}")
             time.sleep(0.2)
-        record.member_pids = _group_members(proc.pid)
+        record.member_pids = process_group_members(proc.pid)
         self._save()
 
     # -- state file --------------------------------------------------------------------------------
@@ -252,7 +229,7 @@ class LocalCluster:
         doc = {"address": self.address, "base_port": self.base_port, "num_workers": self.num_workers,
                "head_cpus": self.head_cpus, "worker_cpus": self.worker_cpus, "object_store_mb": self.object_store_mb,
                "dashboard": self.dashboard, "auth": self.auth,
-               "nodes": [dict(asdict(n), start_ticks=_proc_start_ticks(n.pid)) for n in self.nodes]}
+               "nodes": [dict(asdict(n), start_ticks=process_start_ticks(n.pid)) for n in self.nodes]}
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2))
         os.replace(tmp, self.state_file)
@@ -277,14 +254,18 @@ class LocalCluster:
 
     def _is_ours(self, rec: NodeRecord) -> bool:
         """Whether ``rec.pid`` is still the process this launcher started (not a reused pid)."""
-        now = _proc_start_ticks(rec.pid)
+        now = process_start_ticks(rec.pid)
         recorded = getattr(self, "_start_ticks", {}).get(rec.pid, now)
         return now is not None and now == recorded
 
     # -- status / stop -----------------------------------------------------------------------------
+    def live_pids(self) -> list[int]:
+        """The live pids of every node's process group (its `ray start`, GCS, raylet, agents, workers)."""
+        return sorted({p for n in self.nodes if self._is_ours(n) for p in process_group_members(n.pid)})
+
     def alive(self) -> dict:
         """``{node name: True when its `ray start` process group still has live processes}``."""
-        return {n.name: self._is_ours(n) and bool(_group_members(n.pid)) for n in self.nodes}
+        return {n.name: self._is_ours(n) and bool(process_group_members(n.pid)) for n in self.nodes}
 
     def status(self) -> dict:
         """A JSON-able summary: address, and per node its pid, ports, resources and liveness."""
@@ -305,9 +286,9 @@ class LocalCluster:
         signalled = []
         # a group whose leader exited may still hold daemons; its pgid cannot be reused while they live
         ours = [n for n in reversed(self.nodes)
-                if self._is_ours(n) or (_proc_start_ticks(n.pid) is None and _group_members(n.pid))]
+                if self._is_ours(n) or (process_start_ticks(n.pid) is None and process_group_members(n.pid))]
         for n in ours:
-            members = _group_members(n.pid)
+            members = process_group_members(n.pid)
             if members:
                 signalled += members
                 try:
@@ -315,7 +296,7 @@ class LocalCluster:
                 except ProcessLookupError:
                     pass
         deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and any(_group_members(n.pid) for n in ours):
+        while time.monotonic() < deadline and any(process_group_members(n.pid) for n in ours):
             for n in ours:   # reap our own children (library use) so they do not linger as zombies
                 try:
                     os.waitpid(n.pid, os.WNOHANG)
@@ -323,19 +304,19 @@ class LocalCluster:
                     pass
             time.sleep(0.2)
         for n in ours:
-            if _group_members(n.pid):
+            if process_group_members(n.pid):
                 try:
                     os.killpg(n.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             try:
-                os.waitpid(n.pid, 0 if n.pid in _group_members(n.pid) else os.WNOHANG)
+                os.waitpid(n.pid, 0 if n.pid in process_group_members(n.pid) else os.WNOHANG)
             except ChildProcessError:
                 pass
         deadline = time.monotonic() + 5.0    # SIGKILL is delivered asynchronously
-        while time.monotonic() < deadline and any(_group_members(n.pid) for n in ours):
+        while time.monotonic() < deadline and any(process_group_members(n.pid) for n in ours):
             time.sleep(0.1)
-        if not any(_group_members(n.pid) for n in ours) and self.state_file.exists():
+        if not any(process_group_members(n.pid) for n in ours) and self.state_file.exists():
             self.state_file.unlink()
         return sorted(set(signalled))
 

@@ -113,7 +113,7 @@ def test_launcher_cluster_requires_its_token_and_opens_only_its_own_ports(tmp_pa
             refused = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                                      env=other)
             assert refused.returncode != 0 and "joined" not in refused.stdout, (mode, refused.stdout)
-        pids = [p for n in cluster.nodes for p in lc._group_members(n.pid)]
+        pids = cluster.live_pids()
         listening = _listening(pids)
         assert listening, "found no listening socket of the cluster's processes"
         beyond = sorted(port for port, addrs in listening.items() if any(not a.is_loopback for a in addrs))
