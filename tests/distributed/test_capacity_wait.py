@@ -7,9 +7,9 @@ Every wait is on an event, never on the clock: shard 0 is held at the step after
 cannot finish on its dying node), shard 1 is held at step ``HOLD`` until the fleet has created shard 0's
 replacement (its ``replace`` event), then runs ``GO_ON`` steps while that replacement cannot be placed;
 the node is added once those steps are handed out and the fleet has said the shard waits (its ``wait``
-or ``retry`` event, which the progress line shows). Both holds end on events that come from Ray's failure detection
-(the removed node's worker exits within about a second; at worst Ray declares the node dead, ~30 s), well
-inside ``DEADLINE``.
+or ``retry`` event, which the progress line shows). Both holds end on events that come from Ray's
+failure detection (the removed node's worker exits within seconds; at worst Ray declares the node dead,
+in 10-30 s), well inside ``DEADLINE``.
 """
 
 import io
