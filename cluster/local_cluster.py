@@ -19,16 +19,21 @@ head gets ``{"head": 1}``, worker ``i`` gets ``{"worker": 1, "node<i>": 1}`` (pi
 ``resources={"node1": 0.01}``). The dashboard is off by default; ``--dashboard`` binds it to
 127.0.0.1.
 
+Loopback: every node runs ``ray start --node-ip-address=127.0.0.1`` through ``RAY_START_ON_LOOPBACK``,
+which keeps that address as given (plain ``ray start`` rewrites a loopback address to the machine's own
+one and then binds its GCS, raylet, core worker and agent gRPC servers to every interface, its runtime
+env agent to the machine's address and its Prometheus metrics endpoints, which take no token, to every
+interface). So every port of the cluster, its workers' and its clients' included, listens on 127.0.0.1
+only; a client sets ``LOOPBACK_CLIENT_ENV`` so ``ray.init`` keeps 127.0.0.1 too (``client_env()``).
+The stub replaces one function of Ray's private API (``ray._private.services.resolve_ip_for_localhost``):
+tests/distributed/test_local_cluster.py fails if a Ray upgrade changes what it does.
+
 Authentication: on by default. ``start`` writes a random token to ``<state-dir>/auth_token`` (mode 0600)
 and runs every node with ``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN_PATH`` pointing at it, so a
-process without the token cannot join or call the cluster; a client sets the same two variables
-(``client_env()``; the CLI prints them). ``--no-auth`` (``auth=False``) runs with
-``RAY_AUTH_MODE=disabled``, for a machine nobody else can reach. Why not loopback only: Ray 2.60's GCS,
-raylet (node and object manager), core workers and agents listen on every interface whatever
-``--node-ip-address`` says (``ray start`` rewrites 127.0.0.1 to the machine's address, and refuses
-worker nodes when told to stay on loopback), so the token is what closes them;
-tests/distributed/test_local_cluster.py lists what listens beyond loopback and checks that a client
-without the token is refused.
+process without the token cannot join or call the cluster, other users of this machine included; a
+client sets the same two variables (``client_env()``; the CLI prints them). ``--no-auth``
+(``auth=False``) runs with ``RAY_AUTH_MODE=disabled``. tests/distributed/test_local_cluster.py checks
+that nothing listens beyond loopback and that a client without the token (or with another) is refused.
 
 Connect with the token variables set, then ``ray.init(address=cluster.address)`` or
 ``paddock-ma collect --address <address>``.
@@ -55,6 +60,17 @@ READY_MARK = "Ray runtime started"
 _PORT_OFFSETS = {"gcs": 0, "node_manager": 1, "object_manager": 2, "client_server": 3, "agent_listen": 4,
                  "agent_grpc": 5, "runtime_env_agent": 6, "metrics_export": 7, "dashboard": 8,
                  "autoscaler_metrics": 9, "dashboard_metrics": 10}
+
+
+# `ray start`, run so that its nodes stay on loopback: Ray rewrites a loopback --node-ip-address (and a
+# loopback --address) to the machine's own address (ray._private.services.resolve_ip_for_localhost); kept
+# as given, Ray binds its gRPC servers, agents and metrics endpoint to 127.0.0.1 instead of every interface.
+RAY_START_ON_LOOPBACK = ("import sys, ray._private.services as services; "
+                         "services.resolve_ip_for_localhost = lambda host: host; "
+                         "from ray.scripts.scripts import main; sys.argv[0] = 'ray'; sys.exit(main())")
+# A client keeps 127.0.0.1 as the address it connects to only with this (Ray's single-machine mode for the
+# client process, the same rewrite turned off); a node must not have it (`ray start` refuses worker nodes).
+LOOPBACK_CLIENT_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
 class LocalClusterError(RuntimeError):
@@ -123,11 +139,16 @@ class LocalCluster:
     def token_path(self) -> Path:
         return self.state_dir / "auth_token"
 
-    def client_env(self) -> dict:
-        """The environment variables a process needs to join this cluster (``ray.init`` reads them)."""
+    def auth_env(self) -> dict:
+        """The token variables every node and client of this cluster runs with."""
         if not self.auth:
             return {"RAY_AUTH_MODE": "disabled"}
         return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token_path)}
+
+    def client_env(self) -> dict:
+        """The environment variables a process needs to join this cluster (``ray.init`` reads them): the
+        token's, and ``LOOPBACK_CLIENT_ENV`` (so it connects to 127.0.0.1 as given)."""
+        return {**self.auth_env(), **LOOPBACK_CLIENT_ENV}
 
     @property
     def ray_temp_dir(self) -> str:
@@ -184,7 +205,9 @@ class LocalCluster:
         name = "head" if head else f"node{index}"
         resources = {"head": 1} if head else {"worker": 1, name: 1}
         cpus = self.head_cpus if head else self.worker_cpus
-        cmd = [_ray_executable(), "start", "--block", "--disable-usage-stats",
+        _ray_executable()               # the message when Ray is not installed next to this Python
+        cmd = [sys.executable, "-c", RAY_START_ON_LOOPBACK, "start", "--block", "--disable-usage-stats",
+               "--node-ip-address=127.0.0.1",
                f"--num-cpus={cpus}", f"--resources={json.dumps(resources)}",
                f"--object-store-memory={self.object_store_mb * 1024 * 1024}",
                f"--node-manager-port={ports['node_manager']}", f"--object-manager-port={ports['object_manager']}",
@@ -202,7 +225,8 @@ class LocalCluster:
             cmd += [f"--address={self.address}"]
         log = self.state_dir / f"{name}.log"
         env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
-        env.update(self.client_env(), OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
+        env = {k: v for k, v in env.items() if k not in LOOPBACK_CLIENT_ENV}
+        env.update(self.auth_env(), OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
                    AUTOSCALER_METRIC_PORT=str(ports["autoscaler_metrics"]),
                    DASHBOARD_METRIC_PORT=str(ports["dashboard_metrics"]))
         with open(log, "wb") as fh:
@@ -338,8 +362,8 @@ def main(argv=None) -> int:
     start.add_argument("--worker-cpus", type=int, default=1)
     start.add_argument("--object-store-mb", type=int, default=100)
     start.add_argument("--dashboard", action="store_true", help="start the dashboard, bound to 127.0.0.1")
-    start.add_argument("--no-auth", action="store_true", help="RAY_AUTH_MODE=disabled: only on a machine nobody "
-                       "else can reach (Ray's ports listen on every interface)")
+    start.add_argument("--no-auth", action="store_true", help="RAY_AUTH_MODE=disabled: only on a machine with "
+                       "no other users (the ports listen on 127.0.0.1)")
     sub.add_parser("status", help="print the recorded nodes and whether they are alive (JSON)")
     stop = sub.add_parser("stop", help="stop exactly the processes this launcher started")
     stop.add_argument("--grace", type=float, default=3.0, help="seconds between SIGTERM and SIGKILL")
