@@ -19,16 +19,21 @@ head gets ``{"head": 1}``, worker ``i`` gets ``{"worker": 1, "node<i>": 1}`` (pi
 ``resources={"node1": 0.01}``). The dashboard is off by default; ``--dashboard`` binds it to
 127.0.0.1.
 
+Loopback: every node runs ``ray start --node-ip-address=127.0.0.1`` through ``RAY_START_ON_LOOPBACK``,
+which keeps that address as given (plain ``ray start`` rewrites a loopback address to the machine's own
+one and then binds its GCS, raylet, core worker and agent gRPC servers to every interface, its runtime
+env agent to the machine's address and its Prometheus metrics endpoints, which take no token, to every
+interface). So every port of the cluster, its workers' and its clients' included, listens on 127.0.0.1
+only; a client sets ``LOOPBACK_CLIENT_ENV`` so ``ray.init`` keeps 127.0.0.1 too (``client_env()``).
+The stub replaces one function of Ray's private API (``ray._private.services.resolve_ip_for_localhost``):
+tests/distributed/test_local_cluster.py fails if a Ray upgrade changes what it does.
+
 Authentication: on by default. ``start`` writes a random token to ``<state-dir>/auth_token`` (mode 0600)
 and runs every node with ``RAY_AUTH_MODE=token`` and ``RAY_AUTH_TOKEN_PATH`` pointing at it, so a
-process without the token cannot join or call the cluster; a client sets the same two variables
-(``client_env()``; the CLI prints them). ``--no-auth`` (``auth=False``) runs with
-``RAY_AUTH_MODE=disabled``, for a machine nobody else can reach. Why not loopback only: Ray 2.60's GCS,
-raylet (node and object manager), core workers and agents listen on every interface whatever
-``--node-ip-address`` says (``ray start`` rewrites 127.0.0.1 to the machine's address, and refuses
-worker nodes when told to stay on loopback), so the token is what closes them;
-tests/distributed/test_local_cluster.py lists what listens beyond loopback and checks that a client
-without the token is refused.
+process without the token cannot join or call the cluster, other users of this machine included; a
+client sets the same two variables (``client_env()``; the CLI prints them). ``--no-auth``
+(``auth=False``) runs with ``RAY_AUTH_MODE=disabled``. tests/distributed/test_local_cluster.py checks
+that nothing listens beyond loopback and that a client without the token (or with another) is refused.
 
 Connect with the token variables set, then ``ray.init(address=cluster.address)`` or
 ``paddock-ma collect --address <address>``.
@@ -48,11 +53,24 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from paddock_ma.distributed.processes import process_group_members, process_start_ticks
+
 STATE_FILE = "cluster.json"
 READY_MARK = "Ray runtime started"
 _PORT_OFFSETS = {"gcs": 0, "node_manager": 1, "object_manager": 2, "client_server": 3, "agent_listen": 4,
                  "agent_grpc": 5, "runtime_env_agent": 6, "metrics_export": 7, "dashboard": 8,
                  "autoscaler_metrics": 9, "dashboard_metrics": 10}
+
+
+# `ray start`, run so that its nodes stay on loopback: Ray rewrites a loopback --node-ip-address (and a
+# loopback --address) to the machine's own address (ray._private.services.resolve_ip_for_localhost); kept
+# as given, Ray binds its gRPC servers, agents and metrics endpoint to 127.0.0.1 instead of every interface.
+RAY_START_ON_LOOPBACK = ("import sys, ray._private.services as services; "
+                         "services.resolve_ip_for_localhost = lambda host: host; "
+                         "from ray.scripts.scripts import main; sys.argv[0] = 'ray'; sys.exit(main())")
+# A client keeps 127.0.0.1 as the address it connects to only with this (Ray's single-machine mode for the
+# client process, the same rewrite turned off); a node must not have it (`ray start` refuses worker nodes).
+LOOPBACK_CLIENT_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
 class LocalClusterError(RuntimeError):
@@ -83,31 +101,6 @@ class NodeRecord:
     log: str
     start_time: float
     member_pids: list = field(default_factory=list)   # the group's processes seen when the node was ready
-
-
-def _proc_start_ticks(pid: int) -> int | None:
-    """The process start time in clock ticks since boot (from /proc), or None when the pid is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return int(fh.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def _group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) pids whose process group is ``pgid``."""
-    out = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            out.append(int(entry))
-    return sorted(out)
 
 
 class LocalCluster:
@@ -146,11 +139,16 @@ class LocalCluster:
     def token_path(self) -> Path:
         return self.state_dir / "auth_token"
 
-    def client_env(self) -> dict:
-        """The environment variables a process needs to join this cluster (``ray.init`` reads them)."""
+    def auth_env(self) -> dict:
+        """The token variables every node and client of this cluster runs with."""
         if not self.auth:
             return {"RAY_AUTH_MODE": "disabled"}
         return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(self.token_path)}
+
+    def client_env(self) -> dict:
+        """The environment variables a process needs to join this cluster (``ray.init`` reads them): the
+        token's, and ``LOOPBACK_CLIENT_ENV`` (so it connects to 127.0.0.1 as given)."""
+        return {**self.auth_env(), **LOOPBACK_CLIENT_ENV}
 
     @property
     def ray_temp_dir(self) -> str:
@@ -207,7 +205,9 @@ class LocalCluster:
         name = "head" if head else f"node{index}"
         resources = {"head": 1} if head else {"worker": 1, name: 1}
         cpus = self.head_cpus if head else self.worker_cpus
-        cmd = [_ray_executable(), "start", "--block", "--disable-usage-stats",
+        _ray_executable()               # the message when Ray is not installed next to this Python
+        cmd = [sys.executable, "-c", RAY_START_ON_LOOPBACK, "start", "--block", "--disable-usage-stats",
+               "--node-ip-address=127.0.0.1",
                f"--num-cpus={cpus}", f"--resources={json.dumps(resources)}",
                f"--object-store-memory={self.object_store_mb * 1024 * 1024}",
                f"--node-manager-port={ports['node_manager']}", f"--object-manager-port={ports['object_manager']}",
@@ -225,7 +225,8 @@ class LocalCluster:
             cmd += [f"--address={self.address}"]
         log = self.state_dir / f"{name}.log"
         env = {k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")}
-        env.update(self.client_env(), OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
+        env = {k: v for k, v in env.items() if k not in LOOPBACK_CLIENT_ENV}
+        env.update(self.auth_env(), OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1",
                    AUTOSCALER_METRIC_PORT=str(ports["autoscaler_metrics"]),
                    DASHBOARD_METRIC_PORT=str(ports["dashboard_metrics"]))
         with open(log, "wb") as fh:
@@ -244,7 +245,7 @@ class LocalCluster:
             if time.monotonic() > deadline:
                 raise LocalClusterError(f"{name}: not up after {timeout_s:.0f} s; see {log}")
             time.sleep(0.2)
-        record.member_pids = _group_members(proc.pid)
+        record.member_pids = process_group_members(proc.pid)
         self._save()
 
     # -- state file --------------------------------------------------------------------------------
@@ -252,7 +253,7 @@ class LocalCluster:
         doc = {"address": self.address, "base_port": self.base_port, "num_workers": self.num_workers,
                "head_cpus": self.head_cpus, "worker_cpus": self.worker_cpus, "object_store_mb": self.object_store_mb,
                "dashboard": self.dashboard, "auth": self.auth,
-               "nodes": [dict(asdict(n), start_ticks=_proc_start_ticks(n.pid)) for n in self.nodes]}
+               "nodes": [dict(asdict(n), start_ticks=process_start_ticks(n.pid)) for n in self.nodes]}
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=2))
         os.replace(tmp, self.state_file)
@@ -277,14 +278,18 @@ class LocalCluster:
 
     def _is_ours(self, rec: NodeRecord) -> bool:
         """Whether ``rec.pid`` is still the process this launcher started (not a reused pid)."""
-        now = _proc_start_ticks(rec.pid)
+        now = process_start_ticks(rec.pid)
         recorded = getattr(self, "_start_ticks", {}).get(rec.pid, now)
         return now is not None and now == recorded
 
     # -- status / stop -----------------------------------------------------------------------------
+    def live_pids(self) -> list[int]:
+        """The live pids of every node's process group (its `ray start`, GCS, raylet, agents, workers)."""
+        return sorted({p for n in self.nodes if self._is_ours(n) for p in process_group_members(n.pid)})
+
     def alive(self) -> dict:
         """``{node name: True when its `ray start` process group still has live processes}``."""
-        return {n.name: self._is_ours(n) and bool(_group_members(n.pid)) for n in self.nodes}
+        return {n.name: self._is_ours(n) and bool(process_group_members(n.pid)) for n in self.nodes}
 
     def status(self) -> dict:
         """A JSON-able summary: address, and per node its pid, ports, resources and liveness."""
@@ -305,9 +310,9 @@ class LocalCluster:
         signalled = []
         # a group whose leader exited may still hold daemons; its pgid cannot be reused while they live
         ours = [n for n in reversed(self.nodes)
-                if self._is_ours(n) or (_proc_start_ticks(n.pid) is None and _group_members(n.pid))]
+                if self._is_ours(n) or (process_start_ticks(n.pid) is None and process_group_members(n.pid))]
         for n in ours:
-            members = _group_members(n.pid)
+            members = process_group_members(n.pid)
             if members:
                 signalled += members
                 try:
@@ -315,7 +320,7 @@ class LocalCluster:
                 except ProcessLookupError:
                     pass
         deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and any(_group_members(n.pid) for n in ours):
+        while time.monotonic() < deadline and any(process_group_members(n.pid) for n in ours):
             for n in ours:   # reap our own children (library use) so they do not linger as zombies
                 try:
                     os.waitpid(n.pid, os.WNOHANG)
@@ -323,19 +328,19 @@ class LocalCluster:
                     pass
             time.sleep(0.2)
         for n in ours:
-            if _group_members(n.pid):
+            if process_group_members(n.pid):
                 try:
                     os.killpg(n.pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
             try:
-                os.waitpid(n.pid, 0 if n.pid in _group_members(n.pid) else os.WNOHANG)
+                os.waitpid(n.pid, 0 if n.pid in process_group_members(n.pid) else os.WNOHANG)
             except ChildProcessError:
                 pass
         deadline = time.monotonic() + 5.0    # SIGKILL is delivered asynchronously
-        while time.monotonic() < deadline and any(_group_members(n.pid) for n in ours):
+        while time.monotonic() < deadline and any(process_group_members(n.pid) for n in ours):
             time.sleep(0.1)
-        if not any(_group_members(n.pid) for n in ours) and self.state_file.exists():
+        if not any(process_group_members(n.pid) for n in ours) and self.state_file.exists():
             self.state_file.unlink()
         return sorted(set(signalled))
 
@@ -357,8 +362,8 @@ def main(argv=None) -> int:
     start.add_argument("--worker-cpus", type=int, default=1)
     start.add_argument("--object-store-mb", type=int, default=100)
     start.add_argument("--dashboard", action="store_true", help="start the dashboard, bound to 127.0.0.1")
-    start.add_argument("--no-auth", action="store_true", help="RAY_AUTH_MODE=disabled: only on a machine nobody "
-                       "else can reach (Ray's ports listen on every interface)")
+    start.add_argument("--no-auth", action="store_true", help="RAY_AUTH_MODE=disabled: only on a machine with "
+                       "no other users (the ports listen on 127.0.0.1)")
     sub.add_parser("status", help="print the recorded nodes and whether they are alive (JSON)")
     stop = sub.add_parser("stop", help="stop exactly the processes this launcher started")
     stop.add_argument("--grace", type=float, default=3.0, help="seconds between SIGTERM and SIGKILL")

@@ -68,6 +68,12 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _as_flags(message: str) -> str:
+    """A library message in the command line's words: its parameter ``out`` is the flag ``--out``."""
+    import re
+    return re.sub(r"^out(?=: )|(?:(?<=new )|(?<=another ))out(?= directory)", "--out", message)
+
+
 def _stopped(out, why: str) -> str:
     """What a stopped run left and how to go on (from the directory's verdict)."""
     from ..distributed.verify import inspect
@@ -95,7 +101,7 @@ def cmd_collect(args) -> int:
                       console=console, stop_on_sigterm=True, capacity_wait_s=args.capacity_wait,
                       preview=args.preview, preview_world=args.preview_world)
     except CollectError as exc:
-        print(f"paddock-ma collect: error: {exc}", file=sys.stderr)
+        print(f"paddock-ma collect: error: {_as_flags(str(exc))}", file=sys.stderr)
         return 2
     except Terminated:
         print(_stopped(args.out, "terminated (SIGTERM)"), file=sys.stderr)

@@ -27,17 +27,26 @@ Shards are ``ShardCore`` actors, or actors of a subclass given as ``shard_cls`` 
 A shard whose code fingerprint (``shard.code_fingerprint``) differs from the driver's is refused
 (``FleetError``). A replay that does not reproduce its checksums is a ``FleetError`` at once.
 
+Placement, then start. A shard's actor is created first and the fleet waits for Ray to place and
+construct it (its ``__ray_ready__`` call) without blocking the other shards: the step loop watches that
+call with every other call in flight. Only once it is placed are its start calls submitted (info, reset
+or restore, replays), with their own timeout. So a replacement that cannot be placed (its node is gone
+and no other node has a free CPU) waits, pending, while the shards that run go on stepping; Ray places
+it when a node with room joins.
+
 Waiting for capacity: a lost node takes its shards with it, and a real cluster replaces it in minutes.
 The first replacement of a failed shard starts at once; after that, while the shard keeps failing (it
-cannot be placed, or dies again), it is retried with exponential backoff (``deadline_s`` doubled per
-attempt, at most 60 s), the shards that run go on, and a ``retry`` event (``on_event``) says which shard
-waits and for how long. ``FleetError`` (the run is resumable) comes only when a shard has failed
-``max_consecutive_failures`` times in a row and for longer than ``capacity_wait_s``, or when no shard
-has completed a step for ``capacity_wait_s`` (and ``2 * deadline_s``). A recovery (actor start,
-restore, replay) gets what a first start gets, ``start_timeout_s`` (at least ``2 * deadline_s``): a
-replacement's new worker process is slower than the first starts (Ray prestarts their workers),
-more so on a loaded machine, and a replacement that cannot be placed yet stays pending until Ray
-places it on a node that joins, which is waiting for capacity too.
+dies again once placed), it is retried with exponential backoff (``deadline_s`` doubled per attempt, at
+most 60 s). The shards that run go on meanwhile, and events say which shard waits: ``retry`` (a backoff
+began), ``wait`` (a replacement is still not placed, every ``WAIT_NOTE_S``) and ``placed`` (it is),
+with how long the shard has been failing and ``give_up_s``. ``FleetError`` (the run is resumable) comes
+only when a replacement has not been placed once its shard has been failing for ``capacity_wait_s`` (and
+``2 * deadline_s`` since it was created), when a shard has failed
+``max_consecutive_failures`` times in a row over more than ``capacity_wait_s``, or when no shard has
+completed a step for ``capacity_wait_s`` (and ``2 * deadline_s``). A placed replacement's start
+(restore, replay) gets what a first start gets, ``start_timeout_s`` (at least ``2 * deadline_s``): its
+new worker process is slower than the first starts (Ray prestarts their workers), more so on a loaded
+machine.
 """
 
 from __future__ import annotations
@@ -53,6 +62,8 @@ from ..env.validation import check_integer, integer_problem
 from .fleet_types import FleetError, ShardRecord, ShardStep, failure_types  # noqa: F401 - FleetError: API
 from .policies import resolve_policy
 from .shard import ShardCore, actor_class, code_fingerprint
+
+WAIT_NOTE_S = 5.0       # seconds between "wait" events while a replacement is not placed (the progress line)
 
 
 class ShardFleet:
@@ -158,17 +169,27 @@ class ShardFleet:
         return actor_class(self.shard_cls).options(scheduling_strategy=self.placement(sh)).remote(
             self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **self.shard_options)
 
-    def _start_chain(self, sh: ShardRecord, timeout: float) -> None:
-        """Create the shard's actor and queue: info, reset or restore, then the replays up to ``sh.seq``."""
+    def _start_chain(self, sh: ShardRecord, timeout: float, place_timeout: float | None = None) -> None:
+        """Create the shard's actor and wait for Ray to place it (``kind`` "place": its ``__ray_ready__``
+        call, watched by the step loop with the other calls in flight, for ``place_timeout`` seconds,
+        default ``timeout``); then ``_submit_start`` queues its start calls, given ``timeout``."""
         sh.actor = self._new_actor(sh)
+        now = time.monotonic()
+        place_timeout = timeout if place_timeout is None else place_timeout
+        sh.pending, sh.kind, sh.budget = [sh.actor.__ray_ready__.remote()], "place", place_timeout
+        sh.deadline, sh.start_timeout, sh.placing_since = now + place_timeout, timeout, now
+        sh.next_wait_note = now + WAIT_NOTE_S
+
+    def _submit_start(self, sh: ShardRecord) -> None:
+        """Queue a placed actor's start: info, reset or restore, then the replays up to ``sh.seq``."""
         refs = [sh.actor.info.remote()]
         refs.append(sh.actor.reset.remote(self.seed) if sh.snap is None
                     else sh.actor.restore.remote(sh.snap, sh.snap_seq))
         for seq in range(sh.snap_seq + 1, sh.seq + 1):
             actions, resets = sh.history[seq][0]
             refs.append(sh.actor.step.remote(seq, actions, False, *self._reset_args(resets)))
-        sh.pending, sh.kind, sh.budget = refs, "start", timeout
-        sh.deadline = time.monotonic() + timeout
+        sh.pending, sh.kind, sh.budget = refs, "start", sh.start_timeout
+        sh.deadline = time.monotonic() + sh.start_timeout
 
     def _recovery_timeout(self) -> float:
         """Seconds a replacement may take to start, restore and replay (see the module docstring)."""
@@ -277,8 +298,12 @@ class ShardFleet:
                     failing_s=round(now - since, 1), give_up_s=self.capacity_wait_s)
 
     def _replace(self, sh: ShardRecord) -> None:
+        """Start a new actor for failed shard ``sh``. It may wait to be placed until the shard has been
+        failing for ``capacity_wait_s`` (its node is gone: Ray places it when one with room joins), and at
+        least ``2 * deadline_s``."""
         self._retry_at.pop(sh.index, None)
-        self._start_chain(sh, self._recovery_timeout())
+        left = self._failing_since[sh.index] + self.capacity_wait_s - time.monotonic()
+        self._start_chain(sh, self._recovery_timeout(), place_timeout=max(left, 2 * self.deadline_s))
         self._event("replace", sh.index, incarnation=sh.incarnation, restore_seq=sh.snap_seq,
                     replay=sh.seq - sh.snap_seq)
 
@@ -366,7 +391,7 @@ class ShardFleet:
         if not self._started:
             self.start()
         # the no-progress watchdog runs once every shard has started
-        starting = any(sh.kind == "start" and sh.pending for sh in self.shards)
+        starting = any(sh.kind in ("place", "start") and sh.pending for sh in self.shards)
         self._last_progress = None if starting else time.monotonic()
         give_up = max(2 * self.deadline_s, self.capacity_wait_s)
         while True:
@@ -389,11 +414,11 @@ class ShardFleet:
                 raise FleetError(f"no shard completed a step in {give_up:.0f} s (capacity_wait_s); "
                                  f"{len(self.failures)} failures so far: the cluster cannot run these shards",
                                  self.events)
-            next_deadline = min([sh.deadline for sh in live] + list(self._retry_at.values()))
+            next_deadline = min([sh.deadline for sh in live] + list(self._retry_at.values())
+                                + [sh.next_wait_note for sh in live if sh.kind == "place"])
             if self._last_progress is not None:
                 next_deadline = min(next_deadline, self._last_progress + give_up)
-            # a start chain is done when its last call is; step calls finish in order: watch the first
-            by_ref = {(sh.pending[-1] if sh.kind == "start" else sh.pending[0]): sh for sh in live}
+            by_ref = {self._watched(sh): sh for sh in live}
             ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=max(0.0, next_deadline - now))
             if ready:
                 ready, _ = ray.wait(list(by_ref), num_returns=len(by_ref), timeout=0)
@@ -401,6 +426,12 @@ class ShardFleet:
                 sh = by_ref[ref]
                 try:
                     results = ray.get(sh.pending if sh.kind == "start" else ref)
+                    if sh.kind == "place":          # placed and constructed: now its start calls
+                        if sh.index in self._failing_since:
+                            self._event("placed", sh.index, incarnation=sh.incarnation,
+                                        waited_s=round(time.monotonic() - sh.placing_since, 1))
+                        self._submit_start(sh)
+                        continue
                 except failure_types() as exc:
                     self._fail(sh, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
                     continue
@@ -410,7 +441,8 @@ class ShardFleet:
                 if sh.kind == "start":
                     sh.pending = None
                     self._finish_start(sh, results)
-                    if self._last_progress is None and all(s.kind != "start" or not s.pending for s in self.shards):
+                    if self._last_progress is None and all(s.kind not in ("place", "start") or not s.pending
+                                                           for s in self.shards):
                         self._last_progress = time.monotonic()
                     self._fill(sh)
                     continue
@@ -425,14 +457,31 @@ class ShardFleet:
             for sh in self.shards:
                 # a call that finished while the consumer held the generator is not late: next round takes it
                 if sh.pending and now > sh.deadline and not self._any_ready([sh]):
-                    what = "start/recovery" if sh.kind == "start" else f"step {sh.seq + 1}"
+                    if sh.kind == "place" and sh.index in self._failing_since:
+                        raise FleetError(f"shard {sh.index}: its replacement was not placed in {sh.budget:.0f} s, "
+                                         f"failing for {now - self._failing_since[sh.index]:.0f} s "
+                                         f"(capacity_wait_s): no node has a free CPU for it; add nodes", self.events)
+                    what = {"place": "placement and construction", "start": "start/recovery"}.get(
+                        sh.kind, f"step {sh.seq + 1}")
                     self._fail(sh, f"deadline: {what} took more than {sh.budget:.1f} s (a hung or lost shard)")
+                elif sh.kind == "place" and sh.pending and now >= sh.next_wait_note:
+                    sh.next_wait_note = now + WAIT_NOTE_S
+                    if sh.index in self._failing_since:
+                        self._event("wait", sh.index, waited_s=round(now - sh.placing_since, 1),
+                                    failing_s=round(now - self._failing_since[sh.index], 1),
+                                    give_up_s=self.capacity_wait_s)
             self._maybe_rebalance()
 
     @staticmethod
-    def _any_ready(shards) -> bool:
+    def _watched(sh: ShardRecord):
+        """The ref whose completion moves shard ``sh`` on: a start chain is done when its last call is;
+        step calls finish in order (watch the first); a placement has one call."""
+        return sh.pending[-1] if sh.kind == "start" else sh.pending[0]
+
+    @classmethod
+    def _any_ready(cls, shards) -> bool:
         import ray
-        refs = [sh.pending[-1] if sh.kind == "start" else sh.pending[0] for sh in shards if sh.pending]
+        refs = [cls._watched(sh) for sh in shards if sh.pending]
         return bool(refs) and bool(ray.wait(refs, num_returns=1, timeout=0)[0])
 
     # -- introspection / shutdown ----------------------------------------------------------------------

@@ -44,11 +44,14 @@ class ShardRecord:
     snap: dict | None = None
     history: dict = field(default_factory=dict)     # seq -> ((actions, resets), checksum uint64[W]) since snap
     pending: list | None = None        # "start": the chain's refs; "step": the step calls in flight, in order
-    kind: str = ""                     # "start" (reset/restore + replays) or "step"
+    kind: str = ""                     # "place" (the actor's creation), "start" (reset/restore + replays), "step"
     inflight_actions: list = field(default_factory=list)     # (actions, resets) of the step calls in ``pending``
     resets: dict = field(default_factory=dict)   # seq -> {placement: bool[W, K]}: per-driver resets after that step
     deadline: float = 0.0              # time.monotonic() by which the call in flight must be done
-    budget: float = 0.0
+    budget: float = 0.0                # seconds the calls in flight were given (for messages)
+    start_timeout: float = 0.0         # seconds the start calls get once the actor is placed
+    placing_since: float = 0.0         # when the current actor was created (time.monotonic())
+    next_wait_note: float = 0.0        # when the next "wait" event is due while it is not placed
     consecutive_failures: int = 0
     pid: int | None = None
     node_id: str | None = None

@@ -7,9 +7,12 @@ first actor to a node. Production classes carry no fault hooks; tests pass these
   ``shard`` (its index, ``world_offset // num_worlds``) fails as ``fault`` says: ``{"crash_at_seq": n}``
   (its process exits at once, ``os._exit``, when asked to step to ``n``: Ray sees the actor die),
   ``{"hang_at_seq": n}`` (it sleeps for ever when asked to step to ``n``: only the fleet's deadline
-  notices) or ``{"fail_on_start": True}`` (its constructor raises). Without ``once_dir`` the fault fires
-  in every incarnation of the shard; with it (a directory every shard process can write: one machine's
-  local cluster), in the first incarnation that reaches it only: a token file ``shard-<i>`` marks it fired.
+  notices), ``{"fail_on_start": True}`` (its constructor raises) or ``{"hold_at_seq": n}`` (when asked to
+  step to ``n`` it waits until the file ``release-<i>`` exists in ``once_dir``, which the test writes on
+  an event: a shard held back until the test has seen what it waits for). Without ``once_dir`` a fault
+  fires in every incarnation of the shard; with it (a directory every shard process can write: one
+  machine's local cluster), in the first incarnation that reaches it only: a token file ``shard-<i>``
+  marks it fired.
 * ``PinnedFleet(..., pins={shard: node_id})``: a ShardFleet whose shard ``shard``'s first actor is pinned
   hard to ``node_id`` (a node that does not exist makes Ray raise ActorUnschedulableError); later
   incarnations are placed as usual.
@@ -24,7 +27,7 @@ from pathlib import Path
 from .fleet import ShardFleet
 from .shard import ShardCore, ShardError
 
-FAULTS = ("crash_at_seq", "hang_at_seq", "fail_on_start")
+FAULTS = ("crash_at_seq", "hang_at_seq", "fail_on_start", "hold_at_seq")
 
 
 class FaultyShardCore(ShardCore):
@@ -41,6 +44,8 @@ class FaultyShardCore(ShardCore):
             unknown = set(fault) - set(FAULTS)
             if unknown:
                 raise ValueError(f"faults[{shard}]: unknown {sorted(unknown)}; expected some of {FAULTS}")
+            if "hold_at_seq" in fault and once_dir is None:
+                raise ValueError(f"faults[{shard}]: hold_at_seq needs once_dir (where the release file appears)")
         return type(cls.__name__, (cls,), {"faults": dict(faults),
                                            "once_dir": None if once_dir is None else str(once_dir)})
 
@@ -50,6 +55,11 @@ class FaultyShardCore(ShardCore):
         if self.fault.get("fail_on_start") and self._fire():
             raise ShardError("fail_on_start: this test shard was asked to fail to start")
         super().__init__(config, world_offset, num_worlds, **options)
+
+    @staticmethod
+    def release_file(once_dir, shard: int) -> Path:
+        """The file that lets shard ``shard``'s step ``hold_at_seq`` go on (the test writes it)."""
+        return Path(once_dir) / f"release-{shard}"
 
     def _fire(self) -> bool:
         """Whether the fault fires in this incarnation (always without ``once_dir``; else only the first time)."""
@@ -67,6 +77,9 @@ class FaultyShardCore(ShardCore):
         if seq == self.fault.get("hang_at_seq") and self._fire():
             while True:
                 time.sleep(3600)
+        if seq == self.fault.get("hold_at_seq") and self._fire():
+            while not self.release_file(self.once_dir, self.shard_index).exists():
+                time.sleep(0.05)
         return super().step(seq, *args, **kwargs)
 
 

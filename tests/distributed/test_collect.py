@@ -69,7 +69,11 @@ def test_killed_and_hung_shards_give_byte_identical_files(clean, tmp_path):
 
     res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=fault, deadline_s=3.0,
                   shard_cls=FaultyShardCore.with_faults({1: {"hang_at_seq": 9}}, once_dir=tmp_path))   # first life only
-    assert res.failures == 6
+    # the five kills and the hang; a healthy step that load made slower than the 3 s deadline (which finds
+    # the hang soon) is failed and recovered as well
+    reasons = [f["reason"].split(":")[0] for f in res.manifest["run"]["failures"]]
+    assert reasons.count("deadline") >= 1 and len(reasons) >= 6, reasons
+    assert set(reasons) <= {"deadline", "ActorDiedError", "ActorUnavailableError"}, reasons
     assert verify(tmp_path / "ds") == []
     assert _bytes(tmp_path / "ds") == _bytes(clean)
     assert _files(tmp_path / "ds")[0] == _files(clean)[0]

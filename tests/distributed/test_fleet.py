@@ -12,10 +12,15 @@ from paddock_ma.distributed.testing import FaultyShardCore, PinnedFleet
 
 pytestmark = pytest.mark.ray
 STEPS = 30
+# Deadlines. Where no hang is planted: far beyond any step of 2 worlds on a loaded machine (kills surface
+# as Ray's errors, not through the deadline). Where one is: short, so the test notices it soon; a healthy
+# step that load makes slower than that is failed and recovered as well, so those tests assert that the
+# planted failure is among the failures (and the steps are unchanged), not that it is the only one.
+DEADLINE, HANG_DEADLINE = 60.0, 3.0
 
 
 def _run(config, *, on_step=None, fleet_cls=ShardFleet, **kw):
-    opts = dict(seed=5, deadline_s=6.0, snapshot_every=8, policy="random")
+    opts = dict(seed=5, deadline_s=DEADLINE, snapshot_every=8, policy="random")
     opts.update(kw)
     fleet = fleet_cls(config, 2, 2, **opts)
     seen = {}
@@ -73,9 +78,9 @@ def test_sigkilled_shards_are_replaced_and_resume_bit_exactly(baseline, env_conf
 
 def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_config, tmp_path):
     hang_once = FaultyShardCore.with_faults({1: {"hang_at_seq": 11}}, once_dir=tmp_path)    # its first life only
-    seen, fleet = _run(env_config, deadline_s=3.0, shard_cls=hang_once)
-    assert [e["reason"].split(":")[0] for e in fleet.failures] == ["deadline"]
-    assert fleet.failures[0]["shard"] == 1
+    seen, fleet = _run(env_config, deadline_s=HANG_DEADLINE, shard_cls=hang_once)
+    assert all(e["reason"].startswith("deadline") for e in fleet.failures), fleet.failures
+    assert any(e["shard"] == 1 and e["seq"] == 10 for e in fleet.failures), fleet.failures    # hung at step 11
     _same(baseline, seen)              # (how long the run took depends on the machine's load: not asserted)
 
 
@@ -92,7 +97,8 @@ def test_every_shard_failing_raises_fleet_error_after_the_capacity_wait(ray_loca
             last = time.monotonic()
     elapsed = time.monotonic() - last
     fleet.shutdown()
-    assert elapsed >= wait, f"FleetError {elapsed:.1f} s after the last step, before the capacity wait ({wait} s)"
+    # the fleet counts a step a moment before its consumer sees it: 1 s of slack (load only adds time here)
+    assert elapsed >= wait - 1.0, f"FleetError {elapsed:.1f} s after the last step, before the capacity wait ({wait} s)"
     assert "(capacity_wait_s)" in str(err.value) and err.value.events       # never a hang: it did end
     assert any(e["kind"] == "retry" for e in err.value.events)              # retried with backoff meanwhile
 
@@ -122,9 +128,11 @@ def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ra
         if (st.shard, st.seq) in {(0, 7), (1, 18)}:
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
 
-    piped, fleet = _run(env_config, policy="builtin", pipeline_depth=2, on_step=kill, deadline_s=3.0,
+    piped, fleet = _run(env_config, policy="builtin", pipeline_depth=2, on_step=kill, deadline_s=HANG_DEADLINE,
                         shard_cls=FaultyShardCore.with_faults({0: {"hang_at_seq": 4}}, once_dir=tmp_path))
-    assert sorted(f["reason"].split(":")[0] for f in fleet.failures) == ["ActorDiedError", "ActorDiedError", "deadline"]
+    reasons = [f["reason"].split(":")[0] for f in fleet.failures]
+    assert reasons.count("ActorDiedError") == 2 and "deadline" in reasons, reasons         # the kills and the hang
+    assert set(reasons) == {"ActorDiedError", "deadline"}, reasons
     _same(plain, piped)
     with pytest.raises(ValueError, match="builtin policy"):
         ShardFleet(env_config, 1, 1, policy="random", pipeline_depth=2)
@@ -132,7 +140,7 @@ def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ra
 
 @pytest.mark.chaos
 def test_shards_that_cannot_start_or_run_other_code_raise_fleet_error(ray_local, env_config):
-    fleet = ShardFleet(env_config, 2, 1, seed=5, deadline_s=3.0, max_consecutive_failures=2, capacity_wait_s=0.1,
+    fleet = ShardFleet(env_config, 2, 1, seed=5, deadline_s=DEADLINE, max_consecutive_failures=2, capacity_wait_s=0.1,
                        shard_cls=FaultyShardCore.with_faults({0: {"fail_on_start": True}}))
     with pytest.raises(FleetError, match="shard 0 failed 2 times in a row"):
         list(fleet.run(5))
@@ -146,11 +154,16 @@ def test_shards_that_cannot_start_or_run_other_code_raise_fleet_error(ray_local,
 
 def test_a_slow_consumer_does_not_make_finished_shards_late(baseline, env_config):
     """Time the consumer holds the generator is not charged to shards whose calls finished meanwhile."""
+    import ray
+
     def slow(fleet, st):
         if (st.shard, st.seq) == (0, 5):
-            time.sleep(2.5)        # longer than the deadline: both shards' next calls finish meanwhile
+            # hold the generator until the shards' next calls have finished, then past their deadlines
+            busy = [sh for sh in fleet.shards if sh.pending]        # (shard 1 may have finished its steps)
+            ray.wait([sh.pending[0] for sh in busy], num_returns=len(busy))
+            time.sleep(max(0.0, max(sh.deadline for sh in busy) - time.monotonic()) + 0.5)
 
-    seen, fleet = _run(env_config, deadline_s=2.0, on_step=slow)
+    seen, fleet = _run(env_config, deadline_s=10.0, on_step=slow)     # held past it: about 10 s
     assert not fleet.failures, fleet.failures
     _same(baseline, seen)
 
@@ -162,7 +175,7 @@ def test_per_driver_resets_are_routed_to_their_shard_and_survive_a_kill(ray_loca
     requests = {4: ([3, 0], ["car-02", 5]), 11: ([1], [7]), 12: ([2, 2], [0, 1])}
 
     def run(kill):
-        fleet = ShardFleet(env_config, 2, 2, seed=5, deadline_s=6.0, snapshot_every=8, policy="builtin")
+        fleet = ShardFleet(env_config, 2, 2, seed=5, deadline_s=DEADLINE, snapshot_every=8, policy="builtin")
         for t, (worlds, drivers) in requests.items():
             fleet.reset_drivers(worlds, drivers, placement="random", at_seq=t)
         seen = {}

@@ -61,6 +61,25 @@ def test_launcher_rejects_bad_values(tmp_path):
         lc.LocalCluster.load(tmp_path / "nothing")
 
 
+def _descendants(pids) -> set:
+    """``pids`` and every process they started, however deep (core workers are the raylets' children)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                ppid = int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = set(), list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid not in out:
+            out.add(pid)
+            todo += children.get(pid, [])
+    return out
+
+
 def _listening(pids) -> dict:
     """``{port: [addresses]}`` of the TCP sockets in LISTEN state owned by ``pids`` (from /proc)."""
     import ipaddress
@@ -89,22 +108,27 @@ def _listening(pids) -> dict:
     return out
 
 
-def test_launcher_cluster_requires_its_token_and_opens_only_its_own_ports(tmp_path):
-    """Ray 2.60 cannot keep its gRPC servers on loopback (see local_cluster.py), so: what listens beyond
-    loopback is only the launcher's own port blocks (no default port shared by every cluster), and none
-    of it serves a client without the cluster's token."""
+def test_launcher_cluster_requires_its_token_and_listens_on_loopback_only(tmp_path):
+    """Every TCP port a process of the cluster listens on (GCS, raylets, agents, metrics, the core workers
+    of its actors, and the client's own) is on loopback, and nothing serves a client without the token."""
     lc = load_launcher()
     base = free_port_base(2)
     cluster = lc.LocalCluster(num_workers=1, base_port=base, state_dir=tmp_path / "c", object_store_mb=80)
+    client = None
     try:
         cluster.start()
         assert oct(os.stat(cluster.token_path).st_mode & 0o777) == "0o600"
         probe = ("import ray; ray.init(address=%r, log_to_driver=False); "
                  "print('joined', ray.get(ray.remote(lambda: 7).remote()))" % cluster.address)
-        ok = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
-                            env=dict(os.environ, **cluster.client_env()))
-        assert "joined 7" in ok.stdout, ok.stderr[-2000:]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+        # a client that stays connected, with an actor on a worker node, while the sockets are listed
+        stay = ("import ray, sys; ray.init(address=%r, log_to_driver=False); "
+                "a = ray.remote(num_cpus=1)(type('A', (), {'f': lambda self: 7})).remote(); "
+                "print('joined', ray.get(a.f.remote()), flush=True); sys.stdin.read()" % cluster.address)
+        client = subprocess.Popen([sys.executable, "-c", stay], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, env=dict(os.environ, **cluster.client_env()))
+        assert client.stdout.readline().strip() == "joined 7", client.stderr.read()[-2000:] if client.poll() else ""
+        # on loopback too (refused for the token, not for the address), without it or with another one
+        env = dict({k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}, **lc.LOOPBACK_CLIENT_ENV)
         for mode in ("disabled", "token"):          # no token, and a token of its own (another cluster's)
             other = dict(env, RAY_AUTH_MODE=mode)
             if mode == "token":
@@ -113,12 +137,14 @@ def test_launcher_cluster_requires_its_token_and_opens_only_its_own_ports(tmp_pa
             refused = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
                                      env=other)
             assert refused.returncode != 0 and "joined" not in refused.stdout, (mode, refused.stdout)
-        pids = [p for n in cluster.nodes for p in lc._group_members(n.pid)]
-        listening = _listening(pids)
-        assert listening, "found no listening socket of the cluster's processes"
-        beyond = sorted(port for port, addrs in listening.items() if any(not a.is_loopback for a in addrs))
-        assert all(base <= port < base + 200 for port in beyond), (base, beyond)
+        listening = _listening(_descendants(cluster.live_pids() + [client.pid]))
+        assert {base, base + 1, base + 101} <= set(listening), listening      # GCS, both raylets: what was listed
+        beyond = {port: addrs for port, addrs in listening.items() if any(not a.is_loopback for a in addrs)}
+        assert beyond == {}, beyond
     finally:
+        if client is not None:
+            client.kill()
+            client.wait()
         cluster.stop()
         import shutil
         shutil.rmtree(cluster.ray_temp_dir, ignore_errors=True)

@@ -24,7 +24,7 @@ def _cfg():
 
 
 def test_a_joining_node_gets_a_shard_and_nothing_is_lost(small_cluster, tmp_path):
-    clean = collect(_cfg(), tmp_path / "clean", progress=False, deadline_s=10.0)
+    clean = collect(_cfg(), tmp_path / "clean", progress=False, deadline_s=60.0)
     assert clean.manifest["run"]["moves"] == []            # one node with room: nowhere to move
     added, nodes_after = [], {}
 
@@ -38,7 +38,7 @@ def test_a_joining_node_gets_a_shard_and_nothing_is_lost(small_cluster, tmp_path
         if st.seq == 160:
             nodes_after.update(fleet.shard_nodes())
 
-    res = collect(_cfg(), tmp_path / "grown", progress=False, deadline_s=10.0, on_step=join)
+    res = collect(_cfg(), tmp_path / "grown", progress=False, deadline_s=60.0, on_step=join)
     moves = res.manifest["run"]["moves"]
     assert len(moves) == 1 and moves[0]["to_node"] == added[0].node_id, moves
     assert res.failures == 0
