@@ -12,6 +12,7 @@ import pytest
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
 from paddock_ma.catalog import make
+from paddock_ma.serve.frames import UNITS_PER_METER
 from paddock_ma.serve.preview import PreviewServer, attach_preview
 
 from .conftest import free_port, http
@@ -39,8 +40,10 @@ def test_frames_are_paddockjs_packets_of_the_chosen_world(server):
     assert status == 200 and frame["type"] == "preview:snapshot" and set(frame) == {"type", "snapshot", "observation", "meta"}
     assert frame["meta"]["world"] == 2 and frame["snapshot"]["step"] == 5
     cars = {c["id"]: c for c in frame["snapshot"]["cars"]}
+    assert frame["meta"]["unitsPerMeter"] == UNITS_PER_METER           # PaddockJS's simulation units
     for driver, (x, y) in car_positions(env.engine, 2).items():
-        assert (cars[driver]["x"], cars[driver]["y"]) == (x, y)
+        assert (cars[driver]["x"], cars[driver]["y"]) == (x * UNITS_PER_METER, y * UNITS_PER_METER)
+    assert frame["snapshot"]["raceControl"]["mode"] == "green" and frame["snapshot"]["safetyCar"] == {"deployed": False}
     assert car_positions(env.engine, 0) != car_positions(env.engine, 2)
     me = frame["observation"]["car-00"]["object"]
     assert me["self"]["speedKph"] > 0 and len(me["rays"]) > 0 and "distanceMeters" in me["rays"][0]["track"]
@@ -102,7 +105,7 @@ def test_a_preview_server_in_a_child_process_serves_the_runs_frames():
                 threading.Event().wait(0.05)
             assert frame["snapshot"]["step"] == step
         cars = {c["id"]: (c["x"], c["y"]) for c in frame["snapshot"]["cars"]}
-        assert cars == car_positions(env.engine)
+        assert cars == {d: (x * UNITS_PER_METER, y * UNITS_PER_METER) for d, (x, y) in car_positions(env.engine).items()}
         assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
         env.close()
     finally:
@@ -164,3 +167,24 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
     finally:
         proc.stdin.close()
         proc.wait(60)
+
+
+def test_a_paddockenv_keeps_publishing_after_a_reset_that_rebuilds_its_engine(server):
+    """The tap is an engine observer (``BatchEnv.add_observer``): a PaddockEnv reset with config options
+    builds a new engine, which takes the observers over; frames then come from it, with its track."""
+    pe = make("paddock/gp-v0")
+    tap = attach_preview(pe, server, every=1)             # a PaddockEnv: its engine is observed
+    pe.reset(seed=1)
+    first_engine = pe.batch
+    pe.reset(seed=1, options={"track": "oval", "frame_skip": 2})
+    assert pe.batch is not first_engine and pe.batch.observers == (tap,)
+    pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
+    frame = http("GET", f"{server.url}/preview/frame")[2]
+    assert frame["meta"]["track"] == "oval" and frame["snapshot"]["tick"] == 2 and frame["snapshot"]["step"] == 1
+    assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
+    published = server.hub.published
+    tap.detach()
+    assert pe.batch.observers == ()
+    pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
+    assert server.hub.published == published               # detached: nothing more
+    pe.close()
