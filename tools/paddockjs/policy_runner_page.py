@@ -144,7 +144,6 @@ def shoot_checkpoint(browser, vite: str, out: Path, seconds: float) -> dict:
     page.goto(f"{vite}/policy-runner.html?controller=distilled-policy")
     page.wait_for_function("document.querySelector('[data-policy-runner-status]')?.textContent"
                            ".includes('Loaded paddockjs-distilled-actor-v1')", timeout=300_000)
-    start_self = readout(page).get("self") or {}
     page.locator("[data-policy-runner-auto]").check()
     time.sleep(seconds)
     page.locator("[data-policy-runner-auto]").uncheck()
@@ -157,7 +156,6 @@ def shoot_checkpoint(browser, vite: str, out: Path, seconds: float) -> dict:
     page.close()
     return {"policyStep": state["policyStep"], "simStep": state.get("step"), "physicsMode": state.get("physicsMode"),
             "metadata": state.get("metadata"), "selectedDriver": state.get("selectedDriver"),
-            "start_distance_m": start_self.get("distanceMeters"), "distance_m": me.get("distanceMeters"),
             "speed_kph": me.get("speedKph"), "page_errors": errors}
 
 
