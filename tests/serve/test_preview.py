@@ -188,3 +188,56 @@ def test_a_paddockenv_keeps_publishing_after_a_reset_that_rebuilds_its_engine(se
     pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
     assert server.hub.published == published               # detached: nothing more
     pe.close()
+
+
+def test_the_policy_runner_page_s_requests_from_its_vite_origin(server):
+    """What PaddockJS's Policy Runner asks of a preview server, from the page's own origin (its Vite server):
+    the WebSocket answers a status then packets its renderer reads (raceControl, safetyCar, events,
+    meta.step); the polling mode's GET /preview/frame is allowed by CORS."""
+    origin = "http://127.0.0.1:5173"
+    env = CarVectorEnv("paddock/oval-batch-v0", 1)
+    attach_preview(env.engine, server, every=1)
+    env.reset(seed=5)
+    received = []
+
+    async def page_socket():
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(f"ws://{server.host}:{server.port}/preview", origin=origin) as ws:
+                received.append(json.loads((await ws.receive()).data))
+                received.append(json.loads((await ws.receive()).data))
+    asyncio.run(page_socket())
+    assert received[0]["type"] == "preview:status" and received[1]["type"] == "preview:snapshot"
+    snapshot = received[1]["snapshot"]
+    assert snapshot["raceControl"]["mode"] == "green" and snapshot["safetyCar"]["deployed"] is False
+    assert snapshot["events"] == [] and snapshot["penalties"] == [] and received[1]["meta"]["step"] == 0
+    status, headers, frame = http("GET", f"{server.url}/preview/frame", headers={"Origin": origin})
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == origin and frame["meta"]["step"] == 0
+    env.close()
+
+
+def test_paddock_ma_view_demo_streams_the_race_of_a_paddockjs_config():
+    """``paddock-ma view --demo --config FILE``: the race the Policy Runner page is pointed at in
+    docs/paddockjs-policy-runner.md, on PaddockJS's trackSeed 2097 track with its driver ids."""
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import ROOT, stop_process
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "view", "--demo", "--config",
+                             str(ROOT / "examples" / "paddockjs_trackseed_config.json"), "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        frame = None
+        for _ in range(1200):
+            try:
+                frame = http("GET", f"http://127.0.0.1:{port}/preview/frame")[2]
+            except OSError:
+                frame = None
+            if isinstance(frame, dict) and frame.get("snapshot", {}).get("step", 0) >= 2:
+                break
+            time.sleep(0.1)
+        assert frame["meta"]["track"] == "paddockjs:2097" and frame["snapshot"]["step"] >= 2
+        assert frame["meta"]["controlledDrivers"][0] == "policy-agent-01"
+    finally:
+        stop_process(proc)
