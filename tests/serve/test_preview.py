@@ -241,3 +241,24 @@ def test_paddock_ma_view_demo_streams_the_race_of_a_paddockjs_config():
         assert frame["meta"]["controlledDrivers"][0] == "policy-agent-01"
     finally:
         stop_process(proc)
+
+
+def test_engine_observers_hear_each_batched_call_once():
+    """``BatchEnv.add_observer``: one call per reset, step (auto-resets inside it included) and
+    reset_drivers, with the engine; removed observers hear nothing."""
+    from paddock_ma.env.batch_env import BatchEnv
+    from paddock_ma.catalog import env_config
+    engine = BatchEnv(env_config("paddock/oval-batch-v0", episode={"max_steps": 3}), 2, auto_reset=True,
+                      reset_placement="random")
+    heard = []
+    observer = lambda call, e: heard.append((call, e is engine, int(e.world_steps()[0])))  # noqa: E731
+    engine.add_observer(observer)
+    engine.reset(seed=1)
+    actions = np.zeros((2, len(engine.controlled), 3), np.float32)
+    auto_reset = [engine.step(actions).reset_mask.any() for _ in range(4)]
+    engine.reset_drivers(np.ones((2, len(engine.controlled)), bool), "random")
+    assert auto_reset[2] and heard == [("reset", True, 0), ("step", True, 1), ("step", True, 2), ("step", True, 3),
+                                       ("step", True, 4), ("reset_drivers", True, 4)]
+    engine.remove_observer(observer)
+    engine.step(actions)
+    assert len(heard) == 6 and engine.observers == ()
