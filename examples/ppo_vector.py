@@ -21,6 +21,8 @@ the trained actor as ``paddockjs-distilled-actor-v1`` (load it in PaddockJS's Po
 
     python examples/ppo_vector.py --actor paddockjs --seconds 600 --export oval_actor.json
 
+``--seconds`` stops after the iteration that passes it or at ``--total-steps`` (400,000 by default),
+whichever comes first: give a large ``--total-steps`` for a pure wall-clock budget.
 ``--config FILE`` trains on a config file instead of a catalogued env (PaddockJS's camelCase options or
 ours), e.g. ``examples/paddockjs_trackseed_config.json``: PaddockJS's ``trackSeed: 2097`` track, the one its
 Policy Runner's Generation configuration drives on. The exported file's ``metadata`` then names the
