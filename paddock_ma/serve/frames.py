@@ -7,8 +7,8 @@ and metrics) with what PaddockJS's renderer reads of a snapshot (``paddockjs_ren
 positions in its simulation units (``UNITS_PER_METER`` a metre, ``meta.unitsPerMeter`` says so), its race
 control, safety car, events and penalties; the observation is the controlled drivers' observation objects
 (rays and radar in real units). PaddockJS's Policy Runner draws such a packet on the track it builds
-itself (the same track for a ``trackSeed`` config), so it must not carry the track. ``track_picture(engine)`` is the static track: the surface raster (kerbs, runoff, pit lane) and
-the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
+itself (the same track for a ``trackSeed`` config: a packet carries no track). ``track_picture(engine)``
+is the static track for our viewer: the surface raster (kerbs, runoff, pit lane) and the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
 """
 
 from __future__ import annotations

@@ -162,7 +162,8 @@ def shoot_checkpoint(browser, vite: str, out: Path, seconds: float) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--checkout", required=True, type=Path, help="a PaddockJS 2.0.0 source tree (commit 28fc6c4)")
-    p.add_argument("--actor", required=True, type=Path, help="a paddockjs-distilled-actor-v1 file (paddock-ma export-paddockjs)")
+    p.add_argument("--actor", required=True, type=Path,
+                   help="a paddockjs-distilled-actor-v1 file (paddock-ma export-paddockjs)")
     p.add_argument("--config", type=Path, default=ROOT / "examples" / "paddockjs_trackseed_config.json",
                    help="the race to stream (default: the Policy Runner's track and driver ids)")
     p.add_argument("--out-dir", type=Path, default=ROOT / "docs" / "images")
@@ -178,8 +179,8 @@ def main(argv=None) -> int:
             open(log_dir / "policy_runner_preview.log", "w") as preview_log:
         vite = start(["node", "node_modules/vite/bin/vite.js", "--host", "127.0.0.1", "--port", str(vite_port),
                       "--strictPort"], checkout / "local-preview", vite_log)
-        preview = start([sys.executable, "-m", "paddock_ma.cli", "view", "--demo", "--config", str(args.config.resolve()),
-                         "--port", str(preview_port)], ROOT, preview_log)
+        preview = start([sys.executable, "-m", "paddock_ma.cli", "view", "--demo",
+                         "--config", str(args.config.resolve()), "--port", str(preview_port)], ROOT, preview_log)
         try:
             wait_http(f"{vite_url}/policy-runner.html", vite)
             wait_http(f"http://127.0.0.1:{preview_port}/preview/frame", preview)
@@ -187,8 +188,11 @@ def main(argv=None) -> int:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 try:
-                    live = shoot_live(browser, vite_url, live_url, args.out_dir / "paddockjs-policy-runner-live.png", args.seconds)
-                    drive = shoot_checkpoint(browser, vite_url, args.out_dir / "paddockjs-policy-runner-checkpoint.png", args.seconds)
+                    out = args.out_dir
+                    live = shoot_live(browser, vite_url, live_url, out / "paddockjs-policy-runner-live.png",
+                                      args.seconds)
+                    drive = shoot_checkpoint(browser, vite_url, out / "paddockjs-policy-runner-checkpoint.png",
+                                             args.seconds)
                 finally:
                     browser.close()
         finally:

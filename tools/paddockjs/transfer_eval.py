@@ -57,7 +57,8 @@ def run_here(actor: dict, plan: dict) -> list[dict]:
     drivers = plan["config"]["controlledDrivers"]
     out = []
     for rnd in plan["rounds"]:
-        doc = {**plan["config"], "seed": rnd["seed"], "scenario": {"participants": drivers, "placements": rnd["placements"]}}
+        doc = {**plan["config"], "seed": rnd["seed"],
+               "scenario": {"participants": drivers, "placements": rnd["placements"]}}
         engine = BatchEnv(EnvConfig.from_paddockjs(doc), 1)
         result = engine.reset(rnd["seed"])
         width = int(engine.obs_sizes[0])
