@@ -20,6 +20,13 @@ the trained actor as ``paddockjs-distilled-actor-v1`` (load it in PaddockJS's Po
 ``paddock-ma policy-server``), ``--save FILE.pt`` as a torch checkpoint (``paddock-ma export-paddockjs``).
 
     python examples/ppo_vector.py --actor paddockjs --seconds 600 --export oval_actor.json
+
+``--seconds`` stops after the iteration that passes it or at ``--total-steps`` (400,000 by default),
+whichever comes first: give a large ``--total-steps`` for a pure wall-clock budget.
+``--config FILE`` trains on a config file instead of a catalogued env (PaddockJS's camelCase options or
+ours), e.g. ``examples/paddockjs_trackseed_config.json``: PaddockJS's ``trackSeed: 2097`` track, the one its
+Policy Runner's Generation configuration drives on. The exported file's ``metadata`` then names the
+config's ``physicsMode`` and ``trackSeed`` (the Policy Runner reads ``metadata.physicsMode``).
 """
 
 from __future__ import annotations
@@ -42,12 +49,14 @@ from torch import nn  # noqa: E402
 from oval_reward import ENV_ID, LIFE_STEPS, life_rates, sum_totals, user_reward  # noqa: E402
 from paddock_ma.adapters.vector_env import CarVectorEnv  # noqa: E402
 from paddock_ma.adapters.paddockjs_actor import PaddockActorVectorEnv  # noqa: E402
+from paddock_ma.env.config.root import EnvConfig  # noqa: E402
 from paddock_ma.paddockjs.checkpoint import export_actor, make_torch_actor, save_torch_actor  # noqa: E402
 
 
 @dataclass
 class Args:
     env_id: str = ENV_ID                      # catalogued environment (its controlled cars are the sub-envs)
+    config: str = ""                          # a config file (PaddockJS's options or ours) instead of env_id
     num_worlds: int = 16                      # worlds stepped together; sub-envs = worlds x controlled cars
     total_steps: int = 400_000                # agent-steps (car-steps) to train for
     seconds: float = 0.0                      # wall-clock budget: stop after the iteration that passes it (0: none)
@@ -140,7 +149,8 @@ def train(args: Args) -> list[dict]:
     start, load = time.perf_counter(), os.getloadavg()
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
-    env = CarVectorEnv(args.env_id, args.num_worlds, reward=user_reward, reset_placement=args.reset_placement,
+    source = EnvConfig.load(args.config) if args.config else args.env_id
+    env = CarVectorEnv(source, args.num_worlds, reward=user_reward, reset_placement=args.reset_placement,
                        start_placement=args.reset_placement, episode={"max_steps": args.life_steps})
     if args.actor not in ("default", "paddockjs"):
         raise SystemExit(f"--actor: got {args.actor!r}; expected default or paddockjs")
@@ -235,13 +245,18 @@ def train(args: Args) -> list[dict]:
         print(json.dumps(row), flush=True)
     env.close()
     if paddockjs and (args.export or args.save):
-        meta = {"trained_by": "examples/ppo_vector.py", "env_id": args.env_id, "agent_steps": steps}
+        config = env.unwrapped.engine.config
+        meta = {"trained_by": "examples/ppo_vector.py", "agent_steps": steps,
+                "seconds": round(time.perf_counter() - start, 1),
+                "physicsMode": config.physics_mode, "frameSkip": config.frame_skip,
+                **({"config": Path(args.config).name} if args.config else {"env_id": args.env_id}),
+                **({"trackSeed": int(config.track.split(":", 1)[1])} if config.track.startswith("paddockjs:") else {})}
         if args.export:
             export_actor(agent.actor, args.export, metadata=meta)
         if args.save:
             save_torch_actor(agent.actor, args.save, metadata=meta)
     if args.out:
-        Path(args.out).write_text(json.dumps({"env_id": args.env_id, "args": vars(args), "load_at_start": load,
+        Path(args.out).write_text(json.dumps({"env_id": args.config or args.env_id, "args": vars(args), "load_at_start": load,
                                               "history": history}, indent=1))
     return history
 

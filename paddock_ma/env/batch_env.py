@@ -144,6 +144,23 @@ class BatchEnv:
         self.state: WorldState | None = None
         self.seed: int | None = None
         self._scenario = None
+        self.observers: tuple = ()       # called after reset, step and reset_drivers (add_observer)
+
+    # -- observers -----------------------------------------------------------------------------------
+    def add_observer(self, observer) -> None:
+        """Call ``observer(call, engine)`` after every ``reset``, ``step`` and ``reset_drivers`` of this
+        engine, once per batched call (``call``: that method's name; a step that auto-resets cars is one
+        "step"). For watchers (a live preview, a recorder): an observer reads the engine and must not
+        change it. With none attached a call costs one empty-tuple test."""
+        self.observers = self.observers + (observer,)
+
+    def remove_observer(self, observer) -> None:
+        """Stop calling ``observer`` (no error if it was not attached)."""
+        self.observers = tuple(o for o in self.observers if o is not observer)
+
+    def _notify(self, call: str) -> None:
+        for observer in self.observers:
+            observer(call, self)
 
     # -- configuration helpers -------------------------------------------------------------------
     def get_observation_spec(self) -> dict:
@@ -181,7 +198,10 @@ class BatchEnv:
             self._sense_and_observe(world_mask, ((self._flags & L.FLAG_CONTROLLED) != 0)[None, :]
                                     .repeat(w, 0).astype(np.int8) * world_mask[:, None])
         self._compute_metrics()
-        return self._result(reward=None, reset_mask=np.zeros((w, len(self.controlled)), bool), final_obs=None)
+        result = self._result(reward=None, reset_mask=np.zeros((w, len(self.controlled)), bool), final_obs=None)
+        if self.observers:
+            self._notify("reset")
+        return result
 
     def _fresh_state(self, seed: int) -> WorldState:
         """A new WorldState of every world at its start, seeded from ``seed``."""
@@ -260,11 +280,13 @@ class BatchEnv:
                 done = result.done & np.asarray(allowed, bool) & (world_mask != 0)[:, None]
             if done.any():
                 final = result.obs.copy()
-                after = self.reset_drivers(done, self.reset_placement)
+                after = self._reset_drivers(done, self.reset_placement)
                 result.obs = after.obs
                 result.final_obs = final
                 result.reset_mask = done
                 result.reset_result = after
+        if self.observers:
+            self._notify("step")
         return result
 
     def _world_mask(self, worlds) -> np.ndarray:
@@ -291,6 +313,12 @@ class BatchEnv:
         the barrier returns a terminal driver. The result's arrays cover every driver; ``reset_mask``
         marks the reset ones.
         """
+        result = self._reset_drivers(mask, placement)
+        if self.observers:
+            self._notify("reset_drivers")
+        return result
+
+    def _reset_drivers(self, mask, placement) -> BatchResult:
         self._require_reset()
         mask = np.asarray(mask, bool)
         if mask.shape != (self.num_worlds, len(self.controlled)):

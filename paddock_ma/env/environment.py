@@ -70,7 +70,11 @@ class PaddockEnv:
         # a PaddockJS reward(context) is called here, per driver; the engine computes only vectorised ones
         context_reward = config.reward is not None and not isinstance(config.reward, VectorReward)
         engine_config = config.merged({"reward": None}) if context_reward else config
-        self._attach(BatchEnv(engine_config, 1, copy_obs=False, **self._batch_options), 0)
+        previous = getattr(self, "batch", None)
+        batch = BatchEnv(engine_config, 1, copy_obs=False, **self._batch_options)
+        for observer in previous.observers if previous is not None else ():
+            batch.add_observer(observer)      # a reset with config options rebuilds the engine: keep its watchers
+        self._attach(batch, 0)
         self.config = config
 
     def _attach(self, batch: BatchEnv, w: int):

@@ -3,7 +3,7 @@
 * ``policy_server``: ``paddock-ma policy-server``, the Policy Runner's HTTP policy endpoints for an actor
   trained here (``policies``), plus the preview endpoints.
 * ``preview``: ``PreviewHub`` (latest frame, WebSocket clients), ``PreviewServer`` (a background aiohttp
-  server) and ``attach_preview`` (a hook that publishes frames of a ``BatchEnv`` at a chosen rate).
+  server) and ``attach_preview`` (a ``BatchEnv`` observer that publishes its frames at a chosen rate).
 * ``frames``: the one adapter from an engine's state to PaddockJS's preview packet and the track picture.
 * ``viewer``: ``paddock-ma view``, the static viewer page (``static/``) over a live stream, a frame
   recording (``recording``), a trace (``trace``: ``paddock-ma record`` / ``replay``) or a dataset world

@@ -3,9 +3,12 @@
 ``preview_frame(engine, w)`` is PaddockJS's packet ``{"type": "preview:snapshot", "snapshot",
 "observation", "meta"}`` of world ``w`` of a ``BatchEnv``: the snapshot is the world's state (today
 ``env.views.state_view.minimal_state`` in wire names, plus each car's controlled flag, episode end reason
-and metrics); the observation is the controlled drivers' observation objects (rays and radar in real
-units). ``track_picture(engine)`` is the static track: the surface raster (kerbs, runoff, pit lane) and
-the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
+and metrics) with what PaddockJS's renderer reads of a snapshot (``paddockjs_render_fields``): car
+positions in its simulation units (``UNITS_PER_METER`` a metre, ``meta.unitsPerMeter`` says so), its race
+control, safety car, events and penalties; the observation is the controlled drivers' observation objects
+(rays and radar in real units). PaddockJS's Policy Runner draws such a packet on the track it builds
+itself (the same track for a ``trackSeed`` config: a packet carries no track). ``track_picture(engine)``
+is the static track for our viewer: the surface raster (kerbs, runoff, pit lane) and the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ..env.views.state_view import minimal_state
 from ..paddockjs.naming import wire_name
 
 PACKET_TYPE = "preview:snapshot"
+UNITS_PER_METER = 12.0          # PaddockJS's simulation units per metre: its snapshots' and renderer's positions
 _INF = float("inf")
 _WIRE_NAMES: dict[str, str] = {}
 
@@ -78,10 +82,35 @@ def preview_frame(engine, w: int = 0, observe=None, meta: dict | None = None) ->
             car["metrics"] = metrics[k]
     observation = {d: {"object": wire_keys(object_view(engine, w, controlled[d]))}     # keys: driver ids
                    for d in observed_drivers(engine, observe)}
+    paddockjs_render_fields(snap, engine)
     head = {"world": int(w), "worlds": int(engine.num_worlds), "seed": getattr(engine, "seed", None),
-            "track": engine.config.track, "controlledDrivers": list(engine.controlled)}
+            "track": engine.config.track, "controlledDrivers": list(engine.controlled),
+            "step": snap["step"], "unitsPerMeter": UNITS_PER_METER}     # the Policy Runner shows meta.step
     return {"type": PACKET_TYPE, "snapshot": wire_keys(snap), "observation": observation,
             "meta": {**head, **(meta or {})}}
+
+
+def paddockjs_render_fields(snap: dict, engine) -> None:
+    """Give a minimal-state snapshot (snake_case, in place) what PaddockJS's external renderer reads: car
+    ``x``/``y`` in its simulation units, ``race_control`` (mode, finished), ``safety_car``, ``events``,
+    ``penalties``, ``total_laps`` and ``replay_ghosts`` (none here)."""
+    for car in snap["cars"]:
+        car["x"] *= UNITS_PER_METER
+        car["y"] *= UNITS_PER_METER
+    snap["race_control"] = {"mode": snap["race_mode"], "finished": snap["race_finished"],
+                            "red_flag": snap["red_flag"]}
+    snap["safety_car"] = {"deployed": snap["race_mode"] == "safety-car"}
+    snap["events"], snap["penalties"], snap["replay_ghosts"] = [], [], []
+    snap["total_laps"] = int(engine.config.total_laps)
+
+
+def in_metres(packet: dict) -> dict:
+    """A packet's car positions in metres (``meta.unitsPerMeter`` undone; a packet without it is in
+    metres already): the viewer's and a test's reading of a frame."""
+    units = (packet.get("meta") or {}).get("unitsPerMeter") or 1.0
+    cars = [{**car, "x": car["x"] / units, "y": car["y"] / units} for car in packet["snapshot"]["cars"]]
+    return {**packet, "snapshot": {**packet["snapshot"], "cars": cars},
+            "meta": {**(packet.get("meta") or {}), "unitsPerMeter": 1.0}}
 
 
 def track_picture(engine) -> dict:

@@ -9,8 +9,9 @@ never holds up the run or the other clients. ``latest`` is what ``GET /preview/f
 ``GET /preview/frame``, ``GET /preview/track`` and the viewer page at ``/``, bound to 127.0.0.1 unless
 a host is given. ``PreviewProcess`` is the same server in a child process (the run's thread only builds
 and serialises a frame and offers it to a one-frame queue): the choice for a run that must not share its
-interpreter lock with the server. ``attach_preview(engine, server, world=0, fps=10)`` hooks a ``BatchEnv`` (whatever
-drives it: PaddockEnv, the adapters, a vector env) so that its reset, step and reset_drivers publish
+interpreter lock with the server. ``attach_preview(engine, server, world=0, fps=10)`` observes a ``BatchEnv``
+(``BatchEnv.add_observer``; whatever drives it: PaddockEnv, the adapters, a vector env) so that its reset, step
+and reset_drivers publish
 world ``world``'s frame at most ``fps`` times a second of wall clock (or every ``every`` steps);
 the wall clock only paces publishing, never the simulation.
 """
@@ -255,7 +256,9 @@ def _serve_child(host, port, viewer_sources, conn) -> None:
 
 
 class PreviewTap:
-    """Publishes one world of a BatchEnv after its calls (``attach_preview``)."""
+    """Publishes one world of a BatchEnv after its calls: a ``BatchEnv.add_observer`` observer
+    (``attach_preview``). It follows the engine that calls it, so a PaddockEnv whose reset rebuilt its
+    engine (config options; the observers move to the new one) keeps publishing, with the new track."""
 
     def __init__(self, engine, hub: PreviewHub, world: int, fps: float, every: int | None, observe):
         if not 0 <= world < engine.num_worlds:
@@ -269,11 +272,17 @@ class PreviewTap:
         self.steps = 0
         self.seconds = 0.0           # spent building and handing in frames, in the run's thread
         self._last = -1e18
-        self._originals = {}
+        self._track_of = engine.track
         hub.track = track_picture(engine)
 
-    def after(self, name: str, result):
+    def __call__(self, name: str, engine) -> None:
+        """The observer: after ``engine``'s call ``name`` ("reset", "step" or "reset_drivers")."""
         self.calls += 1
+        if engine is not self.engine:
+            self.engine = engine
+            if engine.track is not self._track_of:
+                self._track_of = engine.track
+                self.hub.track = track_picture(engine)
         if self.every is not None:
             self.steps += name == "step"
             due = name == "reset" or (name == "step" and self.steps % self.every == 0)
@@ -282,34 +291,27 @@ class PreviewTap:
             due = now - self._last >= self.period
             if due:
                 self._last = now
-        if due and self.engine.state is not None:
+        if due and engine.state is not None:
             t0 = time.perf_counter()
-            self.hub.publish_threadsafe(preview_frame(self.engine, self.world, self.observe,
+            self.hub.publish_threadsafe(preview_frame(engine, self.world, self.observe,
                                                       meta={"call": name, "calls": self.calls}))
             self.seconds += time.perf_counter() - t0
-        return result
 
     def detach(self) -> None:
-        for name in self._originals:
-            delattr(self.engine, name)      # the class's method shows through again
-        self._originals.clear()
+        """Stop publishing (from the engine it last followed)."""
+        self.engine.remove_observer(self)
 
 
 def attach_preview(engine, server_or_hub, world: int = 0, fps: float = 10.0, every: int | None = None,
                    observe=None) -> PreviewTap:
-    """Publish world ``world`` of ``engine`` (a BatchEnv) after each reset, step and reset_drivers, at
-    most ``fps`` frames a second (or every ``every`` steps); -> the tap (``detach()`` to stop).
-    ``observe``: whose observation objects (rays, radar) the frames carry: None the first controlled
-    driver, True all, False none, or a list of driver ids (``frames.observed_drivers``)."""
+    """Publish world ``world`` of ``engine`` (a BatchEnv, or a PaddockEnv: its engine) after each reset,
+    step and reset_drivers, at most ``fps`` frames a second (or every ``every`` steps); -> the tap
+    (``detach()`` to stop). ``observe``: whose observation objects (rays, radar) the frames carry: None the
+    first controlled driver, True all, False none, or a list of driver ids (``frames.observed_drivers``)."""
+    engine = getattr(engine, "batch", engine)
     hub = server_or_hub.hub if isinstance(server_or_hub, (PreviewServer, PreviewProcess)) else server_or_hub
     tap = PreviewTap(engine, hub, world, fps, every, observe)
-    for name in ("reset", "step", "reset_drivers"):
-        original = getattr(engine, name)
-        tap._originals[name] = original
-
-        def hooked(*args, _original=original, _name=name, **kwargs):
-            return tap.after(_name, _original(*args, **kwargs))
-        setattr(engine, name, hooked)
+    engine.add_observer(tap)
     return tap
 
 

@@ -1,8 +1,8 @@
 """``paddock-ma view [RECORDING ...]``: the viewer page, over a live stream and recorded runs.
 
 Serves the static page (``static/``: no build step, no CDN, works offline) at http://127.0.0.1:8787/ by
-default. It opens the live stream of this server (``--demo`` runs the oval with built-in drivers and
-publishes it, or point ``?live=ws://HOST:PORT/preview`` at any run's preview server) and every frame
+default. It opens the live stream of this server (``--demo`` runs the oval, or ``--config FILE``'s race,
+with built-in drivers and publishes it, or point ``?live=ws://HOST:PORT/preview`` at any run's preview server) and every frame
 recording given on the command line (``recording.FrameRecorder`` files) and every trace given with
 ``--trace`` (``paddock-ma record``) or ``--dataset`` (``paddock-ma collect``; world ``--world`` of either is
 replayed into frames, its divergence shown if it has one). The page draws the track
@@ -21,23 +21,34 @@ from .preview import DEFAULT_HOST, DEFAULT_PORT, PreviewServer, attach_preview
 from .recording import FrameRecording
 
 
-def run_demo(server: PreviewServer, env_id: str = "paddock/oval-batch-v0", steps: int | None = None, fps: float = 10.0,
-             stop: threading.Event | None = None) -> None:
-    """Drive ``env_id``'s world 0 with the built-in driver (every car released to it) and publish it."""
+def run_demo(server: PreviewServer, env_id="paddock/oval-batch-v0", steps: int | None = None, fps: float = 10.0,
+             stop: threading.Event | None = None, realtime: bool = False) -> None:
+    """Drive world 0 of ``env_id`` (a catalogue id, an EnvConfig or a config dict) with the built-in driver
+    (every car released to it) and publish it. ``realtime``: pace the loop to the race's own clock (frame
+    skip / 60 s a step), as a spectator would watch it; the pacing never enters the simulation."""
+    import time
+
     import numpy as np
 
-    from ..catalog import make
-    env = make(env_id, num_worlds=1)
+    from ..catalog import resolve_config
+    from ..env.batch_env import BatchEnv
+    env = BatchEnv(resolve_config(env_id), 1)
     attach_preview(env, server, world=0, fps=fps)
     env.reset(seed=0)
     actions = np.zeros((1, len(env.controlled), 3), np.float32)
     release = np.ones((1, len(env.controlled)), bool)
+    step_seconds = env.config.frame_skip / 60.0
+    start = time.monotonic()
     n = 0
     while (steps is None or n < steps) and not (stop is not None and stop.is_set()):
         result = env.step(actions, release=release)
         if result.done.all():
             env.reset(seed=n)
         n += 1
+        if realtime:
+            ahead = start + n * step_seconds - time.monotonic()
+            if ahead > 0:
+                time.sleep(ahead)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -49,12 +60,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1: this machine only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT)
     p.add_argument("--demo", action="store_true", help="run the oval with built-in drivers and stream it live")
+    p.add_argument("--config", default=None, help="with --demo: the race of this config file (PaddockJS's "
+                   "options or ours) instead of the oval, paced to real time")
     return p
 
 
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
+    if args.config and not args.demo:
+        print("error: --config: give it with --demo (the race to run and stream)", file=sys.stderr)
+        return 2
     try:
+        demo = None
+        if args.config:
+            from ..env.config.root import EnvConfig
+            demo = EnvConfig.load(args.config)
         from .dataset_replay import DatasetSource
         from .trace import TraceSource
         sources = ([FrameRecording(path) for path in args.recordings]
@@ -68,7 +88,10 @@ def main(argv=None) -> int:
           flush=True)
     try:
         if args.demo:
-            run_demo(server)
+            if demo is not None:
+                run_demo(server, demo, realtime=True)
+            else:
+                run_demo(server)
         else:
             threading.Event().wait()
     except KeyboardInterrupt:

@@ -9,6 +9,7 @@ import pytest
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 from paddock_ma.serve.dataset_replay import DatasetSource, load_dataset_world, replay_dataset_world  # noqa: E402
+from paddock_ma.serve.frames import in_metres  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -59,7 +60,7 @@ def test_the_viewer_opens_a_dataset_world(dataset):
             page.wait_for_function("window.paddockViewer && window.paddockViewer.state.frames.length === 25 "
                                    "&& window.paddockViewer.state.trackImage")
             page.eval_on_selector("#timeline", "el => { el.value = 24; el.dispatchEvent(new Event('input')); }")
-            assert_cars_drawn_at(page, doc["frames"][24]["snapshot"]["cars"], min_checked=3)
+            assert_cars_drawn_at(page, in_metres(doc["frames"][24])["snapshot"]["cars"], min_checked=3)
             assert "dataset" in page.inner_text("#status")
             browser.close()
     finally:

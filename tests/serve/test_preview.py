@@ -12,6 +12,7 @@ import pytest
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
 from paddock_ma.catalog import make
+from paddock_ma.serve.frames import UNITS_PER_METER
 from paddock_ma.serve.preview import PreviewServer, attach_preview
 
 from .conftest import free_port, http
@@ -39,8 +40,10 @@ def test_frames_are_paddockjs_packets_of_the_chosen_world(server):
     assert status == 200 and frame["type"] == "preview:snapshot" and set(frame) == {"type", "snapshot", "observation", "meta"}
     assert frame["meta"]["world"] == 2 and frame["snapshot"]["step"] == 5
     cars = {c["id"]: c for c in frame["snapshot"]["cars"]}
+    assert frame["meta"]["unitsPerMeter"] == UNITS_PER_METER           # PaddockJS's simulation units
     for driver, (x, y) in car_positions(env.engine, 2).items():
-        assert (cars[driver]["x"], cars[driver]["y"]) == (x, y)
+        assert (cars[driver]["x"], cars[driver]["y"]) == (x * UNITS_PER_METER, y * UNITS_PER_METER)
+    assert frame["snapshot"]["raceControl"]["mode"] == "green" and frame["snapshot"]["safetyCar"] == {"deployed": False}
     assert car_positions(env.engine, 0) != car_positions(env.engine, 2)
     me = frame["observation"]["car-00"]["object"]
     assert me["self"]["speedKph"] > 0 and len(me["rays"]) > 0 and "distanceMeters" in me["rays"][0]["track"]
@@ -102,7 +105,7 @@ def test_a_preview_server_in_a_child_process_serves_the_runs_frames():
                 threading.Event().wait(0.05)
             assert frame["snapshot"]["step"] == step
         cars = {c["id"]: (c["x"], c["y"]) for c in frame["snapshot"]["cars"]}
-        assert cars == car_positions(env.engine)
+        assert cars == {d: (x * UNITS_PER_METER, y * UNITS_PER_METER) for d, (x, y) in car_positions(env.engine).items()}
         assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
         env.close()
     finally:
@@ -164,3 +167,98 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
     finally:
         proc.stdin.close()
         proc.wait(60)
+
+
+def test_a_paddockenv_keeps_publishing_after_a_reset_that_rebuilds_its_engine(server):
+    """The tap is an engine observer (``BatchEnv.add_observer``): a PaddockEnv reset with config options
+    builds a new engine, which takes the observers over; frames then come from it, with its track."""
+    pe = make("paddock/gp-v0")
+    tap = attach_preview(pe, server, every=1)             # a PaddockEnv: its engine is observed
+    pe.reset(seed=1)
+    first_engine = pe.batch
+    pe.reset(seed=1, options={"track": "oval", "frame_skip": 2})
+    assert pe.batch is not first_engine and pe.batch.observers == (tap,)
+    pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
+    frame = http("GET", f"{server.url}/preview/frame")[2]
+    assert frame["meta"]["track"] == "oval" and frame["snapshot"]["tick"] == 2 and frame["snapshot"]["step"] == 1
+    assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
+    published = server.hub.published
+    tap.detach()
+    assert pe.batch.observers == ()
+    pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
+    assert server.hub.published == published               # detached: nothing more
+    pe.close()
+
+
+def test_the_policy_runner_page_s_requests_from_its_vite_origin(server):
+    """What PaddockJS's Policy Runner asks of a preview server, from the page's own origin (its Vite server):
+    the WebSocket answers a status then packets its renderer reads (raceControl, safetyCar, events,
+    meta.step); the polling mode's GET /preview/frame is allowed by CORS."""
+    origin = "http://127.0.0.1:5173"
+    env = CarVectorEnv("paddock/oval-batch-v0", 1)
+    attach_preview(env.engine, server, every=1)
+    env.reset(seed=5)
+    received = []
+
+    async def page_socket():
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(f"ws://{server.host}:{server.port}/preview", origin=origin) as ws:
+                received.append(json.loads((await ws.receive()).data))
+                received.append(json.loads((await ws.receive()).data))
+    asyncio.run(page_socket())
+    assert received[0]["type"] == "preview:status" and received[1]["type"] == "preview:snapshot"
+    snapshot = received[1]["snapshot"]
+    assert snapshot["raceControl"]["mode"] == "green" and snapshot["safetyCar"]["deployed"] is False
+    assert snapshot["events"] == [] and snapshot["penalties"] == [] and received[1]["meta"]["step"] == 0
+    status, headers, frame = http("GET", f"{server.url}/preview/frame", headers={"Origin": origin})
+    assert status == 200 and headers["Access-Control-Allow-Origin"] == origin and frame["meta"]["step"] == 0
+    env.close()
+
+
+def test_paddock_ma_view_demo_streams_the_race_of_a_paddockjs_config():
+    """``paddock-ma view --demo --config FILE``: the race the Policy Runner page is pointed at in
+    docs/paddockjs-policy-runner.md, on PaddockJS's trackSeed 2097 track with its driver ids."""
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import ROOT, stop_process
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "view", "--demo", "--config",
+                             str(ROOT / "examples" / "paddockjs_trackseed_config.json"), "--port", str(port)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        frame = None
+        for _ in range(1200):
+            try:
+                frame = http("GET", f"http://127.0.0.1:{port}/preview/frame")[2]
+            except OSError:
+                frame = None
+            if isinstance(frame, dict) and frame.get("snapshot", {}).get("step", 0) >= 2:
+                break
+            time.sleep(0.1)
+        assert frame["meta"]["track"] == "paddockjs:2097" and frame["snapshot"]["step"] >= 2
+        assert frame["meta"]["controlledDrivers"][0] == "policy-agent-01"
+    finally:
+        stop_process(proc)
+
+
+def test_engine_observers_hear_each_batched_call_once():
+    """``BatchEnv.add_observer``: one call per reset, step (auto-resets inside it included) and
+    reset_drivers, with the engine; removed observers hear nothing."""
+    from paddock_ma.env.batch_env import BatchEnv
+    from paddock_ma.catalog import env_config
+    engine = BatchEnv(env_config("paddock/oval-batch-v0", episode={"max_steps": 3}), 2, auto_reset=True,
+                      reset_placement="random")
+    heard = []
+    observer = lambda call, e: heard.append((call, e is engine, int(e.world_steps()[0])))  # noqa: E731
+    engine.add_observer(observer)
+    engine.reset(seed=1)
+    actions = np.zeros((2, len(engine.controlled), 3), np.float32)
+    auto_reset = [engine.step(actions).reset_mask.any() for _ in range(4)]
+    engine.reset_drivers(np.ones((2, len(engine.controlled)), bool), "random")
+    assert auto_reset[2] and heard == [("reset", True, 0), ("step", True, 1), ("step", True, 2), ("step", True, 3),
+                                       ("step", True, 4), ("reset_drivers", True, 4)]
+    engine.remove_observer(observer)
+    engine.step(actions)
+    assert len(heard) == 6 and engine.observers == ()

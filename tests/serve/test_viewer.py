@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
+from paddock_ma.serve.frames import in_metres
 from paddock_ma.serve.preview import PreviewServer, attach_preview
 from paddock_ma.serve.recording import FrameRecorder, FrameRecording
 
@@ -92,7 +93,7 @@ def open_page(browser, url):
 
 
 def test_recording_draws_cars_and_a_scrub_moves_them(browser, server, recording, tmp_path):
-    frames = [json.loads(line) for line in recording.read_text().splitlines()[1:]]
+    frames = [in_metres(json.loads(line)) for line in recording.read_text().splitlines()[1:]]
     page, errors = open_page(browser, f"{server.url}/?source=0")
     page.wait_for_function("window.paddockViewer && window.paddockViewer.state.frames.length === 41 "
                            "&& window.paddockViewer.state.trackImage")
@@ -108,7 +109,7 @@ def test_recording_draws_cars_and_a_scrub_moves_them(browser, server, recording,
 
 
 def test_follow_a_car_shows_its_rays_metrics_and_end_reason(browser, server, recording):
-    frames = [json.loads(line) for line in recording.read_text().splitlines()[1:]]
+    frames = [in_metres(json.loads(line)) for line in recording.read_text().splitlines()[1:]]
     page, errors = open_page(browser, f"{server.url}/?source=0")
     page.wait_for_function("window.paddockViewer && window.paddockViewer.state.frames.length === 41 "
                            "&& window.paddockViewer.state.trackImage")

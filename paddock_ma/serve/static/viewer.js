@@ -91,6 +91,12 @@ function openLive() {
 
 // -- frames ----------------------------------------------------------------------------------------
 function addFrame(packet) {
+  // positions in metres: PaddockJS's packets give them in its simulation units (meta.unitsPerMeter a metre)
+  const units = packet.meta?.unitsPerMeter;
+  if (units && units !== 1) {
+    for (const car of packet.snapshot.cars) { car.x /= units; car.y /= units; }
+    packet.meta.unitsPerMeter = 1;
+  }
   state.frames.push(packet);
   if (state.frames.length > MAX_FRAMES) { state.frames.shift(); state.index = Math.max(0, state.index - 1); }
   const controlled = packet.meta?.controlledDrivers ?? packet.snapshot.cars.filter((c) => c.controlled).map((c) => c.id);
