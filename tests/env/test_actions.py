@@ -148,7 +148,8 @@ def test_report_policy_releases_car_to_builtin_driver():
     # a valid action again takes the car back
     r = controlled.step({"car-00": act(), "car-01": act(0.1, 0.2, 0.0)})
     assert r["observation"]["car-01"]["object"]["self"]["applied_controls"] == \
-        pytest.approx({"steering": 0.1, "throttle": 0.2, "brake": 0.0}, abs=1e-6)
+        pytest.approx({"steering": 0.1, "steering_radians": 0.1 * L.MAX_STEER_ANGLE, "throttle": 0.2, "brake": 0.0},
+                      abs=1e-6)
     assert r["info"]["action_errors"] == []
     # the released step is exactly what the built-in driver does from the same state: compare with a world
     # where car-01 is never controlled, from identical states.
@@ -159,9 +160,8 @@ def test_report_policy_releases_car_to_builtin_driver():
     got = ra["observation"]["car-01"]["object"]["self"]["applied_controls"]
     s01 = reference.batch.driver_ids.index("car-01")
     cf = reference.batch.state.cars_f[0, s01]
-    from paddock_ma.sim.core import layout as L
-    want = {"steering": float(cf[L.F_APPLIED_STEER]), "throttle": float(cf[L.F_APPLIED_THROTTLE]),
-            "brake": float(cf[L.F_APPLIED_BRAKE])}
+    want = {"steering": float(cf[L.F_APPLIED_STEER]), "steering_radians": float(cf[L.F_APPLIED_STEER]) * L.MAX_STEER_ANGLE,
+            "throttle": float(cf[L.F_APPLIED_THROTTLE]), "brake": float(cf[L.F_APPLIED_BRAKE])}
     assert got == pytest.approx(want, abs=1e-9)
     assert rb["info"]["step"] == ra["info"]["step"] == 1
 

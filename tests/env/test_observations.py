@@ -137,14 +137,15 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     # radar
     spec = env.get_observation_spec()
     near = spec["per_driver"].get(driver, spec)["object"]["nearby_cars"]
-    want = oracle_radar(cf, ci, flags, 0, c, near["max_cars"], near["radius_meters"])
+    want = oracle_radar(cf, ci, flags, 0, c, near["max_cars"] if near["enabled"] else 0, near["radius_meters"])
     assert [n["id"] for n in obj["nearby_cars"]] == [b.driver_ids[j] for j, _ in want]
     for got, (j, fields) in zip(obj["nearby_cars"], want):
         for key, value in fields.items():
             if key in got:
                 assert got[key] == pytest.approx(value, abs=1e-4), (driver, key)
-        assert ("closing_rate_meters_per_second" in got) == near["rich"]
-        if near["rich"]:
+        rich = spec["object"]["profile"] == "physical-driver"     # the physical driver's richer radar
+        assert ("closing_rate_meters_per_second" in got) == rich
+        if rich:
             assert got["closing_rate_meters_per_second"] == pytest.approx(fields["closing_speed_meters_per_second"],
                                                                           abs=1e-4)
             assert got["behind"] == (not got["ahead"])
@@ -236,7 +237,7 @@ def test_physical_driver_profile():
     assert not any(n.startswith("track.lookahead") for n in names)
     # PaddockJS 2.0.0: 24 + 20 physical + 8 rays * 11 + 6 radar * 13 = 210
     assert len(names) == 24 + 20 + 8 * 11 + 6 * 13 == 210
-    assert obj["self"]["left_boundary_meters"] == pytest.approx(7.5 - 4.15, abs=1e-6)     # PaddockJS golden: 3.35
+    assert obj["track_relation"]["left_boundary_meters"] == pytest.approx(7.5 - 4.15, abs=1e-6)   # PaddockJS golden: 3.35
     assert_vector_matches_object(env, "car-00", o)
     env2 = make_env(observation={"profile": "physical-driver", "lookahead_meters": [30.0]})
     assert [q["distance_meters"] for q in env2.reset()["observation"]["car-00"]["object"]["track"]["lookahead"]] == [30.0]
