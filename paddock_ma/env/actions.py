@@ -30,16 +30,17 @@ ACTION_SPEC_VERSION = 1
 
 
 def action_spec(controlled_drivers, compounds) -> dict:
-    """The action spec (version 1): per-driver fields with bounds and units."""
+    """The action spec (version 1): per-driver fields with bounds and units, PaddockJS 2.0.0's key for key
+    (a field not marked ``optional`` is required)."""
     return {
         "version": ACTION_SPEC_VERSION,
         "controlled_drivers": list(controlled_drivers),
         "action": {
             "type": "continuous",
             "per_driver": {
-                "steering": {"min": -1.0, "max": 1.0, "unit": "normalized", "required": True},
-                "throttle": {"min": 0.0, "max": 1.0, "unit": "normalized", "required": True},
-                "brake": {"min": 0.0, "max": 1.0, "unit": "normalized", "required": True},
+                "steering": {"min": -1.0, "max": 1.0, "unit": "normalized"},
+                "throttle": {"min": 0.0, "max": 1.0, "unit": "normalized"},
+                "brake": {"min": 0.0, "max": 1.0, "unit": "normalized"},
                 "pit_intent": {"values": [0, 1, 2], "unit": "request", "optional": True},
                 "pit_compound": {"values": list(compounds), "unit": "compound", "optional": True},
             },
@@ -102,7 +103,7 @@ def _one_action(action, driver: str, compounds, pit_stops_enabled: bool, in_acti
                                f"actions.{driver}.{key}")
     values = []
     for name in VEHICLE_FIELDS:
-        if name not in action or action[name] is None:
+        if name not in action:           # (a JSON null is not missing: it is what NaN becomes, _number refuses it)
             raise PaddockError(INVALID_ACTION, f"actions.{driver}.{name}: missing; steering, throttle and "
                                "brake are required for every controlled driver", f"actions.{driver}.{name}")
         values.append(_number(action[name], driver, name))

@@ -26,7 +26,7 @@ import numpy as np
 from ..sim.core import layout as L
 from ..sim.core.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
-from ..sim.track.load import TrackFormatError, load_track
+from ..sim.track.load import TrackFormatError, load_track, paddockjs_track_document
 from .actions import (
     ARRAY_OK, action_array, apply_action_arrays, check_action_arrays, pit_array, raise_array_error,
 )
@@ -105,9 +105,11 @@ class BatchEnv:
         if reset_placement not in PLACEMENT_POLICIES:
             raise ConfigError("reset_placement", f"got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
         try:
-            self.track = load_track(self.config.track)
+            track = self.config.track
+            self.track = paddockjs_track_document(track) if isinstance(track, dict) else load_track(track)
         except (TrackFormatError, FileNotFoundError, KeyError, ValueError) as exc:
-            raise ConfigError("track", f"got {self.config.track!r}: {exc}") from None
+            shown = self.config.track_name if isinstance(self.config.track, dict) else self.config.track
+            raise ConfigError("track", f"got {shown!r}: {exc}") from None
         cfg = self.config
         self.num_worlds = num_worlds
         self.auto_reset = auto_reset

@@ -256,10 +256,16 @@ class PaddockEnv:
         if self.batch.state is None:
             raise PaddockError(NOT_RESET, "the environment has not been reset: call reset() first")
 
-    def _state(self, output):
+    def _state(self, output, events=None):
+        """The state view ``output`` with ``events`` (default: the latest result's) as its snapshot's
+        events, as PaddockJS's snapshot carries the latest step's."""
         if output == "none":
             return None
-        return full_state(self.batch, self.w) if output == "full" else minimal_state(self.batch, self.w)
+        state = full_state(self.batch, self.w) if output == "full" else minimal_state(self.batch, self.w)
+        if events is None:
+            events = self._last["events"] if getattr(self, "_last", None) is not None else []
+        state["snapshot"]["events"] = events
+        return state
 
     def _build_result(self, scope, reward, action_errors, state_output, before=None) -> dict:
         batch = self.batch
@@ -301,12 +307,13 @@ class PaddockEnv:
             "truncated": done and not terminated,
             "done": done,
             "events": events,
-            "state": self._state(output),
+            "state": self._state(output, events),
             "info": {
                 "step": int(batch.state.world_i[w, L.WI_ENV_STEP]),
                 "elapsed_seconds": float(batch.state.world_f[w, L.WF_TIME]),
-                "seed": int(batch.state.world_i[w, L.WI_SEED]), "track": cfg.track,
-                "track_seed": paddockjs_track_seed(cfg.track), "controlled_drivers": ids,
+                "seed": int(batch.state.world_i[w, L.WI_SEED]), "track": cfg.track_name,
+                "track_seed": cfg.track_seed if cfg.track_seed is not None else paddockjs_track_seed(cfg.track_name),
+                "controlled_drivers": ids,
                 "action_errors": [paddockjs_action_error(e) for e in action_errors],
                 "action_error_details": action_errors, "drivers": drivers_info,
                 "end_reason": result_end_reason(reported) if done else None,

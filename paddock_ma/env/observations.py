@@ -70,20 +70,26 @@ def resolve_senses(config: EnvConfig, driver_id: str | None) -> DriverSenses:
     if not rays.enabled:
         ids, angles, lengths, channels = (), (), (), ()
     else:
-        if rays.rays:
-            ids = tuple(r.id for r in rays.rays)
-            angles = tuple(r.angle_degrees for r in rays.rays)
-            lengths = tuple(r.length_meters for r in rays.rays)
-        else:
-            angles, preset_lengths = RAY_LAYOUTS[rays.layout]
-            ids = tuple(f"ray-{i}" for i in range(len(angles)))
-            lengths = preset_lengths or (rays.length_meters,) * len(angles)
-        channels = DEFAULT_CHANNELS if rays.channels is None else rays.channels
-        channels = tuple(c for c in CHANNEL_ORDER if c in channels)
+        ids, angles, lengths, channels = ray_layout(rays)
     near = sensors.nearby_cars
     return DriverSenses(physical=physical, lookahead=lookahead, ray_ids=ids, ray_angles_deg=angles,
                         ray_lengths=lengths, channels=channels, precision=rays.precision,
                         radar_k=near.max_cars if near.enabled else 0, radar_radius=near.radius_meters)
+
+
+def ray_layout(rays: RaysConfig) -> tuple:
+    """(ids, angles in degrees, lengths in m, channels in PaddockJS's order) of a rays config, whether
+    or not it is enabled."""
+    if rays.rays:
+        ids = tuple(r.id for r in rays.rays)
+        angles = tuple(r.angle_degrees for r in rays.rays)
+        lengths = tuple(r.length_meters for r in rays.rays)
+    else:
+        angles, preset_lengths = RAY_LAYOUTS[rays.layout]
+        ids = tuple(f"ray-{i}" for i in range(len(angles)))
+        lengths = preset_lengths or (rays.length_meters,) * len(angles)
+    channels = DEFAULT_CHANNELS if rays.channels is None else rays.channels
+    return ids, angles, lengths, tuple(c for c in CHANNEL_ORDER if c in channels)
 
 
 def vector_schema(s: DriverSenses) -> list[dict]:
@@ -131,27 +137,84 @@ def observation_spec(config: EnvConfig, senses: dict) -> dict:
         "profile": config.observation.profile,
         "output": config.observation.output,
         "vector": {"size": len(schema), "dtype": "float32", "schema": schema},
-        "object": _object_spec(first),
+        "object": _object_spec(config, config.sensors, first),
         "per_driver": {},
     }
     for driver, s in senses.items():
         if s != first:
             sch = vector_schema(s)
             spec["per_driver"][driver] = {"vector": {"size": len(sch), "dtype": "float32", "schema": sch},
-                                          "object": _object_spec(s)}
+                                          "object": _object_spec(config, config.sensors_by_driver.get(driver,
+                                                                                                    config.sensors), s)}
     return spec
 
 
-def _object_spec(s: DriverSenses) -> dict:
+# The observation object's fields as PaddockJS 2.0.0's spec lists them ({name, unit}; names are
+# PaddockJS's, as in the vector schema). paddock_ma's object carries a few more (velocity, tyre,
+# instability, ...); these are the ones PaddockJS's has.
+OBJECT_SELF_FIELDS = (
+    ("id", "id"), ("speedKph", "kph"), ("speedMetersPerSecond", "m/s"), ("headingRadians", "rad"),
+    ("yawRateRadiansPerSecond", "rad/s"), ("steeringAngleRadians", "rad"), ("throttle", "normalized"),
+    ("brake", "normalized"), ("lateralG", "g"), ("longitudinalG", "g"), ("gripUsage", "ratio"),
+    ("slipAngleRadians", "rad"), ("tractionLimited", "boolean"), ("stabilityState", "label"), ("lap", "count"),
+    ("completedLaps", "count"), ("lapProgressMeters", "m"), ("trackOffsetMeters", "m"),
+    ("trackHeadingErrorRadians", "rad"), ("onTrack", "boolean"), ("surface", "label"), ("inPitLane", "boolean"),
+    ("pitLanePart", "nullable:label"), ("pitBoxId", "nullable:id"), ("tireEnergy", "nullable:number"),
+    ("pitIntent", "0:none|1:if-free|2:committed"), ("pitTargetCompound", "nullable:compound"),
+    ("pitStopStatus", "nullable:label"), ("pitStopPhase", "nullable:label"),
+    ("pitStopServiceRemainingSeconds", "nullable:seconds"), ("pitStopPenaltyServiceRemainingSeconds", "nullable:seconds"),
+    ("pitStopsCompleted", "count"),
+)
+OBJECT_TRACK_RELATION_FIELDS = (
+    ("lateralOffsetMeters", "m"), ("headingErrorRadians", "rad"), ("legalWidthMeters", "m"),
+    ("leftBoundaryMeters", "m"), ("rightBoundaryMeters", "m"), ("onLegalSurface", "boolean"), ("surface", "label"),
+)
+OBJECT_PATCH_FIELDS = (
+    ("present", "boolean"), ("signedOffsetMeters", "m"), ("crossTrackErrorMeters", "m"), ("surface", "label"),
+    ("surfaceCode", "number"), ("onLegalSurface", "boolean"), ("inPitLane", "boolean"),
+)
+OBJECT_RACE_FIELDS = (("position", "rank"), ("totalCars", "count"), ("raceMode", "label"), ("pitLaneOpen", "boolean"),
+                      ("redFlag", "boolean"), ("totalLaps", "count"))
+
+
+def _fields(pairs) -> list:
+    return [{"name": name, "unit": unit} for name, unit in pairs]
+
+
+def _object_spec(config: EnvConfig, sensors: SensorsConfig, s: DriverSenses) -> dict:
+    """The spec's ``object`` section in PaddockJS 2.0.0's shape (its specs.js): the object's fields by
+    group, the ray layout (whether enabled or not: ids, angles, lengths, the longest as ``length_meters``,
+    channels, precision) with each channel's fields, the radar and the lookahead distances."""
+    rays = sensors.rays
+    ids, angles, lengths, channels = ray_layout(rays)
+    longest = max(lengths) if lengths else rays.length_meters
+
+    def distance():
+        return {"unit": "m", "no_hit_value": longest}
+    edge = {"distance_meters": distance(), "hit": {"unit": "boolean"}, "kind": {"values": ["exit", "entry", None]}}
+    surface = {"distance_meters": distance(), "hit": {"unit": "boolean"},
+               "surface": {"values": ["kerb", "grass", "gravel", None]}}
+    near = sensors.nearby_cars
     return {
-        "rays": {"enabled": bool(s.ray_ids), "channels": list(s.channels), "precision": s.precision,
-                 "rays": [{"id": i, "angle_degrees": a, "length_meters": n}
-                          for i, a, n in zip(s.ray_ids, s.ray_angles_deg, s.ray_lengths)],
-                 "no_hit_value": "length_meters"},
-        "nearby_cars": {"enabled": s.radar_k > 0, "max_cars": s.radar_k, "radius_meters": s.radar_radius,
-                        "rich": s.physical},
-        "track": {"lookahead_meters": list(s.lookahead)},
-        "physical_driver": s.physical,
+        "profile": config.observation.profile,
+        "self": _fields(OBJECT_SELF_FIELDS),
+        "track_relation": _fields(OBJECT_TRACK_RELATION_FIELDS),
+        "contact_patches": {"ids": [n.replace("_", "-") for n in WHEEL_NAMES], "fields": _fields(OBJECT_PATCH_FIELDS)},
+        "race": _fields(OBJECT_RACE_FIELDS),
+        "rays": {"enabled": rays.enabled, "angles_degrees": list(angles), "length_meters": longest,
+                 "default_length_meters": rays.length_meters,
+                 "rays": [{"id": i, "angle_degrees": a, "length_meters": n} for i, a, n in zip(ids, angles, lengths)],
+                 "channels": list(channels), "precision": rays.precision,
+                 "track": dict(edge), "road_edge": dict(edge), "kerb": dict(surface), "illegal_surface": dict(surface),
+                 "car": {"distance_meters": distance(), "hit": {"unit": "boolean"}, "driver_id": {"nullable": True},
+                         "target_id": {"nullable": True}, "target_type": {"values": ["car", "replayGhost", None]},
+                         "relative_speed_kph": {"unit": "kph"}}},
+        "nearby_cars": {"enabled": near.enabled, "max_cars": near.max_cars, "radius_meters": near.radius_meters},
+        "track": {"length_meters": {"unit": "m"}, "width_meters": {"unit": "m"}, "curvature": {"unit": "1/sim-unit"},
+                  "lookahead_meters": list(s.lookahead),
+                  "lookahead": {"distance_meters": {"unit": "m"}, "curvature": {"unit": "1/sim-unit"},
+                                "heading_delta_radians": {"unit": "rad"}}},
+        "events": {"type": "array"},
     }
 
 
@@ -163,14 +226,48 @@ def object_view(env, w: int, k: int) -> dict:
     """
     slot = int(env.slots[k])
     s: DriverSenses = env.senses[env.controlled[k]]
-    return {"self": _self_object(env, w, k, slot, s), "race": _race_object(env, w, slot),
-            "track": _track_object(env, w, slot, s), "rays": _ray_objects(env, w, slot, s),
-            "nearby_cars": _nearby_objects(env, w, slot, s)}
+    return {"profile": env.config.observation.profile, "self": _self_object(env, w, k, slot, s),
+            "track_relation": _track_relation(env, w, slot), "contact_patches": _contact_patches(env, w, slot),
+            "race": _race_object(env, w, slot), "track": _track_object(env, w, slot, s),
+            "rays": _ray_objects(env, w, slot, s), "nearby_cars": _nearby_objects(env, w, slot, s)}
+
+
+# PaddockJS's pit-stop phase of each of our pit statuses (None: not in a stop)
+PIT_PHASE = {"entering": "entry", "queued": "queue", "servicing": "service", "exiting": "exit"}
+
+
+def _track_relation(env, w: int, slot: int) -> dict:
+    """``track_relation`` (PaddockJS's boundary senses, every profile): the reported offset (the
+    contact-patch edge farthest from the centreline, m, + right), the heading error, the legal width and
+    the distances to the left and right white lines."""
+    st = env.state
+    f, i = st.cars_f[w, slot], st.cars_i[w, slot]
+    offset = float(reported_offset(st.cars_f, st.cars_i, w, slot))
+    half = float(env.track.half_width)
+    return {"lateral_offset_meters": offset, "heading_error_radians": float(f[L.F_HEADING_ERROR]),
+            "legal_width_meters": 2 * half, "left_boundary_meters": half + offset,
+            "right_boundary_meters": half - offset, "on_legal_surface": bool(i[L.I_ON_TRACK]),
+            "surface": L.SURFACE_NAMES[int(i[L.I_SURFACE])]}
+
+
+def _contact_patches(env, w: int, slot: int) -> list:
+    """``contact_patches`` (every profile): the four tyres' contact patches, PaddockJS's order and keys;
+    ``signed_offset_meters`` is the patch edge farthest from the centreline, as the vector's."""
+    f, i = env.state.cars_f[w, slot], env.state.cars_i[w, slot]
+    out = []
+    for n, name in enumerate(WHEEL_NAMES):
+        surface = int(i[L.I_WHEEL_SURFACE_FL + n])
+        edge = float(patch_edge_offset(f[L.F_WHEEL_OFFSET_FL + n], f[L.F_HEADING_ERROR], surface))
+        name_ = L.SURFACE_NAMES[surface]
+        out.append({"id": name.replace("_", "-"), "present": True, "signed_offset_meters": edge,
+                    "cross_track_error_meters": abs(edge), "surface": name_, "surface_code": SURFACE_CODE[surface],
+                    "on_legal_surface": bool(SURFACE_LEGAL[surface]), "in_pit_lane": name_.startswith("pit-")})
+    return out
 
 
 def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
-    """``self`` of the object: the car's own state in real units (plus trackRelation's boundaries and the
-    contact patches under physical-driver)."""
+    """``self`` of the object: the car's own state in real units (PaddockJS's body senses and pit
+    fields, with paddock_ma's extras: velocity, tyre, instability)."""
     st = env.state
     f = st.cars_f[w, slot]
     i = st.cars_i[w, slot]
@@ -178,6 +275,8 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
     status = int(i[L.I_PIT_STATUS])
     usage = float(f[L.F_GRIP_USAGE])
     offset = float(reported_offset(st.cars_f, st.cars_i, w, slot))
+    surface_name = L.SURFACE_NAMES[int(i[L.I_SURFACE])]
+    in_pit = bool(i[L.I_IN_PIT_LANE])
     self_obj = {
         "id": env.controlled[k],
         "speed_kph": float(f[L.F_SPEED] * 3.6),
@@ -189,8 +288,9 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         "yaw_rate_radians_per_second": float(f[L.F_YAW_RATE]),
         "throttle": float(f[L.F_APPLIED_THROTTLE]),
         "brake": float(f[L.F_APPLIED_BRAKE]),
-        "applied_controls": {"steering": float(f[L.F_APPLIED_STEER]), "throttle": float(f[L.F_APPLIED_THROTTLE]),
-                             "brake": float(f[L.F_APPLIED_BRAKE])},
+        "applied_controls": {"steering": float(f[L.F_APPLIED_STEER]),
+                             "steering_radians": float(f[L.F_APPLIED_STEER] * L.MAX_STEER_ANGLE),
+                             "throttle": float(f[L.F_APPLIED_THROTTLE]), "brake": float(f[L.F_APPLIED_BRAKE])},
         "lateral_g": float(f[L.F_LAT_ACC] / L.GRAVITY),
         "longitudinal_g": float(f[L.F_LONG_ACC] / L.GRAVITY),
         "grip_usage": usage,
@@ -206,28 +306,23 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         "on_track": bool(i[L.I_ON_TRACK]),
         "surface": L.SURFACE_NAMES[int(i[L.I_SURFACE])],
         "in_pit_lane": bool(i[L.I_IN_PIT_LANE]),
+        # the part of the pit lane the car is on (its surface there), None off it
+        "pit_lane_part": surface_name if in_pit else None,
+        "pit_box_id": int(i[L.I_PIT_BOX]) if surface_name == "pit-box" else None,
         "tire_energy": float(f[L.F_TIRE_ENERGY]),
         "tire": L.COMPOUND_NAMES[int(i[L.I_COMPOUND])],
         "pit_intent": int(i[L.I_PIT_INTENT]),
         "pit_target_compound": L.COMPOUND_NAMES[int(i[L.I_PIT_TARGET])],
         "pit_stop_status": L.PIT_STATUS_NAMES[status],
+        "pit_stop_phase": PIT_PHASE.get(L.PIT_STATUS_NAMES[status]),
         "pit_stop_service_remaining_seconds": float(f[L.F_PIT_SERVICE_LEFT]),
+        "pit_stop_penalty_service_remaining_seconds": 0.0,     # penalties are not simulated
         "pit_stops_completed": int(i[L.I_PIT_STOPS]),
         "destroyed": bool(i[L.I_DESTROYED]),
+        "destroy_reason": "barrier" if i[L.I_DESTROYED] else None,
         "instability": L.INSTABILITY_NAMES[int(i[L.I_INSTABILITY])],
+        "stability_state": "destroyed" if i[L.I_DESTROYED] else (L.INSTABILITY_NAMES[int(i[L.I_INSTABILITY])] or "stable"),
     }
-    if s.physical:
-        self_obj["left_boundary_meters"] = float(env.track.half_width + offset)
-        self_obj["right_boundary_meters"] = float(env.track.half_width - offset)
-        self_obj["legal_width_meters"] = float(2 * env.track.half_width)
-        surfaces = [int(i[L.I_WHEEL_SURFACE_FL + n]) for n in range(4)]
-        edges = [float(patch_edge_offset(f[L.F_WHEEL_OFFSET_FL + n], f[L.F_HEADING_ERROR], surfaces[n]))
-                 for n in range(4)]
-        self_obj["contact_patches"] = {       # surface_code: PaddockJS's 6 codes (sim.sensing.vectors.SURFACE_CODE)
-            name: {"present": True, "surface": L.SURFACE_NAMES[surfaces[n]],
-                   "surface_code": SURFACE_CODE[surfaces[n]], "on_legal_surface": bool(SURFACE_LEGAL[surfaces[n]]),
-                   "signed_offset_meters": edges[n], "cross_track_error_meters": abs(edges[n])}
-            for n, name in enumerate(WHEEL_NAMES)}
     return self_obj
 
 

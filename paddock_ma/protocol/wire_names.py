@@ -20,7 +20,7 @@ from ..env.actions import ACTION_FIELDS
 from ..env.config.root import CONFIG_NAMES
 from ..env.errors import INVALID_REQUEST, PaddockError
 from ..paddockjs.naming import (
-    REPLY_DATA_KEYED, REQUEST_DATA_KEYED, PythonNameError, from_wire, python_name, wire_name,
+    REPLY_DATA_KEYED, REQUEST_DATA_KEYED, VALUE_NAMED_KEYS, PythonNameError, from_wire, python_name, wire_name,
 )
 from .codec import PackedF32
 
@@ -37,6 +37,8 @@ def to_wire(value, parent: str | None = None):
             return {key: to_wire(item) for key, item in value.items()}
         return {wire_name(key): to_wire(item, key) for key, item in value.items()}
     if kind is list or kind is tuple:
+        if parent in VALUE_NAMED_KEYS:     # names as values (ray channels): their wire spelling
+            return [wire_name(item) if type(item) is str else to_wire(item) for item in value]
         return [to_wire(item) for item in value]
     if kind is float:
         return json_scalar(value)

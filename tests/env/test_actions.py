@@ -7,6 +7,7 @@ import pytest
 
 from tests.helpers.env import act, make_env
 from paddock_ma.env.errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError
+from paddock_ma.sim.core import layout as L
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,8 @@ def test_missing_vehicle_field_is_an_error_and_nothing_steps(env, field):
     assert e.message == (f"actions.car-01.{field}: missing; steering, throttle and brake are required for every "
                          "controlled driver")
     e = _rejected(env, {"car-00": act(), "car-01": dict(a, **{field: None})})
-    assert e.field == f"actions.car-01.{field}"
+    assert e.field == f"actions.car-01.{field}"         # null, what JSON makes of NaN: not a number
+    assert e.message.startswith(f"actions.car-01.{field}: got None; expected a finite number")
 
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -math.inf])
@@ -81,11 +83,12 @@ def test_out_of_range_is_clamped_and_reported(env):
     r = env.step({"car-00": act(3.0, 7.0, -2.0), "car-01": act(-1.5, -0.5, 4.0)})
     a0 = r["observation"]["car-00"]["object"]["self"]["applied_controls"]
     a1 = r["observation"]["car-01"]["object"]["self"]["applied_controls"]
-    assert a0 == {"steering": 1.0, "throttle": 1.0, "brake": 0.0}
-    assert a1 == {"steering": -1.0, "throttle": 0.0, "brake": 1.0}
+    assert a0 == {"steering": 1.0, "steering_radians": L.MAX_STEER_ANGLE, "throttle": 1.0, "brake": 0.0}
+    assert a1 == {"steering": -1.0, "steering_radians": -L.MAX_STEER_ANGLE, "throttle": 0.0, "brake": 1.0}
     r = env.step({"car-00": act(0.25, 0.75, 0.0), "car-01": act(-0.5, 0.0, 0.5)})
     a0 = r["observation"]["car-00"]["object"]["self"]["applied_controls"]
-    assert a0 == pytest.approx({"steering": 0.25, "throttle": 0.75, "brake": 0.0}, abs=1e-6)
+    assert a0 == pytest.approx({"steering": 0.25, "steering_radians": 0.25 * L.MAX_STEER_ANGLE, "throttle": 0.75,
+                                "brake": 0.0}, abs=1e-6)
     assert r["info"]["action_errors"] == []
 
 
@@ -145,7 +148,8 @@ def test_report_policy_releases_car_to_builtin_driver():
     # a valid action again takes the car back
     r = controlled.step({"car-00": act(), "car-01": act(0.1, 0.2, 0.0)})
     assert r["observation"]["car-01"]["object"]["self"]["applied_controls"] == \
-        pytest.approx({"steering": 0.1, "throttle": 0.2, "brake": 0.0}, abs=1e-6)
+        pytest.approx({"steering": 0.1, "steering_radians": 0.1 * L.MAX_STEER_ANGLE, "throttle": 0.2, "brake": 0.0},
+                      abs=1e-6)
     assert r["info"]["action_errors"] == []
     # the released step is exactly what the built-in driver does from the same state: compare with a world
     # where car-01 is never controlled, from identical states.
@@ -156,9 +160,8 @@ def test_report_policy_releases_car_to_builtin_driver():
     got = ra["observation"]["car-01"]["object"]["self"]["applied_controls"]
     s01 = reference.batch.driver_ids.index("car-01")
     cf = reference.batch.state.cars_f[0, s01]
-    from paddock_ma.sim.core import layout as L
-    want = {"steering": float(cf[L.F_APPLIED_STEER]), "throttle": float(cf[L.F_APPLIED_THROTTLE]),
-            "brake": float(cf[L.F_APPLIED_BRAKE])}
+    want = {"steering": float(cf[L.F_APPLIED_STEER]), "steering_radians": float(cf[L.F_APPLIED_STEER]) * L.MAX_STEER_ANGLE,
+            "throttle": float(cf[L.F_APPLIED_THROTTLE]), "brake": float(cf[L.F_APPLIED_BRAKE])}
     assert got == pytest.approx(want, abs=1e-9)
     assert rb["info"]["step"] == ra["info"]["step"] == 1
 
@@ -197,7 +200,7 @@ def test_action_spec():
     spec = env.get_action_spec()
     assert spec["version"] == 1 and spec["controlled_drivers"] == ["car-00", "car-01"]
     per = spec["action"]["per_driver"]
-    assert per["steering"] == {"min": -1.0, "max": 1.0, "unit": "normalized", "required": True}
+    assert per["steering"] == {"min": -1.0, "max": 1.0, "unit": "normalized"}
     assert per["pit_intent"]["values"] == [0, 1, 2]
     assert per["pit_compound"]["values"] == ["M", "H"]
 

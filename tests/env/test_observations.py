@@ -83,18 +83,19 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     assert s["track_heading_error_radians"] == pytest.approx(o["heading_error"], abs=1e-9)
     assert obj["track"]["curvature"] == pytest.approx(o["curvature"], abs=1e-9)
     legal = {L.SURF_TRACK, L.SURF_KERB, L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT, L.SURF_PIT_BOX}
-    if "contact_patches" in s:
-        assert s["left_boundary_meters"] == pytest.approx(tr.half_width + outer, abs=0.02)
-        assert s["right_boundary_meters"] == pytest.approx(tr.half_width - outer, abs=0.02)
-        for (corners, _), woff, (wheel, p) in zip(o["patches"], edges, s["contact_patches"].items()):
-            assert L.SURFACE_NAMES.index(p["surface"]) in corners, (driver, wheel, corners, p)
-            assert p["surface_code"] == SURFACE_CODE[L.SURFACE_NAMES.index(p["surface"])]
-            # Wheel offsets come from the car's own projection plus a curvature term (sim.vehicle.wheels):
-            # exact on straights, within ~2 cm of the exact per-wheel projection in the tightest corners.
-            assert p["signed_offset_meters"] == pytest.approx(woff, abs=0.02)
-            assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=0.02)
-        codes = [L.SURFACE_NAMES.index(p["surface"]) for p in s["contact_patches"].values()]
-        assert s["on_track"] == all(code in legal for code in codes)
+    rel = obj["track_relation"]
+    assert rel["left_boundary_meters"] == pytest.approx(tr.half_width + outer, abs=0.02)
+    assert rel["right_boundary_meters"] == pytest.approx(tr.half_width - outer, abs=0.02)
+    for (corners, _), woff, p in zip(o["patches"], edges, obj["contact_patches"]):
+        wheel = p["id"]
+        assert L.SURFACE_NAMES.index(p["surface"]) in corners, (driver, wheel, corners, p)
+        assert p["surface_code"] == SURFACE_CODE[L.SURFACE_NAMES.index(p["surface"])]
+        # Wheel offsets come from the car's own projection plus a curvature term (sim.vehicle.wheels):
+        # exact on straights, within ~2 cm of the exact per-wheel projection in the tightest corners.
+        assert p["signed_offset_meters"] == pytest.approx(woff, abs=0.02)
+        assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=0.02)
+    codes = [L.SURFACE_NAMES.index(p["surface"]) for p in obj["contact_patches"]]
+    assert s["on_track"] == all(code in legal for code in codes)
     # lookahead
     look = oracle_lookahead(tr, cf[0, c, L.F_PROGRESS], [q["distance_meters"] for q in obj["track"]["lookahead"]])
     for q, (k, dh) in zip(obj["track"]["lookahead"], look):
@@ -136,14 +137,15 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     # radar
     spec = env.get_observation_spec()
     near = spec["per_driver"].get(driver, spec)["object"]["nearby_cars"]
-    want = oracle_radar(cf, ci, flags, 0, c, near["max_cars"], near["radius_meters"])
+    want = oracle_radar(cf, ci, flags, 0, c, near["max_cars"] if near["enabled"] else 0, near["radius_meters"])
     assert [n["id"] for n in obj["nearby_cars"]] == [b.driver_ids[j] for j, _ in want]
     for got, (j, fields) in zip(obj["nearby_cars"], want):
         for key, value in fields.items():
             if key in got:
                 assert got[key] == pytest.approx(value, abs=1e-4), (driver, key)
-        assert ("closing_rate_meters_per_second" in got) == near["rich"]
-        if near["rich"]:
+        rich = spec["object"]["profile"] == "physical-driver"     # the physical driver's richer radar
+        assert ("closing_rate_meters_per_second" in got) == rich
+        if rich:
             assert got["closing_rate_meters_per_second"] == pytest.approx(fields["closing_speed_meters_per_second"],
                                                                           abs=1e-4)
             assert got["behind"] == (not got["ahead"])
@@ -202,12 +204,12 @@ def test_object_real_units_and_default_vector_layout():
                                                    "self.steeringAngleRadians"]
     assert o["schema"][11] == {"name": "self.trackOffsetMeters", "unit": "m", "scale": "fixed:meters"}
     obj = o["object"]
-    assert set(obj) == {"self", "race", "track", "rays", "nearby_cars"}
+    assert set(obj) == {"profile", "self", "track_relation", "contact_patches", "race", "track", "rays", "nearby_cars"}
     assert [q["distance_meters"] for q in obj["track"]["lookahead"]] == [20.0, 50.0, 100.0, 150.0]
     assert [ray["angle_degrees"] for ray in obj["rays"]] == [-135.0, -60.0, -20.0, 0.0, 20.0, 60.0, 135.0, 180.0]
     assert all(ray["length_meters"] == 120.0 and set(ray) == {"id", "angle_degrees", "length_meters", "track", "car"}
                for ray in obj["rays"])
-    assert "contact_patches" not in obj["self"] and "left_boundary_meters" not in obj["self"]
+    assert obj["profile"] == "default" and len(obj["contact_patches"]) == 4       # every profile, as PaddockJS
     # rolling grid: 84 km/h, centre 3.2 m left (slot 0): PaddockJS's offset is the outer patch edge's,
     # -3.2 - 0.76 (patch centre) - 0.19 (half the patch width) = -4.15 m, as its golden reset reads
     assert obj["self"]["speed_kph"] == pytest.approx(84.0)
@@ -223,8 +225,9 @@ def test_physical_driver_profile():
     o = r["observation"]["car-00"]
     obj = o["object"]
     assert obj["track"]["lookahead"] == []      # no lookahead unless lookahead_meters is given
-    assert set(obj["self"]["contact_patches"]) == {"front_left", "front_right", "rear_left", "rear_right"}
-    assert {"left_boundary_meters", "right_boundary_meters", "yaw_rate_radians_per_second"} <= set(obj["self"])
+    assert [p["id"] for p in obj["contact_patches"]] == ["front-left", "front-right", "rear-left", "rear-right"]
+    assert {"left_boundary_meters", "right_boundary_meters", "legal_width_meters"} <= set(obj["track_relation"])
+    assert obj["profile"] == "physical-driver" and "yaw_rate_radians_per_second" in obj["self"]
     # road edge and car by default (as every profile), yet the kerb and illegal-surface slots of every
     # ray are in the vector (miss values); no barrier channel
     assert set(obj["rays"][0]) == {"id", "angle_degrees", "length_meters", "track", "car"}
@@ -234,7 +237,7 @@ def test_physical_driver_profile():
     assert not any(n.startswith("track.lookahead") for n in names)
     # PaddockJS 2.0.0: 24 + 20 physical + 8 rays * 11 + 6 radar * 13 = 210
     assert len(names) == 24 + 20 + 8 * 11 + 6 * 13 == 210
-    assert obj["self"]["left_boundary_meters"] == pytest.approx(7.5 - 4.15, abs=1e-6)     # PaddockJS golden: 3.35
+    assert obj["track_relation"]["left_boundary_meters"] == pytest.approx(7.5 - 4.15, abs=1e-6)   # PaddockJS golden: 3.35
     assert_vector_matches_object(env, "car-00", o)
     env2 = make_env(observation={"profile": "physical-driver", "lookahead_meters": [30.0]})
     assert [q["distance_meters"] for q in env2.reset()["observation"]["car-00"]["object"]["track"]["lookahead"]] == [30.0]

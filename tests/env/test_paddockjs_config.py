@@ -130,9 +130,8 @@ def test_unknown_and_unsupported_keys_are_refused_by_name():
     assert "unknown key" in str(e) and "known keys: drivers, controlled_drivers" in str(e)
     e = _err({"drivers": 2, "sensors": {"rays": {"anglez": [0]}}})
     assert e.field == "sensors.rays.anglez" and "known keys: enabled, layout" in str(e)
-    for key in ("entries", "trackGeneration"):
-        e = _err({"drivers": 2, key: {}})
-        assert "a PaddockJS 2.0 option paddock_ma does not have" in str(e) and "remove it" in str(e)
+    e = _err({"drivers": 2, "trackGeneration": {}})
+    assert "a PaddockJS 2.0 option paddock_ma does not have" in str(e) and "remove it" in str(e)
 
 
 def test_keys_that_change_nothing_here_load_with_one_warning_each():
@@ -163,6 +162,7 @@ def test_keys_that_change_nothing_here_load_with_one_warning_each():
         _err({"sensors": {"rays": {"channels": ["car"], "detectCars": True}}}))
     assert str(_err({"sensors": {"rays": {"anglesDegrees": []}}})).startswith("sensors.rays.angles_degrees: got []")
     assert str(_err({"sensors": {"rays": {"detectTrack": 1}}})) == "sensors.rays.detect_track: got 1; expected true or false"
-    assert str(_err({"trackSeed": 3, "track": "oval"})) == "track_seed: give track or track_seed, not both"
+    both = EnvConfig.from_paddockjs({"trackSeed": 3, "track": "oval"})     # PaddockJS: the track, seed reported
+    assert (both.track, both.track_seed) == ("oval", 3)
     assert str(_err({"trackSeed": "x"})).startswith("track_seed: got 'x'; expected a number")
     assert str(_err(["drivers", 2])).startswith("config: got ['drivers', 2] (a list)")

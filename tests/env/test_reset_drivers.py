@@ -38,7 +38,7 @@ def test_new_episode_controls_cleared_rest_untouched():
     assert s["pit_intent"] == 0
     # the last tick's telemetry is the old episode's: a placed car reports none of it
     assert (s["lateral_g"], s["longitudinal_g"], s["grip_usage"], s["traction_limited"]) == (0.0, 0.0, 0.0, False)
-    assert s["applied_controls"] == {"steering": 0.0, "throttle": 0.0, "brake": 0.0}
+    assert s["applied_controls"] == {"steering": 0.0, "steering_radians": 0.0, "throttle": 0.0, "brake": 0.0}
     cf = env.batch.state.cars_f[0, c0]
     assert (cf[L.F_STEER_CMD], cf[L.F_THROTTLE_CMD], cf[L.F_BRAKE_CMD]) == (0.0, 0.0, 0.0)
     # placed as asked: absolute race distance, offset, speed, heading error

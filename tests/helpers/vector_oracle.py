@@ -40,14 +40,15 @@ def expected_vector(obj, spec_obj, track_length):
         "race.redFlag": float(race["red_flag"]), "race.pitLaneOpen": float(race["pit_lane_open"]),
         "track.curvature": track_curvature(track["curvature"], track_length),
     }
-    physical = spec_obj["physical_driver"]
+    physical = spec_obj["profile"] == "physical-driver"
     if physical:
         e["self.yawRateRadiansPerSecond"] = s["yaw_rate_radians_per_second"] / math.pi
-        e["trackRelation.leftBoundaryMeters"] = s["left_boundary_meters"]
-        e["trackRelation.rightBoundaryMeters"] = s["right_boundary_meters"]
-        e["trackRelation.legalWidthMeters"] = s["legal_width_meters"]
-        assert tuple(s["contact_patches"]) == WHEEL_NAMES
-        for n, p in enumerate(s["contact_patches"].values()):
+        rel = obj["track_relation"]
+        e["trackRelation.leftBoundaryMeters"] = rel["left_boundary_meters"]
+        e["trackRelation.rightBoundaryMeters"] = rel["right_boundary_meters"]
+        e["trackRelation.legalWidthMeters"] = rel["legal_width_meters"]
+        assert tuple(p["id"] for p in obj["contact_patches"]) == tuple(n.replace("_", "-") for n in WHEEL_NAMES)
+        for n, p in enumerate(obj["contact_patches"]):
             e[f"contactPatches[{n}].present"] = float(p["present"])
             e[f"contactPatches[{n}].surfaceCode"] = p["surface_code"] / 5
             e[f"contactPatches[{n}].onLegalSurface"] = float(p["on_legal_surface"])
@@ -80,7 +81,7 @@ def expected_vector(obj, spec_obj, track_length):
             e[f"rays[{i}].car.relativeSpeedKph"] = r["car"]["relative_speed_kph"] / 200
     near = spec_obj["nearby_cars"]
     radius = near["radius_meters"]
-    for i in range(near["max_cars"]):
+    for i in range(near["max_cars"] if near["enabled"] else 0):
         p = f"nearbyCars[{i}]"
         if i < len(obj["nearby_cars"]):
             c = obj["nearby_cars"][i]

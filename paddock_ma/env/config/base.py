@@ -167,12 +167,15 @@ def _to_dict(obj):
     return obj
 
 
-def deep_merge(base: dict, extra: dict) -> dict:
+def deep_merge(base: dict, extra: dict, replace: frozenset = frozenset(), _path: str = "") -> dict:
     """``extra`` over ``base``: a dict value is merged key by key into the dict it meets, anything else
-    replaces (lists included). Neither argument is modified."""
+    replaces (lists included); so does a dict at one of the dotted paths in ``replace``. Neither
+    argument is modified."""
     out = dict(base)
     for key, value in extra.items():
-        out[key] = deep_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        path = f"{_path}.{key}" if _path else str(key)
+        merge = isinstance(value, dict) and isinstance(out.get(key), dict) and path not in replace
+        out[key] = deep_merge(out[key], value, replace, path) if merge else value
     return out
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from ...sim.core.layout import COMPOUND_NAMES
 from ...sim.core.params import RATING_NAMES, UNSUPPORTED_RATINGS
 from .base import ConfigSection, require
 from ..errors import ConfigError, suggest
+from ...paddockjs.naming import wire_name
 
 PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")
 # PaddockJS 2.0.0's participant interaction profiles (their flags: env.reset.interactions.PROFILE_FLAGS)
@@ -44,6 +45,21 @@ class DriverConfig(ConfigSection):
     tire: Optional[Literal[COMPOUND_NAMES]] = None
     team: Optional[int] = None
     pit_crew: Optional[PitCrewConfig] = None
+    # PaddockJS's display fields (timing tower, renderer, project links): kept and carried into the state;
+    # they change nothing in the race, there or here
+    code: Optional[str] = None
+    icon: Optional[str] = None
+    race_name: Optional[str] = None
+    color: Optional[str] = None
+    link: Optional[str] = None
+    race_data: tuple[str, ...] = ()
+    driver_number: Optional[int] = None
+    timing_name: Optional[str] = None
+    # PaddockJS's driver-object ``pace`` and ``racecraft`` multipliers (1 neutral): PaddockJS replaces them
+    # by its entry's ratings when it builds the grid (an entry, or the neutral one), so they change
+    # nothing there; kept for display. The ratings that shape the car are ``ratings`` or the driver's entry.
+    pace: Optional[float] = None
+    racecraft: Optional[float] = None
 
     def __post_init__(self):
         for key, value in self.ratings.items():
@@ -59,6 +75,75 @@ class DriverConfig(ConfigSection):
                 value = getattr(self.pit_crew, name)
                 require(0.0 <= value <= 1.0, f"drivers.{self.id}.pit_crew.{name}",
                          f"got {value!r}; expected 0..1 (0.5 neutral)")
+
+
+# PaddockJS's entry blueprints (``entries``): a driver's ratings and car, resolved onto the driver of the
+# same id as PaddockJS's buildChampionshipDriverGrid resolves them. Ratings are 0..100 with 50 neutral.
+ENTRY_DRIVER_RATINGS = ("pace", "racecraft", "aggression")
+# PaddockJS personality ratings with no counterpart in paddock_ma's built-in driver (accepted, they
+# change nothing here; said once in the warnings when an entry gives one other than neutral)
+ENTRY_PERSONALITY_RATINGS = ("risk_tolerance", "patience", "consistency")
+ENTRY_VEHICLE_RATINGS = ("power", "braking", "aero", "drag_efficiency", "mechanical_grip", "weight_control",
+                         "tire_care")
+
+
+def _check_ratings(section, path: str, names) -> None:
+    for name in names:
+        value = getattr(section, name)
+        require(0.0 <= value <= 100.0, f"{path}.{name}", f"got {value!r}; ratings are 0..100 with 50 neutral")
+
+
+@dataclass(frozen=True)
+class EntryDriver(ConfigSection):
+    """An entry's driver ratings (PaddockJS ``DriverData``), 0..100, 50 neutral. ``pace``, ``racecraft``
+    and ``aggression`` shape the built-in driver (``sim.core.params``); ``risk_tolerance``, ``patience``
+    and ``consistency`` have no counterpart in it (accepted; they change nothing here)."""
+    pace: float = 50.0
+    racecraft: float = 50.0
+    aggression: float = 50.0
+    risk_tolerance: float = 50.0
+    patience: float = 50.0
+    consistency: float = 50.0
+    custom_fields: tuple[Any, ...] = ()
+
+    def __post_init__(self):
+        _check_ratings(self, "entries.driver", ENTRY_DRIVER_RATINGS + ENTRY_PERSONALITY_RATINGS)
+
+
+@dataclass(frozen=True)
+class EntryVehicle(ConfigSection):
+    """An entry's car (PaddockJS ``VehicleData``): ratings 0..100, 50 neutral (``sim.core.params``)."""
+    id: Optional[str] = None
+    name: Optional[str] = None
+    power: float = 50.0
+    braking: float = 50.0
+    aero: float = 50.0
+    drag_efficiency: float = 50.0
+    mechanical_grip: float = 50.0
+    weight_control: float = 50.0
+    tire_care: float = 50.0
+    custom_fields: tuple[Any, ...] = ()
+
+    def __post_init__(self):
+        _check_ratings(self, "entries.vehicle", ENTRY_VEHICLE_RATINGS)
+
+
+@dataclass(frozen=True)
+class EntryConfig(ConfigSection):
+    """One PaddockJS championship entry: the driver it belongs to (``driver_id``), its number and timing
+    name (display), its driver ratings and its car. An entry naming no driver of the config changes
+    nothing (PaddockJS's blueprint lists hold more entries than a race has drivers)."""
+    driver_id: str
+    driver_number: Optional[int] = None
+    timing_name: Optional[str] = None
+    driver: EntryDriver = field(default_factory=EntryDriver)
+    vehicle: EntryVehicle = field(default_factory=EntryVehicle)
+
+    def ratings(self) -> dict[str, float]:
+        """The ratings this entry gives its driver, in ``sim.core.params`` names (camelCase)."""
+        out = {wire_name(n): getattr(self.driver, n) for n in ENTRY_DRIVER_RATINGS}
+        out.update({wire_name(n): getattr(self.vehicle, n) for n in ENTRY_VEHICLE_RATINGS})
+        return out
 
 
 def default_drivers(count: int) -> tuple[DriverConfig, ...]:

@@ -17,13 +17,13 @@ import dataclasses
 import json
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Optional, Union
 
 from ...sim.core.layout import COMPOUND_NAMES, KPH_PER_MPS, PHYSICS_SIMULATOR
 from .base import ConfigSection, deep_merge, race_rule, require, section_names
 from ...sim.track.paddockjs_generator.jsmath import normalize_seed
 from .participants import (
-    PRESETS, PROFILES, DriverConfig, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
+    ENTRY_PERSONALITY_RATINGS, PRESETS, PROFILES, DriverConfig, EntryConfig, EntryDriver, EntryVehicle, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
     ScenarioConfig, TrafficEntry, default_drivers,
 )
 from .sensing import (
@@ -40,7 +40,6 @@ COMPOUNDS = COMPOUND_NAMES      # the tyre compounds, soft to hard, named where 
 # by name rather than run something else). Snake_case: keys arrive through from_wire.
 UNSUPPORTED_PADDOCKJS_KEYS = {
     "track_generation": "procedural track profiles; name a track, or give track_seed / trackSeed",
-    "entries": "team and car blueprints; give each driver's ratings, team and pit_crew",
 }
 # PaddockJS 2.0 options that cannot change anything here: accepted, each with one warning (Python: a
 # UserWarning; the worker: its next reply's ``warnings``), so a PaddockJS config loads unchanged.
@@ -49,12 +48,38 @@ IGNORED_PADDOCKJS_KEYS = {
     "warmup": "a JavaScript JIT warm-up run; numba kernels are compiled and cached instead",
     "external_renderer": "a JavaScript frame callback; render worlds with env.render",
 }
+# Values of known keys that PaddockJS reads and that change nothing here: said once, as the ignored
+# keys are (their name in ``EnvConfig.ignored_keys``, the wire text, why).
+IGNORED_PADDOCKJS_VALUES = {
+    "entry_personality": ("entries[].driver.riskTolerance, patience, consistency",
+                          "paddock_ma's built-in driver has no such traits"),
+    "penalties": ("rules.ruleset grandPrix2025 / fia2025: the stewards' penalties",
+                  "penalties (track limits, collisions, the tyre rule, pit-lane speeding) are not simulated here"),
+}
+_IGNORED_WIRE = {"replay_ghosts": "replayGhosts", "warmup": "warmup", "external_renderer": "externalRenderer"}
+# PaddockJS's rulesets (rulesetPresets.js): the modules each one sets before the config's own
+# ``rules.modules`` are merged over them; ``fia2025`` is its alias of ``grandPrix2025``. Penalties,
+# which the Grand Prix preset switches on, are not simulated here (IGNORED_PADDOCKJS_VALUES).
+GRAND_PRIX_2025_MODULES = {
+    "pit_stops": {"enabled": True, "pit_lane_speed_limit_kph": 80.0},
+    "tire_strategy": {"enabled": True, "mandatory_distinct_dry_compounds": 2},
+}
+RULESET_MODULES = {"paddock": {}, "custom": {}, "grandPrix2025": GRAND_PRIX_2025_MODULES,
+                   "fia2025": GRAND_PRIX_2025_MODULES}
+RulesetName = Literal["paddock", "custom", "grandPrix2025", "fia2025"]
+
+
+# Config paths an override replaces whole instead of merging key by key, as PaddockJS's reset options
+# do (``reset({scenario: {placements: {}}})`` clears the placements)
+REPLACED_ON_MERGE = frozenset({"scenario.placements"})
 
 
 def ignored_key_warnings(keys) -> list[str]:
-    """The warning text of each ignored PaddockJS key in ``keys`` (wire names), in table order."""
-    wire = {"replay_ghosts": "replayGhosts", "warmup": "warmup", "external_renderer": "externalRenderer"}
-    return [f"{wire[k]}: accepted and ignored ({why})" for k, why in IGNORED_PADDOCKJS_KEYS.items() if k in keys]
+    """The warning text of each ignored PaddockJS key or value in ``keys`` (names of
+    ``EnvConfig.ignored_keys``), in table order."""
+    out = [f"{_IGNORED_WIRE[k]}: accepted and ignored ({why})" for k, why in IGNORED_PADDOCKJS_KEYS.items() if k in keys]
+    out += [f"{what}: accepted and ignored ({why})" for k, (what, why) in IGNORED_PADDOCKJS_VALUES.items() if k in keys]
+    return out
 
 
 @dataclass(frozen=True)
@@ -85,7 +110,12 @@ class PitStopsConfig(ConfigSection):
 
 @dataclass(frozen=True)
 class TireStrategyConfig(ConfigSection):
+    """PaddockJS's tyre strategy module. ``compounds``: the compounds a pit stop may fit. ``enabled``
+    and ``mandatory_distinct_dry_compounds`` are carried into the state's rules as PaddockJS's are; in
+    PaddockJS only its tyre-rule penalty reads them, and penalties are not simulated here."""
+    enabled: bool = False
     compounds: tuple[Literal[COMPOUND_NAMES], ...] = COMPOUNDS
+    mandatory_distinct_dry_compounds: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -110,12 +140,25 @@ class ModulesConfig(ConfigSection):
 
 @dataclass(frozen=True)
 class RulesConfig(ConfigSection):
+    """Race rules. ``ruleset`` names PaddockJS's preset (``paddock``, the default; ``custom``;
+    ``grandPrix2025`` and its alias ``fia2025``): the modules it sets are merged under the config's own
+    ``modules`` (``RULESET_MODULES``)."""
+    ruleset: RulesetName = "paddock"
     standing_start: bool = race_rule("standing_start", kind=bool)
     collision_restitution: float = race_rule("restitution")
     start_light_count: int = race_rule("light_count", kind=int)
     start_light_interval: float = race_rule("light_interval")
     start_lights_out_hold: float = race_rule("lights_out_hold")
     modules: ModulesConfig = field(default_factory=ModulesConfig)
+
+    @classmethod
+    def _prepare(cls, data: dict, path: str) -> dict:
+        preset = RULESET_MODULES.get(data.get("ruleset"))
+        if preset:
+            modules = data.get("modules")
+            if modules is None or isinstance(modules, dict):     # anything else: from_dict names it
+                data = dict(data, modules=deep_merge(preset, modules or {}))
+        return data
 
 
 @dataclass(frozen=True)
@@ -139,7 +182,12 @@ class EnvConfig(ConfigSection):
     drivers: tuple[DriverConfig, ...] = field(default_factory=lambda: default_drivers(20))
     controlled_drivers: tuple[str, ...] = ("car-00",)
     seed: Optional[int] = None
-    track: str = "grand-prix"
+    # a shipped track's name, a track file's path, "paddockjs:<seed>", or a PaddockJS track object
+    # (its TRACK or a createProceduralTrack definition, sim units: sim.track.load.paddockjs_track_document)
+    track: Union[str, dict[str, Any]] = "grand-prix"
+    # PaddockJS's trackSeed when a track is given too: PaddockJS races on the track and reports the
+    # seed as info.trackSeed; so does paddock_ma. (trackSeed alone names the track: track "paddockjs:<seed>")
+    track_seed: Optional[int] = None
     total_laps: int = race_rule("total_laps", kind=int)
     frame_skip: int = 1
     physics_mode: Literal["arcade", "simulator"] = ("simulator" if race_rule("physics_mode") == PHYSICS_SIMULATOR
@@ -153,6 +201,8 @@ class EnvConfig(ConfigSection):
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     result: ResultConfig = field(default_factory=ResultConfig)
     participant_interactions: InteractionsConfig = field(default_factory=InteractionsConfig)
+    # PaddockJS's championship entries: each gives its driver's ratings and car (EntryConfig)
+    entries: tuple[EntryConfig, ...] = ()
     # PaddockJS's switch between its indexed and legacy track queries; paddock_ma's track queries are
     # always indexed and give the same answers either way, so it is accepted and changes nothing
     track_query_index: bool = True
@@ -178,13 +228,29 @@ class EnvConfig(ConfigSection):
             data["ignored_keys"] = tuple(sorted(set(ignored) | set(data.get("ignored_keys", ()))))
             for text in ignored_key_warnings(ignored):
                 warnings.warn(text, UserWarning, stacklevel=3)
-        if "track_seed" in data:
+        if data.get("track_seed") is not None:
             seed = data.pop("track_seed")
             require(is_finite_number(seed),
                      "track_seed", f"got {seed!r}; expected a number (PaddockJS's trackSeed: its generator's "
                      "track for that seed)")
-            require("track" not in data, "track_seed", "give track or track_seed, not both")
-            data["track"] = f"paddockjs:{normalize_seed(seed)}"
+            if "track" in data:       # PaddockJS races on the track and reports the seed
+                data["track_seed"] = normalize_seed(seed)
+            else:
+                data["track"] = f"paddockjs:{normalize_seed(seed)}"
+        notes = set()
+        entries = data.get("entries")
+        if isinstance(entries, (list, tuple)) and any(
+                isinstance(e, dict) and isinstance(e.get("driver"), dict)
+                and any(e["driver"].get(k, 50) != 50 for k in ENTRY_PERSONALITY_RATINGS) for e in entries):
+            notes.add("entry_personality")
+        rules = data.get("rules")
+        if isinstance(rules, dict) and rules.get("ruleset") in ("grandPrix2025", "fia2025"):
+            notes.add("penalties")
+        if notes:
+            fresh = notes - set(data.get("ignored_keys", ()))
+            data["ignored_keys"] = tuple(sorted(notes | set(data.get("ignored_keys", ()))))
+            for text in ignored_key_warnings(fresh):
+                warnings.warn(text, UserWarning, stacklevel=3)
         drivers = data.get("drivers")
         if is_integer(drivers):
             require(1 <= drivers <= 64, "drivers", f"got {drivers!r}; expected 1..64 drivers")
@@ -231,6 +297,16 @@ class EnvConfig(ConfigSection):
         for key in self.participant_interactions.drivers:
             require(key in ids, f"participant_interactions.drivers.{key}",
                      f"{key!r} is not a driver id{suggest(key, ids)}")
+        entry_ids = [e.driver_id for e in self.entries]
+        dupes = sorted({i for i in entry_ids if entry_ids.count(i) > 1})
+        require(not dupes, "entries", f"duplicate entry driver ids {dupes!r}; one entry per driver")
+        numbers = [e.driver_number for e in self.entries if e.driver_number is not None]
+        dupes = sorted({n for n in numbers if numbers.count(n) > 1})
+        require(not dupes, "entries", f"duplicate driver numbers {dupes!r}; each entry needs its own")
+        for d in self.drivers:
+            if d.ratings and d.id in entry_ids:
+                raise ConfigError(f"drivers.{d.id}.ratings", "the driver has an entry too; give its ratings in "
+                                  "one place (the entry's driver and vehicle, or the driver's ratings)")
         compounds = self.rules.modules.tire_strategy.compounds
         require(len(compounds) >= 1, "rules.modules.tire_strategy.compounds", "expected at least one compound")
         for d in self.drivers:
@@ -265,8 +341,8 @@ class EnvConfig(ConfigSection):
         return cls.from_paddockjs(doc)
 
     def merged(self, overrides: dict | None = None) -> "EnvConfig":
-        """A new config: ``overrides`` (config keys; a nested dict is merged key by key, anything else
-        replaces) over this one, validated as ``from_dict`` validates. ``reward`` is not data: it is
+        """A new config: ``overrides`` (config keys; a nested dict is merged key by key, anything else,
+        and the dict at a ``REPLACED_ON_MERGE`` path, replaces) over this one, validated as ``from_dict`` validates. ``reward`` is not data: it is
         carried over unless ``overrides`` gives one (a callable, or None to drop it). The one way to
         derive a config from another (the catalogue, the adapters, ``PaddockEnv.reset(options=...)``
         and the evaluation cases use it)."""
@@ -276,8 +352,25 @@ class EnvConfig(ConfigSection):
         reward = data.pop("reward", self.reward)
         if reward is not None and not callable(reward):
             raise ConfigError("reward", f"got {reward!r}; expected a callable reward(context) or None")
-        config = EnvConfig.from_dict(deep_merge(self.to_dict(), data)) if data else self
+        config = EnvConfig.from_dict(deep_merge(self.to_dict(), data, REPLACED_ON_MERGE)) if data else self
         return config if config.reward is reward else dataclasses.replace(config, reward=reward)
+
+    @property
+    def track_name(self) -> str:
+        """The track's name: ``track`` itself, or a track object's ``name`` (else "paddockjs-track")."""
+        track = self.track
+        if isinstance(track, dict):
+            name = track.get("name")
+            return name if isinstance(name, str) and name else "paddockjs-track"
+        return track
+
+    def driver_ratings(self, driver_id: str) -> dict[str, float]:
+        """The ratings that shape ``driver_id``'s car and built-in driver: its entry's, when an entry
+        names it (as PaddockJS resolves its grid), else the driver's own ``ratings``."""
+        for entry in self.entries:
+            if entry.driver_id == driver_id:
+                return entry.ratings()
+        return next(d.ratings for d in self.drivers if d.id == driver_id)
 
     def participant_ids(self) -> tuple[str, ...]:
         """Driver ids that race, in driver order (scenario.participants resolved)."""
@@ -298,7 +391,7 @@ CONFIG_NAMES = frozenset(section_names(EnvConfig) | set(LEGACY_RAY_KEYS) | set(U
 
 __all__ = [
     "COMPOUNDS", "CONFIG_NAMES", "DEFAULT_LOOKAHEAD_METERS", "MAX_LOOKAHEAD_METERS", "PRESETS", "PROFILES", "RAY_CHANNELS",
-    "DriverConfig", "EnvConfig", "EpisodeConfig", "InteractionOverride", "InteractionsConfig", "ModulesConfig",
+    "DriverConfig", "EntryConfig", "EntryDriver", "EntryVehicle", "EnvConfig", "EpisodeConfig", "InteractionOverride", "InteractionsConfig", "ModulesConfig",
     "NearbyCarsConfig", "ObservationConfig", "PitCrewConfig", "PitStopsConfig", "PitVariabilityConfig", "Placement",
     "RaySpec", "RaysConfig", "ResultConfig", "RulesConfig", "ScenarioConfig", "SensorsConfig", "StalledDnfConfig",
     "SwitchConfig", "TireStrategyConfig", "TrafficEntry", "deep_merge", "default_drivers",

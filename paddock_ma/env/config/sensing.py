@@ -31,6 +31,11 @@ class RaySpec(ConfigSection):
                  f"got {self.length_meters!r}; expected 0 < length <= 500 m")
 
 
+# Ray channels PaddockJS 2.0.0 accepts and drops: its rays never report the barrier (its spec's channels,
+# rays and schema leave it out), so a config listing it senses what it would without it.
+SENSELESS_RAY_CHANNELS = ("barrier",)
+
+
 @dataclass(frozen=True)
 class RaysConfig(ConfigSection):
     enabled: bool = True
@@ -44,7 +49,11 @@ class RaysConfig(ConfigSection):
 
     @classmethod
     def _prepare(cls, data: dict, path: str) -> dict:
-        return _legacy_rays(data, path)
+        data = _legacy_rays(data, path)
+        channels = data.get("channels")
+        if isinstance(channels, (list, tuple)) and any(c in SENSELESS_RAY_CHANNELS for c in channels):
+            data = dict(data, channels=[c for c in channels if c not in SENSELESS_RAY_CHANNELS])
+        return data
 
     def __post_init__(self):
         require(self.channels is None or len(set(self.channels)) == len(self.channels), "sensors.rays.channels",

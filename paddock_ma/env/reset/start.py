@@ -50,7 +50,7 @@ def car_params(config: EnvConfig, track, driver_ids) -> np.ndarray:
     crew of its box. The drivers sharing a box share its crew: the one any of them names (naming
     different ones is a ConfigError), else the neutral crew (0.5 each)."""
     drivers = {d.id: d for d in config.drivers}
-    params = np.stack([car_params_from_ratings(drivers[d].ratings) for d in driver_ids])
+    params = np.stack([car_params_from_ratings(config.driver_ratings(d)) for d in driver_ids])
     boxes = pit_boxes(config, track, driver_ids)
     crews = {}
     for d, box in zip(driver_ids, boxes):

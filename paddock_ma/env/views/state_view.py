@@ -1,27 +1,72 @@
 """Public state views of a world (``state_output`` "full" and "minimal"), in real units.
 
 "minimal" is the lean per-car summary a training loop or evaluation needs; "full" adds every car's
-dynamics, wheels, pit and timing state, race control, the state checksum and the track summary. The
-track geometry itself is not repeated per step (it is static: ``get_state`` callers read it once
-through the environment's track).
+dynamics, wheels, pit and timing state, the state checksum and the track summary. The track geometry
+itself is not repeated per step (it is static: ``get_state`` callers read it once through the
+environment's track).
+
+Both carry PaddockJS 2.0.0's snapshot keys a PaddockJS trainer reads (its ``snapshotRace`` and
+``snapshotRaceObservation``): ``race_control`` {mode, red_flag, pit_lane_open, finished}, ``rules`` (the
+config's, PaddockJS's names), ``track`` (PaddockJS's width, kerb_width, gravel_width, runoff_width,
+barrier_width, length and pit-lane distances in its sim units, 12 per metre, beside ``length_meters``),
+``events`` (the environment adds the latest step's) and per car ``distance_meters``, ``speed_kph``,
+``destroy_reason``, ``interaction`` (profile and its five flags) and ``position_source``.
 """
 
 from __future__ import annotations
 
 from ...sim.core import layout as L
+from ..reset.interactions import driver_profile
+
+SIM_UNITS_PER_METER = 12.0        # PaddockJS's world unit, in which its snapshot's track is given
+BARRIER_WIDTH_METERS = 0.55       # PaddockJS's TRACK.barrierWidth (the barrier wall's thickness)
 
 
 def _world(batch, w):
     st = batch.state
+    mode = L.RACE_MODE_NAMES[int(st.world_i[w, L.WI_RACE_MODE])]
+    red_flag = bool(st.world_i[w, L.WI_RED_FLAG])
+    pit_lane_open = bool(st.world_i[w, L.WI_PIT_LANE_OPEN])
+    finished = bool(st.world_i[w, L.WI_RACE_FINISHED])
     return {
         "time": float(st.world_f[w, L.WF_TIME]),
         "tick": int(st.world_i[w, L.WI_TICK]),
         "step": int(st.world_i[w, L.WI_ENV_STEP]),
-        "race_mode": L.RACE_MODE_NAMES[int(st.world_i[w, L.WI_RACE_MODE])],
-        "red_flag": bool(st.world_i[w, L.WI_RED_FLAG]),
-        "pit_lane_open": bool(st.world_i[w, L.WI_PIT_LANE_OPEN]),
-        "race_finished": bool(st.world_i[w, L.WI_RACE_FINISHED]),
+        "race_mode": mode,
+        "red_flag": red_flag,
+        "pit_lane_open": pit_lane_open,
+        "race_finished": finished,
+        "physics_mode": batch.config.physics_mode,
+        "total_laps": batch.config.total_laps,
+        "race_control": {"mode": mode, "red_flag": red_flag, "pit_lane_open": pit_lane_open, "finished": finished},
+        "rules": batch.config.rules.to_dict(),
+        "track": _track(batch),
+        "events": [],
     }
+
+
+def _track(batch) -> dict:
+    """The track summary: its name and length in metres, and PaddockJS's keys in its sim units."""
+    tr, cfg = batch.track, batch.config
+    u = SIM_UNITS_PER_METER
+    out = {"name": cfg.track_name, "length_meters": float(tr.length),
+           "pit_entry_meters": float(tr.pit_entry_s), "pit_exit_meters": float(tr.pit_exit_s),
+           "length": float(tr.length) * u, "width": float(2 * tr.half_width) * u,
+           "kerb_width": float(tr.kerb_edge - tr.half_width) * u,
+           "gravel_width": float(tr.gravel_edge - tr.kerb_edge) * u,
+           "runoff_width": float(tr.grass_edge - tr.gravel_edge) * u,
+           "barrier_width": BARRIER_WIDTH_METERS * u,
+           "pit_lane": {"entry": {"track_distance": float(tr.pit_entry_s) * u},
+                        "exit": {"track_distance": float(tr.pit_exit_s) * u}}}
+    return out
+
+
+def _interaction(batch, w, c) -> dict:
+    flags = int(batch.state.car_flags[w, c])
+    return {"profile": driver_profile(batch.config, batch.driver_ids[c]),
+            "collidable": bool(flags & L.FLAG_COLLIDES), "detectable_by_rays": bool(flags & L.FLAG_RAY_VISIBLE),
+            "detectable_as_nearby": bool(flags & L.FLAG_RADAR_VISIBLE),
+            "blocks_pit_lane": bool(flags & L.FLAG_PIT_OCCUPIES), "affects_race_order": bool(flags & L.FLAG_CLASSIFIED)}
 
 
 def _car_minimal(batch, w, c):
@@ -36,6 +81,10 @@ def _car_minimal(batch, w, c):
         "surface": L.SURFACE_NAMES[int(i[L.I_SURFACE])], "on_track": bool(i[L.I_ON_TRACK]),
         "destroyed": bool(i[L.I_DESTROYED]), "finished": bool(i[L.I_FINISHED]),
         "contacts_this_step": int(i[L.I_CNT_CONTACTS]),
+        "distance_meters": float(f[L.F_RACE_DISTANCE]),
+        "destroy_reason": "barrier" if i[L.I_DESTROYED] else None,
+        "interaction": _interaction(batch, w, c),
+        "position_source": "integrated-vehicle",
     }
 
 
@@ -64,7 +113,8 @@ def full_state(batch, w: int) -> dict:
             "tire": L.COMPOUND_NAMES[int(i[L.I_COMPOUND])],
             "used_tire_compounds": [n for k, n in enumerate(L.COMPOUND_NAMES) if i[L.I_USED_COMPOUNDS] & (1 << k)],
             "in_pit_lane": bool(i[L.I_IN_PIT_LANE]), "pit_intent": int(i[L.I_PIT_INTENT]),
-            "pit_stop": {"status": L.PIT_STATUS_NAMES[int(i[L.I_PIT_STATUS])], "box": int(i[L.I_PIT_BOX]),
+            "pit_stop": {"intent": int(i[L.I_PIT_INTENT]),
+                         "status": L.PIT_STATUS_NAMES[int(i[L.I_PIT_STATUS])], "box": int(i[L.I_PIT_BOX]),
                          "target_tire": L.COMPOUND_NAMES[int(i[L.I_PIT_TARGET])],
                          "service_remaining_seconds": float(f[L.F_PIT_SERVICE_LEFT]),
                          "stops_completed": int(i[L.I_PIT_STOPS])},
@@ -78,8 +128,5 @@ def full_state(batch, w: int) -> dict:
             "interaction_flags": int(st.car_flags[w, c]),
         })
         cars.append(car)
-    snap = dict(_world(batch, w), cars=cars, checksum=f"{batch.state.checksum(w):016x}",
-                track={"name": batch.config.track, "length_meters": float(batch.track.length),
-                       "pit_entry_meters": float(batch.track.pit_entry_s),
-                       "pit_exit_meters": float(batch.track.pit_exit_s)})
+    snap = dict(_world(batch, w), cars=cars, checksum=f"{batch.state.checksum(w):016x}")
     return {"snapshot": snap}

@@ -43,6 +43,7 @@ from .build import (
 from .geometry import TrackArrays
 from .paddockjs_generator.jsmath import SAMPLE_COUNT as PADDOCKJS_SAMPLE_COUNT
 from .paddockjs_generator.options import TrackGenerationError
+from .paddockjs_generator.controls import default_controls
 from .paddockjs_track import paddockjs_track, track_from_paddockjs_object, track_from_paddockjs_samples
 
 TRACKS_DIR = Path(__file__).resolve().parents[3] / "envs" / "tracks"
@@ -211,8 +212,24 @@ _PADDOCKJS_TRACK_KEYS = {
 }
 
 
+def paddockjs_track_document(doc, file: str = "<track object>") -> TrackArrays:
+    """A PaddockJS track object or serialised track model given as a JSON object (a config's ``track``),
+    built as a file holding it is. An object with neither ``centerlineControls`` nor ``samples`` is
+    PaddockJS's default circuit (its ``TRACK``: buildTrackModel falls back to its default controls) with
+    the object's widths. Cached per content; TrackFormatError names the field of a malformed object."""
+    if not isinstance(doc, dict):
+        raise TrackFormatError(file, "<document>", "must be a JSON object (a PaddockJS track object)")
+    return _paddockjs_document_cached(file, json.dumps(doc, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=8)
+def _paddockjs_document_cached(file: str, text: str) -> TrackArrays:
+    return _paddockjs_document(json.loads(text), file)
+
+
 def _paddockjs_document(doc, file) -> TrackArrays:
-    """A PaddockJS track object (``centerlineControls``) or serialised model (``samples``, sim units)."""
+    """A PaddockJS track object (``centerlineControls``, or none: its default circuit) or serialised
+    model (``samples``, sim units)."""
     unknown = sorted(set(doc) - _PADDOCKJS_TRACK_KEYS)
     if unknown:
         raise TrackFormatError(file, unknown[0], "unknown field of a PaddockJS track object (known: "
@@ -220,6 +237,9 @@ def _paddockjs_document(doc, file) -> TrackArrays:
     try:
         if "centerlineControls" in doc:
             return track_from_paddockjs_object(doc)
+        if "samples" not in doc:
+            controls = [{"x": x, "y": y} for x, y in default_controls()]
+            return track_from_paddockjs_object(dict(doc, centerlineControls=controls))
         samples = doc["samples"]
         pts = []
         for i, p in enumerate(samples):
