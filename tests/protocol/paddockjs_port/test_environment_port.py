@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .harness import sim_units_to_meters
 from .matchers import (
     Any, ArrayContaining, CloseTo, ObjectContaining, StringContaining, attempt, find, is_finite, prop,
@@ -55,6 +57,8 @@ def test_tire_degradation_disabled(port):
     x.done()
 
 
+@pytest.mark.xfail(strict=True, reason="not built yet: tracks without a pit lane (trackGeneration's training "
+                   "profiles); the pit kernels need one. Strict: passing makes it fail, so the mark goes with the gap")
 def test_no_pit_training_profile(port):
     """steps a no-pit generated training profile through the public environment (slowTest)"""
     x = port.expect(5)
