@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pytest
@@ -114,9 +113,8 @@ def test_a_silent_worker_times_out_and_close_kills_it():
         worker.request({"type": "hello"}, timeout=0.3)
     with pytest.raises(WorkerError, match="timed out"):         # later replies could not be matched
         worker.request_line(b'{"id":2,"type":"hello"}', timeout=0.3)
-    started = time.monotonic()
-    assert worker.close() == -signal.SIGTERM
-    assert time.monotonic() - started < 5 and is_gone(worker.pid)
+    assert worker.close() == -signal.SIGTERM       # close_timeout passed, so close terminated it
+    assert is_gone(worker.pid)
 
 
 def test_a_forgotten_client_is_reaped_when_collected():
