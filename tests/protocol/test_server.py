@@ -120,7 +120,7 @@ def test_sigterm_while_idle_exits_cleanly_and_config_files_are_served(tmp_path):
         assert reply["ok"] and reply["result"]["envId"] is None
         assert reply["result"]["controlledDrivers"] == ["car-00"]
         process.send_signal(signal.SIGTERM)
-        code = process.wait(5)
+        code = process.wait(60)       # a hang detector
         assert process.stdout.read() == b""
         stderr = process.stderr.read().decode("utf-8", "replace")
     finally:
@@ -139,7 +139,7 @@ def test_sigterm_during_a_burst_finishes_the_reply_being_written_and_exits_clean
         assert reply_of(process.stdout.readline())["id"] == 1
         process.send_signal(signal.SIGTERM)
         rest = process.stdout.read()
-        code = process.wait(10)
+        code = process.wait(60)       # a hang detector
         stderr = process.stderr.read().decode("utf-8", "replace")
     finally:
         finish(process)
