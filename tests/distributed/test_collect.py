@@ -358,7 +358,12 @@ def test_ctrl_c_and_sigterm_stop_after_the_last_committed_fragment_and_say_how_t
             assert proc.poll() is None, proc.stderr.read()[-3000:]        # wait for a committed fragment
             time.sleep(0.2)
         proc.send_signal(sig)
-        _, err = proc.communicate(timeout=300)
+        try:
+            _, err = proc.communicate(timeout=300)
+        except subprocess.TimeoutExpired:       # say where it stood, for the hang's diagnosis
+            proc.kill()
+            err = proc.communicate()[1]
+            pytest.fail(f"collect did not exit within 300 s of {sig.name}; its stderr ends: {err[-3000:]}")
     finally:
         proc.kill()
     assert proc.returncode == code, err[-3000:]
