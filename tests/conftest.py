@@ -6,11 +6,18 @@ Setting it here, first, before any test module is imported, keeps it one value f
 whatever order the tests run in. Tests that need several threads start a child process with their own
 value (tests/env/test_threads.py).
 
+pytest-xdist (``make test`` runs two workers): every test that starts Ray or RLlib runs on one worker, one
+after another (the ``ray`` xdist group), while the other tests share both workers; Ray's fault tests
+already tolerate a busy machine, but two Ray instances at once on two cores would only slow each other.
+The PaddockJS port's tally (tests/protocol/paddockjs_port) is gathered from every worker and printed
+once.
+
 Ray: one local instance for the session (``ray_session``, ``ray_local``), started only when a test asks
 for it. Never ``ray stop``: the local instance is ``ray.shutdown()``-ed, and a multi-node test Cluster
 (tests/distributed) tears down its own nodes.
 """
 
+import json
 import os
 
 import pytest
@@ -63,3 +70,74 @@ def ray_ready():
 def ray_local(ray_session, ray_ready):
     """The ``ray`` module, joined to the session's local instance."""
     return ray_session.local()
+
+
+# -- pytest-xdist: Ray's tests on one worker -------------------------------------------------------------
+RAY_FIXTURES = {"ray_local", "ray_session", "ray_ready"}
+
+
+def _starts_ray(item) -> bool:
+    """A test that starts Ray or RLlib, here or in a subprocess: marked ``ray``/``cluster``, using a Ray
+    fixture, or in a module that imports Ray or runs RLlib."""
+    if item.get_closest_marker("ray") or item.get_closest_marker("cluster"):
+        return True
+    if RAY_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    text = _module_text(str(item.path))
+    return "import ray" in text or "rllib" in text
+
+
+_TEXTS: dict[str, str] = {}
+
+
+def _module_text(path: str) -> str:
+    if path not in _TEXTS:
+        with open(path, encoding="utf-8") as f:
+            _TEXTS[path] = f.read()
+    return _TEXTS[path]
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _starts_ray(item):
+            item.add_marker(pytest.mark.xdist_group("ray"))
+
+
+# -- the PaddockJS port's tally (tests/protocol/paddockjs_port), over every xdist worker ------------------
+def pytest_configure(config):
+    config.paddockjs_port_tally = {"worker": None, "rows": {}}   # {test: {declared, held, cannot}}
+
+
+def pytest_sessionfinish(session):
+    """A pytest-xdist worker sends its tally to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["paddockjs_port_tally"] = json.dumps(session.config.paddockjs_port_tally)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller gathers a finished worker's tally."""
+    got = json.loads(getattr(node, "workeroutput", {}).get("paddockjs_port_tally", "null") or "null")
+    if got and got["rows"]:
+        tally = node.config.paddockjs_port_tally
+        tally["worker"] = got["worker"]
+        tally["rows"].update(got["rows"])
+
+
+def pytest_terminal_summary(terminalreporter):
+    tally = terminalreporter.config.paddockjs_port_tally
+    rows = tally["rows"]
+    if not rows:
+        return
+    total = sum(r["declared"] for r in rows.values())
+    held = sum(r["held"] for r in rows.values())
+    write = terminalreporter.write_line
+    write(f"PaddockJS 2.0.0 environment.test.js port, over {tally['worker']}: {held} of {total} assertions hold "
+          f"({len(rows)} tests)")
+    for name in sorted(rows):
+        r = rows[name]
+        if r["held"] != r["declared"]:
+            write(f"  {name}: {r['held']}/{r['declared']}")
+        for what, why in r["cannot"]:
+            write(f"    cannot hold over JSON: {what} ({why})")
