@@ -113,11 +113,14 @@ def test_a_preview_server_in_a_child_process_serves_the_runs_frames():
 
 
 def test_a_protocol_worker_publishes_its_world_across_engine_rebuilds(server):
+    """A ``Dispatcher`` is observed through its engine's ``add_observer``; a reset with config options
+    builds a new engine, which takes the observers over (nothing wraps the dispatcher's methods)."""
     from paddock_ma.catalog import env_config
     from paddock_ma.protocol.messages import Dispatcher
-    from paddock_ma.serve.preview import attach_preview_to_dispatcher
     dispatcher = Dispatcher(env_config("paddock/gp-v0"), num_worlds=1, env_id="paddock/gp-v0")
-    current = attach_preview_to_dispatcher(dispatcher, server, every=1)
+    methods = (Dispatcher.handle_line, Dispatcher.handle)
+    tap = attach_preview(dispatcher, server, every=1)
+    assert (type(dispatcher).handle_line, type(dispatcher).handle) == methods and "handle_line" not in vars(dispatcher)
     drivers = list(dispatcher.engine.controlled)
     step = json.dumps({"id": 3, "type": "step", "actions": {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0}
                                                              for d in drivers}})
@@ -126,10 +129,12 @@ def test_a_protocol_worker_publishes_its_world_across_engine_rebuilds(server):
         dispatcher.handle_line(step)
     frame = http("GET", f"{server.url}/preview/frame")[2]
     assert frame["snapshot"]["step"] == 3 and frame["meta"]["track"] == dispatcher.config.track
-    first = current()
+    first = dispatcher.engine
     reply = json.loads(dispatcher.handle_line(json.dumps({"id": 4, "type": "reset", "options": {"seed": 7, "frameSkip": 2}})))
-    assert reply.get("ok", True) is not False and current() is not first       # rebuilt engine, hooked again
+    assert reply.get("ok", True) is not False and dispatcher.engine is not first
+    assert dispatcher.engine.observers == (tap,)
     dispatcher.handle_line(step)
+    assert tap.engine is dispatcher.engine
     assert http("GET", f"{server.url}/preview/frame")[2]["snapshot"]["tick"] == 2
 
 
