@@ -19,8 +19,10 @@ the wall clock only paces publishing, never the simulation.
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import pickle
+import queue
 import threading
 import time
 
@@ -158,9 +160,9 @@ class PreviewServer:
 class PreviewProcess:
     """The preview server in a child process, so that building, serialising and serving frames never
     competes with the run for this interpreter's lock. ``publish_threadsafe`` leaves the frame (a
-    ``WorldCopy``, or a packet dict) in a one-frame slot and returns at once; a sender thread pickles the
-    newest slot and writes it to the child over a pipe (the write waits outside the lock; a copy's
-    ``EngineStatics`` go once per engine), and the child builds the packet; frames the child is too busy
+    ``WorldCopy``, or a packet dict) in a one-frame slot and returns at once, taking no lock; a sender
+    thread pickles the newest slot and writes it to the child over a pipe (the write waits outside the
+    interpreter lock; a copy's ``EngineStatics`` go once per engine), and the child builds the packet; frames the child is too busy
     to take are replaced, never queued. The same interface as a hub for ``attach_preview`` (``track``,
     ``publish_threadsafe``, ``published``)."""
 
@@ -172,13 +174,15 @@ class PreviewProcess:
         self._process = ctx.Process(target=_serve_child, args=(host, port, viewer_sources, child_conn),
                                     daemon=True, name="paddock-preview")
         self._track = None
-        self._slot = None
+        # the run's thread takes no Python lock: the newest frame goes into a one-item deque (an atomic
+        # append), and the sender is woken through a SimpleQueue once per batch of frames
+        self._slot: collections.deque = collections.deque(maxlen=1)
+        self._wake: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake_pending = False
         self._statics_sent: EngineStatics | None = None
-        self._wake = threading.Condition()
         self._send_lock = threading.Lock()
         self._closed = False
         self.published = 0
-        self.replaced = 0            # frames replaced in the slot before the sender took them
 
     @property
     def hub(self):
@@ -211,20 +215,21 @@ class PreviewProcess:
 
     def publish_threadsafe(self, frame) -> None:
         self.published += 1
-        with self._wake:
-            if self._slot is not None:
-                self.replaced += 1
-            self._slot = frame
-            self._wake.notify()
+        self._slot.append(frame)                  # replaces a frame the sender has not taken yet
+        if not self._wake_pending:
+            self._wake_pending = True
+            self._wake.put(None)
 
     def _send_newest(self) -> None:
         while True:
-            with self._wake:
-                while self._slot is None and not self._closed:
-                    self._wake.wait()
-                if self._closed:
-                    return
-                frame, self._slot = self._slot, None
+            self._wake.get()
+            self._wake_pending = False
+            if self._closed:
+                return
+            try:
+                frame = self._slot.pop()
+            except IndexError:                    # taken on an earlier wake-up
+                continue
             try:
                 with self._send_lock:
                     for message in self._messages(frame):
@@ -245,9 +250,8 @@ class PreviewProcess:
         return out
 
     def stop(self) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
+        self._closed = True
+        self._wake.put(None)
         if self._process.is_alive():
             self._process.terminate()
         self._process.join(10)
