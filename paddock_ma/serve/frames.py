@@ -6,7 +6,9 @@
 and metrics) with what PaddockJS's renderer reads of a snapshot (``paddockjs_render_fields``): car
 positions in its simulation units (``UNITS_PER_METER`` a metre, ``meta.unitsPerMeter`` says so), its race
 control, safety car, events and penalties; the observation is the controlled drivers' observation objects
-(rays and radar in real units). PaddockJS's Policy Runner draws such a packet on the track it builds
+(rays and radar in real units). Each car also carries what PaddockJS's timing tower and telemetry panel read (``env.views.timing_view``:
+throttle, brake, tyre, gaps, race status, lap telemetry), and the cars are listed in race order as
+PaddockJS lists them. PaddockJS's Policy Runner draws such a packet on the track it builds
 itself (the same track for a ``trackSeed`` config: a packet carries no track). ``track_picture(engine)``
 is the static track for our viewer: the surface raster (kerbs, runoff, pit lane) and the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
 """
@@ -20,6 +22,7 @@ import numpy as np
 from ..env.episodes import END_REASON_NAMES, metrics_dicts
 from ..env.observations import object_view
 from ..env.views.state_view import minimal_state
+from ..env.views.timing_view import race_order, timing_fields
 from ..env.views.world_copy import WorldCopy, copy_world
 from ..paddockjs.naming import wire_name
 
@@ -81,6 +84,8 @@ def copy_frame(copy: WorldCopy) -> dict:
     """The packet of a ``WorldCopy`` made with ``extra=frame_extra(...)``: what ``preview_frame`` builds,
     on whatever thread or process holds the copy (a live preview's publisher)."""
     snap = minimal_state(copy, 0)["snapshot"]
+    for car, timing in zip(snap["cars"], timing_fields(copy, 0)):      # both in slot order
+        car.update(timing)
     controlled = {d: k for k, d in enumerate(copy.controlled)}
     running = copy.running_mask()[0]
     metrics = metrics_dicts(copy.latest_metrics[0])          # one call for every controlled car
@@ -95,6 +100,7 @@ def copy_frame(copy: WorldCopy) -> dict:
     observation = {d: {"object": wire_keys(object_view(copy, 0, controlled[d]))}     # keys: driver ids
                    for d in copy.extra.get("observe", ())}
     paddockjs_render_fields(snap, copy)
+    snap["cars"] = race_order(snap["cars"])                  # the timing tower lists them in this order
     head = {"world": copy.world, "worlds": copy.statics.num_worlds, "seed": copy.seed,
             "track": copy.config.track, "controlledDrivers": list(copy.controlled),
             "step": snap["step"], "unitsPerMeter": UNITS_PER_METER}     # the Policy Runner shows meta.step

@@ -30,6 +30,27 @@ def car_positions(engine, w=0):
     return {c["id"]: (c["x"], c["y"]) for c in minimal_state(engine, w)["snapshot"]["cars"]}
 
 
+def assert_timing_tower_fields(frame):
+    """What PaddockJS's timing tower and telemetry panel read of each car (timingTowerRenderer.js,
+    telemetryRenderer.js), typed as it reads them: cars in race order with integer positions, applied
+    throttle and brake in 0..1 (the observed driver's as its observation says), tyre, gaps, lap telemetry."""
+    cars = frame["snapshot"]["cars"]
+    assert [c["rank"] for c in cars] == list(range(1, len(cars) + 1))
+    for car in cars:
+        assert isinstance(car["throttle"], float) and 0.0 <= car["throttle"] <= 1.0
+        assert isinstance(car["brake"], float) and 0.0 <= car["brake"] <= 1.0
+        assert car["tire"] in ("S", "M", "H") and 0 < car["tireEnergy"] <= 100 and isinstance(car["lap"], int)
+        assert car["status"] == car["raceStatus"] == "racing" and car["dnf"] is False
+        assert car["lapTelemetry"]["currentSector"] in (1, 2, 3) and car["lapTelemetry"]["completedLaps"] == 0
+        assert isinstance(car["lateralG"], float) and isinstance(car["gripUsage"], float) and car["stabilityState"]
+    assert cars[0]["leaderGapSeconds"] is None and all(c["leaderGapSeconds"] >= 0 for c in cars[1:])
+    assert all(a["raceDistanceMeters"] >= b["raceDistanceMeters"] for a, b in zip(cars, cars[1:]))
+    (driver, observed), = frame["observation"].items()
+    me = next(c for c in cars if c["id"] == driver)
+    assert me["throttle"] == observed["object"]["self"]["throttle"]
+    assert me["brake"] == observed["object"]["self"]["brake"]
+
+
 def test_frames_are_paddockjs_packets_of_the_chosen_world(server):
     env = CarVectorEnv("paddock/oval-batch-v0", 3)
     tap = attach_preview(env.engine, server, world=2, every=1)
@@ -169,6 +190,7 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
                 break
             time.sleep(0.1)
         assert frame["type"] == "preview:snapshot" and frame["snapshot"]["step"] == 13
+        assert_timing_tower_fields(frame)
     finally:
         proc.stdin.close()
         proc.wait(60)
@@ -267,3 +289,74 @@ def test_engine_observers_hear_each_batched_call_once():
     engine.remove_observer(observer)
     engine.step(actions)
     assert len(heard) == 6 and engine.observers == ()
+
+
+def _drive_batch_env(server):
+    from paddock_ma.catalog import env_config
+    from paddock_ma.env.batch_env import BatchEnv
+    engine = BatchEnv(env_config("paddock/oval-batch-v0"), 2)
+    attach_preview(engine, server, every=1)
+    engine.reset(seed=1)
+    for _ in range(3):
+        engine.step(np.tile([0.0, 0.7, 0.0], (2, len(engine.controlled), 1)).astype(np.float32))
+
+
+def _drive_paddock_env(server):
+    pe = make("paddock/oval-batch-v0")
+    attach_preview(pe, server, every=1)
+    pe.reset(seed=1)
+    for _ in range(3):
+        pe.step({d: {"steering": 0.0, "throttle": 0.7, "brake": 0.0} for d in pe.controlled})
+
+
+def _drive_vector_env(server):
+    env = CarVectorEnv("paddock/oval-batch-v0", 2)
+    attach_preview(env, server, every=1)
+    env.reset(seed=1)
+    for _ in range(3):
+        env.step(np.tile([0.0, 0.7, 0.0], (env.num_envs, 1)))
+
+
+def _drive_pettingzoo(server):
+    from paddock_ma.adapters.pettingzoo_env import parallel_env
+    env = parallel_env("paddock/oval-batch-v0")
+    attach_preview(env, server, every=1)
+    env.reset(seed=1)
+    for _ in range(3):
+        env.step({a: np.zeros(env.action_space(a).shape, env.action_space(a).dtype) for a in env.agents})
+
+
+def _drive_rllib(server):
+    from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv
+    env = PaddockMultiAgentEnv({"env_id": "paddock/oval-batch-v0", "num_worlds": 2})
+    attach_preview(env, server, every=1)
+    obs, _ = env.reset(seed=1)
+    for _ in range(3):
+        obs = env.step({a: np.zeros(3, np.float32) for a in obs})[0]
+
+
+@pytest.mark.parametrize("drive", [_drive_batch_env, _drive_paddock_env, _drive_vector_env, _drive_pettingzoo,
+                                   _drive_rllib], ids=lambda f: f.__name__[len("_drive_"):])
+def test_every_entry_point_publishes_frames_a_websocket_client_receives(server, drive):
+    """BatchEnv, PaddockEnv, the gymnasium vector env and the PettingZoo and RLlib adapters: each is
+    passed to ``attach_preview`` as a user holds it; the packets of its reset and three steps reach a
+    WebSocket client of the real server."""
+    steps, connected = [], threading.Event()
+
+    async def reader():
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(f"ws://{server.host}:{server.port}/preview") as ws:
+                connected.set()
+                async for msg in ws:
+                    packet = json.loads(msg.data)
+                    if packet["type"] == "preview:snapshot":
+                        assert set(packet) == {"type", "snapshot", "observation", "meta"}
+                        steps.append(packet["meta"]["step"])
+                        if steps[-1] == 3:
+                            return
+    thread = threading.Thread(target=lambda: asyncio.run(reader()), daemon=True)
+    thread.start()
+    assert connected.wait(30)
+    drive(server)
+    thread.join(60)
+    assert not thread.is_alive() and steps[-1] == 3 and steps == sorted(steps)
