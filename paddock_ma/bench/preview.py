@@ -10,8 +10,8 @@ of this process) and one WebSocket client in another process reads every frame, 
 Reports every round's agent-steps/s and each pair's slowdown in percent with their median and spread
 (min, max), in wall time and in CPU time of the run's thread (``time.thread_time``: what the run's own
 thread paid, which waiting for a loaded machine's cores does not blur) and of this process (its other
-threads too: the frame sender), the share of the previewed rounds' time the run's own thread spent copying and handing in frames
-(``PreviewTap.seconds``: the cost that does not depend on how loaded the machine is) and the frames the
+threads too: the frame sender), the share of the previewed rounds' CPU time the run's own thread spent copying and handing in frames
+(``PreviewTap.seconds``) and the frames the
 client received.
 """
 
@@ -92,7 +92,7 @@ def run(worlds: int = 16, steps: int = 2000, fps: float = 10.0, pairs: int = 8, 
                 rates = _round(env, actions, steps)
                 tap.detach()
                 on.append(rates)
-                previewed_seconds += steps * env.num_envs / rates[0]
+                previewed_seconds += steps * env.num_envs / rates[1]
             else:
                 off.append(_round(env, actions, steps))
     results.get(timeout=120)          # the first frame arrived (the server builds it a moment after it was handed in)

@@ -306,7 +306,7 @@ class PreviewTap:
         self.every = every
         self.calls = 0
         self.steps = 0
-        self.seconds = 0.0           # spent copying and handing in frames, in the run's thread
+        self.seconds = 0.0           # CPU seconds the run's thread spent copying and handing in frames
         self._due_ns = 0                                   # fps: the clock time of the next frame
         self._due_step = every if every is not None else 0  # every: the step count of the next frame
         self._follow(engine)
@@ -331,7 +331,7 @@ class PreviewTap:
         self._publish(name, engine)
 
     def _publish(self, name: str, engine) -> None:
-        t0 = time.perf_counter()
+        t0 = time.thread_time()                  # CPU time: a loaded machine's waits for a core do not count
         if engine is not self.engine:
             self._follow(engine)
         if engine.state is not None:
@@ -341,7 +341,7 @@ class PreviewTap:
             self._due_step = (self.steps // self.every + 1) * self.every
         else:
             self._due_ns = time.monotonic_ns() + self.period_ns
-        self.seconds += time.perf_counter() - t0
+        self.seconds += time.thread_time() - t0
 
     def detach(self) -> None:
         """Stop publishing (from the engine it last followed)."""

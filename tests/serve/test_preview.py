@@ -30,6 +30,38 @@ def car_positions(engine, w=0):
     return {c["id"]: (c["x"], c["y"]) for c in minimal_state(engine, w)["snapshot"]["cars"]}
 
 
+class WebSocketReader:
+    """A real WebSocket client of ``ws://HOST:PORT/preview`` on its own thread, retrying until the server
+    listens: ``packets`` are the snapshot packets it received; ``wait(predicate)`` waits for one."""
+
+    def __init__(self, host, port, timeout=120):
+        self.packets, self._found, self._predicate = [], threading.Event(), lambda p: False
+        self.url, self.timeout, self.closed = f"ws://{host}:{port}/preview", timeout, False
+        threading.Thread(target=lambda: asyncio.run(self._read()), daemon=True).start()
+
+    async def _read(self):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        async with aiohttp.ClientSession() as session:
+            while loop.time() < deadline and not self.closed:    # closed: stop retrying
+                try:
+                    async with session.ws_connect(self.url) as ws:
+                        async for msg in ws:
+                            packet = json.loads(msg.data)
+                            if packet.get("type") == "preview:snapshot":
+                                self.packets.append(packet)
+                                if self._predicate(packet):
+                                    self._found.set()
+                except aiohttp.ClientError:
+                    await asyncio.sleep(0.2)
+
+    def wait(self, predicate, timeout=120) -> dict:
+        self._predicate = predicate
+        if not any(predicate(p) for p in self.packets):
+            assert self._found.wait(timeout), f"no such packet over the WebSocket; got {len(self.packets)}"
+        return next(p for p in reversed(self.packets) if predicate(p))
+
+
 def assert_timing_tower_fields(frame):
     """What PaddockJS's timing tower and telemetry panel read of each car (timingTowerRenderer.js,
     telemetryRenderer.js), typed as it reads them: cars in race order with integer positions, applied
@@ -169,6 +201,7 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
     proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "serve", "--env", "paddock/gp-v0",
                              "--preview", f"127.0.0.1:{port}"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader = WebSocketReader("127.0.0.1", port)
     try:
         def ask(message):
             proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -191,6 +224,9 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
             time.sleep(0.1)
         assert frame["type"] == "preview:snapshot" and frame["snapshot"]["step"] == 13
         assert_timing_tower_fields(frame)
+        pushed = reader.wait(lambda p: p["snapshot"]["step"] == 13)        # the same frame, pushed
+        assert pushed == frame
+        reader.closed = True
     finally:
         proc.stdin.close()
         proc.wait(60)
