@@ -10,9 +10,8 @@ of this process) and one WebSocket client in another process reads every frame, 
 Reports every round's agent-steps/s and each pair's slowdown in percent with their median and spread
 (min, max), in wall time and in CPU time of the run's thread (``time.thread_time``: what the run's own
 thread paid, which waiting for a loaded machine's cores does not blur) and of this process (its other
-threads too: the frame sender), the share of the previewed rounds' CPU time the run's own thread spent copying and handing in frames
-(``PreviewTap.seconds``) and the frames the
-client received.
+threads too: the frame sender), the share of the previewed rounds' CPU time the run's own thread spent
+copying and handing in frames (``PreviewTap.seconds``) and the frames the client received.
 """
 
 from __future__ import annotations

@@ -6,10 +6,10 @@
 and metrics) with what PaddockJS's renderer reads of a snapshot (``paddockjs_render_fields``): car
 positions in its simulation units (``UNITS_PER_METER`` a metre, ``meta.unitsPerMeter`` says so), its race
 control, safety car, events and penalties; the observation is the controlled drivers' observation objects
-(rays and radar in real units). Each car also carries what PaddockJS's timing tower and telemetry panel read (``env.views.timing_view``:
-throttle, brake, tyre, gaps, race status, lap telemetry), and the cars are listed in race order as
-PaddockJS lists them. PaddockJS's Policy Runner draws such a packet on the track it builds
-itself (the same track for a ``trackSeed`` config: a packet carries no track). ``track_picture(engine)``
+(rays and radar in real units). Each car also carries what PaddockJS's timing tower and telemetry
+panel read (``env.views.timing_view``: throttle, brake, tyre, gaps, race status, lap telemetry), and the
+cars are listed in race order as PaddockJS lists them. PaddockJS's Policy Runner draws such a packet on
+the track it builds itself (the same track for a ``trackSeed`` config: a packet carries no track). ``track_picture(engine)``
 is the static track for our viewer: the surface raster (kerbs, runoff, pit lane) and the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
 """
 

@@ -9,11 +9,11 @@ never holds up the run or the other clients. ``latest`` is what ``GET /preview/f
 ``GET /preview/frame``, ``GET /preview/track`` and the viewer page at ``/``, bound to 127.0.0.1 unless
 a host is given. ``PreviewProcess`` is the same server in a child process, which also builds the frames
 (the run's thread only copies the world's small arrays and offers them to a one-frame slot): the choice
-for a run that must not share its interpreter lock with the server. ``attach_preview(engine, server, world=0, fps=10)`` observes a ``BatchEnv``
-(``BatchEnv.add_observer``; whatever drives it: PaddockEnv, the adapters, a vector env) so that its reset, step
-and reset_drivers publish
-world ``world``'s frame at most ``fps`` times a second of wall clock (or every ``every`` steps);
-the wall clock only paces publishing, never the simulation.
+for a run that must not share its interpreter lock with the server. ``attach_preview(engine, server,
+world=0, fps=10)`` observes a ``BatchEnv`` (``BatchEnv.add_observer``; whatever drives it: PaddockEnv, the
+adapters, a vector env, a protocol Dispatcher) so that its reset, step and reset_drivers publish world
+``world``'s frame at most ``fps`` times a second of wall clock (or every ``every`` steps); the wall clock
+only paces publishing, never the simulation.
 """
 
 from __future__ import annotations
@@ -162,8 +162,8 @@ class PreviewProcess:
     competes with the run for this interpreter's lock. ``publish_threadsafe`` leaves the frame (a
     ``WorldCopy``, or a packet dict) in a one-frame slot and returns at once, taking no lock; a sender
     thread pickles the newest slot and writes it to the child over a pipe (the write waits outside the
-    interpreter lock; a copy's ``EngineStatics`` go once per engine), and the child builds the packet; frames the child is too busy
-    to take are replaced, never queued. The same interface as a hub for ``attach_preview`` (``track``,
+    interpreter lock; a copy's ``EngineStatics`` go once per engine), and the child builds the packet;
+    frames the child is too busy to take are replaced, never queued. The same interface as a hub for ``attach_preview`` (``track``,
     ``publish_threadsafe``, ``published``)."""
 
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, viewer_sources=None):
