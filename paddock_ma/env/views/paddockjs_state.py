@@ -18,6 +18,7 @@ import math
 from ...paddockjs.naming import wire_name
 from ...sim.core import layout as L
 from ...sim.sensing.vectors import body_slip_angle
+from ..config.grid import resolved_grid
 from ..reset.interactions import driver_profile
 from .paddockjs_track_model import SIM_UNITS_PER_METER, WORLD, track_model
 
@@ -183,29 +184,41 @@ def _pit_stop(batch, w, c, f, i, full: bool):
         entry = (laps * float(tr.length) + float(tr.pit_entry_s)) * U
         out.update({"box_index": box, "box_id": f"team-{box + 1}-service", "garage_box_index": garage,
                     "garage_box_id": f"team-{box + 1}-box-{garage % 2 + 1}", "team_id": f"team-{box + 1}",
-                    "team_color": _display(batch, c)["color"], "queueing_for_service": status == "queued",
+                    "team_color": _display(batch, w, c)["color"], "queueing_for_service": status == "queued",
                     "planned_race_distance": entry - PIT_PLAN_AHEAD_METERS * U, "entry_race_distance": entry,
                     "penalty_service_total_seconds": 0.0, "serving_penalty_ids": [], "service_profile": None})
     return out
 
 
-def _display(batch, c) -> dict:
-    """The driver's display fields, PaddockJS's defaults where the config gives none."""
+_GRIDS: dict = {}           # id(config) -> (config, resolved grid): the last few configs
+
+
+def _grid(config) -> tuple:
+    hit = _GRIDS.get(id(config))
+    if hit is None or hit[0] is not config:
+        if len(_GRIDS) >= 16:
+            del _GRIDS[next(iter(_GRIDS))]
+        hit = _GRIDS[id(config)] = (config, resolved_grid(config))
+    return hit[1]
+
+
+def _display(batch, w, c) -> dict:
+    """The driver's display fields as PaddockJS's grid resolves them (``config.grid``)."""
     cfg = batch.config
-    d = cfg.drivers[c] if c < len(cfg.drivers) else None
-    name = (d.name if d else None) or batch.driver_ids[c]
-    code = (d.code if d else None) or "".join(ch for ch in name if ch.isalpha())[:3].upper() or batch.driver_ids[c]
-    return {"code": code, "timing_code": (d.timing_name if d else None) or code,
-            "driver_number": (d.driver_number if d else None) or c + 1,
-            "icon": (d.icon if d else None) or f"{c + 1:02d}", "race_name": (d.race_name if d else None) or code,
-            "name": name, "color": (d.color if d else None) or "#e10600", "team": None,
-            "tire": (d.tire if d and d.tire else None) or "M"}
+    d = cfg.drivers[c]
+    row = _grid(cfg)[c]
+    code = row["code"]
+    return {"code": code, "timing_code": code, "driver_number": row["driver_number"],
+            "icon": d.icon or str(row["driver_number"]).rjust(2, "0"),
+            "race_name": code, "name": d.name or d.id, "color": d.color or "#e10600", "team": row["team"],
+            "tire": L.COMPOUND_NAMES[int(batch.state.cars_i[w, c, L.I_COMPOUND])]}
 
 
 def _setup(batch, w, c) -> dict:
     p = batch.state.car_params[w, c]
     ratings = batch.config.driver_ratings(batch.driver_ids[c])
-    return {"vehicle_id": None, "vehicle_name": None,
+    row = _grid(batch.config)[c]
+    return {"vehicle_id": row["vehicle_id"], "vehicle_name": row["vehicle_name"],
             "vehicle_ratings": {n: float(ratings.get(wire_name(n), 50)) for n in RATING_NAMES},
             "max_speed_kph": TOP_SPEED_KPH, "power_unit_kn": float(p[L.P_POWER]) / 1000,
             "brake_system_kn": float(p[L.P_BRAKE]) / 1000, "drag_coefficient": float(p[L.P_DRAG_CD]),
@@ -284,7 +297,7 @@ def _car(batch, w, c, full: bool) -> dict:
     aggression = float(p[L.P_AGGRESSION])
     ratings = batch.config.driver_ratings(batch.driver_ids[c])
     return {
-        "id": batch.driver_ids[c], **_display(batch, c),
+        "id": batch.driver_ids[c], **_display(batch, w, c),
         "personality": {"base_aggression": aggression, "risk_tolerance": float(ratings.get("riskTolerance", 50)) / 100,
                         "patience": float(ratings.get("patience", 50)) / 100},
         "aggression": aggression, "aggression_percent": int(round(aggression * 100)),
