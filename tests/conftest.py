@@ -6,8 +6,8 @@ Setting it here, first, before any test module is imported, keeps it one value f
 whatever order the tests run in. Tests that need several threads start a child process with their own
 value (tests/env/test_threads.py).
 
-pytest-xdist (``make test`` runs two workers): every test that starts Ray or RLlib runs on one worker, one
-after another (the ``ray`` xdist group), while the other tests share both workers; Ray's fault tests
+pytest-xdist (``make test`` runs two workers): every test module that starts Ray or RLlib runs on one
+worker, one test after another (``pytest_xdist_make_scheduler`` below), while the other tests share both workers; Ray's fault tests
 already tolerate a busy machine, but two Ray instances at once on two cores would only slow each other.
 The PaddockJS port's tally (tests/protocol/paddockjs_port) is gathered from every worker and printed
 once.
@@ -73,34 +73,39 @@ def ray_local(ray_session, ray_ready):
 
 
 # -- pytest-xdist: Ray's tests on one worker -------------------------------------------------------------
-RAY_FIXTURES = {"ray_local", "ray_session", "ray_ready"}
+# pytest-xdist's own ``--dist loadgroup`` reads ``xdist_group`` marks into the test ids, which pytest 9's
+# read-only node ids ignore (every test ran on either worker); this scheduler does the grouping from the
+# test modules instead. The controller sees test ids only, so a module is the unit: one that starts Ray or
+# RLlib (here or in a subprocess) says so in its text.
+RAY_WORDS = ("import ray", "rllib", "ray_local", "ray_session", "mark.ray", "mark.cluster")
+_STARTS_RAY: dict[str, bool] = {}
 
 
-def _starts_ray(item) -> bool:
-    """A test that starts Ray or RLlib, here or in a subprocess: marked ``ray``/``cluster``, using a Ray
-    fixture, or in a module that imports Ray or runs RLlib."""
-    if item.get_closest_marker("ray") or item.get_closest_marker("cluster"):
-        return True
-    if RAY_FIXTURES & set(getattr(item, "fixturenames", ())):
-        return True
-    text = _module_text(str(item.path))
-    return "import ray" in text or "rllib" in text
+def module_starts_ray(path) -> bool:
+    """Whether the test module at ``path`` starts Ray or RLlib (see ``RAY_WORDS``)."""
+    key = str(path)
+    if key not in _STARTS_RAY:
+        with open(key, encoding="utf-8") as f:
+            text = f.read()
+        _STARTS_RAY[key] = any(word in text for word in RAY_WORDS)
+    return _STARTS_RAY[key]
 
 
-_TEXTS: dict[str, str] = {}
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadgroup``: every test of a module that starts Ray in one scope, run in order on one
+    worker; every other test its own scope, on whichever worker is free."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
 
+    root = config.rootpath
 
-def _module_text(path: str) -> str:
-    if path not in _TEXTS:
-        with open(path, encoding="utf-8") as f:
-            _TEXTS[path] = f.read()
-    return _TEXTS[path]
+    class RayTestsOnOneWorker(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "ray" if module_starts_ray(root / nodeid.split("::", 1)[0]) else nodeid
 
-
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if _starts_ray(item):
-            item.add_marker(pytest.mark.xdist_group("ray"))
+    return RayTestsOnOneWorker(config, log)
 
 
 # -- the PaddockJS port's tally (tests/protocol/paddockjs_port), over every xdist worker ------------------
