@@ -121,7 +121,9 @@ def _safety_car(batch, w) -> dict:
             "previous_heading": h, "x": x, "y": y, "heading": h}
 
 
-def _interaction(batch, w, c) -> dict:
+def car_interaction(batch, w: int, c: int) -> dict:
+    """Car ``c`` of world ``w``'s interaction profile and what it means (collides, seen by rays and
+    radar, blocks the pit lane, counts in the race order), as the state snapshot reports it."""
     flags = int(batch.state.car_flags[w, c])
     return {"profile": driver_profile(batch.config, batch.driver_ids[c]),
             "collidable": bool(flags & L.FLAG_COLLIDES), "detectable_by_rays": bool(flags & L.FLAG_RAY_VISIBLE),
@@ -286,7 +288,7 @@ def _car(batch, w, c, full: bool) -> dict:
         car = {"id": batch.driver_ids[c], "rank": rank, **_body(batch, w, c, f, i), **_ending(i), **progress,
                "lap": int(i[L.I_LAP]), "lap_telemetry": _lap_telemetry(batch, w, f, i), **position,
                "track_state": track_state, "wheels": _wheels(f, i), **pit, "tire_energy": float(f[L.F_TIRE_ENERGY]),
-               "pit_intent": int(i[L.I_PIT_INTENT]), "pit_stop": pit_stop, "interaction": _interaction(batch, w, c)}
+               "pit_intent": int(i[L.I_PIT_INTENT]), "pit_stop": pit_stop, "interaction": car_interaction(batch, w, c)}
         return car
     finished = bool(i[L.I_FINISHED])
     ending = _ending(i)
@@ -301,7 +303,7 @@ def _car(batch, w, c, full: bool) -> dict:
         "personality": {"base_aggression": aggression, "risk_tolerance": float(ratings.get("riskTolerance", 50)) / 100,
                         "patience": float(ratings.get("patience", 50)) / 100},
         "aggression": aggression, "aggression_percent": int(round(aggression * 100)),
-        "setup": _setup(batch, w, c), "interaction": _interaction(batch, w, c),
+        "setup": _setup(batch, w, c), "interaction": car_interaction(batch, w, c),
         "rank": rank, "classified_rank": rank, "finish_rank": rank if finished else None,
         "status": status, "race_status": status, "waved_flag": finished, "finished": finished, **ending,
         "finish_time": finish_time, "penalty_seconds": 0, "adjusted_finish_time": finish_time,

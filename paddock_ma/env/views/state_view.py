@@ -20,8 +20,7 @@ barrier_width, length and pit-lane distances in its sim units, 12 per metre, bes
 from __future__ import annotations
 
 from ...sim.core import layout as L
-from ..reset.interactions import driver_profile
-from .paddockjs_state import paddockjs_snapshot
+from .paddockjs_state import car_interaction, paddockjs_snapshot
 
 SIM_UNITS_PER_METER = 12.0        # PaddockJS's world unit, in which its snapshot's track is given
 BARRIER_WIDTH_METERS = 0.55       # PaddockJS's TRACK.barrierWidth (the barrier wall's thickness)
@@ -66,14 +65,6 @@ def _track(batch) -> dict:
     return out
 
 
-def _interaction(batch, w, c) -> dict:
-    flags = int(batch.state.car_flags[w, c])
-    return {"profile": driver_profile(batch.config, batch.driver_ids[c]),
-            "collidable": bool(flags & L.FLAG_COLLIDES), "detectable_by_rays": bool(flags & L.FLAG_RAY_VISIBLE),
-            "detectable_as_nearby": bool(flags & L.FLAG_RADAR_VISIBLE),
-            "blocks_pit_lane": bool(flags & L.FLAG_PIT_OCCUPIES), "affects_race_order": bool(flags & L.FLAG_CLASSIFIED)}
-
-
 def _car_minimal(batch, w, c):
     st = batch.state
     f, i = st.cars_f[w, c], st.cars_i[w, c]
@@ -88,7 +79,7 @@ def _car_minimal(batch, w, c):
         "contacts_this_step": int(i[L.I_CNT_CONTACTS]),
         "distance_meters": float(f[L.F_RACE_DISTANCE]),
         "destroy_reason": "barrier" if i[L.I_DESTROYED] else None,
-        "interaction": _interaction(batch, w, c),
+        "interaction": car_interaction(batch, w, c),
         "position_source": "integrated-vehicle",
     }
 
