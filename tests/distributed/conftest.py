@@ -14,11 +14,16 @@ import pytest
 ENV_ID = "paddock/oval-batch-v0"
 # short episodes so cars end (truncated at max-steps) and start new lives within a short test
 OVERRIDES = {"episode": {"max_steps": 20}}
+FAULT_TEST_TIMEOUT_S = 1800     # pytest-timeout's limit for these tests (a guard against hangs, not a speed)
 
 
 def pytest_collection_modifyitems(config, items):
     here = os.path.dirname(__file__)
     mine = [i for i in items if str(i.fspath).startswith(here)]
+    for item in mine:
+        # a fault test starts several replacement actors; on a loaded machine each start takes tens of
+        # seconds (a Ray worker process, its imports and kernel cache): past the suite's 600 s hang guard
+        item.add_marker(pytest.mark.timeout(FAULT_TEST_TIMEOUT_S))
     late = [i for i in mine if i.get_closest_marker("cluster") and "local_cluster" not in str(i.fspath)]
     if late:
         rest = [i for i in items if i not in late]
@@ -45,6 +50,37 @@ def warm_cache(env_config):
 @pytest.fixture
 def ray_ready(warm_cache):
     return warm_cache
+
+
+_hang_deadlines: dict = {}
+
+
+def measured_hang_deadline(env_config, floor: float = 3.0, factor: float = 5.0, steps: int = 16) -> float:
+    """Seconds of ``deadline_s`` for a test that plants a hung shard: short, so the hang is found soon, yet
+    ``factor`` times the slowest of ``steps`` step round trips of a shard actor started as the fleet starts
+    them, on this machine and this Ray, now (a loaded machine stretches them to seconds; a constant would
+    fail healthy steps there, and each failure costs a replacement's start), and at least ``floor``.
+    Measured once per Ray instance."""
+    import time
+
+    import ray
+
+    from paddock_ma.distributed.shard import actor_class
+
+    key = ray.get_runtime_context().gcs_address
+    if key not in _hang_deadlines:
+        shard = actor_class().remote(env_config, 0, 2)
+        try:
+            ray.get(shard.reset.remote(1))
+            slowest = 0.0
+            for seq in range(1, steps + 1):
+                t0 = time.monotonic()
+                ray.get(shard.step.remote(seq, None))
+                slowest = max(slowest, time.monotonic() - t0)
+        finally:
+            ray.kill(shard)
+        _hang_deadlines[key] = max(floor, factor * slowest)
+    return _hang_deadlines[key]
 
 
 NODE_STORE = 80 * 1024**2       # object store of each raylet of a test Cluster

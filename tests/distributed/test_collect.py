@@ -15,7 +15,7 @@ from paddock_ma.distributed.collect import MANIFEST, CollectConfig, CollectError
 from paddock_ma.distributed.verify import VERIFY_INCOMPLETE, inspect
 from paddock_ma.distributed.testing import FaultyShardCore
 
-from .conftest import ENV_ID, OVERRIDES
+from .conftest import ENV_ID, OVERRIDES, measured_hang_deadline
 
 pytestmark = pytest.mark.ray
 
@@ -60,16 +60,17 @@ def test_a_clean_collection_verifies_and_holds_every_transition(clean):
     assert t.schema.field("obs").type.list_size == 298 and t.schema.field("action").type.list_size == 3
 
 
-def test_killed_and_hung_shards_give_byte_identical_files(clean, tmp_path):
+def test_killed_and_hung_shards_give_byte_identical_files(clean, env_config, tmp_path):
     kills = {(0, 5), (1, 13), (0, 17), (1, 30), (0, 33)}
 
     def fault(fleet, st):
         if (st.shard, st.seq) in kills:
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
 
-    res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=fault, deadline_s=3.0,
+    deadline = measured_hang_deadline(env_config)
+    res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=fault, deadline_s=deadline,
                   shard_cls=FaultyShardCore.with_faults({1: {"hang_at_seq": 9}}, once_dir=tmp_path))   # first life only
-    # the five kills and the hang; a healthy step that load made slower than the 3 s deadline (which finds
+    # the five kills and the hang; a healthy step that load made slower than the deadline (short, to find
     # the hang soon) is failed and recovered as well
     reasons = [f["reason"].split(":")[0] for f in res.manifest["run"]["failures"]]
     assert reasons.count("deadline") >= 1 and len(reasons) >= 6, reasons

@@ -10,13 +10,16 @@ import pytest
 from paddock_ma.distributed.fleet import FleetError, ShardFleet
 from paddock_ma.distributed.testing import FaultyShardCore, PinnedFleet
 
+from .conftest import measured_hang_deadline
+
 pytestmark = pytest.mark.ray
 STEPS = 30
 # Deadlines. Where no hang is planted: far beyond any step of 2 worlds on a loaded machine (kills surface
-# as Ray's errors, not through the deadline). Where one is: short, so the test notices it soon; a healthy
-# step that load makes slower than that is failed and recovered as well, so those tests assert that the
-# planted failure is among the failures (and the steps are unchanged), not that it is the only one.
-DEADLINE, HANG_DEADLINE = 60.0, 3.0
+# as Ray's errors, not through the deadline). Where one is: measured_hang_deadline, short so the test
+# notices the hang soon; a healthy step that load still makes slower than that is failed and recovered as
+# well, so those tests assert that the planted failure is among the failures (and the steps are
+# unchanged), not that it is the only one.
+DEADLINE = 60.0
 
 
 def _run(config, *, on_step=None, fleet_cls=ShardFleet, **kw):
@@ -78,7 +81,7 @@ def test_sigkilled_shards_are_replaced_and_resume_bit_exactly(baseline, env_conf
 
 def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_config, tmp_path):
     hang_once = FaultyShardCore.with_faults({1: {"hang_at_seq": 11}}, once_dir=tmp_path)    # its first life only
-    seen, fleet = _run(env_config, deadline_s=HANG_DEADLINE, shard_cls=hang_once)
+    seen, fleet = _run(env_config, deadline_s=measured_hang_deadline(env_config), shard_cls=hang_once)
     assert all(e["reason"].startswith("deadline") for e in fleet.failures), fleet.failures
     assert any(e["shard"] == 1 and e["seq"] == 10 for e in fleet.failures), fleet.failures    # hung at step 11
     _same(baseline, seen)              # (how long the run took depends on the machine's load: not asserted)
@@ -132,7 +135,8 @@ def test_two_calls_in_flight_give_the_same_steps_and_survive_a_hang_and_kills(ra
         if (st.shard, st.seq) in {(0, 7), (1, 18)}:
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
 
-    piped, fleet = _run(env_config, policy="builtin", pipeline_depth=2, on_step=kill, deadline_s=HANG_DEADLINE,
+    piped, fleet = _run(env_config, policy="builtin", pipeline_depth=2, on_step=kill,
+                        deadline_s=measured_hang_deadline(env_config),
                         shard_cls=FaultyShardCore.with_faults({0: {"hang_at_seq": 4}}, once_dir=tmp_path))
     reasons = [f["reason"].split(":")[0] for f in fleet.failures]
     assert reasons.count("ActorDiedError") == 2 and "deadline" in reasons, reasons         # the kills and the hang

@@ -11,7 +11,7 @@ import pytest
 from paddock_ma.distributed.collect import CollectConfig, collect, verify
 from paddock_ma.distributed.testing import FaultyShardCore
 
-from .conftest import ENV_ID, NODE_STORE, OVERRIDES, multi_node_cluster
+from .conftest import ENV_ID, NODE_STORE, OVERRIDES, measured_hang_deadline, multi_node_cluster
 
 pytestmark = [pytest.mark.ray, pytest.mark.cluster, pytest.mark.chaos]
 
@@ -37,7 +37,7 @@ def clean(cluster, tmp_path_factory):
     return out
 
 
-def test_removed_nodes_are_survived_with_identical_files(cluster, clean, tmp_path):
+def test_removed_nodes_are_survived_with_identical_files(cluster, clean, env_config, tmp_path):
     removed = []
 
     def lose_node(fleet, st):
@@ -50,7 +50,8 @@ def test_removed_nodes_are_survived_with_identical_files(cluster, clean, tmp_pat
             cluster.add_node(num_cpus=1, object_store_memory=NODE_STORE)
 
     t0 = time.monotonic()
-    res = collect(_cfg(), tmp_path / "lossy", progress=False, deadline_s=5.0, on_step=lose_node)
+    deadline = measured_hang_deadline(env_config, floor=5.0)
+    res = collect(_cfg(), tmp_path / "lossy", progress=False, deadline_s=deadline, on_step=lose_node)
     assert len(removed) == 3 and res.failures >= 3, res.manifest["run"]["failures"]
     assert verify(tmp_path / "lossy") == []
     assert _data(tmp_path / "lossy") == _data(clean)
@@ -59,18 +60,19 @@ def test_removed_nodes_are_survived_with_identical_files(cluster, clean, tmp_pat
     print("node loss run:", round(time.monotonic() - t0, 1), "s;", [f["reason"][:70] for f in res.manifest["run"]["failures"]])
 
 
-def test_killed_and_hung_shards_on_the_cluster_give_identical_files(cluster, clean, tmp_path):
+def test_killed_and_hung_shards_on_the_cluster_give_identical_files(cluster, clean, env_config, tmp_path):
     kills = {(0, 5), (1, 14), (0, 23), (1, 31), (0, 40)}
 
     def kill(fleet, st):
         if (st.shard, st.seq) in kills:
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)   # the shard's process, on its node
 
-    res = collect(_cfg(), tmp_path / "killed", progress=False, deadline_s=5.0, on_step=kill,
+    deadline = measured_hang_deadline(env_config, floor=5.0)
+    res = collect(_cfg(), tmp_path / "killed", progress=False, deadline_s=deadline, on_step=kill,
                   shard_cls=FaultyShardCore.with_faults({1: {"hang_at_seq": 9}}, once_dir=tmp_path))   # first life
     reasons = [f["reason"] for f in res.manifest["run"]["failures"]]
     # the hang shows as a missed deadline, or (seen once on this cluster) as the actor's death
-    # (a healthy step that load made slower than the 5 s deadline, which finds the hang soon, is failed too)
+    # (a healthy step that load made slower than the deadline, short to find the hang soon, is failed too)
     assert len(reasons) >= 6 and all(r.startswith(("deadline", "ActorDiedError")) for r in reasons), reasons
     assert verify(tmp_path / "killed") == []
     assert _data(tmp_path / "killed") == _data(clean)
