@@ -15,6 +15,7 @@ import pytest
 
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.race.pit_service import pit_route_tick, try_start_pit
+from paddock_ma.sim.sensing.geometry import classify, sensor_geometry
 from paddock_ma.sim.track.load import load_track
 from paddock_ma.sim.track.paddockjs_track import paddockjs_track, paddockjs_track_info
 from paddock_ma.sim.track.pit_lane import track_has_pit_lane
@@ -76,7 +77,9 @@ def test_the_raster_has_no_pit_surface(no_pit, with_pit):
 
 
 def test_exact_surfaces_beside_the_start_straight_are_the_bands(no_pit):
-    # where a pit lane would be: either side of the start straight, 10-60 m out, 300 m either way
+    # where a pit lane would be: either side of the start straight, 10-60 m out, 300 m either way;
+    # the exact query, the rays' classification (sensing) and the pit test all see the bands
+    geo = sensor_geometry(no_pit)
     h = float(no_pit.ch[0])
     nx, ny = -math.sin(h), math.cos(h)
     for along in np.linspace(-300.0, 300.0, 25):
@@ -86,6 +89,7 @@ def test_exact_surfaces_beside_the_start_straight_are_the_bands(no_pit):
             assert pit_surface(no_pit, x, y) == -1
             code, _offset, _seg = surface_at(no_pit, x, y, -1)
             assert code not in PIT_CODES
+            assert classify(no_pit, geo, x, y, -1)[0] == code
 
 
 def _entries_after(track, ticks=600):
