@@ -65,8 +65,9 @@ class PaddockParallelEnv(ParallelEnv):
         reward_fn = reward_or_default(reward_fn, config.reward)
         check_options(max_lives, reset_placement, max_world_steps)
         self.batch = BatchEnv(config, 1, reward_fn=reward_fn, reset_placement=reset_placement)
-        if pit_actions and not self.batch.config.rules.modules.pit_stops.enabled:
-            raise ConfigError("pit_actions", "pit actions need rules.modules.pit_stops.enabled = true")
+        if pit_actions and not self.batch.pit_stops_enabled:
+            raise ConfigError("pit_actions", "pit actions need rules.modules.pit_stops.enabled = true "
+                              "and a track with a pit lane")
         self.lives = Lives(self.batch, "{driver}@{life}", max_lives=max_lives, auto_reset=auto_reset,
                            reset_placement=reset_placement, max_world_steps=max_world_steps)
         self.pit_actions = bool(pit_actions)

@@ -27,6 +27,8 @@ OPTIONAL_FIELDS = ("pit_intent", "pit_compound")
 ACTION_FIELDS = VEHICLE_FIELDS + OPTIONAL_FIELDS
 ACTION_BOUNDS = {"steering": (-1.0, 1.0), "throttle": (0.0, 1.0), "brake": (0.0, 1.0)}
 ACTION_SPEC_VERSION = 1
+# why a pit intent cannot be applied when the environment has no pit stops
+PIT_STOPS_OFF = "pit stops are disabled (rules.modules.pit_stops.enabled, or a track without a pit lane)"
 
 
 def action_spec(controlled_drivers, compounds) -> dict:
@@ -115,7 +117,7 @@ def _one_action(action, driver: str, compounds, pit_stops_enabled: bool, in_acti
                                "1 (stop if free) or 2 (committed)", f"actions.{driver}.pit_intent")
         intent = int(raw)
         if intent > 0 and (not pit_stops_enabled or in_active_stop):
-            why = "pit stops are disabled (rules.modules.pit_stops.enabled)" if not pit_stops_enabled \
+            why = PIT_STOPS_OFF if not pit_stops_enabled \
                 else "the driver is already in an active pit stop"
             raise PaddockError(INVALID_ACTION, f"actions.{driver}.pit_intent: {intent} could not be applied: "
                                f"{why}; send 0 or omit it", f"actions.{driver}.pit_intent")
@@ -286,7 +288,7 @@ def raise_array_error(code, w, k, field, controlled, acts, intents, compounds, n
         raise exc
     if code == ARRAY_PIT_DISABLED:
         raise PaddockError(INVALID_ACTION, f"pit_intent[{w}].{driver}: {int(intents[w, k])} could not be "
-                           "applied: pit stops are disabled (rules.modules.pit_stops.enabled)",
+                           f"applied: {PIT_STOPS_OFF}",
                            f"pit_intent[{w}].{driver}")
     name, arr, allowed = (("pit_intent", intents, (-1, 0, 1, 2)) if code == ARRAY_BAD_INTENT else
                           ("pit_compound", compounds, tuple(range(-1, n_compounds))))

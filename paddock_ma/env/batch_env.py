@@ -106,7 +106,8 @@ class BatchEnv:
             raise ConfigError("reset_placement", f"got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
         try:
             track = self.config.track
-            self.track = paddockjs_track_document(track) if isinstance(track, dict) else load_track(track)
+            self.track = (paddockjs_track_document(track) if isinstance(track, dict)
+                          else load_track(track, self.config.track_generation))
         except (TrackFormatError, FileNotFoundError, KeyError, ValueError) as exc:
             shown = self.config.track_name if isinstance(self.config.track, dict) else self.config.track
             raise ConfigError("track", f"got {shown!r}: {exc}") from None
@@ -132,7 +133,9 @@ class BatchEnv:
                                     parallel=parallel)
         self._flags = flags_for_slots(cfg, self.driver_ids)
         self._params = car_params(cfg, self.track, self.driver_ids)
-        self._rules = rules_from_config(cfg)
+        self._rules = rules_from_config(cfg, self.track)
+        # the config's pit stops, off on a track without a pit lane
+        self.pit_stops_enabled = bool(self._rules[L.R_PIT_STOPS] > 0.5)
         self._actions = np.zeros((w, c, 3), np.float32)
         self._apply = np.zeros((w, c), np.int8)
         self._sense_mask = np.zeros((w, c), np.int8)
@@ -252,7 +255,7 @@ class BatchEnv:
         compounds = pit_array(pit_compound, "pit_compound", shape)
         code, w, k, field = check_action_arrays(state.cars_i, self.slots, acts, intents, compounds,
                                                 len(self.compounds),
-                                                int(self.config.rules.modules.pit_stops.enabled is not False),
+                                                int(self.pit_stops_enabled),
                                                 world_mask)
         if code != ARRAY_OK:
             raise_array_error(code, w, k, field, self.controlled, acts, intents, compounds, len(self.compounds))

@@ -120,7 +120,7 @@ class PaddockEnv:
         validated = validate_actions(
             actions, controlled=batch.controlled_index, running=batch.running_mask()[w],
             num_slots=len(self.controlled), compounds=batch.compounds,
-            pit_stops_enabled=self.config.rules.modules.pit_stops.enabled,
+            pit_stops_enabled=batch.pit_stops_enabled,
             in_active_stop=self._active_stops,
             policy=self.config.action_policy, all_drivers=self.config_driver_ids)
         intents = compounds = None

@@ -48,7 +48,7 @@ def batched_actions(worker, actions, envs: list, encoding: str):
     release = np.zeros((worker.num_worlds, k), np.int8)
     running = engine.running_mask()
     errors = []
-    pit_enabled = worker.config.rules.modules.pit_stops.enabled
+    pit_enabled = engine.pit_stops_enabled
     for i, (w, entry) in enumerate(zip(envs, actions)):
         if not isinstance(entry, dict):
             raise PaddockError(INVALID_ACTION, f"actions[{i}]: got {json_kind(entry)}; expected an object "

@@ -118,7 +118,7 @@ def test_pit_intent_with_pit_stops_disabled(env):
     assert r["observation"]["car-00"]["object"]["self"]["pit_intent"] == 0
     e = _rejected(env, {"car-00": act(pit_intent=1), "car-01": act()})
     assert e.message == ("actions.car-00.pit_intent: 1 could not be applied: pit stops are disabled "
-                         "(rules.modules.pit_stops.enabled); send 0 or omit it")
+                         "(rules.modules.pit_stops.enabled, or a track without a pit lane); send 0 or omit it")
 
 
 def test_report_policy_releases_car_to_builtin_driver():

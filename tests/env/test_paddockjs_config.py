@@ -124,14 +124,12 @@ def test_track_query_index_is_accepted():
     assert str(_err({"trackQueryIndex": "yes"})) == "track_query_index: got 'yes'; expected true or false"
 
 
-def test_unknown_and_unsupported_keys_are_refused_by_name():
+def test_unknown_keys_are_refused_by_name():
     e = _err({"drivers": 2, "controlledDrivers": ["car-00"], "frameSkipp": 2})
     assert e.field == "frameSkipp"
     assert "unknown key" in str(e) and "known keys: drivers, controlled_drivers" in str(e)
     e = _err({"drivers": 2, "sensors": {"rays": {"anglez": [0]}}})
     assert e.field == "sensors.rays.anglez" and "known keys: enabled, layout" in str(e)
-    e = _err({"drivers": 2, "trackGeneration": {}})
-    assert "a PaddockJS 2.0 option paddock_ma does not have" in str(e) and "remove it" in str(e)
 
 
 def test_keys_that_change_nothing_here_load_with_one_warning_each():

@@ -4,8 +4,8 @@
 tests and of the golden runs, every car of PaddockJS's ``getState`` after ``reset`` as PaddockJS resolves
 it (``tools/paddockjs/record_resolved_drivers.mjs``): timing code, number, team, the car's id and name,
 its ratings and the setup PaddockJS derives from them. Each config loads here and its ``get_state``
-cars carry the same values (matched by id: PaddockJS lists its cars in race order). The one config
-refused is the no-pit ``trackGeneration`` profile (tracks without a pit lane, not built yet).
+cars carry the same values (matched by id: PaddockJS lists its cars in race order), the no-pit
+``trackGeneration`` profile's included.
 """
 
 import json
@@ -17,12 +17,10 @@ import pytest
 from paddock_ma import PaddockEnv
 from paddock_ma.env.config.grid import resolved_grid, unique_timing_code
 from paddock_ma.env.config.root import EnvConfig
-from paddock_ma.env.errors import ConfigError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/paddockjs-2.0.0"
 RESOLVED = json.loads((FIXTURES / "resolved-drivers.json").read_text())["configs"]
 TEST_CONFIGS = json.loads((FIXTURES / "environment-test-configs.json").read_text())
-REFUSED = {"no-pit-training-profile"}      # trackGeneration's no-pit profile: pit-less tracks not built yet
 SETUP = ("vehicleId", "vehicleName", "vehicleRatings", "powerUnitKn", "brakeSystemKn", "dragCoefficient",
          "downforceCoefficient", "tireGrip", "tireCare", "massKg", "pace", "racecraft")
 
@@ -42,10 +40,6 @@ def load(name: str) -> EnvConfig:
 @pytest.mark.parametrize("name", sorted(RESOLVED))
 def test_grid_resolves_as_paddockjs(name):
     """Timing codes, numbers, teams and cars of every driver, as PaddockJS's grid gives them."""
-    if name in REFUSED:
-        with pytest.raises(ConfigError, match="track_generation"):
-            load(name)
-        return
     config = load(name)
     want = {car["id"]: car for car in RESOLVED[name]}     # the cars that race there (scenario participants)
     assert set(want) <= {d.id for d in config.drivers}

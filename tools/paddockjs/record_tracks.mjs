@@ -2,7 +2,11 @@
 // Records PaddockJS's procedural tracks (centreline samples and pit lane) as test fixtures.
 //
 //   node tools/paddockjs/record_tracks.mjs <paddockjs-checkout> <out-dir> [seed ...]
+//   TRACK_GENERATION='{"profile":"training-short"}' node tools/paddockjs/record_tracks.mjs ...
 //
+// TRACK_GENERATION (optional): the environment's `trackGeneration` object (JSON); the files are then
+// named <profile>-seed-<seed>.json and record it as `trackGeneration` (a training profile's track has no
+// pit lane: `pitLane` is null).
 // <paddockjs-checkout>: a PaddockJS source tree (2.0.0 is commit 28fc6c4 of Inventure71/PaddockJS),
 // e.g. `git --git-dir=<mirror> archive 28fc6c4 | tar -x -C /tmp/paddockjs`; the track modules need
 // no npm install. Writes <out-dir>/seed-<seed>.json per seed: the track PaddockJS builds for
@@ -55,12 +59,15 @@ function pitLaneRecord(pit) {
 
 mkdirSync(outDir, { recursive: true });
 const seeds = seedArgs.length ? seedArgs.map(Number) : DEFAULT_SEEDS;
+const generation = process.env.TRACK_GENERATION ? JSON.parse(process.env.TRACK_GENERATION) : null;
+const prefix = generation ? `${generation.profile ?? 'race'}-` : '';
 for (const seed of seeds) {
-  const definition = createProceduralTrack(seed, {});
+  const definition = createProceduralTrack(seed, generation ?? {});
   const model = buildTrackModel(definition);
   const record = {
     paddockjs: version,
     trackSeed: seed,
+    ...(generation ? { trackGeneration: generation } : {}),
     seed: definition.seed,
     name: definition.name,
     length: metres(model.length),
@@ -70,6 +77,6 @@ for (const seed of seeds) {
     drsZones: model.drsZones.map(({ id, startRatio, endRatio }) => ({ id, startRatio, endRatio })),
     pitLane: pitLaneRecord(model.pitLane),
   };
-  writeFileSync(join(outDir, `seed-${seed}.json`), `${JSON.stringify(record)}\n`);
+  writeFileSync(join(outDir, `${prefix}seed-${seed}.json`), `${JSON.stringify(record)}\n`);
   console.log(`seed ${seed}: ${record.name}, ${record.length} m, pit side ${record.pitLane?.side}`);
 }

@@ -22,6 +22,7 @@ from typing import Any, Literal, Optional, Union
 from ...sim.core.layout import COMPOUND_NAMES, KPH_PER_MPS, PHYSICS_SIMULATOR
 from .base import ConfigSection, deep_merge, race_rule, require, section_names
 from ...sim.track.paddockjs_generator.jsmath import normalize_seed
+from ...sim.track.paddockjs_generator.options import TrackGenerationError, resolve_generation_options
 from .participants import (
     ENTRY_PERSONALITY_RATINGS, PRESETS, PROFILES, DriverConfig, EntryConfig, EntryDriver, EntryVehicle, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
     ScenarioConfig, TrafficEntry, default_drivers,
@@ -33,14 +34,12 @@ from .sensing import (
 from ..errors import ConfigError, suggest
 from ..seeding import check_seed
 from ..validation import is_finite_number, is_integer
-from ...paddockjs.naming import from_wire
+from ...paddockjs.naming import from_wire, wire_name
 
 COMPOUNDS = COMPOUND_NAMES      # the tyre compounds, soft to hard, named where the sim codes them
 # PaddockJS 2.0 environment options with no counterpart here (PaddockJS would use them; we refuse them
-# by name rather than run something else). Snake_case: keys arrive through from_wire.
-UNSUPPORTED_PADDOCKJS_KEYS = {
-    "track_generation": "procedural track profiles; name a track, or give track_seed / trackSeed",
-}
+# by name rather than run something else). Snake_case: keys arrive through from_wire. None today.
+UNSUPPORTED_PADDOCKJS_KEYS: dict[str, str] = {}
 # PaddockJS 2.0 options that cannot change anything here: accepted, each with one warning (Python: a
 # UserWarning; the worker: its next reply's ``warnings``), so a PaddockJS config loads unchanged.
 IGNORED_PADDOCKJS_KEYS = {
@@ -72,6 +71,28 @@ RulesetName = Literal["paddock", "custom", "grandPrix2025", "fia2025"]
 # Config paths an override replaces whole instead of merging key by key, as PaddockJS's reset options
 # do (``reset({scenario: {placements: {}}})`` clears the placements)
 REPLACED_ON_MERGE = frozenset({"scenario.placements"})
+
+
+def _camel_keys(value):
+    if isinstance(value, dict):
+        return {wire_name(k) if isinstance(k, str) else k: _camel_keys(v) for k, v in value.items()}
+    return value
+
+
+def track_generation_options(value) -> dict:
+    """A config's ``track_generation``: PaddockJS's ``trackGeneration`` object with its keys in PaddockJS's
+    spelling (snake_case ones are renamed), checked as PaddockJS checks it (a known profile, positive
+    lengths, min <= max, ...). ConfigError names the option and PaddockJS's message."""
+    if not isinstance(value, dict):
+        raise ConfigError("track_generation", f"got {value!r}; expected an object such as "
+                          "{'profile': 'training-short'} (PaddockJS's trackGeneration)")
+    options = _camel_keys(value)
+    try:
+        resolve_generation_options(options)
+    except TrackGenerationError as exc:
+        raise ConfigError("track_generation", f"{exc} Profiles: race, training-short, training-medium, "
+                          "training-technical") from None
+    return options
 
 
 def ignored_key_warnings(keys) -> list[str]:
@@ -188,6 +209,10 @@ class EnvConfig(ConfigSection):
     # PaddockJS's trackSeed when a track is given too: PaddockJS races on the track and reports the
     # seed as info.trackSeed; so does paddock_ma. (trackSeed alone names the track: track "paddockjs:<seed>")
     track_seed: Optional[int] = None
+    # PaddockJS's trackGeneration (a profile such as "training-short" and overrides, PaddockJS's
+    # camelCase keys, metres): shapes the "paddockjs:<seed>" track as PaddockJS's generator does (its
+    # training profiles have no pit lane); a named track or track object is raced as it is (PaddockJS too)
+    track_generation: Optional[dict[str, Any]] = None
     total_laps: int = race_rule("total_laps", kind=int)
     frame_skip: int = 1
     physics_mode: Literal["arcade", "simulator"] = ("simulator" if race_rule("physics_mode") == PHYSICS_SIMULATOR
@@ -228,6 +253,12 @@ class EnvConfig(ConfigSection):
             data["ignored_keys"] = tuple(sorted(set(ignored) | set(data.get("ignored_keys", ()))))
             for text in ignored_key_warnings(ignored):
                 warnings.warn(text, UserWarning, stacklevel=3)
+        if data.get("track_generation") is not None:
+            data["track_generation"] = track_generation_options(data["track_generation"])
+            if data.get("track_seed") is None and data.get("track") is None:
+                raise ConfigError("track_generation", "shapes the track PaddockJS generates for trackSeed, and "
+                                  "no track_seed (trackSeed) is given: PaddockJS would draw a random seed, "
+                                  "paddock_ma races on a named track; give track_seed (e.g. 4101) with it")
         if data.get("track_seed") is not None:
             seed = data.pop("track_seed")
             require(is_finite_number(seed),

@@ -52,8 +52,9 @@ def preset_placements(preset: str, track, config: EnvConfig, participants) -> di
         return {lead: ((s[idx] - 70.0) % length, 0.0, 135.0 * L.MPS_PER_KPH, 0.0)}
     if preset == "off-track-recovery":
         return {lead: (0.42 * length, track.half_width + 7.0, 52.0 * L.MPS_PER_KPH, -0.45)}
-    if preset == "pit-entry":
-        return {lead: ((track.pit_entry_s - 170.0) % length, 0.0, 120.0 * L.MPS_PER_KPH, 0.0)}
+    if preset == "pit-entry":      # without a pit lane, PaddockJS's fallback entry at 0.92 of the lap
+        entry = track.pit_entry_s if len(track.px) > 0 else 0.92 * length
+        return {lead: ((entry - 170.0) % length, 0.0, 120.0 * L.MPS_PER_KPH, 0.0)}
     if preset == "overtaking-pack":
         out = {}
         for i, driver in enumerate(start_race_order(config, participants)[:4]):

@@ -10,6 +10,7 @@ import numpy as np
 from ...sim.core import layout as L
 from ...sim.core.params import car_params_from_ratings
 from ...sim.race.start import default_compound, default_pit_box, rules_vector, start_worlds
+from ...sim.track.pit_lane import track_has_pit_lane
 from ..config.grid import resolved_entry
 from ..config.root import EnvConfig
 from ..errors import ConfigError
@@ -18,14 +19,16 @@ from .scenarios import preset_placements, scenario_placements
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
 
 
-def rules_from_config(config: EnvConfig) -> np.ndarray:
-    """float64[NR] rules vector of a config (the sim's rule names and SI units)."""
+def rules_from_config(config: EnvConfig, track=None) -> np.ndarray:
+    """float64[NR] rules vector of a config (the sim's rule names and SI units) on ``track``: pit stops
+    are off on a track without a pit lane (PaddockJS: its pit-lane status reads "unavailable")."""
     r, m = config.rules, config.rules.modules
     pit = m.pit_stops
+    pit_stops = pit.enabled and (track is None or track_has_pit_lane(track))
     return rules_vector(
         physics_mode=L.PHYSICS_SIMULATOR if config.physics_mode == "simulator" else L.PHYSICS_ARCADE,
         total_laps=config.total_laps, standing_start=float(r.standing_start),
-        tire_degradation=float(m.tire_degradation.enabled), pit_stops=float(pit.enabled),
+        tire_degradation=float(m.tire_degradation.enabled), pit_stops=float(pit_stops),
         pit_speed_limit=pit.pit_lane_speed_limit_kph * L.MPS_PER_KPH, pit_stop_seconds=pit.default_stop_seconds,
         pit_variability=float(pit.variability.enabled), pit_perfect=float(pit.variability.perfect),
         pit_max_concurrent=pit.max_concurrent_pit_lane_cars, stalled_dnf=float(m.stalled_dnf.enabled),
@@ -39,9 +42,12 @@ def rules_from_config(config: EnvConfig) -> np.ndarray:
 
 def pit_boxes(config: EnvConfig, track, driver_ids) -> list:
     """The pit box (service area) of each slot's driver: its ``team`` (modulo the track's boxes),
-    else two cars a box in slot order (``race.default_pit_box``)."""
+    else two cars a box in slot order (``race.default_pit_box``); -1 for every car on a track without
+    a pit lane (no boxes to assign)."""
     drivers = {d.id: d for d in config.drivers}
     n = len(track.box_x)
+    if n == 0:
+        return [-1] * len(driver_ids)
     return [drivers[d].team % n if drivers[d].team is not None else default_pit_box(slot, n)
             for slot, d in enumerate(driver_ids)]
 
@@ -50,9 +56,12 @@ def car_params(config: EnvConfig, track, driver_ids) -> np.ndarray:
     """float64[C, NP] car parameters of each slot's driver: its ratings (``sim.core.params``) and the pit
     crew of its box. The drivers sharing a box share its crew: the one any of them names (its own
     ``pit_crew``, else its entry team's ``pitCrew``; naming
-    different ones is a ConfigError), else the neutral crew (0.5 each)."""
+    different ones is a ConfigError), else the neutral crew (0.5 each). Without a pit lane there
+    are no boxes and no crews: every car keeps the neutral crew."""
     drivers = {d.id: d for d in config.drivers}
     params = np.stack([car_params_from_ratings(config.driver_ratings(d)) for d in driver_ids])
+    if not track_has_pit_lane(track):
+        return params
     boxes = pit_boxes(config, track, driver_ids)
     crews = {}
     for d, box in zip(driver_ids, boxes):

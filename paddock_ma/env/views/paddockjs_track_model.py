@@ -7,8 +7,9 @@ lanes, garage boxes, service areas, teams). ``track_model(batch)`` builds the sa
 centreline (on a ``trackSeed`` track, PaddockJS's own 3,600 samples), the pit lane our pit path (on a
 ``trackSeed`` track PaddockJS's access roads and fast lane) and our service boxes (PaddockJS's service
 areas on a ``trackSeed`` track). Garage boxes are placed behind each service area as PaddockJS lays them
-out; their positions are drawn, never raced on here. A ``trackSeed`` track adds PaddockJS's seed,
-control points and generation options. The model is static: built once per track and config, shared.
+out; their positions are drawn, never raced on here. A track without a pit lane (a ``trackGeneration``
+training profile) has ``pit_lane`` None, as PaddockJS's model has ``pitLane: null``. A ``trackSeed``
+track adds PaddockJS's seed, control points and generation options (its ``trackGeneration`` resolved). The model is static: built once per track and config, shared.
 """
 
 from __future__ import annotations
@@ -149,6 +150,7 @@ def _teams(batch) -> list:
 
 
 def _pit_lane(batch) -> dict | None:
+    """PaddockJS's ``pitLane``; None on a track without a pit lane (PaddockJS's ``pitLane: null``)."""
     tr = batch.track
     if len(tr.px) < 2:
         return None
@@ -233,7 +235,7 @@ def _generated_fields(cfg) -> dict:
     if not name.startswith("paddockjs:"):
         return {}
     from ...sim.track.paddockjs_track import paddockjs_track_info
-    info = paddockjs_track_info(int(name.split(":", 1)[1]))
+    info = paddockjs_track_info(int(name.split(":", 1)[1]), cfg.track_generation)
     total = _u(info.length)
     zones = [{"id": z["id"], "start_ratio": z["startRatio"], "end_ratio": z["endRatio"],
               "start": z["startRatio"] * total, "end": z["endRatio"] * total} for z in info.drs_zones]

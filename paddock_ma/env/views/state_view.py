@@ -62,6 +62,8 @@ def _track(batch) -> dict:
            "barrier_width": BARRIER_WIDTH_METERS * u,
            "pit_lane": {"entry": {"track_distance": float(tr.pit_entry_s) * u},
                         "exit": {"track_distance": float(tr.pit_exit_s) * u}}}
+    if len(tr.px) == 0:         # a track without a pit lane: PaddockJS's ``pitLane`` is null
+        out.update(pit_entry_meters=None, pit_exit_meters=None, pit_lane=None)
     return out
 
 

@@ -7,6 +7,9 @@ track itself, that many metres before ``pit_entry_s``, where the car's lateral o
 entry connector. Race distance keeps advancing through ``pit_track_s``, a linear map of path
 distance onto the track distance between ``pit_entry_s`` and ``pit_exit_s``.
 
+On a track without a pit lane (``track.surface.has_pit_lane`` False) no stop starts: ``try_start_pit``
+refuses every intent, and a route found active there is cancelled (the car stays with physics).
+
 Speed profile (PaddockJS 2.0.1 spec section 4.6, converted to SI): up to 150 km/h (and at most the
 limit + 75 km/h) off the limiter, ramping down to the limit at 0.045 (m/s per m) toward the fast lane;
 the limit in the lane; a braking curve to the queue point (stop when the team's box is busy) or a 30
@@ -33,9 +36,8 @@ from ..core.layout import (
 )
 from ..core.rng import rng_uniform
 from ..track.geometry import point_at
-from ..track.surface import pit_point_at
 from ..core.trig import wrap_angle
-from ..track.surface import BOX_EASE
+from ..track.surface import BOX_EASE, has_pit_lane, pit_point_at
 
 # Route constants (spec 4.6; SI).
 APPROACH_MAX_SPEED = 150.0 * MPS_PER_KPH   # m/s, off-limiter cap
@@ -155,7 +157,10 @@ def try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars):
     [-250 m, +5 m] of ``pit_entry_s``. Intent 1 also needs fewer than R_PIT_MAX_CONCURRENT
     pit-occupying cars in active stops, no queued team-mate, and no active pit car within
     R_PIT_MIN_GAP metres ahead. On start: status entering, path distance = -(distance to entry).
+    Never on a track without a pit lane.
     """
+    if not has_pit_lane(tr):
+        return False
     intent = cars_i[w, c, I_PIT_INTENT]
     st = cars_i[w, c, I_PIT_STATUS]
     if intent <= 0 or (st != PIT_PENDING and st != PIT_COMPLETED):
@@ -275,8 +280,13 @@ def pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, 
     car_flags int32[W, C]; world_f float64[W, NWF]; world_i int64[W, NWI]; rules float64[W, NR].
     Status transitions: entering -> (queued) -> servicing -> exiting -> completed. A red flag or a
     terminal car freezes the route. Counters: I_CNT_PIT_STOP_DONE at service end, I_CNT_PIT_EXIT when
-    the car is handed back to physics on the track at ``pit_exit_s``.
+    the car is handed back to physics on the track at ``pit_exit_s``. On a track without a pit lane
+    the route is cancelled (status pending, not in the pit lane) and the car left where it is.
     """
+    if not has_pit_lane(tr):
+        cars_i[w, c, I_PIT_STATUS] = PIT_PENDING
+        cars_i[w, c, I_IN_PIT_LANE] = 0
+        return
     cars_i[w, c, I_IN_PIT_LANE] = 1
     if (world_i[w, WI_RACE_MODE] == MODE_RED_FLAG or cars_i[w, c, I_DESTROYED] != 0
             or cars_i[w, c, I_RETIRED] != 0 or cars_i[w, c, I_TERMINATED] != 0):

@@ -86,8 +86,9 @@ def default_compound(slot: int) -> int:
 
 
 def default_pit_box(slot: int, n_boxes: int) -> int:
-    """The pit box of car slot ``slot`` when its driver has no team: two cars a box, in slot order."""
-    return slot // 2 % max(1, n_boxes)
+    """The pit box of car slot ``slot`` when its driver has no team: two cars a box, in slot order;
+    -1 (no box) on a track without a pit lane (``n_boxes`` 0)."""
+    return slot // 2 % n_boxes if n_boxes > 0 else -1
 
 
 @kernel

@@ -9,7 +9,9 @@ real geometry; then ``pit_lane.build_pit`` places the pit and ``index.build_inde
 
 ``validate_centreline`` checks a built centreline: radius of curvature >= MIN_RADIUS everywhere, and
 parts of the lap more than ``2 pi grass_edge`` apart along the track stay at least ``2 grass_edge``
-apart (runoff areas do not overlap, so the centreline cannot cross itself).
+apart (runoff areas do not overlap, so the centreline cannot cross itself). PaddockJS's tracks, which
+passed PaddockJS's own checks (its training profiles' parts come as close as ~20 m), are held only
+to ``query_separation``: what the track queries assume of a valid track.
 """
 
 import math
@@ -110,9 +112,21 @@ def sample_geometry(cx, cy, cs):
     return close(h), close(-np.sin(h)), close(np.cos(h)), close(k)
 
 
-def validate_centreline(cx, cy, cs, ccurv, grass_edge, min_radius=MIN_RADIUS):
+def query_separation(ccurv, kerb_edge, gravel_edge, grass_edge) -> float:
+    """The least distance (m) between non-adjacent parts of a centreline at which the track queries
+    stay exact: ``locate`` trusts a walk that ends within gravel_edge / 2 of the centreline, the ray
+    march a descent within its trust radius (the tightest corner radius clamped to [kerb_edge + 2,
+    grass_edge], ``sensing.geometry.sensor_geometry``); no other part may be nearer there, so parts
+    are at least twice the larger of the two apart."""
+    kmax = float(np.max(np.abs(ccurv)))
+    trust = min(max(1.0 / kmax if kmax > 0.0 else math.inf, kerb_edge + 2.0), grass_edge)
+    return 2.0 * max(trust, 0.5 * gravel_edge)
+
+
+def validate_centreline(cx, cy, cs, ccurv, grass_edge, min_radius=MIN_RADIUS, min_separation=None):
     """Raise TrackGeometryError when the centreline is too tight (radius below ``min_radius`` m; None
-    skips that check) or comes too close to itself."""
+    skips that check) or comes too close to itself: parts more than ``2 pi grass_edge`` apart along
+    the lap nearer than ``min_separation`` m (None: ``2 grass_edge``, runoff areas apart)."""
     kmax = float(np.max(np.abs(ccurv)))
     if min_radius is not None and kmax > 1.0 / min_radius:
         i = int(np.argmax(np.abs(ccurv)))
@@ -125,13 +139,16 @@ def validate_centreline(cx, cy, cs, ccurv, grass_edge, min_radius=MIN_RADIUS):
     along = np.abs(ss[:, None] - ss[None, :])
     along = np.minimum(along, L - along)
     mask = along > 2.0 * math.pi * grass_edge
+    need = 2.0 * grass_edge if min_separation is None else float(min_separation)
+    why = "self-intersecting or overlapping runoff" if min_separation is None else \
+        "closer than the track queries allow"
     if np.any(mask):
         dm = np.where(mask, d, np.inf)
         i, j = np.unravel_index(int(np.argmin(dm)), dm.shape)
-        if dm[i, j] < 2.0 * grass_edge:
+        if dm[i, j] < need:
             raise TrackGeometryError(
                 f"the centreline at s={ss[i]:.0f} m comes within {dm[i, j]:.1f} m of s={ss[j]:.0f} m, needs "
-                f">= {2.0 * grass_edge:.0f} m (self-intersecting or overlapping runoff)")
+                f">= {need:.0f} m ({why})")
 
 
 def build_track(points=None, *, centreline=None, spacing=DEFAULT_SPACING, straight=(300.0, 300.0),
@@ -163,14 +180,15 @@ def finish_build(dense, spacing, half_width, kerb_width, gravel_width, grass_wid
 
 def build_from_samples(cx, cy, cs, half_width=HALF_WIDTH, kerb_width=KERB_WIDTH, gravel_width=GRAVEL_WIDTH,
                        grass_width=GRASS_WIDTH, *, validate=True, min_radius=MIN_RADIUS, pit=None,
-                       cell=1.0) -> TrackArrays:
+                       runoff_apart=True, cell=1.0) -> TrackArrays:
     """A TrackArrays on the centreline samples as given (no resampling).
 
     cx, cy, cs: float64[N+1] sample positions (m) and cumulative distances (m), sample N repeating
     sample 0 with cs[N] the lap length; the spacing may vary (PaddockJS's samples do).
-    validate: run ``validate_centreline`` with ``min_radius`` (None: skip the radius check).
-    pit: the pit fields of TrackArrays (``build_pit``'s dict) when the pit lane is given, else they are
-    placed by ``build_pit``.
+    validate: run ``validate_centreline`` with ``min_radius`` (None: skip the radius check) and, when
+    ``runoff_apart``, runoff areas apart, else parts only ``query_separation`` apart.
+    pit: the pit fields of TrackArrays (``build_pit``'s dict) when the pit lane is given
+    (``pit_lane.no_pit_fields()`` for a track without one), else they are placed by ``build_pit``.
     """
     cx, cy, cs = (np.ascontiguousarray(a, dtype=np.float64) for a in (cx, cy, cs))
     ch, cnx, cny, ccurv = sample_geometry(cx, cy, cs)
@@ -178,7 +196,8 @@ def build_from_samples(cx, cy, cs, half_width=HALF_WIDTH, kerb_width=KERB_WIDTH,
     gravel_edge = kerb_edge + gravel_width
     grass_edge = gravel_edge + grass_width
     if validate:
-        validate_centreline(cx, cy, cs, ccurv, grass_edge, min_radius=min_radius)
+        separation = None if runoff_apart else query_separation(ccurv, kerb_edge, gravel_edge, grass_edge)
+        validate_centreline(cx, cy, cs, ccurv, grass_edge, min_radius=min_radius, min_separation=separation)
     L = float(cs[-1])
     fields = dict(cx=cx, cy=cy, cs=cs, ch=ch, cnx=cnx, cny=cny, ccurv=ccurv, length=L,
                   half_width=float(half_width), kerb_edge=float(kerb_edge), gravel_edge=float(gravel_edge),

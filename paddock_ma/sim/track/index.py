@@ -245,7 +245,10 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
     # exit, +-100 m) deep enough to cover the whole pit area
     cs = fields["cs"][:-1]
     # the pit entry lies before the line (late in the lap) and the exit after it (early in the lap)
-    near_pit = (cs >= fields["pit_entry_s"] - 100.0) | (cs <= fields["pit_exit_s"] + 100.0)
+    if fields["px"].shape[0] > 0:
+        near_pit = (cs >= fields["pit_entry_s"] - 100.0) | (cs <= fields["pit_exit_s"] + 100.0)
+    else:                   # no pit lane: the barrier band alone
+        near_pit = np.zeros(cs.shape, bool)
     small = fields["grass_edge"] + 10.0
     reach = np.where(near_pit, max(small, pit_far + 25.0), small)
     seg, best = _stamp_nearest(fields["cx"], fields["cy"], float(x0), float(y0), float(cell), nx, ny,

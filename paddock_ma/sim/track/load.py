@@ -87,10 +87,14 @@ def list_tracks() -> list:
     return sorted(p.stem for p in TRACKS_DIR.glob("*.json"))
 
 
-def load_track(name_or_path) -> TrackArrays:
-    """A track by shipped name, JSON file path, or ``"procedural:<seed>"``. Cached per file content.
+def load_track(name_or_path, generation: dict | None = None) -> TrackArrays:
+    """A track by shipped name, JSON file path, ``"paddockjs:<seed>"`` or ``"procedural:<seed>"``.
+    Cached per file content.
 
-    Raises TrackFormatError (a ValueError) for a missing or malformed file.
+    generation: PaddockJS's ``trackGeneration`` object (a profile and overrides, camelCase, metres)
+    for a ``"paddockjs:<seed>"`` track, as PaddockJS applies it to its generated track; other tracks
+    ignore it (PaddockJS too: a given track is raced as it is).
+    Raises TrackFormatError (a ValueError) for a missing or malformed file, or bad generation options.
     """
     spec = str(name_or_path)
     if spec.startswith("paddockjs:"):
@@ -100,7 +104,7 @@ def load_track(name_or_path) -> TrackArrays:
         except ValueError:
             raise TrackFormatError(spec, "seed", "a PaddockJS track needs a numeric seed, e.g. 'paddockjs:2026'") from None
         try:
-            return paddockjs_track(seed)
+            return paddockjs_track(seed, generation)
         except (TrackGeometryError, TrackGenerationError) as exc:
             raise TrackFormatError(spec, "seed", str(exc)) from None
     if spec.startswith("procedural:"):
@@ -249,7 +253,10 @@ def _paddockjs_document(doc, file) -> TrackArrays:
             pts.append((p["x"] / 12.0, p["y"] / 12.0))
         if len(pts) < 16:
             raise TrackFormatError(file, "samples", f"needs at least 16 samples, got {len(pts)}")
-        return track_from_paddockjs_samples(pts)
+        # a serialised model without a pit lane has ``pitLane: null`` (buildTrackModel's model)
+        pit = doc.get("pitLane", {}) is not None and not (isinstance(doc.get("pitLane"), dict)
+                                                          and doc["pitLane"].get("enabled") is False)
+        return track_from_paddockjs_samples(pts, pit_lane=pit)
     except (TrackGeometryError, TrackGenerationError) as exc:
         raise TrackFormatError(file, "centerlineControls" if "centerlineControls" in doc else "samples",
                                str(exc)) from None

@@ -9,9 +9,12 @@
 The centreline is PaddockJS's samples as they are (no resampling), so every query runs on PaddockJS's
 polyline. PaddockJS's validation applies, not ours: a generated track passed PaddockJS's checks; an
 exported one must pass PaddockJS's turn-sharpness and self-intersection checks; both must keep their
-runoff areas apart (``validate_centreline`` without its corner-radius limit). The pit lane is
+parts as far apart as the track queries need (``build.query_separation``, ~22-30 m; PaddockJS's
+training profiles put parts ~20-80 m apart, so runoff areas may overlap: the nearest part decides). The pit lane is
 PaddockJS's: the fast lane, its access roads (the pit path's connectors) and the ten teams' service
-areas (our service boxes) where PaddockJS puts them.
+areas (our service boxes) where PaddockJS puts them. A track PaddockJS builds without one (the
+``trackGeneration`` training profiles, a track object with ``pitLane.enabled: false``) has none here
+either: empty pit arrays (``pit_lane.no_pit_fields``).
 """
 
 import functools
@@ -24,7 +27,9 @@ from .paddockjs_generator.centerline import build_samples, samples_from_points, 
 from .paddockjs_generator.generator import PaddockJSTrack, generate_track
 from .paddockjs_generator.jsmath import SAMPLE_COUNT, U, normalize_seed
 from .paddockjs_generator.options import RACE_DEFAULTS
-from .paddockjs_generator.pit_lane import PitLane, pit_lane
+from .paddockjs_generator.pit_lane import PitLane
+from .paddockjs_generator.pit_lane import pit_lane as place_pit_lane
+from .pit_lane import no_pit_fields
 from .build import GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_from_samples
 from .geometry import TrackArrays
 from .surface import PIT_CONN_STEPS
@@ -68,10 +73,11 @@ def pit_fields(pit: PitLane) -> dict:
     )
 
 
-def _arrays(x, y, distance, pit, widths) -> TrackArrays:
+def _arrays(x, y, distance, pit: PitLane | None, widths) -> TrackArrays:
+    """The TrackArrays on PaddockJS's samples (m) with its pit lane ``pit`` (None: no pit lane)."""
     try:
-        return build_from_samples(x, y, distance, *widths, validate=True, min_radius=None,
-                                  pit=pit_fields(pit) if pit is not None else None)
+        return build_from_samples(x, y, distance, *widths, validate=True, min_radius=None, runoff_apart=False,
+                                  pit=pit_fields(pit) if pit is not None else no_pit_fields())
     except TrackGeometryError:
         raise
     except ValueError as exc:
@@ -81,15 +87,14 @@ def _arrays(x, y, distance, pit, widths) -> TrackArrays:
 @functools.lru_cache(maxsize=32)
 def _generated(seed: int, generation_json: str) -> tuple:
     track = generate_track(seed, json.loads(generation_json))
-    if track.pit_lane is None:
-        raise TrackGeometryError("trackGeneration without a pit lane is not supported here (every track has one)")
     widths = (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH)
     return track, _arrays(track.x, track.y, track.distance, track.pit_lane, widths)
 
 
 def paddockjs_track(seed, generation: dict | None = None) -> TrackArrays:
     """The TrackArrays of PaddockJS 2.0.0's track for ``trackSeed: seed`` (a number, or a string PaddockJS
-    hashes) and ``trackGeneration: generation`` (PaddockJS's profile/override object). Cached."""
+    hashes) and ``trackGeneration: generation`` (PaddockJS's profile/override object; its training
+    profiles have no pit lane). Cached."""
     return _generated(normalize_seed(seed), json.dumps(generation or {}, sort_keys=True))[1]
 
 
@@ -120,7 +125,9 @@ def track_from_paddockjs_object(doc: dict) -> TrackArrays:
     ``centerlineControls`` [{x, y}, ...] in sim units, optional ``curveInterpolation`` ('uniform',
     PaddockJS's default, or 'centripetal'), ``sampleCount`` (3600), ``generationOptions.startStraight``,
     ``width``/``kerbWidth``/``gravelWidth``/``runoffWidth`` (sim units). Built as buildTrackModel
-    builds it; raises TrackGeometryError naming the field for a malformed object."""
+    builds it; ``pitLane.enabled: false`` (or ``generationOptions.pitLane.enabled: false``) builds it
+    without a pit lane, as PaddockJS does. Raises TrackGeometryError naming the field for a malformed
+    object."""
     controls = doc.get("centerlineControls")
     if not isinstance(controls, list) or len(controls) < 4:
         raise TrackGeometryError("'centerlineControls' must be a list of at least 4 {x, y} points (sim units)")
@@ -147,17 +154,15 @@ def track_from_paddockjs_object(doc: dict) -> TrackArrays:
     pit_enabled = not ((isinstance(doc.get("pitLane"), dict) and doc["pitLane"].get("enabled") is False)
                        or (isinstance(options, dict) and isinstance(options.get("pitLane"), dict)
                            and options["pitLane"].get("enabled") is False))
-    if not pit_enabled:
-        raise TrackGeometryError("a track without a pit lane ('pitLane.enabled: false') is not supported here")
-    pit = pit_lane(samples, total, widths[0] * 2 * U, widths[1] * U)
+    pit = place_pit_lane(samples, total, widths[0] * 2 * U, widths[1] * U) if pit_enabled else None
     return _arrays(samples.x / U, samples.y / U, samples.distance / U, pit, widths)
 
 
-def track_from_paddockjs_samples(points) -> TrackArrays:
+def track_from_paddockjs_samples(points, pit_lane: bool = True) -> TrackArrays:
     """An exported PaddockJS centreline: its samples (float[3600 or 3601, 2], m; a repeated closing
     sample is dropped), used as they are. PaddockJS's generated-track checks apply (heading change
     between samples <= 0.08 rad, <= 1.42 rad over 30-36 samples, no self-intersection); the pit lane
-    is placed by PaddockJS's rule."""
+    is placed by PaddockJS's rule, or there is none (``pit_lane`` False)."""
     pts = np.asarray(points, np.float64)
     if np.allclose(pts[0], pts[-1]):
         pts = pts[:-1]
@@ -169,6 +174,6 @@ def track_from_paddockjs_samples(points) -> TrackArrays:
         problem = "the centreline crosses itself"
     if problem:
         raise TrackGeometryError(f"fails PaddockJS's track checks: {problem}")
-    pit = pit_lane(samples, total)
+    pit = place_pit_lane(samples, total) if pit_lane else None
     return _arrays(samples.x / U, samples.y / U, samples.distance / U, pit,
                    (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH))

@@ -32,6 +32,23 @@ LANE_OFFSETS = (31.0, 43.0, 55.0)
 LANE_POINT_STEP = 8.0     # m between fast-lane points of the pit path
 
 
+def no_pit_fields() -> dict:
+    """The pit fields of TrackArrays for a track without a pit lane (PaddockJS's
+    ``pitLane.enabled: false``): an empty pit path (``px``, ``py``, ``ps``, ``ph`` float64[0]), no
+    service boxes (``box_x``, ``box_y``, ``box_path_s`` float64[0]) and 0 for every pit scalar. The
+    kernels read "no pit lane" from the empty path (``track.surface.has_pit_lane``)."""
+    def empty():
+        return np.zeros(0, np.float64)
+    return dict(px=empty(), py=empty(), ps=empty(), ph=empty(), pit_length=0.0, pit_width=0.0,
+                pit_entry_s=0.0, pit_exit_s=0.0, pit_lane_start=0.0, pit_lane_end=0.0, pit_side=0.0,
+                box_x=empty(), box_y=empty(), box_path_s=empty())
+
+
+def track_has_pit_lane(track) -> bool:
+    """True when the TrackArrays ``track`` has a pit lane (Python's ``track.surface.has_pit_lane``)."""
+    return len(track.px) > 0
+
+
 class PitPlacementError(ValueError):
     """No side of the start straight has room for the pit lane."""
 

@@ -8,6 +8,10 @@ fast-lane start), the fast lane runs straight to point ``M - 1 - PIT_CONN_STEPS`
 the side away from the track, lie the working lane and the service boxes (``box_x``, ``box_y`` are
 the service-box centres) with a garage behind each. Pit surfaces override the main-track bands
 wherever they apply, except on the track asphalt and kerb.
+
+A track without a pit lane (PaddockJS's ``pitLane.enabled: false``) has an empty pit path and no
+service boxes (``pit_lane.no_pit_fields``): ``has_pit_lane`` is False, ``pit_surface`` is -1
+everywhere, ``pit_bbox`` is empty, so no kernel finds a pit surface.
 """
 
 import math
@@ -34,12 +38,21 @@ WORK_LANE_MARGIN = BOX_EASE - 0.5 * SERVICE_LENGTH
 
 
 @kernel(inline="always")
+def has_pit_lane(tr):
+    """True when the track has a pit lane: a pit path (``px``) of at least one point. Takes any
+    namedtuple with the pit arrays (TrackArrays or the kernels' smaller views of it)."""
+    return tr.px.shape[0] > 0
+
+
+@kernel(inline="always")
 def pit_point_at(tr, path_s):
     """Point of the pit path at path distance path_s (m, clamped to [0, pit_length]).
 
-    Returns (x m, y m, heading rad).
+    Returns (x m, y m, heading rad); (0, 0, 0) on a track without a pit lane (no route runs there).
     """
     m = tr.px.shape[0]
+    if m == 0:
+        return 0.0, 0.0, 0.0
     if path_s <= 0.0:
         return tr.px[0], tr.py[0], tr.ph[0]
     if path_s >= tr.ps[m - 1]:
@@ -104,9 +117,11 @@ def pit_surface(tr, x, y):
     """Pit surface code at (x, y) (m), or -1 when the point is on no pit surface.
 
     Uses the fast-lane frame: u along the lane from its start (m), v across it, positive away from
-    the track. Boxes win over lanes, lanes over connectors.
+    the track. Boxes win over lanes, lanes over connectors. -1 everywhere without a pit lane.
     """
     m = tr.px.shape[0]
+    if m == 0:
+        return -1
     i0 = PIT_CONN_STEPS
     i1 = m - 1 - PIT_CONN_STEPS
     sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)

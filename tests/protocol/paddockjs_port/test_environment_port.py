@@ -57,8 +57,6 @@ def test_tire_degradation_disabled(port):
     x.done()
 
 
-@pytest.mark.xfail(strict=True, reason="not built yet: tracks without a pit lane (trackGeneration's training "
-                   "profiles); the pit kernels need one. Strict: passing makes it fail, so the mark goes with the gap")
 def test_no_pit_training_profile(port):
     """steps a no-pit generated training profile through the public environment (slowTest)"""
     x = port.expect(5)
