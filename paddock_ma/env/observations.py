@@ -295,7 +295,7 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         "longitudinal_g": float(f[L.F_LONG_ACC] / L.GRAVITY),
         "grip_usage": usage,
         "slip_angle_radians": float(body_slip_angle(f[L.F_VX], f[L.F_VY], f[L.F_HEADING])),
-        "traction_limited": usage >= 1.0,
+        "traction_limited": bool(i[L.I_TRACTION_LIMITED]),
         "lap": int(i[L.I_LAP]),
         "completed_laps": int(i[L.I_COMPLETED_LAPS]),
         "lap_progress_meters": float(f[L.F_PROGRESS]),

@@ -41,11 +41,11 @@ from numba import prange
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
-    F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
+    F_HEADING, F_OFFSET, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
     I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
 )
 from ..core.trig import wrap_angle
-from ..track.geometry import edge_distances, heading_curvature_at
+from ..track.geometry import edge_distances, heading_curvature_at, nearest_sample
 
 # Radar fields: last axis of ``radar``.
 RADAR_FORWARD = 0     # m, other centre ahead of the sensing car (its frame)
@@ -294,7 +294,8 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         # ---- lookahead
         nq = lookahead_d.shape[0]
         if nq > 0:
-            prog = cars_f[w, c, F_PROGRESS]
+            # from the distance of the car's nearest centreline sample, as PaddockJS (its progress)
+            prog = cs[nearest_sample(cx, cy, cars_i[w, c, I_SEG_HINT], cars_f[w, c, F_X], cars_f[w, c, F_Y])]
             h0, k0 = heading_curvature_at(cs, chead, ccurv, length_l, prog)
             for q in range(nq):
                 h1, k1 = heading_curvature_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])

@@ -41,8 +41,9 @@ from ..core.layout import (
     CAR_LENGTH, CAR_WIDTH, F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_GRIP_USAGE, F_HEADING,
     F_HEADING_ERROR, F_LAT_ACC, F_LONG_ACC, F_PROGRESS, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY,
     F_WHEEL_OFFSET_FL, F_YAW_RATE, GRAVITY, I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
-    I_RANK, I_WHEEL_SURFACE_FL, KPH_PER_MPS, MODE_GREEN, MODE_SAFETY_CAR, PIT_COMPLETED, PATCH_LENGTH,
-    PATCH_WIDTH, PIT_PENDING, R_PIT_STOPS, SURF_PIT_ENTRY, WI_PIT_LANE_OPEN, WI_RACE_MODE, WI_RED_FLAG,
+    I_RANK, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, KPH_PER_MPS, MODE_GREEN, MODE_SAFETY_CAR, PIT_COMPLETED,
+    PATCH_LENGTH, PATCH_WIDTH, PIT_PENDING, R_PIT_STOPS, SURF_PIT_ENTRY, WI_PIT_LANE_OPEN, WI_RACE_MODE,
+    WI_RED_FLAG,
 )
 
 # PaddockJS's contact-patch surface codes (0 track, 1 kerb, 2 any pit surface, 3 grass, 4 gravel,
@@ -281,7 +282,7 @@ def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, offset, v):
     v[6] = cars_f[w, c, F_LONG_ACC] / GRAVITY / LONGITUDINAL_G_SCALE
     v[7] = usage / 2.0
     v[8] = body_slip_angle(cars_f[w, c, F_VX], cars_f[w, c, F_VY], cars_f[w, c, F_HEADING]) / math.pi
-    v[9] = 1.0 if usage >= 1.0 else 0.0
+    v[9] = cars_i[w, c, I_TRACTION_LIMITED]
     v[10] = clamp(cars_f[w, c, F_PROGRESS] / tr.length, 0.0, 1.0)
     v[11] = offset
     v[12] = cars_f[w, c, F_HEADING_ERROR] / math.pi

@@ -285,6 +285,23 @@ def band_of(ao, hw, kerb, gravel, grass):
 
 
 @kernel(inline="always")
+def nearest_sample(cx, cy, seg, x, y):
+    """PaddockJS's centre sample (``nearestTrackState``, legacy mode): the index of the centreline
+    sample nearest (x, y) (m), searched among the samples around ``seg``, the nearest segment of
+    (x, y) (the nearest sample is an end of it or of its neighbours)."""
+    n_seg = cx.shape[0] - 1
+    j = seg
+    best = (x - cx[seg]) ** 2 + (y - cy[seg]) ** 2
+    for dk in (-1, 1, 2):
+        kk = (seg + dk + n_seg) % n_seg
+        d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
+        if d2 < best:
+            best = d2
+            j = kk
+    return j
+
+
+@kernel(inline="always")
 def edge_distances(tr, offset):
     """Distances (m) from a lateral offset (m, + right) to the white lines: (left_m, right_m).
 
