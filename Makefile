@@ -23,11 +23,13 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e ".[rllib,dev]"
 	touch $(STAMP)
 
+# Two workers (pytest-xdist): the tests that start Ray run one after another on one of them (the `ray`
+# group, tests/conftest.py) while the rest share both.
 test: install
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadgroup
 
 test-fast: install
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -m "not slow"
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -n 2 --dist loadgroup -m "not slow"
 
 demo: install
 	$(VENV)/bin/paddock-ma demo

@@ -178,7 +178,7 @@ def add_parsers(sub) -> None:
 # subcommand -> (module of paddock_ma.bench, help)
 SERVER_BENCHES = {
     "policy-server": ("policy_server", "decide-batch latency of the policy server (p50/p99, 20 drivers)"),
-    "preview": ("preview", "what publishing a live preview costs a run (slowdown, extra CPU)"),
+    "preview": ("preview", "what publishing a live preview costs a run (interleaved pairs: slowdown median, spread)"),
 }
 
 

@@ -35,9 +35,9 @@ def cmd_serve(args) -> int:
     on_dispatcher = None
     if args.preview is not None:
         def on_dispatcher(dispatcher):
-            from ..serve.preview import PreviewProcess, attach_preview_to_dispatcher
+            from ..serve.preview import PreviewProcess, attach_preview
 
             preview = PreviewProcess(*args.preview).start()
-            attach_preview_to_dispatcher(dispatcher, preview)
+            attach_preview(dispatcher, preview)      # its engine's observer, kept across rebuilds
             print(f"paddock-ma serve: live preview on {preview.url}/preview/frame", file=sys.stderr, flush=True)
     return server.run(args, on_dispatcher=on_dispatcher)

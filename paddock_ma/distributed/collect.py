@@ -141,6 +141,39 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived (``stop_on_sigterm``): the run stops as on Ctrl-C, after its last committed fragment."""
 
 
+class StopSignals:
+    """SIGINT and SIGTERM while a collection runs (the command line's choice, ``stop_on_sigterm``): each
+    raises at once (``KeyboardInterrupt``, ``Terminated``) and is also remembered, and ``check()`` raises
+    a remembered one. Both are needed: a handler runs inside Ray's blocking calls (``ray.wait`` checks
+    for signals in C++), and when that call completes in the same instant Ray drops the exception the
+    handler raised, so the run would go on as if no signal came; the collect loop calls ``check()``
+    after each step. ``restore()`` puts the previous handlers back."""
+
+    def __init__(self):
+        self.pending: type | None = None
+        self._previous: dict = {}
+
+    def install(self) -> None:
+        import signal
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._previous[signum] = signal.signal(signum, self._handle)
+
+    def _handle(self, signum, frame):
+        import signal
+        self.pending = Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+        raise self.pending()
+
+    def check(self) -> None:
+        if self.pending is not None:
+            raise self.pending()
+
+    def restore(self) -> None:
+        import signal
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous.clear()
+
+
 # -- address ---------------------------------------------------------------------------------------------
 def check_address(address: str) -> str:
     """``local``, ``auto`` (needs a running cluster: RAY_ADDRESS or a `ray start` on this machine) or
@@ -245,8 +278,9 @@ def collect(cfg: CollectConfig, out, **kwargs) -> CollectResult:
     address: ``local`` (a private Ray instance), ``auto`` or ``HOST:PORT``; when Ray is already
     initialised in this process it is used as is. on_step: test hook ``fn(fleet, ShardStep)`` called
     after each step is handed out (kill a shard, remove a node...). shard_cls: ``ShardFleet``'s (ShardCore or a subclass; tests pass fault doubles).
-    stop_on_sigterm: SIGTERM raises ``Terminated`` (a KeyboardInterrupt) once Ray is up, so a stopped
-    run ends like Ctrl-C, its manifest at its last commit (the command line's choice). capacity_wait_s:
+    stop_on_sigterm: once Ray is up, SIGTERM raises ``Terminated`` (a KeyboardInterrupt) and SIGINT a
+    KeyboardInterrupt, each also re-raised after the next step if Ray dropped it (``StopSignals``), so a
+    stopped run ends like Ctrl-C, its manifest at its last commit (the command line's choice). capacity_wait_s:
     ``ShardFleet``'s (how long a shard that cannot be placed or keeps failing is retried; the progress line
     says so meanwhile). on_event: ``fn(event)`` for each of the fleet's events (failure, replace, retry, wait,
     placed, recovered, move), in this thread. preview: ``(host, port)`` to publish global world
@@ -255,16 +289,19 @@ def collect(cfg: CollectConfig, out, **kwargs) -> CollectResult:
     The run owns ``out`` (``OutLock``) until it returns.
     """
     lock = OutLock(Path(out))
+    stops = StopSignals() if kwargs.pop("stop_on_sigterm", False) else None
     try:
-        return _collect(cfg, Path(out), lock, **kwargs)
+        return _collect(cfg, Path(out), lock, stops=stops, **kwargs)
     finally:
+        if stops is not None:
+            stops.restore()
         lock.release()
 
 
 def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "local", deadline_s: float = 30.0,
              start_timeout_s: float = 300.0, progress: bool = True, shard_cls: type = ShardCore,
              on_step=None, ray_init_kwargs: dict | None = None, console=None,
-             stop_on_sigterm: bool = False, capacity_wait_s: float = 600.0, on_event=None,
+             stops: StopSignals | None = None, capacity_wait_s: float = 600.0, on_event=None,
              preview: tuple[str, int] | None = None, preview_world: int = 0,
              preview_fps: float = 10.0) -> CollectResult:
     cfg.validate()
@@ -307,12 +344,8 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
         except Exception as exc:   # noqa: BLE001 - turned into a message naming the address
             raise CollectError(f"address: Ray could not connect to {address} ({type(exc).__name__}: {exc}); check "
                                "the cluster is up, or use the address 'local'") from None
-    if stop_on_sigterm:         # after ray.init, which installs its own (exit at once)
-        import signal
-
-        def terminated(signum, frame):
-            raise Terminated()
-        signal.signal(signal.SIGTERM, terminated)
+    if stops is not None:       # after ray.init, which installs its own SIGTERM handler (exit at once)
+        stops.install()
     cpus = ray.cluster_resources().get("CPU", 0)
     if cpus < cfg.num_shards:
         raise CollectError(f"num_shards: got {cfg.num_shards}, but the cluster has {cpus:g} CPUs and each shard takes "
@@ -386,6 +419,8 @@ def _collect(cfg: CollectConfig, out: Path, lock: OutLock, *, address: str = "lo
                              for k, v in st.arrays.items()}
                 st.obs = np.array(st.obs, copy=True)
                 blocks.add(st)
+                if stops is not None:
+                    stops.check()           # a stop whose exception Ray dropped (StopSignals)
                 if feed is not None:
                     feed.poll()
                 if on_step is not None:

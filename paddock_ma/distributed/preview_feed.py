@@ -1,8 +1,8 @@
 """Live preview of a collection: one world of the fleet on PaddockJS's preview stream.
 
-``FleetPreview(fleet, hub, world, fps)`` asks the shard holding global world ``world`` for its frame
-(``ShardCore.preview_frame``) at most ``fps`` times a second and hands each to ``hub`` (a
-``serve.preview.PreviewProcess`` or ``PreviewHub``). ``poll()`` is called by the collection loop after
+``FleetPreview(fleet, hub, world, fps)`` asks the shard holding global world ``world`` for a copy of
+it (``ShardCore.preview_copy``: the shard pays the copy, not the packet) at most ``fps`` times a second
+and hands each to ``hub`` (a ``serve.preview.PreviewProcess`` or ``PreviewHub``), which builds the packet. ``poll()`` is called by the collection loop after
 each step it receives and never waits: a frame request rides the shard's call queue between two steps
 (the frame reads the state only, so the dataset is unchanged) and is published when Ray says it is
 ready; a frame lost with its shard is dropped, and the next request goes to the replacement.
@@ -57,4 +57,4 @@ class FleetPreview:
         if self.hub.track is None:
             self._pending = ("track", actor.track_picture.remote())
         else:
-            self._pending = ("frame", actor.preview_frame.remote(self.local))
+            self._pending = ("frame", actor.preview_copy.remote(self.local))     # the server builds the packet

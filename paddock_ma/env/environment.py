@@ -32,7 +32,7 @@ from .views.events import race_flags, world_events
 from .observations import object_view
 from .rewards import VectorReward
 from .reset.scenarios import parse_placements
-from .views.state_view import full_state, minimal_state
+from .views.state_view import paddockjs_state
 
 STATE_OUTPUTS = ("full", "minimal", "none")
 _ACTIVE_STOP = (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING)
@@ -261,7 +261,7 @@ class PaddockEnv:
         events, as PaddockJS's snapshot carries the latest step's."""
         if output == "none":
             return None
-        state = full_state(self.batch, self.w) if output == "full" else minimal_state(self.batch, self.w)
+        state = paddockjs_state(self.batch, self.w, output)
         if events is None:
             events = self._last["events"] if getattr(self, "_last", None) is not None else []
         state["snapshot"]["events"] = events

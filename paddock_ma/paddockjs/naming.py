@@ -19,6 +19,7 @@ config reads PaddockJS-shaped documents without importing the protocol.
 
 from __future__ import annotations
 
+import functools
 import re
 
 # PaddockJS's own spellings: the names the rule does not give.
@@ -63,12 +64,16 @@ def snake_case(name: str) -> str:
     return _UPPER.sub(lambda m: "_" + m.group(0).lower(), name)
 
 
+# A reply renames a few hundred keys of a few dozen distinct names: the two spellings are cached (bounded,
+# since a request may carry any key).
+@functools.lru_cache(maxsize=4096)
 def wire_name(name: str) -> str:
     """The wire spelling of a Python name (its exception, else the rule)."""
     found = EXCEPTIONS.get(name)
     return found if found is not None else camel_case(name)
 
 
+@functools.lru_cache(maxsize=4096)
 def python_name(name: str) -> str:
     """The Python spelling of a wire name (its exception, else the rule)."""
     found = _EXCEPTIONS_BACK.get(name)

@@ -107,7 +107,10 @@ class Dispatcher:
         before = set(self.engine.config.ignored_keys) if hasattr(self, "engine") else set()
         # PaddockJS keys that change nothing here: said once, in the next reply's "warnings"
         self._warnings = ignored_key_warnings(set(config.ignored_keys) - before)
+        previous = getattr(self, "engine", None)
         self.engine = BatchEnv(config, self.num_worlds, copy_obs=False)
+        for observer in previous.observers if previous is not None else ():
+            self.engine.add_observer(observer)    # a reset with config options rebuilds the engine: keep its watchers
         self.worlds = [PaddockEnv.world_of(self.engine, w) for w in range(self.num_worlds)]
         self._seed: int | None = None
 

@@ -6,8 +6,10 @@
 and metrics) with what PaddockJS's renderer reads of a snapshot (``paddockjs_render_fields``): car
 positions in its simulation units (``UNITS_PER_METER`` a metre, ``meta.unitsPerMeter`` says so), its race
 control, safety car, events and penalties; the observation is the controlled drivers' observation objects
-(rays and radar in real units). PaddockJS's Policy Runner draws such a packet on the track it builds
-itself (the same track for a ``trackSeed`` config: a packet carries no track). ``track_picture(engine)``
+(rays and radar in real units). Each car also carries what PaddockJS's timing tower and telemetry
+panel read (``env.views.timing_view``: throttle, brake, tyre, gaps, race status, lap telemetry), and the
+cars are listed in race order as PaddockJS lists them. PaddockJS's Policy Runner draws such a packet on
+the track it builds itself (the same track for a ``trackSeed`` config: a packet carries no track). ``track_picture(engine)``
 is the static track for our viewer: the surface raster (kerbs, runoff, pit lane) and the centreline. When the state view becomes PaddockJS's snapshot shape, only this module changes.
 """
 
@@ -20,6 +22,8 @@ import numpy as np
 from ..env.episodes import END_REASON_NAMES, metrics_dicts
 from ..env.observations import object_view
 from ..env.views.state_view import minimal_state
+from ..env.views.timing_view import race_order, timing_fields
+from ..env.views.world_copy import WorldCopy, copy_world
 from ..paddockjs.naming import wire_name
 
 PACKET_TYPE = "preview:snapshot"
@@ -68,11 +72,24 @@ def preview_frame(engine, w: int = 0, observe=None, meta: dict | None = None) ->
     """PaddockJS's preview packet of world ``w`` of a reset ``BatchEnv`` (see the module docstring);
     ``observe``: whose observation objects it carries (``observed_drivers``). An observation object costs
     about as much to build as the whole snapshot, hence the default of one."""
-    snap = minimal_state(engine, w)["snapshot"]
-    controlled = {d: k for k, d in enumerate(engine.controlled)}
-    running = engine.running_mask()[w]
-    metrics = metrics_dicts(engine.latest_metrics[w])        # one call for every controlled car
-    ep_end = engine.current_result().end_reason[w] if not running.all() else None
+    return copy_frame(copy_world(engine, w, extra=frame_extra(engine, observe, meta)))
+
+
+def frame_extra(engine, observe=None, meta: dict | None = None) -> dict:
+    """What a ``WorldCopy`` carries for ``copy_frame``: the observed drivers (checked here) and the meta."""
+    return {"observe": observed_drivers(engine, observe), "meta": meta or {}}
+
+
+def copy_frame(copy: WorldCopy) -> dict:
+    """The packet of a ``WorldCopy`` made with ``extra=frame_extra(...)``: what ``preview_frame`` builds,
+    on whatever thread or process holds the copy (a live preview's publisher)."""
+    snap = minimal_state(copy, 0)["snapshot"]
+    for car, timing in zip(snap["cars"], timing_fields(copy, 0)):      # both in slot order
+        car.update(timing)
+    controlled = {d: k for k, d in enumerate(copy.controlled)}
+    running = copy.running_mask()[0]
+    metrics = metrics_dicts(copy.latest_metrics[0])          # one call for every controlled car
+    ep_end = copy.episodes().end_reason[0] if not running.all() else None
     for car in snap["cars"]:
         k = controlled.get(car["id"])
         car["controlled"] = k is not None
@@ -80,14 +97,15 @@ def preview_frame(engine, w: int = 0, observe=None, meta: dict | None = None) ->
             car["episode_running"] = bool(running[k])
             car["end_reason"] = None if ep_end is None or running[k] else END_REASON_NAMES[int(ep_end[k])]
             car["metrics"] = metrics[k]
-    observation = {d: {"object": wire_keys(object_view(engine, w, controlled[d]))}     # keys: driver ids
-                   for d in observed_drivers(engine, observe)}
-    paddockjs_render_fields(snap, engine)
-    head = {"world": int(w), "worlds": int(engine.num_worlds), "seed": getattr(engine, "seed", None),
-            "track": engine.config.track, "controlledDrivers": list(engine.controlled),
+    observation = {d: {"object": wire_keys(object_view(copy, 0, controlled[d]))}     # keys: driver ids
+                   for d in copy.extra.get("observe", ())}
+    paddockjs_render_fields(snap, copy)
+    snap["cars"] = race_order(snap["cars"])                  # the timing tower lists them in this order
+    head = {"world": copy.world, "worlds": copy.statics.num_worlds, "seed": copy.seed,
+            "track": copy.config.track, "controlledDrivers": list(copy.controlled),
             "step": snap["step"], "unitsPerMeter": UNITS_PER_METER}     # the Policy Runner shows meta.step
     return {"type": PACKET_TYPE, "snapshot": wire_keys(snap), "observation": observation,
-            "meta": {**head, **(meta or {})}}
+            "meta": {**head, **copy.extra.get("meta", {})}}
 
 
 def paddockjs_render_fields(snap: dict, engine) -> None:

@@ -7,23 +7,27 @@ never holds up the run or the other clients. ``latest`` is what ``GET /preview/f
 
 ``PreviewServer`` runs the app (``serve.app``) on a daemon thread: ``ws://HOST:PORT/preview``,
 ``GET /preview/frame``, ``GET /preview/track`` and the viewer page at ``/``, bound to 127.0.0.1 unless
-a host is given. ``PreviewProcess`` is the same server in a child process (the run's thread only builds
-and serialises a frame and offers it to a one-frame queue): the choice for a run that must not share its
-interpreter lock with the server. ``attach_preview(engine, server, world=0, fps=10)`` observes a ``BatchEnv``
-(``BatchEnv.add_observer``; whatever drives it: PaddockEnv, the adapters, a vector env) so that its reset, step
-and reset_drivers publish
-world ``world``'s frame at most ``fps`` times a second of wall clock (or every ``every`` steps);
-the wall clock only paces publishing, never the simulation.
+a host is given. ``PreviewProcess`` is the same server in a child process, which also builds the frames
+(the run's thread only copies the world's small arrays and offers them to a one-frame slot): the choice
+for a run that must not share its interpreter lock with the server. ``attach_preview(engine, server,
+world=0, fps=10)`` observes a ``BatchEnv`` (``BatchEnv.add_observer``; whatever drives it: PaddockEnv, the
+adapters, a vector env, a protocol Dispatcher) so that its reset, step and reset_drivers publish world
+``world``'s frame at most ``fps`` times a second of wall clock (or every ``every`` steps); the wall clock
+only paces publishing, never the simulation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
+import pickle
+import queue
 import threading
 import time
 
-from .frames import preview_frame, track_picture
+from ..env.views.world_copy import EngineStatics, WorldCopy, copy_world
+from .frames import copy_frame, frame_extra, track_picture
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8787
 
@@ -50,8 +54,8 @@ class PreviewHub:
 
     # -- producers ------------------------------------------------------------------------------
     def publish_threadsafe(self, frame) -> None:
-        """Hand in a frame (a packet dict, or its JSON text) from any thread; returns at once (the slot
-        keeps only the newest)."""
+        """Hand in a frame (a packet dict, its JSON text, or a ``WorldCopy`` the loop builds it from) from
+        any thread; returns at once (the slot keeps only the newest)."""
         self._slot = frame
         self.published += 1
         if not self._wake_pending and self.loop is not None:
@@ -63,6 +67,8 @@ class PreviewHub:
         frame, self._slot = self._slot, None
         if frame is None:
             return
+        if isinstance(frame, WorldCopy):
+            frame = copy_frame(frame)
         self.latest = frame if isinstance(frame, dict) else None
         self.latest_text = frame if isinstance(frame, str) else json.dumps(frame, allow_nan=False, default=_plain)
         self.sent += 1
@@ -152,11 +158,13 @@ class PreviewServer:
 
 
 class PreviewProcess:
-    """The preview server in a child process, so that serving clients never competes with the run for
-    this interpreter's lock. ``publish_threadsafe`` serialises the frame and leaves it in a one-frame
-    slot (returns at once); a sender thread writes the newest slot to the child over a pipe (the write
-    waits outside the lock), so frames the child is too busy to take are replaced, never queued. The
-    same interface as a hub for ``attach_preview`` (``track``, ``publish_threadsafe``, ``published``)."""
+    """The preview server in a child process, so that building, serialising and serving frames never
+    competes with the run for this interpreter's lock. ``publish_threadsafe`` leaves the frame (a
+    ``WorldCopy``, or a packet dict) in a one-frame slot and returns at once, taking no lock; a sender
+    thread pickles the newest slot and writes it to the child over a pipe (the write waits outside the
+    interpreter lock; a copy's ``EngineStatics`` go once per engine), and the child builds the packet;
+    frames the child is too busy to take are replaced, never queued. The same interface as a hub for ``attach_preview`` (``track``,
+    ``publish_threadsafe``, ``published``)."""
 
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, viewer_sources=None):
         import multiprocessing
@@ -166,12 +174,15 @@ class PreviewProcess:
         self._process = ctx.Process(target=_serve_child, args=(host, port, viewer_sources, child_conn),
                                     daemon=True, name="paddock-preview")
         self._track = None
-        self._slot: bytes | None = None
-        self._wake = threading.Condition()
+        # the run's thread takes no Python lock: the newest frame goes into a one-item deque (an atomic
+        # append), and the sender is woken through a SimpleQueue once per batch of frames
+        self._slot: collections.deque = collections.deque(maxlen=1)
+        self._wake: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake_pending = False
+        self._statics_sent: EngineStatics | None = None
         self._send_lock = threading.Lock()
         self._closed = False
         self.published = 0
-        self.replaced = 0            # frames replaced in the slot before the sender took them
 
     @property
     def hub(self):
@@ -202,100 +213,135 @@ class PreviewProcess:
         with self._send_lock:                       # once, before any frame: written at once
             self._conn.send_bytes(b"T" + json.dumps(picture).encode())
 
-    def publish_threadsafe(self, frame: dict) -> None:
+    def publish_threadsafe(self, frame) -> None:
         self.published += 1
-        self._offer(b"F" + json.dumps(frame, allow_nan=False, default=_plain).encode())
-
-    def _offer(self, message: bytes) -> None:
-        with self._wake:
-            if self._slot is not None:
-                self.replaced += 1
-            self._slot = message
-            self._wake.notify()
+        self._slot.append(frame)                  # replaces a frame the sender has not taken yet
+        if not self._wake_pending:
+            self._wake_pending = True
+            self._wake.put(None)
 
     def _send_newest(self) -> None:
         while True:
-            with self._wake:
-                while self._slot is None and not self._closed:
-                    self._wake.wait()
-                if self._closed:
-                    return
-                message, self._slot = self._slot, None
+            self._wake.get()
+            self._wake_pending = False
+            if self._closed:
+                return
+            try:
+                frame = self._slot.pop()
+            except IndexError:                    # taken on an earlier wake-up
+                continue
             try:
                 with self._send_lock:
-                    self._conn.send_bytes(message)
+                    for message in self._messages(frame):
+                        self._conn.send_bytes(message)
             except OSError:
                 return
 
+    def _messages(self, frame) -> list:
+        """The pipe messages of one frame: b"S" statics (when they changed) and b"C" a copy's parts, or
+        b"F" a packet's JSON."""
+        if not isinstance(frame, WorldCopy):
+            return [b"F" + json.dumps(frame, allow_nan=False, default=_plain).encode()]
+        out = []
+        if frame.statics is not self._statics_sent:
+            out.append(b"S" + pickle.dumps(frame.statics, pickle.HIGHEST_PROTOCOL))
+            self._statics_sent = frame.statics
+        out.append(b"C" + pickle.dumps(frame.parts(), pickle.HIGHEST_PROTOCOL))
+        return out
+
     def stop(self) -> None:
-        with self._wake:
-            self._closed = True
-            self._wake.notify()
+        self._closed = True
+        self._wake.put(None)
         if self._process.is_alive():
             self._process.terminate()
         self._process.join(10)
 
 
 def _serve_child(host, port, viewer_sources, conn) -> None:
-    """The child of ``PreviewProcess``: a ``PreviewServer`` fed from the pipe (b"T" track, b"F" frame)."""
+    """The child of ``PreviewProcess``: a ``PreviewServer`` fed from the pipe (b"T" track, b"S" statics,
+    b"C" a copy's parts, b"F" a packet's JSON)."""
     try:
         server = PreviewServer(host, port, viewer_sources=viewer_sources).start()
     except OSError as exc:
         conn.send(("error", str(exc)))
         return
     conn.send(("ready", server.port))
+    statics = None
     while True:
         try:
             message = conn.recv_bytes()
         except EOFError:
             return
-        if message[:1] == b"T":
-            server.hub.track = json.loads(message[1:])
+        kind, body = message[:1], message[1:]
+        if kind == b"T":
+            server.hub.track = json.loads(body)
+        elif kind == b"S":
+            statics = pickle.loads(body)
+        elif kind == b"C":
+            # built here, off the loop: the loop only sends text
+            frame = copy_frame(WorldCopy(statics, **pickle.loads(body)))
+            server.hub.publish_threadsafe(json.dumps(frame, allow_nan=False, default=_plain))
         else:
-            server.hub.publish_threadsafe(message[1:].decode())
+            server.hub.publish_threadsafe(body.decode())
 
 
 class PreviewTap:
     """Publishes one world of a BatchEnv after its calls: a ``BatchEnv.add_observer`` observer
-    (``attach_preview``). It follows the engine that calls it, so a PaddockEnv whose reset rebuilt its
-    engine (config options; the observers move to the new one) keeps publishing, with the new track."""
+    (``attach_preview``). It follows the engine that calls it, so a PaddockEnv (or a protocol
+    ``Dispatcher``) whose reset rebuilt its engine (config options; the observers move to the new one)
+    keeps publishing, with the new track.
+
+    On a call with no frame due the tap only counts and compares (a clock read against a deadline in
+    nanoseconds, or a step count against the next due step). A due frame is a ``WorldCopy`` of the world
+    (copies of its small arrays, tens of microseconds) handed to the publisher, which builds the packet
+    on its own thread or process."""
 
     def __init__(self, engine, hub: PreviewHub, world: int, fps: float, every: int | None, observe):
         if not 0 <= world < engine.num_worlds:
             raise ValueError(f"world: got {world}; the engine has worlds 0..{engine.num_worlds - 1}")
-        from .frames import observed_drivers
-        observed_drivers(engine, observe)          # a bad list fails here, not on the first frame
-        self.engine, self.hub, self.world, self.observe = engine, hub, world, observe
-        self.period = 0.0 if not fps else 1.0 / fps
+        if every is not None and not (isinstance(every, int) and every >= 1):
+            raise ValueError(f"every: got {every!r}; expected a whole number of steps >= 1 (or None for fps)")
+        self.hub, self.world, self.observe = hub, world, observe
+        self.period_ns = 0 if every is not None or not fps else int(1e9 / fps)     # fps 0: every call
         self.every = every
         self.calls = 0
         self.steps = 0
-        self.seconds = 0.0           # spent building and handing in frames, in the run's thread
-        self._last = -1e18
-        self._track_of = engine.track
-        hub.track = track_picture(engine)
+        self.seconds = 0.0           # CPU seconds the run's thread spent copying and handing in frames
+        self._due_ns = 0                                   # fps: the clock time of the next frame
+        self._due_step = every if every is not None else 0  # every: the step count of the next frame
+        self._follow(engine)
+
+    def _follow(self, engine) -> None:
+        """Publish ``engine`` from now on (its statics, its observed drivers, its track if it changed)."""
+        previous = getattr(self, "engine", None)
+        self.engine, self.statics = engine, EngineStatics.of(engine)
+        self._extra_observe = frame_extra(engine, self.observe)["observe"]   # a bad list fails here
+        if previous is None or engine.track is not previous.track:
+            self.hub.track = track_picture(engine)
 
     def __call__(self, name: str, engine) -> None:
         """The observer: after ``engine``'s call ``name`` ("reset", "step" or "reset_drivers")."""
         self.calls += 1
+        if name == "step":
+            self.steps += 1
+            if self.steps < self._due_step or time.monotonic_ns() < self._due_ns:
+                return
+        elif name != "reset" and (self.every is not None or time.monotonic_ns() < self._due_ns):
+            return                                   # reset_drivers: published only when a frame is due by time
+        self._publish(name, engine)
+
+    def _publish(self, name: str, engine) -> None:
+        t0 = time.thread_time()                  # CPU time: a loaded machine's waits for a core do not count
         if engine is not self.engine:
-            self.engine = engine
-            if engine.track is not self._track_of:
-                self._track_of = engine.track
-                self.hub.track = track_picture(engine)
+            self._follow(engine)
+        if engine.state is not None:
+            self.hub.publish_threadsafe(copy_world(engine, self.world, self.statics, {
+                "observe": self._extra_observe, "meta": {"call": name, "calls": self.calls}}))
         if self.every is not None:
-            self.steps += name == "step"
-            due = name == "reset" or (name == "step" and self.steps % self.every == 0)
+            self._due_step = (self.steps // self.every + 1) * self.every
         else:
-            now = time.monotonic()
-            due = now - self._last >= self.period
-            if due:
-                self._last = now
-        if due and engine.state is not None:
-            t0 = time.perf_counter()
-            self.hub.publish_threadsafe(preview_frame(engine, self.world, self.observe,
-                                                      meta={"call": name, "calls": self.calls}))
-            self.seconds += time.perf_counter() - t0
+            self._due_ns = time.monotonic_ns() + self.period_ns
+        self.seconds += time.thread_time() - t0
 
     def detach(self) -> None:
         """Stop publishing (from the engine it last followed)."""
@@ -304,34 +350,33 @@ class PreviewTap:
 
 def attach_preview(engine, server_or_hub, world: int = 0, fps: float = 10.0, every: int | None = None,
                    observe=None) -> PreviewTap:
-    """Publish world ``world`` of ``engine`` (a BatchEnv, or a PaddockEnv: its engine) after each reset,
-    step and reset_drivers, at most ``fps`` frames a second (or every ``every`` steps); -> the tap
-    (``detach()`` to stop). ``observe``: whose observation objects (rays, radar) the frames carry: None the
-    first controlled driver, True all, False none, or a list of driver ids (``frames.observed_drivers``)."""
-    engine = getattr(engine, "batch", engine)
+    """Publish world ``world`` of ``engine`` after each reset, step and reset_drivers, at most ``fps``
+    frames a second (or every ``every`` steps); -> the tap (``detach()`` to stop). ``engine``: a BatchEnv,
+    or what drives one (a PaddockEnv's ``batch``, a vector env's or a protocol ``Dispatcher``'s ``engine``;
+    an engine rebuilt by a reset with config options hands its observers to the new one). ``observe``:
+    whose observation objects (rays, radar) the frames carry: None the first controlled driver, True all,
+    False none, or a list of driver ids (``frames.observed_drivers``)."""
+    engine = engine_of(engine)
     hub = server_or_hub.hub if isinstance(server_or_hub, (PreviewServer, PreviewProcess)) else server_or_hub
     tap = PreviewTap(engine, hub, world, fps, every, observe)
     engine.add_observer(tap)
     return tap
 
 
-def attach_preview_to_dispatcher(dispatcher, server_or_hub, world: int = 0, fps: float = 10.0,
-                                 every: int | None = None, observe=None):
-    """Publish a worker-protocol ``Dispatcher``'s world ``world`` (``paddock-ma serve --preview``): its
-    engine is hooked, and hooked again after a request that rebuilt it (a reset with config options);
-    -> a function returning the current tap."""
-    state = {"tap": attach_preview(dispatcher.engine, server_or_hub, world, fps, every, observe)}
-
-    def follow_engine():
-        if state["tap"].engine is not dispatcher.engine:
-            state["tap"] = attach_preview(dispatcher.engine, server_or_hub, world, fps, every, observe)
-
-    for name in ("handle_line", "handle"):
-        original = getattr(dispatcher, name)
-
-        def hooked(*args, _original=original, **kwargs):
-            reply = _original(*args, **kwargs)
-            follow_engine()
-            return reply
-        setattr(dispatcher, name, hooked)
-    return lambda: state["tap"]
+def engine_of(runner):
+    """The BatchEnv behind ``runner``: itself, or its ``batch`` (PaddockEnv) or ``engine`` (vector envs,
+    a protocol Dispatcher), followed down wrappers' ``unwrapped``/``env`` chains."""
+    seen = 0
+    while not hasattr(runner, "add_observer") and seen < 16:
+        seen += 1
+        for name in ("batch", "engine", "unwrapped", "env", "par_env", "aec_env"):
+            inner = getattr(runner, name, None)
+            if inner is not None and inner is not runner:
+                runner = inner
+                break
+        else:
+            break
+    if not hasattr(runner, "add_observer"):
+        raise TypeError(f"attach_preview: {type(runner).__name__} has no BatchEnv to observe; pass a BatchEnv, "
+                        "a PaddockEnv, an adapter or a protocol Dispatcher")
+    return runner

@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 
 from ..env.errors import INVALID_CONFIG, PaddockError
+from ..env.views.world_copy import WorldCopy
+from .frames import copy_frame
 
 TRACK_LINE = "preview:track"
 
@@ -36,10 +38,13 @@ class FrameRecorder:
             self._file.write(json.dumps({"type": TRACK_LINE, "name": self.name, "track": picture}) + "\n")
         self._track = picture
 
-    def publish_threadsafe(self, frame: dict) -> None:
+    def publish_threadsafe(self, frame) -> None:
+        """Write a frame (a packet dict, or a ``WorldCopy`` built into one here)."""
         if self._track is None:
             raise PaddockError(INVALID_CONFIG, "recording: the track line must come first (use attach_preview)",
                                "track")
+        if isinstance(frame, WorldCopy):
+            frame = copy_frame(frame)
         self._file.write(json.dumps(frame, allow_nan=False) + "\n")
         self.published += 1
 

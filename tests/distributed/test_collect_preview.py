@@ -9,6 +9,7 @@ from paddock_ma.cli import main as cli_main
 from paddock_ma.distributed.collect import CollectError, collect
 
 from ..serve.conftest import http
+from ..serve.test_preview import WebSocketReader
 from .test_collect import _bytes, _cfg, clean  # noqa: F401 - the fault-free dataset of the same config
 
 pytestmark = pytest.mark.ray
@@ -31,6 +32,7 @@ def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_p
             if status == 200 and frame["type"] == "preview:snapshot":      # not the waiting status
                 seen.append(frame)
 
+    reader = WebSocketReader("127.0.0.1", port, timeout=600)       # connects once the server listens
     res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=on_step, preview=("127.0.0.1", port),
                   preview_world=3, preview_fps=1000.0)
     assert res.failures == 0
@@ -42,6 +44,10 @@ def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_p
     assert 1 <= frame["meta"]["seq"] <= 40
     assert len(frame["snapshot"]["cars"]) >= 1 and all("x" in c and "y" in c for c in frame["snapshot"]["cars"])
     assert [f["meta"]["seq"] for f in seen] == sorted(f["meta"]["seq"] for f in seen)   # newest frame wins
+    reader.closed = True
+    pushed = reader.packets                                     # the same stream over the real WebSocket
+    assert pushed and all(p["meta"]["globalWorld"] == 3 for p in pushed)
+    assert [p["meta"]["seq"] for p in pushed] == sorted(p["meta"]["seq"] for p in pushed)
 
 
 def test_a_preview_world_outside_the_fleet_is_refused_before_ray_starts(tmp_path, capsys):

@@ -227,8 +227,9 @@ def test_state_output(output):
     if output == "full":
         assert "checksum" in snap and "wheels" in car and "velocity_x" in car
         assert snap["checksum"] == f"{env.checksum():016x}"
-    else:
-        assert "checksum" not in snap and "wheels" not in car
+    else:       # PaddockJS's minimal snapshot: wheels and track state, no setup, rules or dynamics extras
+        assert "checksum" not in snap and "rules" not in snap and "velocity_x" not in car and "setup" not in car
+        assert "wheels" in car and "track_state" in car
 
 
 def test_reward_callback_context_and_timing():

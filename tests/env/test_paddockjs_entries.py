@@ -48,13 +48,14 @@ def test_every_recorded_paddockjs_test_config_but_one_loads():
 
 
 def test_an_entry_gives_its_driver_ratings_and_car():
-    config, texts = _load({"drivers": [BUDGET, {"id": "noir", "name": "Neural Noir"}], "controlledDrivers": ["budget"],
+    # "rookie" is neither in an entry nor one of PaddockJS's demo drivers (whose ids get their blueprint)
+    config, texts = _load({"drivers": [BUDGET, {"id": "rookie", "name": "Rookie"}], "controlledDrivers": ["budget"],
                            "entries": [BUDGET_ENTRY]})
     expected = {"pace": 52, "racecraft": 74, "aggression": 38, "power": 48, "braking": 72, "aero": 55,
                 "dragEfficiency": 66, "mechanicalGrip": 63, "weightControl": 58, "tireCare": 82}
     assert config.driver_ratings("budget") == expected
-    assert config.driver_ratings("noir") == {}                    # no entry: the neutral car
-    params = car_params(config, load_track("oval"), ["budget", "noir"])
+    assert config.driver_ratings("rookie") == {}                  # no entry: the neutral car
+    params = car_params(config, load_track("oval"), ["budget", "rookie"])
     np.testing.assert_array_equal(params[0], car_params_from_ratings(expected))
     assert params[0, L.P_POWER] == 43000.0 + (48 - 50) / 50 * 3200.0    # PaddockJS's VehicleData rule
     np.testing.assert_array_equal(params[1], car_params_from_ratings({}))

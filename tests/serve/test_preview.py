@@ -30,6 +30,59 @@ def car_positions(engine, w=0):
     return {c["id"]: (c["x"], c["y"]) for c in minimal_state(engine, w)["snapshot"]["cars"]}
 
 
+class WebSocketReader:
+    """A real WebSocket client of ``ws://HOST:PORT/preview`` on its own thread, retrying until the server
+    listens: ``packets`` are the snapshot packets it received; ``wait(predicate)`` waits for one."""
+
+    def __init__(self, host, port, timeout=120):
+        self.packets, self._found, self._predicate = [], threading.Event(), lambda p: False
+        self.url, self.timeout, self.closed = f"ws://{host}:{port}/preview", timeout, False
+        threading.Thread(target=lambda: asyncio.run(self._read()), daemon=True).start()
+
+    async def _read(self):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        async with aiohttp.ClientSession() as session:
+            while loop.time() < deadline and not self.closed:    # closed: stop retrying
+                try:
+                    async with session.ws_connect(self.url) as ws:
+                        async for msg in ws:
+                            packet = json.loads(msg.data)
+                            if packet.get("type") == "preview:snapshot":
+                                self.packets.append(packet)
+                                if self._predicate(packet):
+                                    self._found.set()
+                except aiohttp.ClientError:
+                    await asyncio.sleep(0.2)
+
+    def wait(self, predicate, timeout=120) -> dict:
+        self._predicate = predicate
+        if not any(predicate(p) for p in self.packets):
+            assert self._found.wait(timeout), f"no such packet over the WebSocket; got {len(self.packets)}"
+        return next(p for p in reversed(self.packets) if predicate(p))
+
+
+def assert_timing_tower_fields(frame):
+    """What PaddockJS's timing tower and telemetry panel read of each car (timingTowerRenderer.js,
+    telemetryRenderer.js), typed as it reads them: cars in race order with integer positions, applied
+    throttle and brake in 0..1 (the observed driver's as its observation says), tyre, gaps, lap telemetry."""
+    cars = frame["snapshot"]["cars"]
+    assert [c["rank"] for c in cars] == list(range(1, len(cars) + 1))
+    for car in cars:
+        assert isinstance(car["throttle"], float) and 0.0 <= car["throttle"] <= 1.0
+        assert isinstance(car["brake"], float) and 0.0 <= car["brake"] <= 1.0
+        assert car["tire"] in ("S", "M", "H") and 0 < car["tireEnergy"] <= 100 and isinstance(car["lap"], int)
+        assert car["status"] == car["raceStatus"] == "racing" and car["dnf"] is False
+        assert car["lapTelemetry"]["currentSector"] in (1, 2, 3) and car["lapTelemetry"]["completedLaps"] == 0
+        assert isinstance(car["lateralG"], float) and isinstance(car["gripUsage"], float) and car["stabilityState"]
+    assert cars[0]["leaderGapSeconds"] is None and all(c["leaderGapSeconds"] >= 0 for c in cars[1:])
+    assert all(a["raceDistanceMeters"] >= b["raceDistanceMeters"] for a, b in zip(cars, cars[1:]))
+    (driver, observed), = frame["observation"].items()
+    me = next(c for c in cars if c["id"] == driver)
+    assert me["throttle"] == observed["object"]["self"]["throttle"]
+    assert me["brake"] == observed["object"]["self"]["brake"]
+
+
 def test_frames_are_paddockjs_packets_of_the_chosen_world(server):
     env = CarVectorEnv("paddock/oval-batch-v0", 3)
     tap = attach_preview(env.engine, server, world=2, every=1)
@@ -113,11 +166,14 @@ def test_a_preview_server_in_a_child_process_serves_the_runs_frames():
 
 
 def test_a_protocol_worker_publishes_its_world_across_engine_rebuilds(server):
+    """A ``Dispatcher`` is observed through its engine's ``add_observer``; a reset with config options
+    builds a new engine, which takes the observers over (nothing wraps the dispatcher's methods)."""
     from paddock_ma.catalog import env_config
     from paddock_ma.protocol.messages import Dispatcher
-    from paddock_ma.serve.preview import attach_preview_to_dispatcher
     dispatcher = Dispatcher(env_config("paddock/gp-v0"), num_worlds=1, env_id="paddock/gp-v0")
-    current = attach_preview_to_dispatcher(dispatcher, server, every=1)
+    methods = (Dispatcher.handle_line, Dispatcher.handle)
+    tap = attach_preview(dispatcher, server, every=1)
+    assert (type(dispatcher).handle_line, type(dispatcher).handle) == methods and "handle_line" not in vars(dispatcher)
     drivers = list(dispatcher.engine.controlled)
     step = json.dumps({"id": 3, "type": "step", "actions": {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0}
                                                              for d in drivers}})
@@ -126,10 +182,12 @@ def test_a_protocol_worker_publishes_its_world_across_engine_rebuilds(server):
         dispatcher.handle_line(step)
     frame = http("GET", f"{server.url}/preview/frame")[2]
     assert frame["snapshot"]["step"] == 3 and frame["meta"]["track"] == dispatcher.config.track
-    first = current()
+    first = dispatcher.engine
     reply = json.loads(dispatcher.handle_line(json.dumps({"id": 4, "type": "reset", "options": {"seed": 7, "frameSkip": 2}})))
-    assert reply.get("ok", True) is not False and current() is not first       # rebuilt engine, hooked again
+    assert reply.get("ok", True) is not False and dispatcher.engine is not first
+    assert dispatcher.engine.observers == (tap,)
     dispatcher.handle_line(step)
+    assert tap.engine is dispatcher.engine
     assert http("GET", f"{server.url}/preview/frame")[2]["snapshot"]["tick"] == 2
 
 
@@ -143,6 +201,7 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
     proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "serve", "--env", "paddock/gp-v0",
                              "--preview", f"127.0.0.1:{port}"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    reader = WebSocketReader("127.0.0.1", port)
     try:
         def ask(message):
             proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -164,6 +223,10 @@ def test_paddock_ma_serve_with_preview_publishes_its_world_while_it_answers_on_s
                 break
             time.sleep(0.1)
         assert frame["type"] == "preview:snapshot" and frame["snapshot"]["step"] == 13
+        assert_timing_tower_fields(frame)
+        pushed = reader.wait(lambda p: p["snapshot"]["step"] == 13)        # the same frame, pushed
+        assert pushed == frame
+        reader.closed = True
     finally:
         proc.stdin.close()
         proc.wait(60)
@@ -262,3 +325,74 @@ def test_engine_observers_hear_each_batched_call_once():
     engine.remove_observer(observer)
     engine.step(actions)
     assert len(heard) == 6 and engine.observers == ()
+
+
+def _drive_batch_env(server):
+    from paddock_ma.catalog import env_config
+    from paddock_ma.env.batch_env import BatchEnv
+    engine = BatchEnv(env_config("paddock/oval-batch-v0"), 2)
+    attach_preview(engine, server, every=1)
+    engine.reset(seed=1)
+    for _ in range(3):
+        engine.step(np.tile([0.0, 0.7, 0.0], (2, len(engine.controlled), 1)).astype(np.float32))
+
+
+def _drive_paddock_env(server):
+    pe = make("paddock/oval-batch-v0")
+    attach_preview(pe, server, every=1)
+    pe.reset(seed=1)
+    for _ in range(3):
+        pe.step({d: {"steering": 0.0, "throttle": 0.7, "brake": 0.0} for d in pe.controlled})
+
+
+def _drive_vector_env(server):
+    env = CarVectorEnv("paddock/oval-batch-v0", 2)
+    attach_preview(env, server, every=1)
+    env.reset(seed=1)
+    for _ in range(3):
+        env.step(np.tile([0.0, 0.7, 0.0], (env.num_envs, 1)))
+
+
+def _drive_pettingzoo(server):
+    from paddock_ma.adapters.pettingzoo_env import parallel_env
+    env = parallel_env("paddock/oval-batch-v0")
+    attach_preview(env, server, every=1)
+    env.reset(seed=1)
+    for _ in range(3):
+        env.step({a: np.zeros(env.action_space(a).shape, env.action_space(a).dtype) for a in env.agents})
+
+
+def _drive_rllib(server):
+    from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv
+    env = PaddockMultiAgentEnv({"env_id": "paddock/oval-batch-v0", "num_worlds": 2})
+    attach_preview(env, server, every=1)
+    obs, _ = env.reset(seed=1)
+    for _ in range(3):
+        obs = env.step({a: np.zeros(3, np.float32) for a in obs})[0]
+
+
+@pytest.mark.parametrize("drive", [_drive_batch_env, _drive_paddock_env, _drive_vector_env, _drive_pettingzoo,
+                                   _drive_rllib], ids=lambda f: f.__name__[len("_drive_"):])
+def test_every_entry_point_publishes_frames_a_websocket_client_receives(server, drive):
+    """BatchEnv, PaddockEnv, the gymnasium vector env and the PettingZoo and RLlib adapters: each is
+    passed to ``attach_preview`` as a user holds it; the packets of its reset and three steps reach a
+    WebSocket client of the real server."""
+    steps, connected = [], threading.Event()
+
+    async def reader():
+        async with aiohttp.ClientSession() as session:
+            async with session.ws_connect(f"ws://{server.host}:{server.port}/preview") as ws:
+                connected.set()
+                async for msg in ws:
+                    packet = json.loads(msg.data)
+                    if packet["type"] == "preview:snapshot":
+                        assert set(packet) == {"type", "snapshot", "observation", "meta"}
+                        steps.append(packet["meta"]["step"])
+                        if steps[-1] == 3:
+                            return
+    thread = threading.Thread(target=lambda: asyncio.run(reader()), daemon=True)
+    thread.start()
+    assert connected.wait(30)
+    drive(server)
+    thread.join(60)
+    assert not thread.is_alive() and steps[-1] == 3 and steps == sorted(steps)

@@ -129,13 +129,28 @@ class EntryVehicle(ConfigSection):
 
 
 @dataclass(frozen=True)
+class EntryTeam(ConfigSection):
+    """An entry's team (PaddockJS ``entry.team``): display fields, resolved as PaddockJS's grid does
+    (``config.grid``: a missing id, name, colour or icon gets PaddockJS's default) and carried into the
+    state's ``team``. Its ``pit_crew`` is the crew of the driver's pit box (as ``DriverConfig.pit_crew``)."""
+    id: Optional[str] = None
+    name: Optional[str] = None
+    color: Optional[str] = None
+    icon: Optional[str] = None
+    pit_crew: Optional[PitCrewConfig] = None
+
+
+@dataclass(frozen=True)
 class EntryConfig(ConfigSection):
     """One PaddockJS championship entry: the driver it belongs to (``driver_id``), its number and timing
-    name (display), its driver ratings and its car. An entry naming no driver of the config changes
-    nothing (PaddockJS's blueprint lists hold more entries than a race has drivers)."""
+    name (display), its team, its driver ratings and its car. An entry naming no driver of the config
+    changes nothing (PaddockJS's blueprint lists hold more entries than a race has drivers). A driver
+    with a demo id (``budget``, ``noir``, ...) gets PaddockJS's demo blueprint under its entry
+    (``config.grid.resolved_entry``)."""
     driver_id: str
     driver_number: Optional[int] = None
     timing_name: Optional[str] = None
+    team: Optional[EntryTeam] = None
     driver: EntryDriver = field(default_factory=EntryDriver)
     vehicle: EntryVehicle = field(default_factory=EntryVehicle)
 

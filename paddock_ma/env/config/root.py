@@ -365,12 +365,14 @@ class EnvConfig(ConfigSection):
         return track
 
     def driver_ratings(self, driver_id: str) -> dict[str, float]:
-        """The ratings that shape ``driver_id``'s car and built-in driver: its entry's, when an entry
-        names it (as PaddockJS resolves its grid), else the driver's own ``ratings``."""
-        for entry in self.entries:
-            if entry.driver_id == driver_id:
-                return entry.ratings()
-        return next(d.ratings for d in self.drivers if d.id == driver_id)
+        """The ratings that shape ``driver_id``'s car and built-in driver: its entry's (its demo blueprint
+        under the config's entry, as PaddockJS resolves its grid: ``config.grid``), else the driver's own
+        ``ratings``."""
+        from .grid import resolved_entry
+
+        own = next(d for d in self.drivers if d.id == driver_id)
+        entry = resolved_entry(self, driver_id) if not own.ratings else None
+        return entry.ratings() if entry is not None else own.ratings
 
     def participant_ids(self) -> tuple[str, ...]:
         """Driver ids that race, in driver order (scenario.participants resolved)."""

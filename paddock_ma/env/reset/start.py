@@ -10,6 +10,7 @@ import numpy as np
 from ...sim.core import layout as L
 from ...sim.core.params import car_params_from_ratings
 from ...sim.race.start import default_compound, default_pit_box, rules_vector, start_worlds
+from ..config.grid import resolved_entry
 from ..config.root import EnvConfig
 from ..errors import ConfigError
 from .scenarios import preset_placements, scenario_placements
@@ -47,7 +48,8 @@ def pit_boxes(config: EnvConfig, track, driver_ids) -> list:
 
 def car_params(config: EnvConfig, track, driver_ids) -> np.ndarray:
     """float64[C, NP] car parameters of each slot's driver: its ratings (``sim.core.params``) and the pit
-    crew of its box. The drivers sharing a box share its crew: the one any of them names (naming
+    crew of its box. The drivers sharing a box share its crew: the one any of them names (its own
+    ``pit_crew``, else its entry team's ``pitCrew``; naming
     different ones is a ConfigError), else the neutral crew (0.5 each)."""
     drivers = {d.id: d for d in config.drivers}
     params = np.stack([car_params_from_ratings(config.driver_ratings(d)) for d in driver_ids])
@@ -55,6 +57,9 @@ def car_params(config: EnvConfig, track, driver_ids) -> np.ndarray:
     crews = {}
     for d, box in zip(driver_ids, boxes):
         crew = drivers[d].pit_crew
+        if crew is None:            # else its entry team's crew (PaddockJS's team.pitCrew)
+            entry = resolved_entry(config, d)
+            crew = entry.team.pit_crew if entry is not None and entry.team is not None else None
         if crew is None:
             continue
         named = crews.setdefault(box, (d, crew))

@@ -1,9 +1,13 @@
-"""Public state views of a world (``state_output`` "full" and "minimal"), in real units.
+"""Public state views of a world (``state_output`` "full" and "minimal").
 
-"minimal" is the lean per-car summary a training loop or evaluation needs; "full" adds every car's
-dynamics, wheels, pit and timing state, the state checksum and the track summary. The track geometry
-itself is not repeated per step (it is static: ``get_state`` callers read it once through the
-environment's track).
+``minimal_state`` and ``full_state`` are paddock_ma's own views in real units: "minimal" the lean
+per-car summary a training loop, evaluation or preview frame needs; "full" adds every car's dynamics,
+wheels, pit and timing state, the state checksum and the track summary.
+
+``paddockjs_state`` (what ``PaddockEnv.get_state`` and the worker's ``getState`` return) is PaddockJS
+2.0.0's snapshot key for key (``paddockjs_state.paddockjs_snapshot``: positions and the track in its sim
+units) with the keys of our view of the same ``output`` beside it wherever PaddockJS has no key of that
+name (``OWN_KEYS``).
 
 Both carry PaddockJS 2.0.0's snapshot keys a PaddockJS trainer reads (its ``snapshotRace`` and
 ``snapshotRaceObservation``): ``race_control`` {mode, red_flag, pit_lane_open, finished}, ``rules`` (the
@@ -16,7 +20,7 @@ barrier_width, length and pit-lane distances in its sim units, 12 per metre, bes
 from __future__ import annotations
 
 from ...sim.core import layout as L
-from ..reset.interactions import driver_profile
+from .paddockjs_state import car_interaction, paddockjs_snapshot
 
 SIM_UNITS_PER_METER = 12.0        # PaddockJS's world unit, in which its snapshot's track is given
 BARRIER_WIDTH_METERS = 0.55       # PaddockJS's TRACK.barrierWidth (the barrier wall's thickness)
@@ -61,14 +65,6 @@ def _track(batch) -> dict:
     return out
 
 
-def _interaction(batch, w, c) -> dict:
-    flags = int(batch.state.car_flags[w, c])
-    return {"profile": driver_profile(batch.config, batch.driver_ids[c]),
-            "collidable": bool(flags & L.FLAG_COLLIDES), "detectable_by_rays": bool(flags & L.FLAG_RAY_VISIBLE),
-            "detectable_as_nearby": bool(flags & L.FLAG_RADAR_VISIBLE),
-            "blocks_pit_lane": bool(flags & L.FLAG_PIT_OCCUPIES), "affects_race_order": bool(flags & L.FLAG_CLASSIFIED)}
-
-
 def _car_minimal(batch, w, c):
     st = batch.state
     f, i = st.cars_f[w, c], st.cars_i[w, c]
@@ -83,7 +79,7 @@ def _car_minimal(batch, w, c):
         "contacts_this_step": int(i[L.I_CNT_CONTACTS]),
         "distance_meters": float(f[L.F_RACE_DISTANCE]),
         "destroy_reason": "barrier" if i[L.I_DESTROYED] else None,
-        "interaction": _interaction(batch, w, c),
+        "interaction": car_interaction(batch, w, c),
         "position_source": "integrated-vehicle",
     }
 
@@ -129,4 +125,29 @@ def full_state(batch, w: int) -> dict:
         })
         cars.append(car)
     snap = dict(_world(batch, w), cars=cars, checksum=f"{batch.state.checksum(w):016x}")
+    return {"snapshot": snap}
+
+
+def _beside(theirs: dict, ours: dict) -> dict:
+    """``theirs`` with each key of ``ours`` it lacks added; dicts present in both are merged the same way
+    (a copy where anything is added: ``theirs`` may hold shared parts, e.g. the track model)."""
+    out = dict(theirs)
+    for key, value in ours.items():
+        if key not in out:
+            out[key] = value
+        elif isinstance(out[key], dict) and isinstance(value, dict):
+            out[key] = _beside(out[key], value)
+    return out
+
+
+def paddockjs_state(batch, w: int, output: str) -> dict:
+    """``{"snapshot": ...}``: PaddockJS's snapshot of world ``w`` (``output`` "full" or "minimal") with
+    our view's keys beside it (see the module docstring)."""
+    ours = (full_state if output == "full" else minimal_state)(batch, w)["snapshot"]
+    if output != "full":
+        del ours["rules"]           # PaddockJS's minimal snapshot has no rules
+    theirs = paddockjs_snapshot(batch, w, output)
+    cars = [_beside(t, o) for t, o in zip(theirs.pop("cars"), ours.pop("cars"))]
+    snap = _beside(theirs, ours)
+    snap["cars"] = cars
     return {"snapshot": snap}

@@ -1,9 +1,8 @@
 """The ``port`` fixture and the count of PaddockJS assertions that hold (printed after the run).
 
 ``port.env(key_or_config)`` starts a worker (``harness.WorkerEnv``); ``port.expect(n)`` is the test's
-``Expectations`` (``n``: the assertions PaddockJS's test makes when it runs). After the session the
-terminal summary says how many of the ported assertions hold, over which worker, and names those that
-cannot hold over JSON.
+``Expectations`` (``n``: the assertions PaddockJS's test makes when it runs). Each test's row (declared,
+held, cannot hold over JSON) goes into the session's tally, which tests/conftest.py prints after the run.
 """
 
 from __future__ import annotations
@@ -14,8 +13,6 @@ import pytest
 
 from .harness import CONFIGS, WorkerEnv, worker_name
 from .matchers import Expectations
-
-TALLY: dict[str, Expectations] = {}
 
 
 class Port:
@@ -37,8 +34,12 @@ class Port:
 
     def expect(self, declared: int) -> Expectations:
         self.expectations = Expectations(self.name, declared)
-        TALLY[self.name] = self.expectations
         return self.expectations
+
+    def tally_row(self) -> dict:
+        """This test's row of the session's tally (tests/conftest.py prints it): declared, held, cannot."""
+        x = self.expectations
+        return {"declared": x.declared, "held": x.held, "cannot": [list(c) for c in x.cannot]}
 
 
 @pytest.fixture
@@ -47,18 +48,6 @@ def port(request, tmp_path):
     yield p
     for env in p.envs:
         env.close()
-
-
-def pytest_terminal_summary(terminalreporter):
-    if not TALLY:
-        return
-    total = sum(x.declared for x in TALLY.values())
-    held = sum(x.held for x in TALLY.values())
-    write = terminalreporter.write_line
-    write(f"PaddockJS 2.0.0 environment.test.js port, over {worker_name()}: {held} of {total} assertions hold "
-          f"({len(TALLY)} tests)")
-    for name, x in TALLY.items():
-        if x.held != x.declared:
-            write(f"  {name}: {x.held}/{x.declared}")
-        for what, why in x.cannot:
-            write(f"    cannot hold over JSON: {what} ({why})")
+    if p.expectations is not None:
+        tally = request.config.paddockjs_port_tally
+        tally["worker"], tally["rows"][p.name] = worker_name(), p.tally_row()
