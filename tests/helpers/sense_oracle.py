@@ -139,10 +139,31 @@ def oracle_radar(cars_f, cars_i, flags, w, c, k, radius):
     return out
 
 
+def nearest_sample_index(tr, x, y) -> int:
+    """PaddockJS's centre sample (``nearestTrackState``, legacy mode): the centreline sample nearest
+    (x, y) (m), by brute force over the lap."""
+    return int(np.argmin((tr.cx[:-1] - x) ** 2 + (tr.cy[:-1] - y) ** 2))
+
+
+def _chord_heading(tr, i, j) -> float:
+    n = tr.cx.shape[0] - 1
+    i, j = i % n, j % n
+    return math.atan2(tr.cy[j] - tr.cy[i], tr.cx[j] - tr.cx[i])
+
+
+def sample_heading(tr, i) -> float:
+    """PaddockJS's sample heading (``recalculateSampleGeometry``): the chord from sample i - 1 to i + 1."""
+    return _chord_heading(tr, i - 1, i + 1)
+
+
 def oracle_self(tr, cars_f, w, c):
-    """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces."""
+    """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces;
+    as PaddockJS measures them, the heading error to the nearest centreline sample's heading, that
+    sample's lap distance ("sample_s") and the patch centres' offsets from it along its normal."""
     x, y, h = cars_f[w, c, L.F_X], cars_f[w, c, L.F_Y], cars_f[w, c, L.F_HEADING]
     seg, s, off, th, k = locate(tr, x, y, -1)
+    j = nearest_sample_index(tr, x, y)
+    hj = sample_heading(tr, j)
     fx, fy = math.cos(h), math.sin(h)
     rx, ry = -fy, fx
     patches = []
@@ -150,7 +171,8 @@ def oracle_self(tr, cars_f, w, c):
         lon = L.WHEEL_X if wi < 2 else -L.WHEEL_X
         lat = -L.WHEEL_Y if wi % 2 == 0 else L.WHEEL_Y
         wx, wy = x + lon * fx + lat * rx, y + lon * fy + lat * ry
-        woff = locate(tr, wx, wy, -1)[2]
+        # PaddockJS (``analyticWheelState``): from the car's centre sample along its normal, linearly
+        woff = (wx - tr.cx[j]) * -math.sin(hj) + (wy - tr.cy[j]) * math.cos(hj)
         corners = set()
         for sl in (-1, 1):
             for sw in (-1, 1):
@@ -158,14 +180,16 @@ def oracle_self(tr, cars_f, w, c):
                 cy = wy + sl * 0.5 * L.PATCH_LENGTH * fy + sw * 0.5 * L.PATCH_WIDTH * ry
                 corners.add(int(surface_at(tr, cx, cy, -1)[0]))
         patches.append((corners, woff))
-    return {"progress": s, "offset": off, "heading_error": wrap(h - th), "curvature": k,
-            "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches}
+    return {"progress": s, "offset": off, "heading_error": wrap(h - hj), "curvature": k,
+            "sample_s": tr.cs[j], "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches}
 
 
-def oracle_lookahead(tr, progress, distances):
-    h0 = point_at(tr, progress)[2]
+def oracle_lookahead(tr, sample_s, distances):
+    """(curvature 1/m, heading delta rad) at ``sample_s`` + d for each distance d (m): PaddockJS's
+    lookahead from the car's centre sample (lap distance ``sample_s``)."""
+    h0 = point_at(tr, sample_s)[2]
     out = []
     for d in distances:
-        x, y, h, k = point_at(tr, progress + d)
+        x, y, h, k = point_at(tr, sample_s + d)
         out.append((k, wrap(h - h0)))
     return out
