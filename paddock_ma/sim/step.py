@@ -39,8 +39,7 @@ from .vehicle.dynamics import hold_car, integrate_car_pre
 from .race.pit_service import pit_route_active, pit_route_tick
 from .race.control import car_is_held, race_control_tick, update_ranks
 from .race.rules import update_rules_world
-from .vehicle.wheels import classify_car, classify_world
-from .track.surface import pit_bbox
+from .vehicle.wheels import classify_car, classify_world, pit_zone
 from .vehicle.tyres import tyre_factor
 
 
@@ -67,7 +66,7 @@ def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
 
 @kernel
 def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-               source, controls, touch, pre, tidx, tbuf, bbox):
+               source, controls, touch, pre, tidx, tbuf, zone):
     """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
 
     Scratch buffers: old_progress float64[C] (progress before the tick), source int8[C] (who moves
@@ -75,7 +74,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
     unchanged heading are computed once, not per kernel), tidx
     int64[C] and tbuf float64[3, C] (the drivers' traffic, then the poses before the contacts);
-    bbox: ``track.surface.pit_bbox`` of the track. Each stage runs all cars of the world in one call of its module (``ai_world``,
+    zone: ``vehicle.wheels.pit_zone`` of the track. Each stage runs all cars of the world in one call of its module (``ai_world``,
     ``classify_world``, ``update_rules_world``): one call per world and stage, whose per-car bodies are
     inlined, so the track's arrays are unpacked once per world and stage. The built-in drivers all
     decide from the state at the start of the tick, before any car moves.
@@ -128,7 +127,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     # 3. surfaces and track position; the barrier destroys
     for c in range(n_cars):
         old_progress[c] = cars_f[w, c, F_PROGRESS]
-    classify_world(tr, cars_f, cars_i, w, n_cars, touch, pre, bbox)
+    classify_world(tr, cars_f, cars_i, w, n_cars, touch, pre, zone)
     for c in range(n_cars):
         if touch[c] != 0 and cars_i[w, c, I_DESTROYED] == 0:
             cars_i[w, c, I_DESTROYED] = 1
@@ -202,13 +201,13 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     pre = np.full((n_cars, 4), np.nan, np.float64)
     tidx = np.empty(n_cars, np.int64)
     tbuf = np.empty((3, n_cars), np.float64)
-    bbox = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_width)
+    zone = pit_zone(tr)
     was_running = np.empty(n_cars, np.int8)
     episode_running(cars_i, car_flags, w, was_running)
     begin_env_step(cars_f, cars_i, actions, apply_actions, w)
     for _ in range(n_ticks):
         tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-                   source, controls, touch, pre, tidx, tbuf, bbox)
+                   source, controls, touch, pre, tidx, tbuf, zone)
     end_env_step(cars_i, world_i, w, was_running, max_episode_steps, end_on_race_finish)
 
 

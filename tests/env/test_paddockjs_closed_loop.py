@@ -130,15 +130,7 @@ def run(trace):
     return out
 
 
-# Rows not yet within tolerance, with the measured difference (docs/paddockjs-compatibility.md).
-KNOWN_GAPS = {
-    "runoff-gravel-grass.arcade": "5.75 m off after 300 steps: the run crosses PaddockJS's pit-entry "
-                                  "window, where PaddockJS samples each patch point on its own",
-}
-
-
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(reason=KNOWN_GAPS[trace_id(p)], strict=True))
-                                  if trace_id(p) in KNOWN_GAPS else p for p in TRACE_FILES], ids=trace_id)
+@pytest.mark.parametrize("path", TRACE_FILES, ids=trace_id)
 def test_environment_follows_paddockjs(path):
     """Poses within the issue's tolerances. The vector is reported by ``parity_table`` but not yet
     asserted: its rays, radar, curvature and (hard-braking) offset entries differ by more than 1e-3."""

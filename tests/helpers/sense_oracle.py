@@ -2,8 +2,8 @@
 
 Nothing here uses the sensor kernels: rays are marched in 1 cm steps with the track's exact
 ``surface_at`` and an analytic point-in-rectangle test against the other cars' 4.65 x 1.24 m boxes,
-the radar is a sort of every other car by distance, the lookahead reads ``point_at``, and the
-boundaries come from ``locate``.
+the radar is a sort of every other car by distance, the lookahead reads ``point_at`` and PaddockJS's
+sample curvature from the sample positions, and the boundaries come from ``locate``.
 """
 
 from __future__ import annotations
@@ -156,6 +156,23 @@ def sample_heading(tr, i) -> float:
     return _chord_heading(tr, i - 1, i + 1)
 
 
+def sample_curvature(tr, i) -> float:
+    """PaddockJS's sample curvature (``recalculateSampleGeometry``: the angle between the chords
+    i - 1 -> i + 1 and i -> i + 2), as 1/m over the mean sample spacing (length / N)."""
+    n = tr.cx.shape[0] - 1
+    return abs(wrap(_chord_heading(tr, i, i + 2) - sample_heading(tr, i))) * n / tr.length
+
+
+def sample_curvature_at(tr, s) -> float:
+    """``sample_curvature`` interpolated linearly between the samples around lap distance s (m), as
+    PaddockJS's ``pointAt``."""
+    s = s % tr.length
+    i = int(np.searchsorted(tr.cs, s, side="right")) - 1
+    t = (s - tr.cs[i]) / (tr.cs[i + 1] - tr.cs[i])
+    a, b = sample_curvature(tr, i), sample_curvature(tr, i + 1)
+    return a + t * (b - a)
+
+
 def oracle_self(tr, cars_f, w, c):
     """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces;
     as PaddockJS measures them, the heading error to the nearest centreline sample's heading, that
@@ -186,10 +203,10 @@ def oracle_self(tr, cars_f, w, c):
 
 def oracle_lookahead(tr, sample_s, distances):
     """(curvature 1/m, heading delta rad) at ``sample_s`` + d for each distance d (m): PaddockJS's
-    lookahead from the car's centre sample (lap distance ``sample_s``)."""
+    lookahead from the car's centre sample (lap distance ``sample_s``), its sample curvature."""
     h0 = point_at(tr, sample_s)[2]
     out = []
     for d in distances:
-        x, y, h, k = point_at(tr, sample_s + d)
-        out.append((k, wrap(h - h0)))
+        h = point_at(tr, sample_s + d)[2]
+        out.append((sample_curvature_at(tr, sample_s + d), wrap(h - h0)))
     return out

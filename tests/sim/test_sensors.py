@@ -556,8 +556,9 @@ def test_closing_speed_sign():
 @pytest.mark.parametrize("name", TRACKS)
 def test_lookahead_reads_paddockjs_samples(name):
     """PaddockJS's lookahead (``buildTrackLookahead``): from the lap distance of the car's nearest
-    centreline sample (its progress), the centreline's heading delta and curvature d m further, against
-    a brute-force oracle; cars off the centreline read their nearest sample's."""
+    centreline sample (its progress), the centreline's heading delta d m further and PaddockJS's sample
+    curvature there (``recalculateSampleGeometry``'s chord angle, interpolated as ``pointAt``), against
+    a brute-force oracle on the sample positions; cars off the centreline read their nearest sample's."""
     tr = load_track(name)
     rng = np.random.default_rng(2)
     C = 10

@@ -73,7 +73,11 @@ F_STEP_LEGAL_PROGRESS = 44  # m, race distance gained on legal surfaces during t
 F_AI_LANE_OFFSET = 45   # m, the built-in driver's current lateral target (smoothed)
 F_GRIP_USAGE = 46       # ratio, PaddockJS's grip usage of the latest tick (arcade <= 1); written by the
                         # physics step, read by nothing in it
-NF = 47
+F_WHEEL_EDGE_FL = 47    # m, each contact patch's offset as PaddockJS reports it (its wheel signedOffset):
+F_WHEEL_EDGE_FR = 48    # the patch edge farthest from the centreline; the patch centre's on a pit surface;
+F_WHEEL_EDGE_RL = 49    # near the pit entry and exit, that of the sampled point (centre or corner) of the
+F_WHEEL_EDGE_RR = 50    # patch's worst surface (``vehicle.wheels``)
+NF = 51
 
 # Contact patches, in wheel order FL, FR, RL, RR (left = lateral -1).
 WHEEL_OFFSET_FIELDS = (F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR, F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR)
