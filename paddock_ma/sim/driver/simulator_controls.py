@@ -47,6 +47,7 @@ SLIP_GOAL = 0.01                 # rad, body slip held toward the inside of the 
 SLIP_DEAD = 0.004                # rad, no regulation this close to the goal
 PUMP_LAG = 4.0                   # ticks the yaw rate lags behind a sawtooth jump
 PUMP_RAMP = 8.0                  # ticks of the sawtooth's slow ramp (each step within the yaw limit)
+PUMP_BOOST_MAX = 3.0             # the sawtooth's amplitude grows with the slip error, up to 4 x
 BRAKE_DEADBAND = 0.8             # m/s of overspeed handled by lifting off
 REJOIN_LOOK_BASE = 56.0          # m, PaddockJS's REJOIN_LOOKAHEAD_BASE
 REJOIN_LOOK_MAX = 105.0          # m
@@ -160,8 +161,11 @@ def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_a
     if abs(err) > SLIP_DEAD and v > 5.0:
         response = 1.6 + sgrip * 0.9 + ratio * 0.5
         yaw_step = min(max(0.08, total / max(v, 0.1) * response), 6.2 if ratio < 0.18 else 3.2) * DT
-        # the road-wheel angle of a yaw-rate jump of PUMP_LAG ticks of the yaw limit
-        amp = PUMP_LAG * yaw_step * WHEELBASE / (max(u, 5.0) * speed_steer)
+        # the road-wheel angle of a yaw-rate jump of PUMP_LAG ticks of the yaw limit, larger the
+        # farther the slip is off: the slip grows in proportion to itself (e^(1.8 theta)), a jump's
+        # correction with its amplitude, so a fixed amplitude loses a slip past ~0.015 rad
+        boost = 1.0 + clamp((abs(err) - SLIP_DEAD) / SLIP_GOAL, 0.0, PUMP_BOOST_MAX)
+        amp = boost * PUMP_LAG * yaw_step * WHEELBASE / (max(u, 5.0) * speed_steer)
         pump_a = PUMP_LAG * yaw_step * max(u, 5.0)
         delta = _pumped_angle(cars_f, w, c, delta, amp, -1.0 if err > 0.0 else 1.0)
     steer = clamp(delta, -MAX_STEER_ANGLE, MAX_STEER_ANGLE) / MAX_STEER_ANGLE
