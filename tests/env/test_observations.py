@@ -75,8 +75,9 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     he = o["heading_error"]
     reach = abs(math.sin(he)) * L.PATCH_LENGTH / 2 + abs(math.cos(he)) * L.PATCH_WIDTH / 2
     pit = [ci[0, c, f] >= L.SURF_PIT_ENTRY for f in L.WHEEL_SURFACE_FIELDS]
-    edges = [woff if in_pit else max(woff - reach, woff + reach, key=abs)
-             for (_, woff), in_pit in zip(o["patches"], pit)]
+    # (near the pit entry and exit: the offset of the worst of the patch's five sampled points)
+    edges = [sampled[1] if sampled else woff if in_pit else max(woff - reach, woff + reach, key=abs)
+             for (_, woff), in_pit, sampled in zip(o["patches"], pit, o["sampled"])]
     outer = max(edges, key=abs)
     assert s["track_offset_meters"] == pytest.approx(outer, abs=1e-6)
     assert s["lap_progress_meters"] == pytest.approx(o["progress"], abs=1e-6)

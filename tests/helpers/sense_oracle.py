@@ -14,8 +14,9 @@ import numpy as np
 from numba import njit
 
 from paddock_ma.sim.core import layout as L
-from paddock_ma.sim.track.geometry import locate, point_at
-from paddock_ma.sim.track.surface import surface_at
+from paddock_ma.sim.track.geometry import band_of, locate, point_at
+from paddock_ma.sim.track.surface import pit_surface, surface_at
+from paddock_ma.sim.vehicle.surface_table import SURFACE_PRIORITY
 
 STEP = 0.01          # m, oracle march step
 MIN_STEP = 0.25      # m, features shorter than this along a ray may be grazed past (sensors.py docstring)
@@ -173,10 +174,43 @@ def sample_curvature_at(tr, s) -> float:
     return a + t * (b - a)
 
 
+PIT_CONNECTOR_WINDOW = 35.0   # m, PaddockJS's PIT_CONNECTOR_FULL_SAMPLE_WINDOW
+
+
+def near_pit_connector(tr, s) -> bool:
+    """Lap distance s (m) within PaddockJS's full-sampling window of the pit entry or exit."""
+    if tr.px.shape[0] == 0:
+        return False
+    gaps = [abs(s - tr.pit_entry_s), abs(s - tr.pit_exit_s)]
+    return any(min(g, tr.length - g) <= PIT_CONNECTOR_WINDOW for g in gaps)
+
+
+def sampled_patch(tr, wx, wy, fx, fy):
+    """PaddockJS's full sampling of a contact patch centred at (wx, wy) on a car heading (fx, fy):
+    (surface code, offset m) of the worst of its centre and four corners (first of equals: centre,
+    front-right, front-left, rear-left, rear-right), each point's offset from its own nearest sample
+    along that sample's normal; beyond the kerb a pit surface there counts."""
+    rx, ry = -fy, fx
+    best = None
+    for sl, sw in ((0, 0), (1, 1), (1, -1), (-1, -1), (-1, 1)):
+        qx = wx + sl * 0.5 * L.PATCH_LENGTH * fx + sw * 0.5 * L.PATCH_WIDTH * rx
+        qy = wy + sl * 0.5 * L.PATCH_LENGTH * fy + sw * 0.5 * L.PATCH_WIDTH * ry
+        jq = nearest_sample_index(tr, qx, qy)
+        hq = sample_heading(tr, jq)
+        so = (qx - tr.cx[jq]) * -math.sin(hq) + (qy - tr.cy[jq]) * math.cos(hq)
+        code = int(band_of(abs(so), tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge))
+        if abs(so) > tr.kerb_edge and pit_surface(tr, qx, qy) >= 0:
+            code = int(pit_surface(tr, qx, qy))
+        if best is None or SURFACE_PRIORITY[code] > SURFACE_PRIORITY[best[0]]:
+            best = (code, so)
+    return best
+
+
 def oracle_self(tr, cars_f, w, c):
     """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces;
     as PaddockJS measures them, the heading error to the nearest centreline sample's heading, that
-    sample's lap distance ("sample_s") and the patch centres' offsets from it along its normal."""
+    sample's lap distance ("sample_s") and the patch centres' offsets from it along its normal, and
+    near the pit connectors each patch's full sampling ("sampled": (code, offset) or None)."""
     x, y, h = cars_f[w, c, L.F_X], cars_f[w, c, L.F_Y], cars_f[w, c, L.F_HEADING]
     seg, s, off, th, k = locate(tr, x, y, -1)
     j = nearest_sample_index(tr, x, y)
@@ -184,6 +218,8 @@ def oracle_self(tr, cars_f, w, c):
     fx, fy = math.cos(h), math.sin(h)
     rx, ry = -fy, fx
     patches = []
+    near = near_pit_connector(tr, tr.cs[j])
+    sampled = []
     for wi in range(4):
         lon = L.WHEEL_X if wi < 2 else -L.WHEEL_X
         lat = -L.WHEEL_Y if wi % 2 == 0 else L.WHEEL_Y
@@ -197,7 +233,8 @@ def oracle_self(tr, cars_f, w, c):
                 cy = wy + sl * 0.5 * L.PATCH_LENGTH * fy + sw * 0.5 * L.PATCH_WIDTH * ry
                 corners.add(int(surface_at(tr, cx, cy, -1)[0]))
         patches.append((corners, woff))
-    return {"progress": s, "offset": off, "heading_error": wrap(h - hj), "curvature": k,
+        sampled.append(sampled_patch(tr, wx, wy, fx, fy) if near else None)
+    return {"progress": s, "offset": off, "heading_error": wrap(h - hj), "curvature": k, "sampled": sampled,
             "sample_s": tr.cs[j], "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches}
 
 
