@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ...sim.core import layout as L
 from .paddockjs_state import car_interaction, paddockjs_snapshot
+from .world_copy import summarize_track
 
 SIM_UNITS_PER_METER = 12.0        # PaddockJS's world unit, in which its snapshot's track is given
 BARRIER_WIDTH_METERS = 0.55       # PaddockJS's TRACK.barrierWidth (the barrier wall's thickness)
@@ -62,7 +63,7 @@ def _track(batch) -> dict:
            "barrier_width": BARRIER_WIDTH_METERS * u,
            "pit_lane": {"entry": {"track_distance": float(tr.pit_entry_s) * u},
                         "exit": {"track_distance": float(tr.pit_exit_s) * u}}}
-    if len(tr.px) == 0:         # a track without a pit lane: PaddockJS's ``pitLane`` is null
+    if not summarize_track(tr).has_pit_lane:     # PaddockJS's ``pitLane`` is null
         out.update(pit_entry_meters=None, pit_exit_meters=None, pit_lane=None)
     return out
 

@@ -19,11 +19,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...sim.track.surface import has_pit_lane
 from ..episodes import EpisodeArrays, running_slots
 
-# What the views read of a track: its length and cross-section (m) and pit-lane distances (m).
+# What the views read of a track: its length and cross-section (m), pit-lane distances (m) and whether it
+# has a pit lane at all (PaddockJS's training tracks have none).
 TrackSummary = namedtuple("TrackSummary", ["length", "half_width", "kerb_edge", "gravel_edge", "grass_edge",
-                                           "pit_entry_s", "pit_exit_s"])
+                                           "pit_entry_s", "pit_exit_s", "has_pit_lane"])
+
+
+def summarize_track(tr) -> TrackSummary:
+    """``tr`` (TrackArrays, or already a TrackSummary) as the views' TrackSummary."""
+    if isinstance(tr, TrackSummary):
+        return tr
+    return TrackSummary(*(getattr(tr, name) for name in TrackSummary._fields[:-1]), bool(has_pit_lane(tr)))
 
 _STATE_ROWS = ("cars_f", "cars_i", "world_f", "world_i", "car_flags", "rules")
 _SENSOR_ROWS = ("ray_dist", "ray_hit", "ray_kind", "ray_car", "ray_rel_speed", "radar", "radar_slot", "look")
@@ -45,7 +54,7 @@ class EngineStatics:
     def of(cls, engine) -> "EngineStatics":
         tr = engine.track
         return cls(engine.config, tuple(engine.driver_ids), tuple(engine.controlled), np.array(engine.slots),
-                   dict(engine.senses), TrackSummary(*(getattr(tr, name) for name in TrackSummary._fields)),
+                   dict(engine.senses), summarize_track(tr),
                    int(engine.num_worlds))
 
 
