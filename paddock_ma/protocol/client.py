@@ -40,6 +40,7 @@ from .server import is_blank, widen_pipe
 
 _PR_SET_PDEATHSIG = 1
 _STDERR_TAIL_BYTES = 1 << 16
+FAILURE_EXIT_WAIT_S = 10.0     # seconds a failure report waits for the worker's exit code
 
 
 class WorkerError(RuntimeError):
@@ -255,7 +256,8 @@ class WorkerClient:
 
     def _failure(self, what: str) -> WorkerError:
         try:
-            code = self._process.wait(1.0)
+            # a worker that closed its stdout is exiting; on a loaded machine its teardown takes seconds
+            code = self._process.wait(FAILURE_EXIT_WAIT_S)
         except subprocess.TimeoutExpired:
             code = None
         status = "is still running" if code is None else f"exited with code {code}"

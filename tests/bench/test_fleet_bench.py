@@ -8,7 +8,8 @@ import pytest
 
 from paddock_ma.bench import fleet
 
-pytestmark = pytest.mark.ray
+# a fleet start is several actor starts: tens of seconds each on a loaded machine (hang guard, not a speed)
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(1800)]
 
 
 def test_bench_fleet_reports_every_path(capsys):
