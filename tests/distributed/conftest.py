@@ -52,15 +52,13 @@ def ray_ready(warm_cache):
     return warm_cache
 
 
-_hang_deadlines: dict = {}
+_shard_timings: dict = {}
 
 
-def measured_hang_deadline(env_config, floor: float = 3.0, factor: float = 5.0, steps: int = 16) -> float:
-    """Seconds of ``deadline_s`` for a test that plants a hung shard: short, so the hang is found soon, yet
-    ``factor`` times the slowest of ``steps`` step round trips of a shard actor started as the fleet starts
-    them, on this machine and this Ray, now (a loaded machine stretches them to seconds; a constant would
-    fail healthy steps there, and each failure costs a replacement's start), and at least ``floor``.
-    Measured once per Ray instance."""
+def measured_shard_timing(env_config, steps: int = 16) -> tuple:
+    """(seconds for a shard actor started as the fleet starts them to become ready and reset, seconds of
+    the slowest of ``steps`` step round trips), on this machine and this Ray, now: a loaded machine
+    stretches the first to a minute and the second to seconds. Measured once per Ray instance."""
     import time
 
     import ray
@@ -68,10 +66,12 @@ def measured_hang_deadline(env_config, floor: float = 3.0, factor: float = 5.0, 
     from paddock_ma.distributed.shard import actor_class
 
     key = ray.get_runtime_context().gcs_address
-    if key not in _hang_deadlines:
+    if key not in _shard_timings:
+        t0 = time.monotonic()
         shard = actor_class().remote(env_config, 0, 2)
         try:
             ray.get(shard.reset.remote(1))
+            start = time.monotonic() - t0
             slowest = 0.0
             for seq in range(1, steps + 1):
                 t0 = time.monotonic()
@@ -79,8 +79,15 @@ def measured_hang_deadline(env_config, floor: float = 3.0, factor: float = 5.0, 
                 slowest = max(slowest, time.monotonic() - t0)
         finally:
             ray.kill(shard)
-        _hang_deadlines[key] = max(floor, factor * slowest)
-    return _hang_deadlines[key]
+        _shard_timings[key] = (start, slowest)
+    return _shard_timings[key]
+
+
+def measured_hang_deadline(env_config, floor: float = 3.0, factor: float = 5.0) -> float:
+    """Seconds of ``deadline_s`` for a test that plants a hung shard: short, so the hang is found soon, yet
+    ``factor`` times the slowest measured step round trip (a constant would fail healthy steps on a loaded
+    machine, and each failure costs a replacement's start), and at least ``floor``."""
+    return max(floor, factor * measured_shard_timing(env_config)[1])
 
 
 NODE_STORE = 80 * 1024**2       # object store of each raylet of a test Cluster
