@@ -71,15 +71,14 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     assert s["heading_radians"] == cf[0, c, L.F_HEADING]
     o = oracle_self(tr, cf, 0, c)
     # PaddockJS's offset: the contact-patch edge farthest from the centreline (pit surfaces: the patch
-    # centre's), the patches measured from the car's nearest sample along its normal
+    # centre's), from the exact per-wheel projections (within ~2 cm of ours in the tightest corners)
     he = o["heading_error"]
     reach = abs(math.sin(he)) * L.PATCH_LENGTH / 2 + abs(math.cos(he)) * L.PATCH_WIDTH / 2
     pit = [ci[0, c, f] >= L.SURF_PIT_ENTRY for f in L.WHEEL_SURFACE_FIELDS]
-    # (near the pit entry and exit: the offset of the worst of the patch's five sampled points)
-    edges = [sampled[1] if sampled else woff if in_pit else max(woff - reach, woff + reach, key=abs)
-             for (_, woff), in_pit, sampled in zip(o["patches"], pit, o["sampled"])]
+    edges = [woff if in_pit else max(woff - reach, woff + reach, key=abs)
+             for (_, woff), in_pit in zip(o["patches"], pit)]
     outer = max(edges, key=abs)
-    assert s["track_offset_meters"] == pytest.approx(outer, abs=1e-6)
+    assert s["track_offset_meters"] == pytest.approx(outer, abs=0.02)
     assert s["lap_progress_meters"] == pytest.approx(o["progress"], abs=1e-6)
     assert s["track_heading_error_radians"] == pytest.approx(o["heading_error"], abs=1e-9)
     assert obj["track"]["curvature"] == pytest.approx(o["curvature"], abs=1e-9)
@@ -91,12 +90,14 @@ def assert_object_matches_oracle(env, driver, obj, tol):
         wheel = p["id"]
         assert L.SURFACE_NAMES.index(p["surface"]) in corners, (driver, wheel, corners, p)
         assert p["surface_code"] == SURFACE_CODE[L.SURFACE_NAMES.index(p["surface"])]
-        assert p["signed_offset_meters"] == pytest.approx(woff, abs=1e-6)
-        assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=1e-6)
+        # Wheel offsets come from the car's own projection plus a curvature term (sim.vehicle.wheels):
+        # exact on straights, within ~2 cm of the exact per-wheel projection in the tightest corners.
+        assert p["signed_offset_meters"] == pytest.approx(woff, abs=0.02)
+        assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=0.02)
     codes = [L.SURFACE_NAMES.index(p["surface"]) for p in obj["contact_patches"]]
     assert s["on_track"] == all(code in legal for code in codes)
     # lookahead
-    look = oracle_lookahead(tr, o["sample_s"], [q["distance_meters"] for q in obj["track"]["lookahead"]])
+    look = oracle_lookahead(tr, cf[0, c, L.F_PROGRESS], [q["distance_meters"] for q in obj["track"]["lookahead"]])
     for q, (k, dh) in zip(obj["track"]["lookahead"], look):
         assert q["curvature"] == pytest.approx(k, abs=1e-7)
         assert q["heading_delta_radians"] == pytest.approx(dh, abs=1e-6)

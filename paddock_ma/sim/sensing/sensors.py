@@ -31,8 +31,7 @@ PaddockJS 2.0.1 (spec section 6.6) in metres:
   between pit parts) can be missed. Zero-distance hits at the origin surface are kept.
 * Radar: the ``radar_k`` nearest other active radar-visible cars within the sensing car's own
   ``radar_radius[c]`` m (a per-slot array, so drivers may have different radar radii).
-* Lookahead: curvature (PaddockJS's per-sample measure, ``track.geometry.sample_curvature_at``) and
-  wrapped heading delta of the centreline ahead of the car's progress.
+* Lookahead: curvature and wrapped heading delta of the centreline ahead of the car's progress.
 """
 
 import math
@@ -42,11 +41,11 @@ from numba import prange
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
-    F_HEADING, F_OFFSET, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
+    F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
     I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
 )
 from ..core.trig import wrap_angle
-from ..track.geometry import edge_distances, heading_curvature_at, nearest_sample, sample_curvature_at
+from ..track.geometry import edge_distances, heading_curvature_at
 
 # Radar fields: last axis of ``radar``.
 RADAR_FORWARD = 0     # m, other centre ahead of the sensing car (its frame)
@@ -295,13 +294,11 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         # ---- lookahead
         nq = lookahead_d.shape[0]
         if nq > 0:
-            # from the distance of the car's nearest centreline sample, as PaddockJS (its progress)
-            prog = cs[nearest_sample(cx, cy, cars_i[w, c, I_SEG_HINT], cars_f[w, c, F_X], cars_f[w, c, F_Y])]
+            prog = cars_f[w, c, F_PROGRESS]
             h0, k0 = heading_curvature_at(cs, chead, ccurv, length_l, prog)
             for q in range(nq):
                 h1, k1 = heading_curvature_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
-                # PaddockJS's curvature (its per-sample measure, unsigned), not our centreline's dh/ds
-                look[w, c, q, 0] = sample_curvature_at(cx, cy, cs, chead, length_l, prog + lookahead_d[q])
+                look[w, c, q, 0] = k1
                 look[w, c, q, 1] = wrap_angle(h1 - h0)
 
 
@@ -334,8 +331,7 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_dir, ray_le
     speed minus own. Unrequested channels read as misses; rays past ray_count[c] are zeros (car -1).
     A destroyed car reads misses on every ray. radar float32[W, C, K, N_RADAR_FIELDS] (RADAR_*),
     radar_slot int32[W, C, K] (-1 empty; empty fields are 0 except distance = radius).
-    look float32[W, C, Q, 2]: curvature (1/m, unsigned, ``sample_curvature_at``) at progress + d, heading
-    delta (rad, wrapped).
+    look float32[W, C, Q, 2]: curvature (1/m) at progress + d, heading delta (rad, wrapped).
     """
     kmax = max(0, min(radar_k, radar.shape[2]))
     cand = np.empty(cars_f.shape[1], dtype=np.int64)
