@@ -134,8 +134,7 @@ class BatchEnv:
         self._flags = flags_for_slots(cfg, self.driver_ids)
         self._params = car_params(cfg, self.track, self.driver_ids)
         self._rules = rules_from_config(cfg, self.track)
-        # the config's pit stops, off on a track without a pit lane
-        self.pit_stops_enabled = bool(self._rules[L.R_PIT_STOPS] > 0.5)
+        self.pit_stops_enabled = bool(self._rules[L.R_PIT_STOPS] > 0.5)   # off without a pit lane
         self._actions = np.zeros((w, c, 3), np.float32)
         self._apply = np.zeros((w, c), np.int8)
         self._sense_mask = np.zeros((w, c), np.int8)
