@@ -41,6 +41,7 @@ import math
 from ..core.jit import kernel
 from ..core.layout import SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY
 from ..track.geometry import band_of, sample_turn
+from ..track.surface import near_pit_connector
 from .edge_lines import NONE, edge_line_hits
 from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, nearest_segment, surface_code
 from .march import RAY_ILLEGAL, RAY_KERB
@@ -61,7 +62,7 @@ KIND_ENTRY = 2
 
 
 @kernel(inline="always")
-def _bucket(s, bucket_length):
+def _arc_bucket(s, bucket_length):
     return int(math.floor(s / bucket_length))
 
 
@@ -73,7 +74,7 @@ def hint_range(cs, length, progress):
     n = cs.shape[0] - 1
     bucket_length = length / ARC_BUCKETS
     wrapped = progress % length
-    centre = _bucket(wrapped, bucket_length)
+    centre = _arc_bucket(wrapped, bucket_length)
     b0 = (centre - HINT_BUCKETS) % ARC_BUCKETS
     b1 = (centre + HINT_BUCKETS) % ARC_BUCKETS
     if b0 == 0:
@@ -82,7 +83,7 @@ def hint_range(cs, length, progress):
     hi = n - 1
     while lo < hi:            # first segment ending in bucket b0 or later
         mid = (lo + hi) // 2
-        if _bucket(cs[mid + 1], bucket_length) >= b0:
+        if _arc_bucket(cs[mid + 1], bucket_length) >= b0:
             hi = mid
         else:
             lo = mid + 1
@@ -91,7 +92,7 @@ def hint_range(cs, length, progress):
     hi = n - 1
     while lo < hi:            # last segment starting in bucket b1 or earlier
         mid = (lo + hi + 1) // 2
-        if _bucket(cs[mid], bucket_length) <= b1:
+        if _arc_bucket(cs[mid], bucket_length) <= b1:
             lo = mid
         else:
             hi = mid - 1
@@ -99,7 +100,7 @@ def hint_range(cs, length, progress):
 
 
 @kernel(inline="always")
-def _project(cx, cy, cs, cnx, cny, i, x, y):
+def _project_segment(cx, cy, cs, cnx, cny, i, x, y):
     """PaddockJS's ``projectIndexedSegment``: (x, y) onto segment i, clamped -> (squared distance m^2,
     lap distance m of the projection, signed offset m along sample i's normal)."""
     ax = cx[i]
@@ -142,7 +143,7 @@ def track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2,
             s = cs[i]
             o = qx * cnx[i] + qy * cny[i]
         else:
-            d2, s, o = _project(cx, cy, cs, cnx, cny, i, x, y)
+            d2, s, o = _project_segment(cx, cy, cs, cnx, cny, i, x, y)
         tie = abs(s - progress)
         if seg < 0 or d2 < best_d2 - TIE_D2 or (abs(d2 - best_d2) <= TIE_D2 and tie < best_tie):
             seg = i
@@ -155,17 +156,8 @@ def track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2,
     _, seg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
     if seg < 0:
         return -1, 0.0, NONE
-    _, along, offset = _project(cx, cy, cs, cnx, cny, seg, x, y)
+    _, along, offset = _project_segment(cx, cy, cs, cnx, cny, seg, x, y)
     return seg, along, offset
-
-
-@kernel(inline="always")
-def near_pit_connector(s, entry_s, exit_s, length):
-    """PaddockJS's ``isNearPitConnector`` for rays: lap distance ``s`` (m) within PIT_RAY_WINDOW of the
-    pit entry's or exit's, the lap wrapped."""
-    d_in = abs(s - entry_s)
-    d_out = abs(s - exit_s)
-    return min(d_in, length - d_in) <= PIT_RAY_WINDOW or min(d_out, length - d_out) <= PIT_RAY_WINDOW
 
 
 @kernel
@@ -178,7 +170,7 @@ def origin_paths(cx, cy, ch, seg, offset, along, hw, grass_edge, has_pit, entry_
     edge lines may be used and the sample curvature at the index is at most ANALYTIC_MAX_CURVATURE."""
     if include_pit or seg < 0 or abs(offset) > grass_edge + RECOVERY_MARGIN:
         return False, False
-    if not main_track_only and has_pit and near_pit_connector(along, entry_s, exit_s, length):
+    if not main_track_only and has_pit and near_pit_connector(along, entry_s, exit_s, length, PIT_RAY_WINDOW):
         return False, False
     return True, sample_turn(cx, cy, ch, seg) / CURVATURE_DIVISOR <= ANALYTIC_MAX_CURVATURE
 

@@ -30,7 +30,7 @@ from ..core.layout import (
 )
 from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
 from ..track.geometry import HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, walk_segments
-from ..track.surface import pit_bbox, pit_surface_call
+from ..track.surface import near_pit_connector, pit_bbox, pit_surface_call
 from ..core.trig import wrap_angle
 
 VISUAL_LENGTH = 5.63     # m, PaddockJS's REAL_F1_CAR_LENGTH_METERS (the car's visual footprint)
@@ -95,16 +95,6 @@ def nearest_sample_from(cx, cy, j, x, y):
 
 
 @kernel(inline="always")
-def near_pit_connector(s, entry_s, exit_s, length):
-    """PaddockJS's ``isNearPitConnector`` (``pitWheelSurface.js``): lap distance ``s`` (m) within
-    PIT_CONNECTOR_WINDOW of the pit entry's or exit's track distance, the lap wrapped."""
-    d_in = abs(s - entry_s)
-    d_out = abs(s - exit_s)
-    return (min(d_in, length - d_in) <= PIT_CONNECTOR_WINDOW
-            or min(d_out, length - d_out) <= PIT_CONNECTOR_WINDOW)
-
-
-@kernel(inline="always")
 def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, length, hw, kerb,
                   gravel, grass, px, py, box_x, box_y, pit_side, pit_width, zone, cars_f, cars_i,
                   w, c, fx, fy):
@@ -132,7 +122,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     cars_i[w, c, I_SEG_HINT] = seg
     # near the pit entry or exit PaddockJS samples each patch at its centre and corners, each point
     # from its own nearest sample (``calculateWheelSurfaceState``'s full sampling)
-    sampled = bx0 <= bx1 and near_pit_connector(cs[j], entry_s, exit_s, length)
+    sampled = bx0 <= bx1 and near_pit_connector(cs[j], entry_s, exit_s, length, PIT_CONNECTOR_WINDOW)
     rx = -fy
     ry = fx
     hl = 0.5 * PATCH_LENGTH
