@@ -20,9 +20,6 @@ from __future__ import annotations
 
 BENCHMARKS = ("core", "env", "threads", "protocol", "sampling", "fleet")
 DEFAULT = ("core", "env")
-# The physics modes ``core`` and ``env`` can run (``--physics``); the first is their default workload's
-# (simulator: the mode PaddockJS's guide trains in).
-PHYSICS_MODES = ("simulator", "arcade")
 
 
 def run_default(seconds: float = 3.0) -> dict:

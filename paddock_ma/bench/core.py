@@ -18,7 +18,7 @@ import numpy as np
 
 from ..sim.core.jit import kernel
 from ..sim.track.geometry import locate
-from . import PHYSICS_MODES
+from .physics_modes import PHYSICS_MODES
 from .report import table
 from .timing import time_for
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..bench import PHYSICS_MODES
+from ..bench.physics_modes import PHYSICS_MODES
 from ..bench.threads import DEFAULT_THREADS, thread_counts
 
 DESCRIPTION = """\
