@@ -18,29 +18,36 @@ import numpy as np
 
 from ..sim.core.jit import kernel
 from ..sim.track.geometry import locate
+from .physics_modes import PHYSICS_MODES
 from .report import table
 from .timing import time_for
 
-CORE_WORKLOAD = ("simulator physics, 20 cars per world, built-in drivers, all rules on "
+CORE_WORKLOAD = ("physics mode per row, 20 cars per world, built-in drivers, all rules on "
                  "(tyre degradation, pit stops, stalled DNF), no sensors")
 
 
 def bench_core(num_worlds: int, num_cars: int = 20, seconds: float = 3.0, track_name: str = "grand-prix",
-               ticks_per_call: int = 4) -> dict:
-    """Car-ticks per second of ``step_worlds`` over ``num_worlds`` worlds of ``num_cars`` cars."""
+               ticks_per_call: int = 4, physics: str = "simulator") -> dict:
+    """Car-ticks per second of ``step_worlds`` over ``num_worlds`` worlds of ``num_cars`` cars in
+    ``physics`` mode (one of PHYSICS_MODES)."""
+    from ..sim.core import layout as L
     from ..sim.race.start import new_race, scatter_cars
     from ..sim.step import step_state
     from ..sim.track.load import load_track
 
     track = load_track(track_name)
+    if physics not in PHYSICS_MODES:
+        raise ValueError(f"physics: got {physics!r}; expected one of {PHYSICS_MODES}")
+    mode = L.PHYSICS_SIMULATOR if physics == "simulator" else L.PHYSICS_ARCADE
     state = new_race(track, num_worlds, num_cars, seed=1, standing_start=0, pit_stops=1,
-                     tire_degradation=1, stalled_dnf=1, total_laps=50)
+                     tire_degradation=1, stalled_dnf=1, total_laps=50, physics_mode=mode)
     scatter_cars(track, state)      # each world's own draws: the worlds do not drive in lockstep
     step_state(state, n_ticks=ticks_per_call)  # compile / warm up
     timing = time_for(lambda: step_state(state, n_ticks=ticks_per_call), seconds)
     car_ticks = timing.calls * ticks_per_call * num_worlds * num_cars
     return {
-        "worlds": num_worlds, "cars_per_world": num_cars, "track": track_name, "ticks_per_call": ticks_per_call,
+        "physics": physics, "worlds": num_worlds, "cars_per_world": num_cars, "track": track_name,
+        "ticks_per_call": ticks_per_call,
         "calls": timing.calls, "seconds": round(timing.seconds, 3),
         "car_ticks_per_s": round(car_ticks / timing.seconds),
         "memory_per_world_bytes": state.memory_bytes() // num_worlds,
@@ -149,14 +156,16 @@ def _locate_many(tr, xs, ys):
 
 
 def run(worlds=(1, 64, 1024), seconds: float = 3.0, cars: int = 20, track: str = "grand-prix",
-        ticks_per_call: int = 4, track_seeds: int = 10, with_start: bool = True) -> dict:
-    """The core benchmark; returns its report: ``core`` (one row per world count of ``worlds``, ``cars``
+        ticks_per_call: int = 4, track_seeds: int = 10, with_start: bool = True,
+        physics: tuple = PHYSICS_MODES[:1]) -> dict:
+    """The core benchmark; returns its report: ``core`` (one row per physics mode of ``physics`` and
+    world count of ``worlds``, ``cars``
     cars a world on ``track``, ``ticks_per_call`` ticks per ``step_state`` call, ``seconds`` each),
     ``tracks`` (procedural builds over ``track_seeds`` seeds, ``locate``) and, ``with_start``, ``start``
     (compile and start-up in fresh processes)."""
     report = {"workload": CORE_WORKLOAD,
-              "core": [bench_core(w, num_cars=cars, seconds=seconds, track_name=track, ticks_per_call=ticks_per_call)
-                       for w in worlds],
+              "core": [bench_core(w, num_cars=cars, seconds=seconds, track_name=track, ticks_per_call=ticks_per_call,
+                                  physics=mode) for mode in physics for w in worlds],
               "tracks": bench_tracks(track_seeds)}
     if with_start:
         report["start"] = bench_start()
@@ -166,9 +175,9 @@ def run(worlds=(1, 64, 1024), seconds: float = 3.0, cars: int = 20, track: str =
 def format_report(report: dict) -> str:
     """The report as Markdown tables (what BENCHMARKS.md keeps)."""
     lines = [f"Workload: {report['workload']}.", ""]
-    lines += table(("worlds", "cars/world", "car-ticks/s (1 core)", "memory/world"),
-                   [(r["worlds"], r["cars_per_world"], f"{r['car_ticks_per_s']:,}",
-                     f"{r['memory_per_world_bytes'] / 1024:.1f} KiB") for r in report["core"]])
+    lines += table(("physics", "worlds", "cars/world", "car-ticks/s (1 core)", "memory/world"),
+                   [(r["physics"], r["worlds"], r["cars_per_world"], f"{r['car_ticks_per_s']:,}",
+                     f"{r['memory_per_world_bytes'] / 1024:.1f} KiB") for r in report["core"]], left=1)
     if "tracks" in report:
         t = report["tracks"]
         lines += [""] + table(("procedural track build, median (s)", "max (s)", "locate with a good hint (ns/call)"),

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .physics_modes import PHYSICS_MODES
 from .report import table
 from .timing import accumulating, time_for
 
 ACTIONS = ("constant", "driver")
 
-ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics, physical-driver profile, "
+ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics (unless a row names arcade), "
+                "physical-driver profile, "
                 "driver-front-heavy rays (PaddockJS 2.0.0's 16: 240 m within 70 degrees of ahead, 90 m to 100, 60 m "
                 "behind) with all four channels, radar (6), frame skip 4, vector output, "
                 "state_output none, cars starting and auto-reset at random track positions (each world's own draws); actions: constant (steer 0, throttle 0.6; "
@@ -30,8 +32,9 @@ ENV_WORKLOAD = ("20 controlled batch-training cars per world, simulator physics,
 RAY_VARIANTS = ("driver-front-heavy", "perpendicular", "none")
 
 
-def env_bench_config(num_cars: int = 20, rays: str = "driver-front-heavy") -> dict:
-    """The issue's environment workload as an EnvConfig dict; ``rays`` one of RAY_VARIANTS."""
+def env_bench_config(num_cars: int = 20, rays: str = "driver-front-heavy", physics: str = "simulator") -> dict:
+    """The issue's environment workload as an EnvConfig dict; ``rays`` one of RAY_VARIANTS, ``physics``
+    the physics mode (``simulator`` or ``arcade``)."""
     from ..sim.sensing.sensors import FRONT_HEAVY_ANGLES_DEG
 
     if rays not in RAY_VARIANTS:
@@ -46,7 +49,7 @@ def env_bench_config(num_cars: int = 20, rays: str = "driver-front-heavy") -> di
         ray_config = {"enabled": False}
     return {
         "drivers": num_cars, "controlled_drivers": ids, "track": "grand-prix", "frame_skip": 4,
-        "physics_mode": "simulator", "total_laps": 1000,
+        "physics_mode": physics, "total_laps": 1000,
         "rules": {"standing_start": False},
         "participant_interactions": {"default_profile": "batch-training"},
         "observation": {"profile": "physical-driver", "output": "vector", "include_schema": False},
@@ -56,7 +59,8 @@ def env_bench_config(num_cars: int = 20, rays: str = "driver-front-heavy") -> di
 
 
 def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "constant",
-                    warmup_steps: int = 300, rays: str = "driver-front-heavy", threads: int | None = None) -> dict:
+                    warmup_steps: int = 300, rays: str = "driver-front-heavy", threads: int | None = None,
+                    physics: str = "simulator") -> dict:
     """BatchEnv car-steps/s on ENV_WORKLOAD, with the split between core, sensors+vectors and Python.
 
     actions_from: ``constant`` (steer 0, throttle 0.6: cars leave the track at the first corner, crash,
@@ -65,26 +69,26 @@ def bench_batch_env(num_worlds: int, seconds: float = 3.0, actions_from: str = "
     drive laps, as a trained policy would). ``warmup_steps`` untimed steps first (300: 80 s of racing,
     about a lap of the grand prix). ``rays``: one of RAY_VARIANTS (the workload's, or a diagnostic one).
     ``threads``: None for the serial engine; n for ``BatchEnv(parallel=True)`` on n numba threads (the
-    process's thread count is restored afterwards)."""
+    process's thread count is restored afterwards). ``physics``: ``simulator`` or ``arcade``."""
     import numba
 
     if threads is None:
-        return _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, False)
+        return _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, False, physics)
     before = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        row = _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, True)
+        row = _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, True, physics)
     finally:
         numba.set_num_threads(before)
     row["threads"] = threads
     return row
 
 
-def _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, parallel):
+def _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, parallel, physics):
     from ..env.batch_env import BatchEnv
     from ..sim.driver.builtin import ai_actions
 
-    env = BatchEnv(env_bench_config(rays=rays), num_worlds, auto_reset=True, reset_placement="random",
+    env = BatchEnv(env_bench_config(rays=rays, physics=physics), num_worlds, auto_reset=True, reset_placement="random",
                    parallel=parallel)
     env.reset(seed=1)
     # every car starts at a random track position of its world's own draws: the worlds are not copies
@@ -113,13 +117,14 @@ def _bench_batch_env(num_worlds, seconds, actions_from, warmup_steps, rays, para
     per_step = elapsed / calls
     core_ms = 1e3 * spent["core"] / calls
     sense_ms = 1e3 * spent["sense"] / calls
-    return {"worlds": num_worlds, "cars_per_world": k, "actions": actions_from, "rays": rays, "steps": calls,
+    return {"physics": physics, "worlds": num_worlds, "cars_per_world": k, "actions": actions_from, "rays": rays,
+            "steps": calls,
             "seconds": round(elapsed, 3), "car_steps_per_s": round(calls * num_worlds * k / elapsed),
             "ms_per_step": round(1e3 * per_step, 3), "core_ms": round(core_ms, 3), "sensors_obs_ms": round(sense_ms, 3),
             "python_ms": round(max(0.0, 1e3 * per_step - core_ms - sense_ms), 3)}
 
 
-def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant") -> dict:
+def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant", physics: str = "simulator") -> dict:
     """PaddockEnv (one world, dict API) car-steps/s on ENV_WORKLOAD without auto-reset: a crashed
     car is reset through reset_drivers by the loop, as a user's loop would. actions_from: as
     ``bench_batch_env``; with ``driver`` the timing includes the numba call computing the built-in
@@ -127,7 +132,7 @@ def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant") -> d
     from ..env.environment import PaddockEnv
     from ..sim.driver.builtin import ai_actions
 
-    env = PaddockEnv(env_bench_config())
+    env = PaddockEnv(env_bench_config(physics=physics))
     env.reset(seed=1)
     env.batch.reset_drivers(np.ones((1, len(env.controlled)), bool), "random")    # as bench_batch_env
     constant = {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0} for d in env.controlled}
@@ -155,24 +160,27 @@ def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant") -> d
     timing = time_for(one_step, seconds)
     calls, elapsed = timing.calls, timing.seconds
     k = len(env.controlled)
-    return {"worlds": 1, "cars_per_world": k, "actions": actions_from, "steps": calls, "seconds": round(elapsed, 3),
+    return {"physics": physics, "worlds": 1, "cars_per_world": k, "actions": actions_from, "steps": calls,
+            "seconds": round(elapsed, 3),
             "car_steps_per_s": round(calls * k / elapsed), "ms_per_step": round(1e3 * elapsed / calls, 3)}
 
 
 def run(worlds=(64,), seconds: float = 3.0, actions=ACTIONS, ray_floor: bool = False, warmup_steps: int = 300,
-        paddock_env: bool = True) -> dict:
+        paddock_env: bool = True, physics: tuple = PHYSICS_MODES[:1]) -> dict:
     """The environment benchmark; returns its report: ``batch_env`` (BatchEnv at each world count of
     ``worlds`` for each kind of ``actions``; ``ray_floor`` adds the diagnostic ray variants after the
-    workload's) and, with ``paddock_env``, ``paddock_env`` (one world through the dict API)."""
+    workload's) and, with ``paddock_env``, ``paddock_env`` (one world through the dict API); each for every
+    physics mode of ``physics`` (``simulator``, ``arcade``)."""
     for a in actions:
         if a not in ACTIONS:
             raise ValueError(f"actions: got {a!r}; expected some of {ACTIONS}")
     rays = RAY_VARIANTS if ray_floor else RAY_VARIANTS[:1]
     report = {"env_workload": ENV_WORKLOAD,
-              "batch_env": [bench_batch_env(w, seconds=seconds, actions_from=a, warmup_steps=warmup_steps, rays=r)
-                            for r in rays for w in worlds for a in actions]}
+              "batch_env": [bench_batch_env(w, seconds=seconds, actions_from=a, warmup_steps=warmup_steps, rays=r,
+                                            physics=m) for m in physics for r in rays for w in worlds for a in actions]}
     if paddock_env:
-        report["paddock_env"] = [bench_paddock_env(seconds=seconds, actions_from=a) for a in actions]
+        report["paddock_env"] = [bench_paddock_env(seconds=seconds, actions_from=a, physics=m)
+                                 for m in physics for a in actions]
     return report
 
 
@@ -181,10 +189,10 @@ def format_report(report: dict) -> str:
     rows = []
     for row in report["batch_env"]:
         rays = "" if row["rays"] == RAY_VARIANTS[0] else f", rays: {row['rays']}"
-        rows.append((f"BatchEnv, {row['actions']} actions{rays}", row["worlds"], f"{row['car_steps_per_s']:,}",
+        rows.append((f"BatchEnv, {row['physics']}, {row['actions']} actions{rays}", row["worlds"], f"{row['car_steps_per_s']:,}",
                      row["ms_per_step"], row["core_ms"], row["sensors_obs_ms"], row["python_ms"]))
     for row in report.get("paddock_env", ()):
-        rows.append((f"PaddockEnv (dict), {row['actions']} actions", 1, f"{row['car_steps_per_s']:,}",
+        rows.append((f"PaddockEnv (dict), {row['physics']}, {row['actions']} actions", 1, f"{row['car_steps_per_s']:,}",
                      row["ms_per_step"], "", "", ""))
     columns = ("API", "worlds", "car-steps/s (1 core)", "ms/step", "core ms", "sensors+vectors ms", "other ms")
     return "\n".join([f"Environment workload: {report['env_workload']}.", ""] + table(columns, rows, left=1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..bench.physics_modes import PHYSICS_MODES
 from ..bench.threads import DEFAULT_THREADS, thread_counts
 
 DESCRIPTION = """\
@@ -105,6 +106,8 @@ def add_parsers(sub) -> None:
     core.add_argument("--track-seeds", type=_count, metavar="N", default=10,
                       help="procedural tracks built for the track-building figures (default 10)")
     core.add_argument("--no-start", action="store_true", help="skip the compile/start-up measurement")
+    core.add_argument("--physics", type=_names(PHYSICS_MODES), default=PHYSICS_MODES[:1], metavar="MODE,...",
+                      help="physics modes: simulator and/or arcade (default simulator)")
 
     from ..bench.env import ACTIONS
     env = _subparser(benches, "env", "the environment contract: BatchEnv and PaddockEnv car-steps/s",
@@ -121,6 +124,8 @@ def add_parsers(sub) -> None:
     env.add_argument("--warmup-steps", type=_count, metavar="N", default=300,
                      help="untimed BatchEnv steps first (default 300)")
     env.add_argument("--no-paddock-env", action="store_true", help="skip the PaddockEnv (dict API) rows")
+    env.add_argument("--physics", type=_names(PHYSICS_MODES), default=PHYSICS_MODES[:1], metavar="MODE,...",
+                     help="physics modes: simulator and/or arcade (default simulator)")
 
     threads = _subparser(benches, "threads", "BatchEnv(parallel=True) on several numba thread counts",
                          "BatchEnv(parallel=True) (worlds stepped and sensed on numba threads) on the environment "
@@ -210,7 +215,8 @@ def cmd_core(args) -> int:
     from ..bench import core
 
     report = core.run(worlds=args.worlds, seconds=_seconds_of(args), cars=args.cars, track=args.track,
-                      ticks_per_call=args.ticks_per_call, track_seeds=args.track_seeds, with_start=not args.no_start)
+                      ticks_per_call=args.ticks_per_call, track_seeds=args.track_seeds, with_start=not args.no_start,
+                      physics=args.physics)
     return _emit(args, report, core.format_report)
 
 
@@ -218,7 +224,7 @@ def cmd_env(args) -> int:
     from ..bench import env
 
     report = env.run(worlds=args.worlds, seconds=_seconds_of(args), actions=args.actions, ray_floor=args.ray_floor,
-                     warmup_steps=args.warmup_steps, paddock_env=not args.no_paddock_env)
+                     warmup_steps=args.warmup_steps, paddock_env=not args.no_paddock_env, physics=args.physics)
     return _emit(args, report, env.format_report)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..sim.core import layout as L
 from ..sim.sensing.vectors import (
     BASE_FIELDS, LOOK_FIELDS, N_PATCHES, PATCH_FIELDS, PHYSICAL_FIELDS, RADAR_FIELDS, RADAR_PHYSICAL_FIELDS,
-    RAY_VECTOR_GROUPS, SURFACE_CODE, SURFACE_LEGAL, body_slip_angle, patch_edge_offset, reported_offset,
+    RAY_VECTOR_GROUPS, SURFACE_CODE, SURFACE_LEGAL, reported_offset,
     time_to_contact,
 )
 from ..sim.sensing.sensors import (
@@ -257,7 +257,7 @@ def _contact_patches(env, w: int, slot: int) -> list:
     out = []
     for n, name in enumerate(WHEEL_NAMES):
         surface = int(i[L.I_WHEEL_SURFACE_FL + n])
-        edge = float(patch_edge_offset(f[L.F_WHEEL_OFFSET_FL + n], f[L.F_HEADING_ERROR], surface))
+        edge = float(f[L.F_WHEEL_EDGE_FL + n])
         name_ = L.SURFACE_NAMES[surface]
         out.append({"id": name.replace("_", "-"), "present": True, "signed_offset_meters": edge,
                     "cross_track_error_meters": abs(edge), "surface": name_, "surface_code": SURFACE_CODE[surface],
@@ -294,8 +294,8 @@ def _self_object(env, w: int, k: int, slot: int, s: DriverSenses) -> dict:
         "lateral_g": float(f[L.F_LAT_ACC] / L.GRAVITY),
         "longitudinal_g": float(f[L.F_LONG_ACC] / L.GRAVITY),
         "grip_usage": usage,
-        "slip_angle_radians": float(body_slip_angle(f[L.F_VX], f[L.F_VY], f[L.F_HEADING])),
-        "traction_limited": usage >= 1.0,
+        "slip_angle_radians": float(f[L.F_SLIP_FRONT]),      # the vector's: PaddockJS's telemetry slip
+        "traction_limited": bool(i[L.I_TRACTION_LIMITED]),
         "lap": int(i[L.I_LAP]),
         "completed_laps": int(i[L.I_COMPLETED_LAPS]),
         "lap_progress_meters": float(f[L.F_PROGRESS]),

@@ -111,7 +111,7 @@ def copy_frame(copy: WorldCopy) -> dict:
 def paddockjs_render_fields(snap: dict, engine) -> None:
     """Give a minimal-state snapshot (snake_case, in place) what PaddockJS's external renderer reads: car
     ``x``/``y`` in its simulation units, ``race_control`` (mode, finished), ``safety_car``, ``events``,
-    ``penalties``, ``total_laps`` and ``replay_ghosts`` (none here)."""
+    ``penalties``, ``total_laps`` and ``replay_ghosts`` (none here); and removes ``track``."""
     for car in snap["cars"]:
         car["x"] *= UNITS_PER_METER
         car["y"] *= UNITS_PER_METER
@@ -120,6 +120,10 @@ def paddockjs_render_fields(snap: dict, engine) -> None:
     snap["safety_car"] = {"deployed": snap["race_mode"] == "safety-car"}
     snap["events"], snap["penalties"], snap["replay_ghosts"] = [], [], []
     snap["total_laps"] = int(engine.config.total_laps)
+    # The renderer rebuilds its track from a snapshot that has one, reading its full centreline
+    # (`track.samples`): the state view's short track summary would break it, so a packet has no track
+    # and the page draws the track it built itself for the same config.
+    snap.pop("track", None)
 
 
 def in_metres(packet: dict) -> dict:

@@ -39,8 +39,7 @@ from .vehicle.dynamics import hold_car, integrate_car_pre
 from .race.pit_service import pit_route_active, pit_route_tick
 from .race.control import car_is_held, race_control_tick, update_ranks
 from .race.rules import update_rules_world
-from .vehicle.wheels import classify_world
-from .track.surface import pit_bbox
+from .vehicle.wheels import classify_car, classify_world, pit_zone
 from .vehicle.tyres import tyre_factor
 
 
@@ -67,15 +66,15 @@ def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
 
 @kernel
 def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-               source, controls, touch, pre, tidx, tbuf, bbox):
+               source, controls, touch, pre, tidx, tbuf, zone):
     """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
 
     Scratch buffers: old_progress float64[C] (progress before the tick), source int8[C] (who moves
     the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, 4] (columns
     layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
     unchanged heading are computed once, not per kernel), tidx
-    int64[C] and tbuf float64[3, C] (the drivers' traffic); bbox: ``track.surface.pit_bbox`` of the
-    track. Each stage runs all cars of the world in one call of its module (``ai_world``,
+    int64[C] and tbuf float64[3, C] (the drivers' traffic, then the poses before the contacts);
+    zone: ``vehicle.wheels.pit_zone`` of the track. Each stage runs all cars of the world in one call of its module (``ai_world``,
     ``classify_world``, ``update_rules_world``): one call per world and stage, whose per-car bodies are
     inlined, so the track's arrays are unpacked once per world and stage. The built-in drivers all
     decide from the state at the start of the tick, before any car moves.
@@ -128,15 +127,24 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     # 3. surfaces and track position; the barrier destroys
     for c in range(n_cars):
         old_progress[c] = cars_f[w, c, F_PROGRESS]
-    classify_world(tr, cars_f, cars_i, w, n_cars, touch, pre, bbox)
+    classify_world(tr, cars_f, cars_i, w, n_cars, touch, pre, zone)
     for c in range(n_cars):
         if touch[c] != 0 and cars_i[w, c, I_DESTROYED] == 0:
             cars_i[w, c, I_DESTROYED] = 1
             cars_i[w, c, I_CNT_DESTROYED] = 1
             hold_car(cars_f, w, c)
 
-    # 4. car-car contacts
+    # 4. car-car contacts; a car the contact moved is classified again where it now is (PaddockJS
+    # reclassifies every car after its collisions: the next tick's dynamics read those surfaces)
+    for c in range(n_cars):
+        tbuf[0, c] = cars_f[w, c, F_X]
+        tbuf[1, c] = cars_f[w, c, F_Y]
+        tbuf[2, c] = cars_f[w, c, F_HEADING]
     resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, DT)
+    for c in range(n_cars):
+        if cars_i[w, c, I_ACTIVE] != 0 and (cars_f[w, c, F_X] != tbuf[0, c] or cars_f[w, c, F_Y] != tbuf[1, c]
+                                            or cars_f[w, c, F_HEADING] != tbuf[2, c]):
+            classify_car(tr, cars_f, cars_i, w, c)
 
     # 5. race rules, then order
     update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
@@ -193,13 +201,13 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     pre = np.full((n_cars, 4), np.nan, np.float64)
     tidx = np.empty(n_cars, np.int64)
     tbuf = np.empty((3, n_cars), np.float64)
-    bbox = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_width)
+    zone = pit_zone(tr)
     was_running = np.empty(n_cars, np.int8)
     episode_running(cars_i, car_flags, w, was_running)
     begin_env_step(cars_f, cars_i, actions, apply_actions, w)
     for _ in range(n_ticks):
         tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-                   source, controls, touch, pre, tidx, tbuf, bbox)
+                   source, controls, touch, pre, tidx, tbuf, zone)
     end_env_step(cars_i, world_i, w, was_running, max_episode_steps, end_on_race_finish)
 
 

@@ -25,7 +25,8 @@ def test_core_bench_reports_the_core_and_the_tracks(tmp_path, capsys):
     tracks = report["tracks"]
     assert 0 < tracks["procedural_median_s"] <= tracks["procedural_max_s"] and tracks["locate_hint_ns"] > 0
     text = capsys.readouterr().out             # Markdown printed, the JSON written to --out
-    assert "| worlds | cars/world | car-ticks/s (1 core) | memory/world |" in text and "| 2 | 4 |" in text
+    assert "| physics | worlds | cars/world | car-ticks/s (1 core) | memory/world |" in text
+    assert "| simulator | 2 | 4 |" in text
     assert "procedural track build" in text and "| start |" not in text
 
 
@@ -42,8 +43,8 @@ def test_env_bench_reports_batch_env_paddock_env_and_the_ray_floor(capsys):
     assert [row["actions"] for row in report["paddock_env"]] == ["constant", "driver"]
     assert all(row["car_steps_per_s"] > 0 for row in report["paddock_env"])
     text = env.format_report(report)
-    for heading in ("BatchEnv, constant actions |", "PaddockEnv (dict), driver actions",
-                    "BatchEnv, driver actions, rays: perpendicular", "rays: none"):
+    for heading in ("BatchEnv, simulator, constant actions |", "PaddockEnv (dict), simulator, driver actions",
+                    "BatchEnv, simulator, driver actions, rays: perpendicular", "rays: none"):
         assert heading in text
 
 
@@ -55,6 +56,35 @@ def test_env_bench_options_select_actions_and_skip_paddock_env(capsys):
     assert "paddock_env" not in report
     with pytest.raises(ValueError, match="actions: got 'sideways'"):
         env.run(actions=("sideways",))
+
+
+def test_physics_option_runs_each_mode_in_its_own_rows(tmp_path, capsys, monkeypatch):
+    """``--physics simulator,arcade``: core and env rows for each mode, and each row's race really runs in that
+    mode (the rules vector the kernels read), not only labelled so."""
+    from paddock_ma.env.batch_env import BatchEnv
+    from paddock_ma.sim.core import layout as L
+    from paddock_ma.sim.race import start
+
+    seen = []
+    real_new_race = start.new_race
+    monkeypatch.setattr(start, "new_race", lambda *a, **kw: seen.append(kw["physics_mode"]) or real_new_race(*a, **kw))
+    out = tmp_path / "core.json"
+    assert main(["bench", "core", "--worlds", "1", "--cars", "2", "--seconds", "0.02", "--track-seeds", "1",
+                 "--no-start", "--physics", "simulator,arcade", "--out", str(out)]) == 0
+    assert [r["physics"] for r in json.loads(out.read_text())["core"]] == ["simulator", "arcade"]
+    assert seen == [L.PHYSICS_SIMULATOR, L.PHYSICS_ARCADE]
+    capsys.readouterr()                  # the core report's Markdown
+    assert main(["bench", "env", "--worlds", "1", "--actions", "constant", "--warmup-steps", "1", "--seconds", "0.02",
+                 "--physics", "arcade", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [r["physics"] for r in report["batch_env"] + report["paddock_env"]] == ["arcade", "arcade"]
+    arcade = BatchEnv(env.env_bench_config(physics="arcade"), 1)
+    arcade.reset(seed=1)
+    assert arcade.state.rules[0, L.R_PHYSICS_MODE] == L.PHYSICS_ARCADE
+    with pytest.raises(ValueError, match="physics: got 'rally'"):
+        core.bench_core(1, physics="rally")
+    with pytest.raises(SystemExit):      # argparse names the choices and exits 2
+        main(["bench", "core", "--physics", "rally"])
 
 
 def test_ray_variants_are_the_workload_with_other_rays():
@@ -80,8 +110,8 @@ def test_bench_without_a_subcommand_is_core_then_env_in_one_report():
 
     args = build_parser().parse_args(["bench", "--seconds", "0.5"])
     assert args.func is cmd_default and args.seconds == 0.5
-    core_part = {"workload": core.CORE_WORKLOAD, "core": [{"worlds": 1, "cars_per_world": 20, "car_ticks_per_s": 9,
-                                                           "memory_per_world_bytes": 2048}]}
+    core_part = {"workload": core.CORE_WORKLOAD, "core": [{"physics": "simulator", "worlds": 1, "cars_per_world": 20,
+                                                           "car_ticks_per_s": 9, "memory_per_world_bytes": 2048}]}
     env_part = {"env_workload": env.ENV_WORKLOAD, "batch_env": [], "paddock_env": []}
     text = format_default({**core_part, **env_part})
     assert text == core.format_report(core_part) + "\n\n" + env.format_report(env_part)

@@ -14,7 +14,9 @@ from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.protocol.messages import Dispatcher
 from paddock_ma.protocol.wire_names import config_from_wire
+from paddock_ma.sim.core import layout as L
 from tests.helpers.golden import CONFIGS, FIXTURES, golden
+from tests.helpers.sense_oracle import nearest_sample_index, sample_curvature
 
 
 # entries whose values depend on the track, the placement speed or the simulator: compared with a
@@ -135,17 +137,21 @@ def test_unrequested_channels_keep_their_miss_values_and_the_length():
 
 
 def test_track_curvature_is_paddockjs_per_sample_measure():
-    """``track-curvature``: |curvature| (1/m) x (track length / 3600) / 28, unsigned, from the object's
-    signed 1/m curvature; lookahead samples alike."""
+    """``track-curvature``: PaddockJS's per-sample measure (the angle between the chords i-1 -> i+1 and
+    i -> i+2, / 28) of the car's nearest sample, here over the mean spacing of our samples scaled to
+    PaddockJS's 3,600 a lap: (1/m measure) x (track length / 3600) / 28, unsigned; the lookahead's from
+    the object's lookahead curvatures (that measure, 1/m) alike."""
     env = PaddockEnv({"drivers": 2, "controlled_drivers": ["car-00"], "track": "grand-prix",
                       "scenario": {"placements": {"car-00": {"distance_meters": 600, "offset_meters": 0.0}}}})
     o = env.reset(seed=1)["observation"]["car-00"]
     names = [e["name"] for e in o["schema"]]
     length = o["object"]["track"]["length_meters"]
-    k = o["object"]["track"]["curvature"]
+    tr = env.batch.track
+    f = env.batch.state.cars_f[env.w, env.batch.driver_ids.index("car-00")]
+    k = sample_curvature(tr, nearest_sample_index(tr, f[L.F_X], f[L.F_Y]))
     assert k != 0.0
     got = float(o["vector"][names.index("track.curvature")])
-    assert got == pytest.approx(abs(k) * length / 3600 / 28, rel=1e-5)
+    assert got == pytest.approx(k * length / 3600 / 28, rel=1e-5)
     for i, q in enumerate(o["object"]["track"]["lookahead"]):
         got = float(o["vector"][names.index(f"track.lookahead[{i}].curvature")])
         assert got == pytest.approx(abs(q["curvature"]) * length / 3600 / 28, rel=1e-5, abs=1e-9)

@@ -10,8 +10,9 @@ from tests.helpers.env import act, all_act, make_env, slot
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.sensing.vectors import SURFACE_CODE
 from tests.helpers.vector_oracle import expected_vector
+from tests.helpers import road_edge_oracle
 from tests.helpers.sense_oracle import (
-    check_surface_channel, oracle_lookahead, oracle_radar, oracle_rays, oracle_self,
+    nearest_sample_index, oracle_lookahead, oracle_radar, oracle_rays, oracle_self,
 )
 
 SENSE_PLACEMENTS = {
@@ -71,14 +72,15 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     assert s["heading_radians"] == cf[0, c, L.F_HEADING]
     o = oracle_self(tr, cf, 0, c)
     # PaddockJS's offset: the contact-patch edge farthest from the centreline (pit surfaces: the patch
-    # centre's), from the exact per-wheel projections (within ~2 cm of ours in the tightest corners)
+    # centre's), the patches measured from the car's nearest sample along its normal
     he = o["heading_error"]
     reach = abs(math.sin(he)) * L.PATCH_LENGTH / 2 + abs(math.cos(he)) * L.PATCH_WIDTH / 2
     pit = [ci[0, c, f] >= L.SURF_PIT_ENTRY for f in L.WHEEL_SURFACE_FIELDS]
-    edges = [woff if in_pit else max(woff - reach, woff + reach, key=abs)
-             for (_, woff), in_pit in zip(o["patches"], pit)]
+    # (near the pit entry and exit: the offset of the worst of the patch's five sampled points)
+    edges = [sampled[1] if sampled else woff if in_pit else max(woff - reach, woff + reach, key=abs)
+             for (_, woff), in_pit, sampled in zip(o["patches"], pit, o["sampled"])]
     outer = max(edges, key=abs)
-    assert s["track_offset_meters"] == pytest.approx(outer, abs=0.02)
+    assert s["track_offset_meters"] == pytest.approx(outer, abs=1e-6)
     assert s["lap_progress_meters"] == pytest.approx(o["progress"], abs=1e-6)
     assert s["track_heading_error_radians"] == pytest.approx(o["heading_error"], abs=1e-9)
     assert obj["track"]["curvature"] == pytest.approx(o["curvature"], abs=1e-9)
@@ -90,14 +92,12 @@ def assert_object_matches_oracle(env, driver, obj, tol):
         wheel = p["id"]
         assert L.SURFACE_NAMES.index(p["surface"]) in corners, (driver, wheel, corners, p)
         assert p["surface_code"] == SURFACE_CODE[L.SURFACE_NAMES.index(p["surface"])]
-        # Wheel offsets come from the car's own projection plus a curvature term (sim.vehicle.wheels):
-        # exact on straights, within ~2 cm of the exact per-wheel projection in the tightest corners.
-        assert p["signed_offset_meters"] == pytest.approx(woff, abs=0.02)
-        assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=0.02)
+        assert p["signed_offset_meters"] == pytest.approx(woff, abs=1e-6)
+        assert p["cross_track_error_meters"] == pytest.approx(abs(woff), abs=1e-6)
     codes = [L.SURFACE_NAMES.index(p["surface"]) for p in obj["contact_patches"]]
     assert s["on_track"] == all(code in legal for code in codes)
     # lookahead
-    look = oracle_lookahead(tr, cf[0, c, L.F_PROGRESS], [q["distance_meters"] for q in obj["track"]["lookahead"]])
+    look = oracle_lookahead(tr, o["sample_s"], [q["distance_meters"] for q in obj["track"]["lookahead"]])
     for q, (k, dh) in zip(obj["track"]["lookahead"], look):
         assert q["curvature"] == pytest.approx(k, abs=1e-7)
         assert q["heading_delta_radians"] == pytest.approx(dh, abs=1e-6)
@@ -111,19 +111,24 @@ def assert_object_matches_oracle(env, driver, obj, tol):
                 if ch in ray:
                     assert not ray[ch]["hit"] and ray[ch]["distance_meters"] == length
             continue
+        x, y, h = cf[0, c, L.F_X], cf[0, c, L.F_Y], cf[0, c, L.F_HEADING]
         if "track" in ray:
-            check_surface_channel(ray["track"]["hit"], ray["track"]["distance_meters"], orc["road_edge"], length,
-                                  tol, what + " road edge")
-            if ray["track"]["hit"]:
-                assert ray["track"]["kind"] == ("exit" if orc["exit"] else "entry"), what
-            else:
-                assert ray["track"]["kind"] is None
-        if "kerb" in ray:
-            check_surface_channel(ray["kerb"]["hit"], ray["kerb"]["distance_meters"], orc["kerb"], length, tol,
-                                  what + " kerb")
-        if "illegal_surface" in ray:
-            check_surface_channel(ray["illegal_surface"]["hit"], ray["illegal_surface"]["distance_meters"],
-                                  orc["illegal"], length, tol, what + " illegal")
+            # PaddockJS's road edge (edge lines, straight edge or 1 m march), its own oracle
+            hit, d, kind, _ = road_edge_oracle.road_edge(
+                tr, x, y, h, math.radians(ray["angle_degrees"]), length, tr.cs[nearest_sample_index(tr, x, y)],
+                debug=tol < 0.05, include_pit=bool(ci[0, c, L.I_IN_PIT_LANE]))
+            assert ray["track"]["hit"] == bool(hit), (what, ray["track"], d)
+            assert ray["track"]["distance_meters"] == pytest.approx(d, abs=1e-4 * max(1.0, d)), (what, ray["track"])
+            assert ray["track"]["kind"] == (None, "exit", "entry")[kind], what
+        if "kerb" in ray or "illegal_surface" in ray:
+            want, _ = road_edge_oracle.surface_rays(
+                tr, x, y, h, math.radians(ray["angle_degrees"]), length, tr.cs[nearest_sample_index(tr, x, y)],
+                debug=tol < 0.05, include_pit=bool(ci[0, c, L.I_IN_PIT_LANE]))
+            for key, name in (("kerb", "kerb"), ("illegal_surface", "illegal")):
+                if key in ray:
+                    hit, d = want[name]
+                    assert ray[key]["hit"] == bool(hit), (what, key, ray[key], d)
+                    assert ray[key]["distance_meters"] == pytest.approx(d, abs=1e-4 * max(1.0, d)), (what, key)
         if "car" in ray:
             t, j = orc["car"]
             if j is None:
@@ -337,8 +342,9 @@ def test_ray_layouts_explicit_rays_and_channels():
         "car.relativeSpeedKph")]
     # car-00 sits at offset -3.2 on the rolling grid: 90 deg right crosses the right kerb at 7.5 + 3.2 = 10.7 m
     right = o["object"]["rays"][1]
-    assert right["kerb"]["hit"] and 10.7 <= right["kerb"]["distance_meters"] <= 10.7 + 0.11
-    assert right["illegal_surface"]["hit"] and 12.2 <= right["illegal_surface"]["distance_meters"] <= 12.2 + 0.11
+    # (PaddockJS's edge lines: exact, to float32)
+    assert right["kerb"]["hit"] and right["kerb"]["distance_meters"] == pytest.approx(10.7, abs=1e-3)
+    assert right["illegal_surface"]["hit"] and right["illegal_surface"]["distance_meters"] == pytest.approx(12.2, abs=1e-3)
     assert_vector_matches_object(env, "car-00", o)
     env = make_env(sensors={"rays": {"enabled": False}, "nearby_cars": {"enabled": False}})
     o = env.reset()["observation"]["car-00"]
@@ -401,7 +407,8 @@ def test_physical_driver_explicit_channels_are_honoured():
 def test_precision_is_per_driver():
     """A debug-precision driver must not change another driver's driver-precision rays."""
     pl = {"car-00": {"distance_meters": 600, "offset_meters": 5.0, "heading_error_radians": 0.1, "speed_kph": 80},
-          "car-01": {"distance_meters": 630, "offset_meters": -4.0, "heading_error_radians": -0.2, "speed_kph": 80}}
+          # near the pit entry (2185 m), where PaddockJS's road edge marches and its precision matters
+          "car-01": {"distance_meters": 2200, "offset_meters": -4.0, "heading_error_radians": -0.2, "speed_kph": 80}}
     mixed = make_env(scenario={"placements": pl}, sensors_by_driver={"car-01": {"rays": {"precision": "debug"}}})
     plain = make_env(scenario={"placements": pl})
     debug = make_env(scenario={"placements": pl}, sensors={"rays": {"precision": "debug"}})

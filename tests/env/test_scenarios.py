@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 
 from tests.helpers.env import act, make_env
+from tests.helpers.sense_oracle import nearest_sample_index, sample_heading, wrap
+from paddock_ma.sim.track.geometry import point_at
 from paddock_ma.sim.track.load import load_track
 
 OVAL = load_track("oval")
@@ -68,7 +70,14 @@ def test_single_car_presets(preset, distance, offset, speed, heading):
     # PaddockJS's outer patch edge)
     assert _cars(r)["car-02"]["signed_offset_meters"] == pytest.approx(offset, abs=1e-6)
     assert s["speed_kph"] == pytest.approx(speed)
-    assert s["track_heading_error_radians"] == pytest.approx(heading, abs=1e-9)
+    # placed at the centreline's heading at that distance (interpolated) plus the preset's error; the
+    # error is reported, as PaddockJS reports it, against the heading of the car's nearest centreline
+    # sample (its progress is that sample's): the preset's plus the centreline's turn in between
+    x, y, h, _ = point_at(OVAL, distance)
+    j = nearest_sample_index(OVAL, x - math.sin(h) * offset, y + math.cos(h) * offset)
+    reported = wrap(h + heading - sample_heading(OVAL, j))
+    assert s["track_heading_error_radians"] == pytest.approx(reported, abs=1e-9)
+    assert reported == pytest.approx(heading, abs=0.01)
     cars = _cars(r)
     assert cars["car-02"]["grid_locked"] is False
     # only the first controlled driver moves; the others stay on the standing grid

@@ -50,8 +50,12 @@ def test_bad_track_generation_is_a_config_error_naming_it(doc, words):
     assert info.value.field == "track_generation" and words in str(info.value)
 
 
-def test_no_pit_track_steps_with_pit_stops_off():
-    env = PaddockEnv(config())
+@pytest.mark.parametrize("physics_mode", ["arcade", "simulator"])
+def test_no_pit_track_steps_with_pit_stops_off(physics_mode):
+    """Both physics modes race on a track without a pit lane: their wheel classification's pit-entry
+    window (which reads the pit geometry) finds no pit there."""
+    env = PaddockEnv(config(physicsMode=physics_mode))
+    assert env.batch.config.physics_mode == physics_mode
     try:
         assert not env.batch.pit_stops_enabled            # the config turns them on; the track has no pit lane
         result = env.reset()

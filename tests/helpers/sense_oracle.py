@@ -2,8 +2,8 @@
 
 Nothing here uses the sensor kernels: rays are marched in 1 cm steps with the track's exact
 ``surface_at`` and an analytic point-in-rectangle test against the other cars' 4.65 x 1.24 m boxes,
-the radar is a sort of every other car by distance, the lookahead reads ``point_at``, and the
-boundaries come from ``locate``.
+the radar is a sort of every other car by distance, the lookahead reads ``point_at`` and PaddockJS's
+sample curvature from the sample positions, and the boundaries come from ``locate``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import numpy as np
 from numba import njit
 
 from paddock_ma.sim.core import layout as L
-from paddock_ma.sim.track.geometry import locate, point_at
-from paddock_ma.sim.track.surface import surface_at
+from paddock_ma.sim.track.geometry import band_of, locate, point_at
+from paddock_ma.sim.track.surface import pit_surface, surface_at
+from paddock_ma.sim.vehicle.surface_table import SURFACE_PRIORITY
 
 STEP = 0.01          # m, oracle march step
 MIN_STEP = 0.25      # m, features shorter than this along a ray may be grazed past (sensors.py docstring)
@@ -139,18 +140,92 @@ def oracle_radar(cars_f, cars_i, flags, w, c, k, radius):
     return out
 
 
+def nearest_sample_index(tr, x, y) -> int:
+    """PaddockJS's centre sample (``nearestTrackState``, legacy mode): the centreline sample nearest
+    (x, y) (m), by brute force over the lap."""
+    return int(np.argmin((tr.cx[:-1] - x) ** 2 + (tr.cy[:-1] - y) ** 2))
+
+
+def _chord_heading(tr, i, j) -> float:
+    n = tr.cx.shape[0] - 1
+    i, j = i % n, j % n
+    return math.atan2(tr.cy[j] - tr.cy[i], tr.cx[j] - tr.cx[i])
+
+
+def sample_heading(tr, i) -> float:
+    """PaddockJS's sample heading (``recalculateSampleGeometry``): the chord from sample i - 1 to i + 1."""
+    return _chord_heading(tr, i - 1, i + 1)
+
+
+def sample_curvature(tr, i) -> float:
+    """PaddockJS's sample curvature (``recalculateSampleGeometry``: the angle between the chords
+    i - 1 -> i + 1 and i -> i + 2), as 1/m over the mean sample spacing (length / N)."""
+    n = tr.cx.shape[0] - 1
+    return abs(wrap(_chord_heading(tr, i, i + 2) - sample_heading(tr, i))) * n / tr.length
+
+
+def sample_curvature_at(tr, s) -> float:
+    """``sample_curvature`` interpolated linearly between the samples around lap distance s (m), as
+    PaddockJS's ``pointAt``."""
+    s = s % tr.length
+    i = int(np.searchsorted(tr.cs, s, side="right")) - 1
+    t = (s - tr.cs[i]) / (tr.cs[i + 1] - tr.cs[i])
+    a, b = sample_curvature(tr, i), sample_curvature(tr, i + 1)
+    return a + t * (b - a)
+
+
+PIT_CONNECTOR_WINDOW = 35.0   # m, PaddockJS's PIT_CONNECTOR_FULL_SAMPLE_WINDOW
+
+
+def near_pit_connector(tr, s) -> bool:
+    """Lap distance s (m) within PaddockJS's full-sampling window of the pit entry or exit."""
+    if tr.px.shape[0] == 0:
+        return False
+    gaps = [abs(s - tr.pit_entry_s), abs(s - tr.pit_exit_s)]
+    return any(min(g, tr.length - g) <= PIT_CONNECTOR_WINDOW for g in gaps)
+
+
+def sampled_patch(tr, wx, wy, fx, fy):
+    """PaddockJS's full sampling of a contact patch centred at (wx, wy) on a car heading (fx, fy):
+    (surface code, offset m) of the worst of its centre and four corners (first of equals: centre,
+    front-right, front-left, rear-left, rear-right), each point's offset from its own nearest sample
+    along that sample's normal; beyond the kerb a pit surface there counts."""
+    rx, ry = -fy, fx
+    best = None
+    for sl, sw in ((0, 0), (1, 1), (1, -1), (-1, -1), (-1, 1)):
+        qx = wx + sl * 0.5 * L.PATCH_LENGTH * fx + sw * 0.5 * L.PATCH_WIDTH * rx
+        qy = wy + sl * 0.5 * L.PATCH_LENGTH * fy + sw * 0.5 * L.PATCH_WIDTH * ry
+        jq = nearest_sample_index(tr, qx, qy)
+        hq = sample_heading(tr, jq)
+        so = (qx - tr.cx[jq]) * -math.sin(hq) + (qy - tr.cy[jq]) * math.cos(hq)
+        code = int(band_of(abs(so), tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge))
+        if abs(so) > tr.kerb_edge and pit_surface(tr, qx, qy) >= 0:
+            code = int(pit_surface(tr, qx, qy))
+        if best is None or SURFACE_PRIORITY[code] > SURFACE_PRIORITY[best[0]]:
+            best = (code, so)
+    return best
+
+
 def oracle_self(tr, cars_f, w, c):
-    """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces."""
+    """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces;
+    as PaddockJS measures them, the heading error to the nearest centreline sample's heading, that
+    sample's lap distance ("sample_s") and the patch centres' offsets from it along its normal, and
+    near the pit connectors each patch's full sampling ("sampled": (code, offset) or None)."""
     x, y, h = cars_f[w, c, L.F_X], cars_f[w, c, L.F_Y], cars_f[w, c, L.F_HEADING]
     seg, s, off, th, k = locate(tr, x, y, -1)
+    j = nearest_sample_index(tr, x, y)
+    hj = sample_heading(tr, j)
     fx, fy = math.cos(h), math.sin(h)
     rx, ry = -fy, fx
     patches = []
+    near = near_pit_connector(tr, tr.cs[j])
+    sampled = []
     for wi in range(4):
         lon = L.WHEEL_X if wi < 2 else -L.WHEEL_X
         lat = -L.WHEEL_Y if wi % 2 == 0 else L.WHEEL_Y
         wx, wy = x + lon * fx + lat * rx, y + lon * fy + lat * ry
-        woff = locate(tr, wx, wy, -1)[2]
+        # PaddockJS (``analyticWheelState``): from the car's centre sample along its normal, linearly
+        woff = (wx - tr.cx[j]) * -math.sin(hj) + (wy - tr.cy[j]) * math.cos(hj)
         corners = set()
         for sl in (-1, 1):
             for sw in (-1, 1):
@@ -158,14 +233,17 @@ def oracle_self(tr, cars_f, w, c):
                 cy = wy + sl * 0.5 * L.PATCH_LENGTH * fy + sw * 0.5 * L.PATCH_WIDTH * ry
                 corners.add(int(surface_at(tr, cx, cy, -1)[0]))
         patches.append((corners, woff))
-    return {"progress": s, "offset": off, "heading_error": wrap(h - th), "curvature": k,
-            "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches}
+        sampled.append(sampled_patch(tr, wx, wy, fx, fy) if near else None)
+    return {"progress": s, "offset": off, "heading_error": wrap(h - hj), "curvature": k, "sampled": sampled,
+            "sample_s": tr.cs[j], "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches}
 
 
-def oracle_lookahead(tr, progress, distances):
-    h0 = point_at(tr, progress)[2]
+def oracle_lookahead(tr, sample_s, distances):
+    """(curvature 1/m, heading delta rad) at ``sample_s`` + d for each distance d (m): PaddockJS's
+    lookahead from the car's centre sample (lap distance ``sample_s``), its sample curvature."""
+    h0 = point_at(tr, sample_s)[2]
     out = []
     for d in distances:
-        x, y, h, k = point_at(tr, progress + d)
-        out.append((k, wrap(h - h0)))
+        h = point_at(tr, sample_s + d)[2]
+        out.append((sample_curvature_at(tr, sample_s + d), wrap(h - h0)))
     return out

@@ -114,19 +114,23 @@ def test_follow_a_car_shows_its_rays_metrics_and_end_reason(browser, server, rec
     page.wait_for_function("window.paddockViewer && window.paddockViewer.state.frames.length === 41 "
                            "&& window.paddockViewer.state.trackImage")
     page.eval_on_selector("#timeline", "el => { el.value = 30; el.dispatchEvent(new Event('input')); }")
-    page.select_option("#follow", "car-03")
-    car = next(c for c in frames[30]["snapshot"]["cars"] if c["id"] == "car-03")
+    def forward_ray(car_id):
+        return next(r for r in frames[30]["observation"][car_id]["object"]["rays"] if r["angleDegrees"] == 0)
+
+    # a car whose forward ray sees the road edge (drawn bright; a ray that sees none is drawn faint)
+    car = next(c for c in frames[30]["snapshot"]["cars"] if forward_ray(c["id"])["track"]["hit"])
+    page.select_option("#follow", car["id"])
     w, h = page.evaluate("[document.getElementById('view').width, document.getElementById('view').height]")
     point = drawn_pixels(page, [car])[0]
     assert abs(point["px"] - w / 2) < 1 and abs(point["py"] - h / 2) < 1 and point["rgb"] == rgb(point["colour"])
     # the forward ray (0 degrees) is drawn ahead of the car to its road-edge distance
-    ray = next(r for r in frames[30]["observation"]["car-03"]["object"]["rays"] if r["angleDegrees"] == 0)
+    ray = forward_ray(car["id"])
     reach = min(ray["track"]["distanceMeters"], ray["lengthMeters"])
     probe = min(0.7 * reach, 40.0)                   # m ahead: inside the followed view (5 px/m)
     ahead = {"id": "probe", "x": car["x"] + probe * np.cos(car["heading"]), "y": car["y"] + probe * np.sin(car["heading"])}
     r, g, b = yellowest_near(page, ahead)
     assert r > 150 and g > 150 and b < r - 20, (r, g, b)     # ray yellow over the asphalt grey
-    assert page.inner_text("#car-title") == "car-03"
+    assert page.inner_text("#car-title") == car["id"]
     facts = dict(page.eval_on_selector_all("#car-facts tr", "rows => rows.map(r => [r.dataset.name, r.cells[1].textContent])"))
     assert facts["step"] == "30" and facts["end reason"] == "—" and "legalProgressDeltaMeters" in facts
     page.uncheck("#rays")

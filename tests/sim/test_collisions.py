@@ -1,10 +1,11 @@
-"""Car-car contact kernel: separation, impulse, events, cooldowns and interaction flags."""
+"""Car-car contact kernel: detection (with the swept test), PaddockJS 2.0.0's separation, speed
+response and heading nudge, events, cooldowns and interaction flags."""
 
 import numpy as np
 import pytest
 
 from paddock_ma.sim.core import layout as L
-from paddock_ma.sim.race.collisions import box_overlap, resolve_contacts
+from paddock_ma.sim.race.collisions import box_overlap, detect_contact, resolve_contacts
 
 DT = L.DT
 ALL_FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -30,6 +31,10 @@ def place(cars_f, c, x, y, h, v):
     cars_f[0, c, L.F_SPEED] = v
     cars_f[0, c, L.F_VX] = v * np.cos(h)
     cars_f[0, c, L.F_VY] = v * np.sin(h)
+    # the pose at the start of the tick (the step sets it before integrating): no motion this tick
+    cars_f[0, c, L.F_PREV_X] = x
+    cars_f[0, c, L.F_PREV_Y] = y
+    cars_f[0, c, L.F_PREV_HEADING] = h
 
 
 def overlap(cars_f, i, j):
@@ -83,68 +88,71 @@ def test_overlap_separates_and_counts_once_within_cooldown(mode):
 
 
 @pytest.mark.parametrize("mode", [L.PHYSICS_SIMULATOR, L.PHYSICS_ARCADE])
-def test_head_on_closing_speed_reduces(mode):
+def test_head_on_contact_follows_paddockjs(mode):
     cars_f, cars_i, flags, rules = make(mode=mode)
     place(cars_f, 0, 0.0, 0.0, 0.0, 30.0)
     place(cars_f, 1, 4.2, 0.0, np.pi, 30.0)   # noses overlap by 0.45 m, closing at 60 m/s
-    before = (cars_f[0, 1, L.F_VX] - cars_f[0, 0, L.F_VX])
-    assert before == pytest.approx(-60.0)
     resolve_contacts(cars_f, cars_i, flags, rules, 0, 2, DT)
-    after = (cars_f[0, 1, L.F_VX] - cars_f[0, 0, L.F_VX])
-    # Restitution 0.18 reverses the normal velocity: simulator +0.18 * 60 = 10.8 m/s apart;
-    # arcade cars cannot reverse, so both stop (0 closing speed).
-    if mode == L.PHYSICS_SIMULATOR:
-        assert after == pytest.approx(0.18 * 60.0)
-    else:
-        assert after == pytest.approx(0.0, abs=1e-9)
-    assert abs(after) < abs(before)
-    assert cars_f[0, 0, L.F_X] < 0.0 and cars_f[0, 1, L.F_X] > 4.2   # pushed apart
-    for c in range(2):
-        h = cars_f[0, c, L.F_HEADING]
-        fwd = cars_f[0, c, L.F_VX] * np.cos(h) + cars_f[0, c, L.F_VY] * np.sin(h)
-        assert cars_f[0, c, L.F_SPEED] == pytest.approx(fwd)   # speed = body-forward component
-        if mode == L.PHYSICS_ARCADE:
-            assert cars_f[0, c, L.F_SPEED] >= 0.0
+    # PaddockJS: each car moves depth / 2 + 0.65 u along the axis; the closing speed 60 m/s times
+    # (0.34 + restitution) is capped at 16 u/s and taken off both cars moving into the contact, then
+    # both speeds x 0.997; the heading nudge is -/+ axis_y (0 here)
+    move = 0.45 / 2 + 0.65 / 12
+    assert cars_f[0, 0, L.F_X] == pytest.approx(-move) and cars_f[0, 1, L.F_X] == pytest.approx(4.2 + move)
+    assert overlap(cars_f, 0, 1) <= 0.0
+    v = (30.0 - 16.0 / 12.0) * 0.997
+    assert cars_f[0, 0, L.F_SPEED] == pytest.approx(v) and cars_f[0, 1, L.F_SPEED] == pytest.approx(v)
+    # (PaddockJS's normalizeAngle maps pi to -pi)
+    assert cars_f[0, 0, L.F_HEADING] == 0.0 and abs(cars_f[0, 1, L.F_HEADING]) == pytest.approx(np.pi)
+    # tick-start poses move with the cars (the swept test of a later pass starts from there)
+    assert cars_f[0, 0, L.F_PREV_X] == pytest.approx(-move)
+    if mode == L.PHYSICS_ARCADE:   # arcade cars move along their heading at their speed
+        assert cars_f[0, 0, L.F_VX] == pytest.approx(v) and cars_f[0, 1, L.F_VX] == pytest.approx(-v)
+    else:                          # PaddockJS leaves a simulator car's world velocity alone
+        assert cars_f[0, 0, L.F_VX] == 30.0 and cars_f[0, 1, L.F_VX] == pytest.approx(-30.0)
 
 
-def test_equal_speeds_symmetric_response():
-    # Mirror-symmetric side impact in simulator mode: parallel cars at 25 m/s forward, drifting
-    # toward each other at 1 m/s each, bodies overlapping 0.24 m.
+def test_side_contact_is_mirror_symmetric():
+    # Parallel cars at 25 m/s, bodies overlapping 0.24 m side by side.
     cars_f, cars_i, flags, rules = make()
     place(cars_f, 0, 0.0, -0.5, 0.0, 25.0)
     place(cars_f, 1, 0.0, 0.5, 0.0, 25.0)
-    cars_f[0, 0, L.F_VY] = 1.0
-    cars_f[0, 1, L.F_VY] = -1.0
     p0 = cars_f[0, :, :].copy()
     resolve_contacts(cars_f, cars_i, flags, rules, 0, 2, DT)
     d0 = cars_f[0, 0] - p0[0]
     d1 = cars_f[0, 1] - p0[1]
-    # Mirror about y = 0: x and speed changes equal; y, vy and heading changes opposite.
-    for f in (L.F_X, L.F_VX, L.F_SPEED):
+    # Mirror about y = 0: x and speed changes equal; y and heading changes opposite.
+    for f in (L.F_X, L.F_SPEED):
         assert d0[f] == pytest.approx(d1[f], abs=1e-12)
-    for f in (L.F_Y, L.F_VY, L.F_HEADING):
+    for f in (L.F_Y, L.F_HEADING):
         assert d0[f] == pytest.approx(-d1[f], abs=1e-12)
     assert d0[L.F_Y] < 0.0 < d1[L.F_Y]
     assert d0[L.F_HEADING] < 0.0            # the left-hand car turns further left, away
-    # Lateral velocities reversed with restitution 0.18: -1 -> +0.18 for car 0.
-    assert cars_f[0, 0, L.F_VY] == pytest.approx(-0.18)
-    assert cars_f[0, 1, L.F_VY] == pytest.approx(0.18)
+    # No closing along the headings: only the 0.3 % contact loss
+    assert cars_f[0, 0, L.F_SPEED] == pytest.approx(25.0 * 0.997)
 
 
-def test_oblique_contact_conserves_momentum_and_does_not_add_energy():
-    # Converging at +-5 degrees (not mirror-exact for SAT: the axis comes from car 0's frame).
+def test_oblique_contact_only_slows():
+    # Converging at +-5 degrees: the speeds drop by at most 16 u/s plus 0.3 %, never grow.
+    for mode in (L.PHYSICS_SIMULATOR, L.PHYSICS_ARCADE):
+        cars_f, cars_i, flags, rules = make(mode=mode)
+        a = np.radians(5.0)
+        place(cars_f, 0, 0.0, -0.5, a, 25.0)
+        place(cars_f, 1, 0.3, 0.5, -a, 30.0)
+        resolve_contacts(cars_f, cars_i, flags, rules, 0, 2, DT)
+        for c, v in ((0, 25.0), (1, 30.0)):
+            assert (v - 16.0 / 12.0) * 0.997 - 1e-9 <= cars_f[0, c, L.F_SPEED] < v
+
+
+def test_swept_contact_catches_cars_that_passed_through_each_other():
+    # Car 0 crossed car 1's flank within one tick: no overlap at either end, one half-way.
     cars_f, cars_i, flags, rules = make()
-    a = np.radians(5.0)
-    place(cars_f, 0, 0.0, -0.5, a, 25.0)
-    place(cars_f, 1, 0.3, 0.5, -a, 30.0)
-    v0 = cars_f[0, :, [L.F_VX, L.F_VY]].copy()
-    resolve_contacts(cars_f, cars_i, flags, rules, 0, 2, DT)
-    v1 = cars_f[0, :, [L.F_VX, L.F_VY]]
-    # Equal masses: the impulse is internal, so the summed world velocity is unchanged.
-    np.testing.assert_allclose(v1.sum(axis=1), v0.sum(axis=1), atol=1e-12)
-    # Restitution < 1: kinetic energy does not grow.
-    assert (v1 ** 2).sum() <= (v0 ** 2).sum() + 1e-9
-    assert not np.allclose(v1, v0)
+    place(cars_f, 0, 5.0, 0.0, 0.0, 20.0)
+    cars_f[0, 0, L.F_PREV_X] = -5.0
+    place(cars_f, 1, 0.0, 1.0, 0.0, 0.0)
+    assert overlap(cars_f, 0, 1) <= 0.0
+    depth, ax, ay = detect_contact(cars_f, 0, 0, 1)
+    assert depth == pytest.approx(0.24) and (ax, ay) == pytest.approx((0.0, 1.0))
+    assert resolve_contacts(cars_f, cars_i, flags, rules, 0, 2, DT) == 1
 
 
 @pytest.mark.parametrize("flags_a,flags_b", [

@@ -67,7 +67,6 @@ def test_a_no_pit_track_has_empty_pit_geometry(no_pit, with_pit):
     assert no_pit.pit_length == 0.0 and no_pit.pit_width == 0.0
     x0, y0, x1, y1 = pit_bbox(no_pit.px, no_pit.py, no_pit.box_x, no_pit.box_y, no_pit.pit_width)
     assert not (x1 > x0 or y1 > y0)                     # empty: no kernel tests a pit surface
-    assert no_pit.fine_pred_edge.shape == (2, 1, 1)     # no fine pit raster
 
 
 def test_the_raster_has_no_pit_surface(no_pit, with_pit):

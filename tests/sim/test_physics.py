@@ -6,6 +6,11 @@ Plausibility sources quoted next to the assertions:
            (reference spec §3.4): 0-100 km/h 1.6 s, 0-200 3.5 s, 0-300 7.2 s; top speed cap 330 km/h.
   [F1]     published Formula 1 figures: 0-100 km/h ~2.5 s, top speed ~320-350 km/h, 200-0 km/h in
            ~55-65 m, sustained cornering 4-5 g in fast corners, up to ~5-6 g braking at high speed.
+  [2.0.0]  PaddockJS 2.0.0's vehicle model, which both modes reproduce (the per-tick parity with its
+           golden traces is tests/sim/test_paddockjs_parity.py); the behaviours asserted here that
+           no real car has (a braked car at rest rocks at +-0.2 m/s in simulator mode; a constant
+           steering angle decays into a sideways crab) are its, kept on purpose and listed in
+           docs/paddockjs-compatibility.md.
 """
 
 import math
@@ -93,6 +98,12 @@ def time_to(hist_f, kph):
 def top_speed(mode, surface=L.SURF_TRACK, seconds=60.0):
     hist_f, _ = drive(make_car(mode, surface), 0.0, 1.0, 0.0, int(seconds * 60))
     return hist_f[-1, L.F_SPEED] / KPH, hist_f
+
+
+def peak_lat_g(mode, surface, kph, steer, n=60, energy=100.0):
+    """Largest |lateral acceleration| (g) of n ticks of constant steer, no pedals, from kph."""
+    hist_f, _ = drive(make_car(mode, surface, speed=kph * KPH, energy=energy), steer, 0.0, 0.0, n)
+    return np.abs(hist_f[:, L.F_LAT_ACC]).max() / G
 
 
 def peak_steady_lat_g(mode, surface, kph, steers):
@@ -193,8 +204,13 @@ def test_arcade_reproduces_measured_1_0_0_acceleration():
 def test_braking_distance_200_to_0(mode):
     state = make_car(mode, speed=200 * KPH)
     hist_f, _ = drive(state, 0.0, 0.0, 1.0, 600)
-    stopped = np.nonzero(hist_f[:, L.F_SPEED] <= 0.0)[0]
+    # [2.0.0] simulator: braking pushes against the motion only down to -0.2 m/s, so a braked car at
+    # rest rocks (one tick of braking, ~0.33 m/s, either way) instead of standing still; arcade stops
+    # at exactly 0
+    still = 0.0 if mode == L.PHYSICS_ARCADE else 0.5
+    stopped = np.nonzero(hist_f[:, L.F_SPEED] <= still)[0]
     assert stopped.size, "car never stopped"
+    assert np.all(hist_f[stopped[0]:, L.F_SPEED] <= still)
     dist = hist_f[stopped[0], L.F_X]
     # [F1] ~55-65 m; window 45-120 m
     assert 45.0 <= dist <= 120.0
@@ -209,12 +225,12 @@ def test_offtrack_surfaces_cut_speed_acceleration_and_grip(mode):
     top_track, hist_track = top_speed(mode, L.SURF_TRACK, 40.0)
     for surf in (L.SURF_GRASS, L.SURF_GRAVEL):
         top_off, hist_off = top_speed(mode, surf, 40.0)
-        assert 0.0 < top_off < 0.7 * top_track   # cars can still crawl out, much slower
+        # cars can still crawl out, much slower ([2.0.0]: simulator ~0.7 of the track's top speed)
+        assert 0.0 < top_off < 0.75 * top_track
         assert time_to(hist_off, 50) > 1.5 * time_to(hist_track, 50)
-    # lateral grip at 70 km/h: grass well under the asphalt figure (grass grip 0.34 of asphalt)
-    steers = [0.02, 0.05, 0.1, 0.2, 0.4, 1.0]
-    lat_track = peak_steady_lat_g(mode, L.SURF_TRACK, 70.0, steers)
-    lat_grass = peak_steady_lat_g(mode, L.SURF_GRASS, 70.0, steers)
+    # lateral grip at 70 km/h, full lock: grass well under the asphalt figure (grip 0.34 / 0.30)
+    lat_track = peak_lat_g(mode, L.SURF_TRACK, 70.0, 1.0)
+    lat_grass = peak_lat_g(mode, L.SURF_GRASS, 70.0, 1.0)
     assert lat_track > 1.5
     assert lat_grass < 0.6 * lat_track
 
@@ -228,11 +244,28 @@ def test_kerb_is_mildly_slower_than_track():
 # ------------------------------------------------------------------------------------------------
 # Cornering (simulator)
 # ------------------------------------------------------------------------------------------------
-def test_simulator_steady_state_lateral_acceleration_at_200kph():
-    steers = [0.04, 0.08, 0.1, 0.12, 0.15, 0.2, 0.3, 0.5]
-    peak = peak_steady_lat_g(L.PHYSICS_SIMULATOR, L.SURF_TRACK, 200.0, steers)
-    # [F1] 4-5 g in fast corners; window 3-6 g
-    assert 3.0 <= peak <= 6.0
+def test_simulator_lateral_acceleration_reaches_and_respects_the_grip_budget():
+    # [2.0.0] the applied lateral acceleration is capped by the grip budget (tireGrip g + Cl v^2 / m)
+    # times the surface grip: at 200 km/h full lock reaches it ([F1] 4-5 g), small steer stays under
+    hist_f, _ = drive(make_car(L.PHYSICS_SIMULATOR, speed=200 * KPH), 1.0, 0.0, 0.0, 60)
+    p = neutral_car_params()
+    v = np.hypot(hist_f[:, L.F_VX], hist_f[:, L.F_VY])
+    budget = p[L.P_TIRE_GRIP] * G + p[L.P_DOWNFORCE_CL] * v * v / p[L.P_MASS]
+    usage = np.abs(hist_f[1:, L.F_LAT_ACC]) / budget[:-1]     # the budget of the tick's start speed
+    assert usage.max() == pytest.approx(1.0, abs=1e-9)
+    assert 4.0 <= peak_lat_g(L.PHYSICS_SIMULATOR, L.SURF_TRACK, 200.0, 1.0) <= 5.0
+    assert peak_lat_g(L.PHYSICS_SIMULATOR, L.SURF_TRACK, 200.0, 0.1) < 2.0
+
+
+def test_simulator_constant_steer_decays_into_a_crab():
+    # [2.0.0] the yaw target is the lateral acceleration over the speed times a slip authority < 1
+    # for any slip, and the lateral acceleration damps the slip: a constant steering angle turns the
+    # car for about a second, then it slides straight on at a constant body slip (no steady circle)
+    hist_f, _ = drive(make_car(L.PHYSICS_SIMULATOR, speed=15.0), 0.6, 0.15, 0.0, 1200)
+    assert hist_f[:120, L.F_YAW_RATE].max() > 0.7
+    assert abs(hist_f[-1, L.F_YAW_RATE]) < 1e-3
+    assert 0.2 < hist_f[-1, L.F_SLIP_FRONT] < 0.3
+    assert np.ptp(hist_f[:, L.F_HEADING]) < 1.2
 
 
 def test_simulator_hard_turn_has_body_slip():
@@ -245,7 +278,8 @@ def test_simulator_hard_turn_has_body_slip():
     assert np.abs(hist_f[30:, L.F_SLIP_REAR]).max() > 0.01
     assert np.all(hist_f[30:, L.F_YAW_RATE] > 0.0)   # steer right -> turn right
     assert np.all(hist_f[30:, L.F_LAT_ACC] > 0.0)
-    np.testing.assert_allclose(hist_f[:, L.F_SPEED], u, atol=1e-9)   # F_SPEED is body u
+    # F_SPEED is |velocity| (PaddockJS's simulator speed)
+    np.testing.assert_allclose(hist_f[:, L.F_SPEED], np.hypot(hist_f[:, L.F_VX], hist_f[:, L.F_VY]), atol=1e-9)
 
 
 def test_simulator_power_oversteer_spin_risk_and_labels():
@@ -255,20 +289,28 @@ def test_simulator_power_oversteer_spin_risk_and_labels():
     labels = hist_i[:, L.I_INSTABILITY]
     assert np.any(labels == L.INSTAB_SPIN_RISK)
     u, v = body_velocity(hist_f)
-    assert np.abs(np.arctan2(v, np.abs(u))).max() > 0.25
-    # Full lock without throttle at 200 km/h: the front saturates first -> understeer label.
+    assert np.abs(np.arctan2(v, np.abs(u))).max() > 0.2
+    # Full lock without throttle at 200 km/h: demand past the grip -> understeer (grip usage > 1.02),
+    # then spin-risk (> 1.32) ([2.0.0] labels come from the grip usage, not from the axles).
     hist_f, hist_i = drive(make_car(L.PHYSICS_SIMULATOR, speed=200 * KPH), 1.0, 0.0, 0.0, 60)
-    assert np.any(hist_i[:, L.I_INSTABILITY] == L.INSTAB_UNDERSTEER)
-    assert not np.any(hist_i[:, L.I_INSTABILITY] == L.INSTAB_SPIN_RISK)
+    labels = hist_i[:, L.I_INSTABILITY]
+    assert np.any(labels == L.INSTAB_UNDERSTEER)
+    usage = hist_f[:, L.F_GRIP_USAGE]
+    np.testing.assert_array_equal(labels == L.INSTAB_SPIN_RISK,
+                                  (usage > 1.32) | (np.abs(hist_f[:, L.F_SLIP_FRONT]) > 0.42))
+    np.testing.assert_array_equal(hist_i[:, L.I_TRACTION_LIMITED] == 1, usage > 1.0)
     # Gentle straight-line driving: no label.
     hist_f, hist_i = drive(make_car(L.PHYSICS_SIMULATOR, speed=100 * KPH), 0.0, 0.5, 0.0, 120)
     assert np.all(hist_i[:, L.I_INSTABILITY] == L.INSTAB_NONE)
 
 
-def test_arcade_has_no_slip_and_no_labels():
+def test_arcade_has_no_slip_and_understeers_only_when_capped():
     state = make_car(L.PHYSICS_ARCADE, speed=150 * KPH)
     hist_f, hist_i = drive(state, 1.0, 1.0, 0.0, 120)
-    assert np.all(hist_i[:, L.I_INSTABILITY] == L.INSTAB_NONE)
+    # [2.0.0] the one arcade label: understeer while the grip budget caps the yaw rate
+    limited = hist_i[:, L.I_TRACTION_LIMITED] == 1
+    assert limited[30:].all()
+    np.testing.assert_array_equal(hist_i[:, L.I_INSTABILITY], np.where(limited, L.INSTAB_UNDERSTEER, L.INSTAB_NONE))
     sp, h = hist_f[:, L.F_SPEED], hist_f[:, L.F_HEADING]
     np.testing.assert_allclose(hist_f[:, L.F_VX], sp * np.cos(h), rtol=0, atol=1e-12)
     np.testing.assert_allclose(hist_f[:, L.F_VY], sp * np.sin(h), rtol=0, atol=1e-12)
@@ -310,8 +352,8 @@ def test_steering_rate_limit_and_input_clamps(mode):
     assert np.all(np.isfinite(hist_f))
 
 
-@pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
-def test_no_reverse(mode):
+def test_arcade_no_reverse():
+    mode = L.PHYSICS_ARCADE
     # a stopped car under brake (and steering) stays exactly where it is
     state = make_car(mode)
     hist_f, _ = drive(state, 0.7, 0.0, 1.0, 120)
@@ -328,6 +370,19 @@ def test_no_reverse(mode):
     assert hist_f[-1, L.F_SPEED] == 0.0 and np.all(np.diff(hist_f[:, L.F_X]) >= 0.0)
 
 
+def test_simulator_braked_car_at_rest_stays_put():
+    # Deliberate difference to PaddockJS 2.0.0 (docs/paddockjs-compatibility.md): there the brake acts
+    # against the forward motion down to -0.2 m/s and the rolling resistance pushes backwards at rest,
+    # so a braked car at rest creeps backwards (-0.6648 m in 4 s, measured under Node). Brakes and
+    # rolling resistance cannot move a car: here it stays exactly where it is, as in arcade mode.
+    hist_f, _ = drive(make_car(L.PHYSICS_SIMULATOR), 0.7, 0.0, 1.0, 240)
+    assert np.all(hist_f[:, [L.F_X, L.F_Y, L.F_SPEED, L.F_VX, L.F_VY]] == 0.0)
+    # a rolling car brakes to rest and never moves backwards
+    hist_f, _ = drive(make_car(L.PHYSICS_SIMULATOR, speed=10.0), 0.0, 0.0, 1.0, 240)
+    assert np.all(np.diff(hist_f[:, L.F_X]) >= 0.0)
+    assert hist_f[-1, L.F_SPEED] == 0.0 and hist_f[-1, L.F_X] > 0.0
+
+
 def test_prev_pose_fields_untouched():
     for mode in MODES:
         state = make_car(mode, speed=30.0)
@@ -338,12 +393,15 @@ def test_prev_pose_fields_untouched():
 
 
 @pytest.mark.parametrize("mode", MODES, ids=MODE_IDS)
-def test_heading_stays_wrapped_while_circling(mode):
+def test_heading_stays_wrapped_while_crossing_pi(mode):
     state = make_car(mode, speed=15.0)
-    hist_f, _ = drive(state, 0.6, 0.15, 0.0, 1200)
+    state[0][0, 0, L.F_HEADING] = 3.0
+    state[0][0, 0, L.F_VX] = 15.0 * math.cos(3.0)
+    state[0][0, 0, L.F_VY] = 15.0 * math.sin(3.0)
+    hist_f, _ = drive(state, 0.6, 0.15, 0.0, 120)
     h = hist_f[:, L.F_HEADING]
-    assert np.all(h > -math.pi) and np.all(h <= math.pi)
-    assert np.ptp(h) > 6.0   # it went round (at least) once
+    assert np.all(h >= -math.pi) and np.all(h <= math.pi)   # [2.0.0] normalizeAngle: [-pi, pi]
+    assert h.min() < -2.5 and h.max() > 3.0                  # it crossed +-pi
 
 
 def test_simulator_stable_under_random_controls():
@@ -420,15 +478,11 @@ def test_tyre_energy_floor_and_worn_tyres_grip_less():
     hist_f, _ = drive(state, 0.0, 1.0, 1.0, 60)
     assert np.all(hist_f[:, L.F_TIRE_ENERGY] == 1.0)
     # worn tyres (20 % energy, tyre factor 0.72) corner with clearly less lateral acceleration
+    # ([2.0.0] the factor enters the grip budget twice: 0.72^2 ~ 0.52 of it)
     for mode in MODES:
-        fresh = peak_steady_lat_g(mode, L.SURF_TRACK, 120.0, [0.05, 0.1, 0.2, 0.4])
-        lat = np.zeros(240)
-        best_worn = 0.0
-        for st in (0.05, 0.1, 0.2, 0.4):
-            state_worn = make_car(mode, speed=120 * KPH, energy=20.0)
-            run_hold_speed(*state_worn, st, 120 * KPH, 240, lat)
-            best_worn = max(best_worn, abs(lat[180:].mean()) / G)
-        assert best_worn < 0.9 * fresh
+        fresh = peak_lat_g(mode, L.SURF_TRACK, 120.0, 1.0)
+        worn = peak_lat_g(mode, L.SURF_TRACK, 120.0, 1.0, energy=20.0)
+        assert worn < 0.6 * fresh
 
 
 def test_soft_compound_accelerates_harder_than_hard():

@@ -1,11 +1,11 @@
-"""Sensors: surface rays against a brute-force 1 cm march, the car channel against geometry, radar
-against a numpy oracle, lookahead against point_at, destroyed cars, masks and layouts."""
+"""Sensors: the kerb and illegal-surface rays against an oracle of PaddockJS's rules, the car channel
+against geometry, radar against a numpy oracle, lookahead against point_at, destroyed cars, masks and
+layouts. The road-edge channel: tests/sim/test_road_edge_rays.py."""
 
 import math
 
 import numpy as np
 import pytest
-from numba import njit
 
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.sensing import march as M
@@ -13,70 +13,17 @@ from paddock_ma.sim.sensing import sensors as S
 from paddock_ma.sim.sensing import geometry as G
 from paddock_ma.sim.track.geometry import locate, point_at
 from paddock_ma.sim.track.load import list_tracks, load_track
-from paddock_ma.sim.track.surface import pit_point_at, pit_surface, surface_at
+from paddock_ma.sim.track.surface import PIT_WORK_WIDTH, pit_lane_frame, pit_point_at, surface_at
+from tests.helpers import road_edge_oracle
+from tests.helpers.sense_oracle import nearest_sample_index, oracle_lookahead
+
+TOLERANCE = 0.1   # m: the whole-metre march's answers checked against exact distances allow this
 
 TRACKS = list_tracks()
 ALL_FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
              | L.FLAG_PIT_OCCUPIES)
 HALF_L = L.CAR_LENGTH / 2     # 2.325 m
 HALF_W = L.CAR_WIDTH / 2      # 0.62 m
-
-
-# ------------------------------------------------------------------------------------------------
-# Oracle: march every ray in 1 cm steps with the exact surface classification
-# ------------------------------------------------------------------------------------------------
-@njit(cache=True)
-def _oracle_code(tr, x, y):
-    """surface_at(tr, x, y, -1), except where the raster says the point is beyond reach of every
-    segment (grid_seg -1 or off the raster, documented as > grass_edge + 20 m from the centreline):
-    there the band is barrier and only a pit surface can override it, which saves locate's global
-    scan (~5 us) on far samples."""
-    ny, nx = tr.grid_seg.shape
-    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
-    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
-    if gx < 0 or gy < 0 or gx >= nx or gy >= ny or tr.grid_seg[gy, gx] < 0:
-        p = pit_surface(tr, x, y)
-        return p if p >= 0 else L.SURF_BARRIER
-    return surface_at(tr, x, y, -1)[0]
-
-
-@njit(cache=True)
-def oracle_ray(tr, ox, oy, ang, length, step):
-    """Distances of the first sample (multiples of ``step``) past each change -> (dist[3], hit[3],
-    kind): road edge (inside = track, or track/pit when the origin is on a pit surface), kerb,
-    illegal (gravel, grass, barrier). Zero when the origin already is on the kerb/illegal surface."""
-    dist = np.full(3, length)
-    hit = np.zeros(3, np.int64)
-    c0 = _oracle_code(tr, ox, oy)
-    pit0 = c0 >= L.SURF_PIT_ENTRY
-    in0 = c0 == L.SURF_TRACK or (pit0 and c0 >= L.SURF_PIT_ENTRY)
-    kind = 0
-    if c0 == L.SURF_KERB:
-        dist[1] = 0.0
-        hit[1] = 1
-    if c0 == L.SURF_GRAVEL or c0 == L.SURF_GRASS or c0 == L.SURF_BARRIER:
-        dist[2] = 0.0
-        hit[2] = 1
-    dx = math.cos(ang)
-    dy = math.sin(ang)
-    n = int(math.ceil(length / step))
-    for k in range(1, n + 1):
-        if hit[0] and hit[1] and hit[2]:
-            break
-        t = min(k * step, length)     # the ray's end point is a sample too
-        c = _oracle_code(tr, ox + t * dx, oy + t * dy)
-        inside = c == L.SURF_TRACK or (pit0 and c >= L.SURF_PIT_ENTRY)
-        if not hit[0] and inside != in0:
-            dist[0] = t
-            hit[0] = 1
-            kind = 1 if in0 else 2
-        if not hit[1] and c == L.SURF_KERB:
-            dist[1] = t
-            hit[1] = 1
-        if not hit[2] and (c == L.SURF_GRAVEL or c == L.SURF_GRASS or c == L.SURF_BARRIER):
-            dist[2] = t
-            hit[2] = 1
-    return dist, hit, kind
 
 
 # ------------------------------------------------------------------------------------------------
@@ -164,7 +111,10 @@ def random_poses(tr, rng, n):
 # ------------------------------------------------------------------------------------------------
 # Surface channels
 # ------------------------------------------------------------------------------------------------
-def _compare_surface(tr, poses, rng, debug, lo_tol, hi_tol, n_rays=8):
+def _compare_surface(tr, poses, rng, debug, n_rays=8):
+    """The kerb and illegal-surface channels of random rays from ``poses`` against PaddockJS's rules
+    (``tests.helpers.road_edge_oracle.surface_rays``) -> (mismatches, hits per channel [road edge
+    unused, kerb, illegal])."""
     C = len(poses)
     cars_f, cars_i, flags = make_world(1, C)
     for c, (x, y, h) in enumerate(poses):
@@ -180,44 +130,45 @@ def _compare_surface(tr, poses, rng, debug, lo_tol, hi_tol, n_rays=8):
     bad = []
     hits = np.zeros(3, int)
     for c, (x, y, h) in enumerate(poses):
+        progress = tr.cs[nearest_sample_index(tr, x, y)]
         for r in range(n_rays):
-            d, hit, kind = oracle_ray(tr, x, y, h + math.radians(angles[c, r]), lengths[c, r], 0.01)
-            got = out["ray_dist"][0, c, r, :3].astype(np.float64)
-            ghit = out["ray_hit"][0, c, r, :3]
-            hits += hit
-            diff = got - d
-            ok = (np.array_equal(ghit, hit) and np.all(diff >= lo_tol) and np.all(diff <= hi_tol)
-                  and out["ray_kind"][0, c, r] == kind)
-            if not ok:
-                bad.append((c, r, got, d, ghit, hit, out["ray_kind"][0, c, r], kind))
+            want, path = road_edge_oracle.surface_rays(tr, x, y, h, math.radians(angles[c, r]), lengths[c, r],
+                                                       progress, debug=bool(debug))
+            for ch, name in ((M.RAY_KERB, "kerb"), (M.RAY_ILLEGAL, "illegal")):
+                hit, d = want[name]
+                hits[ch] += hit
+                got = (int(out["ray_hit"][0, c, r, ch]), float(out["ray_dist"][0, c, r, ch]))
+                if got[0] != hit or abs(got[1] - d) > 1e-4 * max(1.0, d):
+                    bad.append((c, r, name, path, got, (hit, d)))
     return bad, hits
 
 
 @pytest.mark.parametrize("name", TRACKS)
-def test_surface_rays_match_brute_force_march(name):
-    # Driver precision reports the far end of a <= 0.1 m bracket past the true crossing; the oracle
-    # reports the first 1 cm sample past it, so ours - oracle lies in [-0.01, +0.1] m (+ float32).
+def test_surface_rays_follow_paddockjs_rules(name):
+    # Origins on the track, kerb, gravel, grass and pit lane; PaddockJS's edge lines, straight edge and
+    # whole-metre march (its pit window) all occur.
     tr = load_track(name)
     rng = np.random.default_rng(11)
     poses = random_poses(tr, rng, 60)
-    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, M.TOLERANCE + 0.002)
+    bad, hits = _compare_surface(tr, poses, rng, 0)
     assert not bad, bad[:5]
-    # the sample must exercise every channel (hits counted over 480 rays)
-    assert hits.min() > 50, hits
+    # the sample must exercise both channels (hits counted over 480 rays)
+    assert hits[1:].min() > 50, hits
 
 
 def pit_area_poses(tr, rng, n):
     """Origins all over the pit lane's frame (fast lane, working lane and boxes, garages, and a
     margin round them), headings arbitrary or along the lane."""
-    geo = G.sensor_geometry(tr)
-    lane_len, hw, v_work = geo[G.G_LLEN], geo[G.G_LHW], geo[G.G_VWORK]
+    sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)
+    hw = 0.5 * tr.pit_width
+    v_work = hw + PIT_WORK_WIDTH
     poses = []
     for i in range(n):
         u = rng.uniform(-15.0, lane_len + 15.0)
         v = rng.uniform(-hw - 3.0, v_work + 6.0)
-        x = geo[G.G_LX] + u * geo[G.G_LDX] + v * geo[G.G_LNX]
-        y = geo[G.G_LY] + u * geo[G.G_LDY] + v * geo[G.G_LNY]
-        lane_h = math.atan2(geo[G.G_LDY], geo[G.G_LDX])
+        x = sx + u * dx + v * nx
+        y = sy + u * dy + v * ny
+        lane_h = math.atan2(dy, dx)
         h = lane_h + rng.normal(0.0, 0.1) if i % 2 else rng.uniform(-math.pi, math.pi)
         poses.append((x, y, h))
     return poses
@@ -245,13 +196,11 @@ def connector_poses(tr, rng, n):
 
 @pytest.mark.parametrize("name", TRACKS)
 @pytest.mark.parametrize("where", ["lane", "connectors"])
-def test_pit_area_rays_match_brute_force_march(name, where):
-    # Rays from all over the pit lane take the lane's rectangle steps (pit_rect_gap) and the
-    # predicate rasters; rays from the connectors step by the room left inside the connector
-    # (_connector_gap). Same precision contract as above.
+def test_pit_area_rays_follow_paddockjs_rules(name, where):
+    # Rays from all over the pit lane and its connectors (cars not in the pit lane: PaddockJS classifies
+    # their samples by the main track's bands).
     tr = load_track(name)
-    geo = G.sensor_geometry(tr)
-    assert geo[G.G_LLEN] > 100.0 and geo[G.G_WU1] > geo[G.G_WU0]
+    assert pit_lane_frame(tr.px, tr.py, tr.pit_side)[-1] > 100.0
     if where == "lane":
         rng = np.random.default_rng(23)
         poses = pit_area_poses(tr, rng, 48)
@@ -260,36 +209,16 @@ def test_pit_area_rays_match_brute_force_march(name, where):
         poses = connector_poses(tr, rng, 48)
         origins = [surface_at(tr, x, y, -1)[0] for x, y, _ in poses]
         assert sum(c in (L.SURF_PIT_ENTRY, L.SURF_PIT_EXIT) for c in origins) > 12, origins
-    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, M.TOLERANCE + 0.002)
+    bad, hits = _compare_surface(tr, poses, rng, 0)
     assert not bad, bad[:5]
-    assert hits.min() > 20, hits
+    assert hits[1:].min() > 20, hits
 
 
-def test_pit_rectangles_clear_flag_and_gap():
-    # A rectangle of the pit frame is "clear" only when the kerb band cannot reach into it: the
-    # fast lane is; a rectangle reaching over the start straight is not, and then the rectangle's
-    # step also stops where |offset| could reach the kerb band.
-    tr = load_track("grand-prix")
-    geo = G.sensor_geometry(tr)
-    lane_len, hw = geo[G.G_LLEN], geo[G.G_LHW]
-    assert G.rect_clear(tr, geo, 0.0, lane_len, -hw, hw) == 1.0
-    assert G.rect_clear(tr, geo, 0.0, lane_len, -80.0, hw) == 0.0
-    x = geo[G.G_LX] + 0.5 * lane_len * geo[G.G_LDX]
-    y = geo[G.G_LY] + 0.5 * lane_len * geo[G.G_LDY]
-    a = locate(tr, x, y, -1)[2]
-    along = (geo[G.G_LDX], geo[G.G_LDY])
-    gap, on_edge = G.pit_rect_gap(geo, x, y, along[0], along[1], abs(a))
-    assert gap == pytest.approx(0.5 * lane_len) and on_edge
-    geo_unclear = geo.copy()
-    geo_unclear[G.G_FAST_CLEAR] = 0.0
-    gap, on_edge = G.pit_rect_gap(geo_unclear, x, y, along[0], along[1], abs(a))
-    assert gap == pytest.approx(abs(a) - tr.kerb_edge) and not on_edge
 
 
 @pytest.mark.parametrize("name", TRACKS)
-def test_off_track_rays_match_brute_force_march(name):
-    # Origins in the gravel and the grass, mostly heading along the track: with the illegal channel
-    # resolved at the origin, along-track rays take the offset-rate step outside the kerb band too.
+def test_off_track_rays_follow_paddockjs_rules(name):
+    # Origins in the gravel and the grass, mostly heading along the track.
     tr = load_track(name)
     rng = np.random.default_rng(31)
     poses = []
@@ -298,40 +227,44 @@ def test_off_track_rays_match_brute_force_march(name):
         off = side * rng.uniform(tr.kerb_edge + 0.05, tr.grass_edge - 0.05)
         dh = rng.normal(0.0, 0.1) if i % 4 else rng.uniform(-math.pi, math.pi)
         poses.append(pose_at(tr, rng.uniform(0.0, tr.length), off, dh))
-    bad, hits = _compare_surface(tr, poses, rng, 0, -0.012, M.TOLERANCE + 0.002)
+    bad, hits = _compare_surface(tr, poses, rng, 0)
     assert not bad, bad[:5]
-    assert hits[0] > 20 and hits[1] > 20, hits
+    assert hits[1] > 20 and hits[2] > 20, hits
 
 
 @pytest.mark.parametrize("name", TRACKS[:1])
-def test_debug_precision_is_centimetric(name):
-    # Debug precision: a <= 1 cm bracket, so ours - oracle lies in [-0.01, +0.01] m.
+def test_debug_precision_bisects_the_surface_march(name):
+    # Debug precision: the march's bracket is bisected 12 times (driver precision: whole metres).
     tr = load_track(name)
     rng = np.random.default_rng(5)
     poses = random_poses(tr, rng, 20)
-    bad, hits = _compare_surface(tr, poses, rng, 1, -0.012, M.DEBUG_TOLERANCE + 0.002, n_rays=4)
+    bad, hits = _compare_surface(tr, poses, rng, 1, n_rays=4)
     assert not bad, bad[:5]
-    assert hits.min() > 5, hits
+    assert hits[1:].min() > 5, hits
 
 
 def test_origin_on_kerb_and_gravel_read_zero():
     tr = load_track("oval")
     cars_f, cars_i, flags = make_world(1, 2)
-    place(cars_f, 0, 0, *pose_at(tr, 100.0, 8.2, 0.0))     # kerb: 7.5 < 8.2 <= 9 m
+    # (away from the pit exit at 86 m, where PaddockJS marches in whole metres)
+    place(cars_f, 0, 0, *pose_at(tr, 300.0, 8.2, 0.0))     # kerb: 7.5 < 8.2 <= 9 m
     place(cars_f, 0, 1, *pose_at(tr, 400.0, -15.0, 0.0))   # gravel: 9 < 15 <= 21 m
     out = sense(tr, cars_f, cars_i, flags, [0.0, 90.0, -90.0], [120.0], channels=M.CH_ALL)
     d, hit, kind = out["ray_dist"][0], out["ray_hit"][0], out["ray_kind"][0]
-    # kerb origin: kerb 0 on every ray; outside the white line, so the road edge is an entry
-    assert np.all(d[0, :, M.RAY_KERB] == 0.0) and np.all(hit[0, :, M.RAY_KERB] == 1)
+    # kerb origin: kerb 0 on the rays across the track; outside the white line, so the road edge is an
+    # entry. Along the straight the ray meets no kerb outer line, so PaddockJS's surface rays take its
+    # straight edge, which reads a miss on both surface channels, the kerb too.
+    assert np.all(d[0, 1:, M.RAY_KERB] == 0.0) and np.all(hit[0, 1:, M.RAY_KERB] == 1)
+    assert np.all(d[0, 0, 1:3] == 120.0) and np.all(hit[0, 0, 1:3] == 0)
     # +90 deg (right, away from the track): gravel starts at 9 - 8.2 = 0.8 m
-    assert d[0, 1, M.RAY_ILLEGAL] == pytest.approx(0.8, abs=M.TOLERANCE + 0.01)
+    assert d[0, 1, M.RAY_ILLEGAL] == pytest.approx(0.8, abs=TOLERANCE + 0.01)
     # -90 deg (left, toward the track): the white line is 8.2 - 7.5 = 0.7 m away, kind entry
-    assert d[0, 2, M.RAY_ROAD_EDGE] == pytest.approx(0.7, abs=M.TOLERANCE + 0.01)
+    assert d[0, 2, M.RAY_ROAD_EDGE] == pytest.approx(0.7, abs=TOLERANCE + 0.01)
     assert kind[0, 2] == M.KIND_ENTRY
     # gravel origin: illegal 0; the kerb (toward the track, +90 deg on the left side) at 6 m
-    assert np.all(d[1, :, M.RAY_ILLEGAL] == 0.0) and np.all(hit[1, :, M.RAY_ILLEGAL] == 1)
-    assert d[1, 1, M.RAY_KERB] == pytest.approx(15.0 - 9.0, abs=M.TOLERANCE + 0.01)
-    assert d[1, 1, M.RAY_ROAD_EDGE] == pytest.approx(15.0 - 7.5, abs=M.TOLERANCE + 0.01)
+    assert np.all(d[1, 1:, M.RAY_ILLEGAL] == 0.0) and np.all(hit[1, 1:, M.RAY_ILLEGAL] == 1)
+    assert d[1, 1, M.RAY_KERB] == pytest.approx(15.0 - 9.0, abs=TOLERANCE + 0.01)
+    assert d[1, 1, M.RAY_ROAD_EDGE] == pytest.approx(15.0 - 7.5, abs=TOLERANCE + 0.01)
 
 
 def test_straight_geometry_and_kinds():
@@ -347,9 +280,9 @@ def test_straight_geometry_and_kinds():
     d = out["ray_dist"][0, 0]
     for r, a in enumerate([30.0, -60.0, 90.0], start=1):
         sa = abs(math.sin(math.radians(a)))
-        assert 0.0 <= d[r, M.RAY_ROAD_EDGE] - 7.5 / sa <= M.TOLERANCE + 1e-3
-        assert 0.0 <= d[r, M.RAY_KERB] - 7.5 / sa <= M.TOLERANCE + 1e-3
-        assert 0.0 <= d[r, M.RAY_ILLEGAL] - 9.0 / sa <= M.TOLERANCE + 1e-3
+        assert 0.0 <= d[r, M.RAY_ROAD_EDGE] - 7.5 / sa <= TOLERANCE + 1e-3
+        assert 0.0 <= d[r, M.RAY_KERB] - 7.5 / sa <= TOLERANCE + 1e-3
+        assert 0.0 <= d[r, M.RAY_ILLEGAL] - 9.0 / sa <= TOLERANCE + 1e-3
         assert out["ray_kind"][0, 0, r] == M.KIND_EXIT
     assert np.all(d[0, :3] == 120.0) and np.all(out["ray_hit"][0, 0, 0, :3] == 0)
     assert out["ray_kind"][0, 0, 0] == M.KIND_MISS
@@ -358,19 +291,19 @@ def test_straight_geometry_and_kinds():
 def test_only_requested_channels():
     tr = load_track("oval")
     cars_f, cars_i, flags = make_world(1, 2)
-    place(cars_f, 0, 0, *pose_at(tr, 100.0, 0.0, 0.0))
-    place(cars_f, 0, 1, *pose_at(tr, 100.0 + 20.0, 0.0, 0.0))
+    place(cars_f, 0, 0, *pose_at(tr, 300.0, 0.0, 0.0))
+    place(cars_f, 0, 1, *pose_at(tr, 300.0 + 20.0, 0.0, 0.0))
     full = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0])
     car = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0], channels=M.CH_CAR)
     kerb = sense(tr, cars_f, cars_i, flags, [0.0, 90.0], [120.0], channels=M.CH_KERB)
     # car-only: surface channels read misses, the car hit is the full config's
     assert np.all(car["ray_dist"][0, 0, :, :3] == 120.0) and np.all(car["ray_hit"][0, 0, :, :3] == 0)
     assert np.all(car["ray_kind"] == 0)
-    assert car["ray_dist"][0, 0, 0, 3] == full["ray_dist"][0, 0, 0, 3] == pytest.approx(20.0 - HALF_L)
-    # kerb-only: the kerb reading (white line 7.5 m to the right) agrees with the full config's to the
-    # driver tolerance (the march path differs); road edge and car read misses
-    assert 0.0 <= kerb["ray_dist"][0, 0, 1, 1] - 7.5 <= M.TOLERANCE + 1e-3
-    assert kerb["ray_dist"][0, 0, 1, 1] == pytest.approx(full["ray_dist"][0, 0, 1, 1], abs=M.TOLERANCE)
+    assert car["ray_dist"][0, 0, 0, 3] == full["ray_dist"][0, 0, 0, 3] == pytest.approx(20.0 - HALF_L, abs=1e-3)
+    # kerb-only: the kerb reading (white line 7.5 m to the right) is the full config's; road edge and
+    # car read misses
+    assert 0.0 <= kerb["ray_dist"][0, 0, 1, 1] - 7.5 <= TOLERANCE + 1e-3
+    assert kerb["ray_dist"][0, 0, 1, 1] == pytest.approx(full["ray_dist"][0, 0, 1, 1], abs=TOLERANCE)
     assert kerb["ray_hit"][0, 0, 1, 0] == 0 and kerb["ray_kind"][0, 0, 1] == 0
     assert kerb["ray_hit"][0, 0, 0, 3] == 0 and kerb["ray_car"][0, 0, 0] == -1
 
@@ -553,23 +486,28 @@ def test_closing_speed_sign():
 
 
 @pytest.mark.parametrize("name", TRACKS)
-def test_lookahead_matches_point_at(name):
+def test_lookahead_reads_paddockjs_samples(name):
+    """PaddockJS's lookahead (``buildTrackLookahead``): from the lap distance of the car's nearest
+    centreline sample (its progress), the centreline's heading delta d m further and PaddockJS's sample
+    curvature there (``recalculateSampleGeometry``'s chord angle, interpolated as ``pointAt``), against
+    a brute-force oracle on the sample positions; cars off the centreline read their nearest sample's."""
     tr = load_track(name)
     rng = np.random.default_rng(2)
     C = 10
     cars_f, cars_i, flags = make_world(1, C)
     progress = rng.uniform(0, tr.length, C)
     progress[0] = tr.length - 30.0    # lookahead across the finish line
+    offsets = rng.uniform(-6.0, 6.0, C)
     for c in range(C):
-        place(cars_f, 0, c, *pose_at(tr, progress[c], 0.0, 0.0), progress=progress[c])
+        x, y, h = pose_at(tr, progress[c], offsets[c], 0.0)
+        place(cars_f, 0, c, x, y, h, progress=progress[c])
+        cars_i[0, c, L.I_SEG_HINT] = locate(tr, x, y, -1)[0]    # the step keeps it (vehicle.wheels)
     look = (20.0, 50.0, 100.0, 150.0)
     out = sense(tr, cars_f, cars_i, flags, [0.0], [10.0], channels=M.CH_CAR, look=look)
     for c in range(C):
-        h0 = point_at(tr, progress[c])[2]
-        for q, dq in enumerate(look):
-            _, _, h1, k1 = point_at(tr, progress[c] + dq)
-            dh = (h1 - h0 + math.pi) % (2 * math.pi) - math.pi
-            assert out["look"][0, c, q, 0] == pytest.approx(k1, abs=1e-7)
+        j = nearest_sample_index(tr, cars_f[0, c, L.F_X], cars_f[0, c, L.F_Y])
+        for q, (k, dh) in enumerate(oracle_lookahead(tr, tr.cs[j], look)):
+            assert out["look"][0, c, q, 0] == pytest.approx(k, abs=1e-7)
             assert out["look"][0, c, q, 1] == pytest.approx(dh, abs=1e-6)
 
 

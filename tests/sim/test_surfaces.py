@@ -67,8 +67,12 @@ def test_patch_extent_decides(tr):
     # patch centre at 7.4 m (track) but its outer edge at 7.59 m: worst = kerb (analytic extent)
     barrier, f, i = place(tr, 1000.0, 7.4 - 0.76)
     assert wheels(i) == [T, K, T, K]
-    # gravel/grass boundary at 21 m: a patch straddling it is gravel (priority 6 > grass 5)
+    # gravel/grass boundary at 21 m: a patch straddling it (centre at 21.0 m, outer edge at 21.19 m)
+    # reads grass, the band of its outer edge (PaddockJS's ``analyticWheelState``), not the worse
+    # gravel its inner half is on; the car's worst surface is still the left patches' gravel
     barrier, f, i = place(tr, 1000.0, 21.0 - 0.76)
+    assert wheels(i) == [GV, GS, GV, GS] and i[L.I_SURFACE] == GV
+    barrier, f, i = place(tr, 1000.0, 20.7 - 0.76)          # outer edge at 20.89 m: still gravel
     assert wheels(i) == [GV, GV, GV, GV]
     barrier, f, i = place(tr, 1000.0, 21.3 - 0.76)
     assert wheels(i) == [GV, GS, GV, GS] and i[L.I_SURFACE] == GV
@@ -79,25 +83,27 @@ def test_gravel_at_15m(tr):
     assert wheels(i) == [GV] * 4 and i[L.I_ON_TRACK] == 0 and not barrier
 
 
-def test_barrier_contact_by_body_corner(tr):
-    # body half-width 0.62 m: corner at 41.2 m is beyond the 41 m barrier face
-    barrier, f, i = place(tr, 1000.0, 41.2 - 0.62)
+def test_barrier_contact_by_the_car_footprint(tr):
+    # PaddockJS's ``applyRunoffResponse``: the car's 5.63 x 1.9 m visual footprint (half width 0.95 m,
+    # half length 2.815 m) reaching past the barrier's inner face, the runoff's outer edge (41 m on the
+    # oval) less half the 0.55 m barrier: 40.725 m, measured from the centre sample along its normal
+    barrier, f, i = place(tr, 1000.0, 40.8 - 0.95)           # footprint side at 40.8 m
     assert barrier
-    assert wheels(i) == [GS, B, GS, B]
-    barrier, f, i = place(tr, 1000.0, 40.3 - 0.62)         # corner at 40.3 m: not yet
+    assert wheels(i) == [GS, GS, GS, GS]                     # the patches (outer edge 40.8 m): grass
+    barrier, f, i = place(tr, 1000.0, 40.65 - 0.95)          # footprint side at 40.65 m: not yet
     assert not barrier
-    barrier, f, i = place(tr, 1000.0, -(41.2 - 0.62))      # the same on the left
+    barrier, f, i = place(tr, 1000.0, -(40.8 - 0.95))        # the same on the left
     assert barrier
-    # a car across the track: its nose (half-length 2.325 m) reaches the wall first
-    barrier, f, i = place(tr, 1000.0, 39.0, yaw=math.pi / 2)
+    assert not place(tr, 1000.0, -(40.65 - 0.95))[0]
+    # a car across the track: its nose (half length 2.815 m) reaches the wall first
+    barrier, f, i = place(tr, 1000.0, 40.8 - 2.815, yaw=math.pi / 2)
     assert barrier
-    barrier, f, i = place(tr, 1000.0, 38.5, yaw=math.pi / 2)
+    barrier, f, i = place(tr, 1000.0, 40.65 - 2.815, yaw=math.pi / 2)
     assert not barrier
-    # in a corner too (right-hand semicircle, outside = left): the outermost point is located exactly
-    # (the wheel patches, 0.95 m out from the car's axis, reach past the 0.62 m body)
+    # in a corner too (right-hand semicircle, outside = left)
     s_mid = 375 + 0.5 * 150 * math.pi
-    assert place(tr, s_mid, -(41.2 - 0.95))[0]
-    assert not place(tr, s_mid, -(40.8 - 0.95))[0]
+    assert place(tr, s_mid, -(40.8 - 0.95))[0]
+    assert not place(tr, s_mid, -(40.65 - 0.95))[0]
 
 
 def test_a_wheel_on_the_barrier_touches_the_wall(tr):
@@ -106,7 +112,7 @@ def test_a_wheel_on_the_barrier_touches_the_wall(tr):
     # patch outer edge at 41.05 m, body side at 40.72 m
     barrier, f, i = place(tr, 1000.0, 41.05 - 0.95)
     assert wheels(i) == [GS, B, GS, B] and barrier
-    barrier, f, i = place(tr, 1000.0, 40.95 - 0.95)         # 5 cm short of the wall
+    barrier, f, i = place(tr, 1000.0, 40.675 - 0.95)        # footprint 5 cm short of the wall's face
     assert wheels(i) == [GS] * 4 and not barrier
     # the issue's case: 39.06 m off, 0.6 rad heading error, the front-right wheel's patch past the wall
     barrier, f, i = place(tr, 1000.0, 39.06, yaw=0.6)

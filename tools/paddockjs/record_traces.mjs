@@ -2,21 +2,27 @@
 // Golden vehicle traces from PaddockJS 2.0.0, run under Node in its own environment.
 //
 //   node tools/paddockjs/record_traces.mjs <paddockjs-checkout> [out-dir]
+//   PROFILE=physical-driver SCENARIOS=kerb-strike,runoff-gravel-grass \
+//     node tools/paddockjs/record_traces.mjs <paddockjs-checkout> tests/fixtures/paddockjs-2.0.0/traces/physical-driver
 //
+// PROFILE=physical-driver records car-00's vector under that observation profile with every ray channel
+// (road edge, kerb, illegal surface, car): its contact patches, boundaries and surface rays.
 // <paddockjs-checkout> is a PaddockJS source tree at commit 28fc6c4 (v2.0.0), e.g.
 //   git --git-dir=<mirror> archive 28fc6c4 | tar -x -C /tmp/paddockjs
 // (its environment needs no npm install). out-dir defaults to
 // tests/fixtures/paddockjs-2.0.0/traces. One JSON file per scenario and physics mode,
 // <scenario>.<mode>.json.gz (gzipped JSON), with (units: metres, seconds, radians; PaddockJS's 12 u/m removed):
 //   config      the createPaddockEnvironment options (trackSeed 2601, frameSkip 4)
-//   cars        per recorded car: id, vehicle parameters, state after reset
+//   cars        per recorded car: id, vehicle parameters, state after reset (full precision;
+//               the per-step states are rounded to 1e-6)
 //   actions     per env step, per car: [steering, throttle, brake] (normalised, as sent)
 //   surfaces    per car, per physics tick: the four wheel surfaces the tick's dynamics read
 //               (FL FR RL RR, one letter each, SURFACE_LETTERS), i.e. arcade: the car's wheel
 //               states at the start of the tick; simulator: the reclassification the tick does first
 //   steps       per car, per env step, the state after it: STEP_FIELDS
-//   events      per car: ticks (0-based, over the whole run) with a contact or destruction
-//   vectors     car-00's observation vector after reset and every VECTOR_EVERY steps
+//   events      per car: [tick, kind] (tick 0-based over the whole run): 'contact', 'car-destroyed',
+//               'drs-on' / 'drs-off' (DRS opened or closed during that tick)
+//   vectors     car-00's observation vector after reset and every VECTOR_EVERY steps (default 1; env VECTOR_EVERY)
 // The actions come from a scripted driver (lane keeping and a speed target, with per-scenario
 // overrides); what is replayed is the recorded actions, so the driver need not be reproduced.
 
@@ -27,7 +33,8 @@ import url from 'node:url';
 
 const STEPS = 300;
 const FRAME_SKIP = 4;
-const VECTOR_EVERY = 50;
+const VECTOR_EVERY = Number(process.env.VECTOR_EVERY ?? 1);
+const PROFILE = process.env.PROFILE ?? null; // observation profile (null: PaddockJS's default)
 const U = 12; // PaddockJS sim units per metre
 const STEP_FIELDS = ['x', 'y', 'heading', 'vx', 'vy', 'speed', 'yawRate', 'steeringAngle', 'tireEnergy',
   'lateralAcceleration', 'longitudinalAcceleration', 'gripUsage', 'slipAngle', 'tractionLimited',
@@ -76,6 +83,12 @@ F1RaceSimulation.prototype.step = function step(dt) {
           recording.events[id].push([recording.tick, event.type]);
         }
       }
+    }
+    for (const id of recording.ids) {
+      // DRS (drag x0.42, power x1.08 in arcade) is not modelled by paddock_ma: mark where it acts
+      const active = Boolean(this.cars.find((item) => item.id === id)?.drsActive);
+      if (active !== (recording.drs[id] ?? false)) recording.events[id].push([recording.tick, active ? 'drs-on' : 'drs-off']);
+      recording.drs[id] = active;
     }
     recording.tick += 1;
   }
@@ -189,16 +202,17 @@ const SCENARIOS = {
 };
 
 function numbers(values, digits) {
-  return values.map((v) => (typeof v === 'number' ? Number(v.toFixed(digits)) : v));
+  // digits null: full precision (the state replays start from)
+  return values.map((v) => (typeof v === 'number' && digits != null ? Number(v.toFixed(digits)) : v));
 }
 
-function carState(car) {
+function carState(car, digits = [6, 6]) {
   const vx = Number.isFinite(car.velocityX) ? car.velocityX : Math.cos(car.heading) * car.speed;
   const vy = Number.isFinite(car.velocityY) ? car.velocityY : Math.sin(car.heading) * car.speed;
   return [
     ...numbers([car.x / U, car.y / U, car.heading, vx / U, vy / U, car.speed / U, car.yawRate,
-      car.steeringAngle, car.tireEnergy], 6),
-    ...numbers([car.lateralAcceleration, car.longitudinalAcceleration, car.gripUsage, car.slipAngleRadians], 6),
+      car.steeringAngle, car.tireEnergy], digits[0]),
+    ...numbers([car.lateralAcceleration, car.longitudinalAcceleration, car.gripUsage, car.slipAngleRadians], digits[1]),
     car.tractionLimited ? 1 : 0,
     Math.max(0, STABILITY.indexOf(car.stabilityState)),
     car.destroyed ? 1 : 0,
@@ -230,7 +244,10 @@ function record(name, scenario, physicsMode) {
     rules: { standingStart: false },
     scenario: { participants: controlled, placements: scenario.placements },
     participantInteractions: { defaultProfile: 'normal' },
-    observation: { output: 'vector', includeSchema: false },
+    observation: { output: 'vector', includeSchema: false, ...(PROFILE ? { profile: PROFILE } : {}) },
+    ...(PROFILE === 'physical-driver'
+      ? { sensors: { rays: { channels: ['roadEdge', 'kerb', 'illegalSurface', 'car'] } } }
+      : {}),
     result: { stateOutput: 'none' },
   };
   const env = createPaddockEnvironment(config);
@@ -248,14 +265,14 @@ function record(name, scenario, physicsMode) {
     stabilityNames: STABILITY,
     surfaceLetters: SURFACE_LETTERS,
     wheelOrder: WHEEL_ORDER,
-    cars: Object.fromEntries(controlled.map((id) => [id, { vehicle: vehicleParams(carOf(id)), reset: carState(carOf(id)) }])),
+    cars: Object.fromEntries(controlled.map((id) => [id, { vehicle: vehicleParams(carOf(id)), reset: carState(carOf(id), [null, null]) }])),
     actions: [],
     surfaces: Object.fromEntries(controlled.map((id) => [id, []])),
     steps: Object.fromEntries(controlled.map((id) => [id, []])),
     events: Object.fromEntries(controlled.map((id) => [id, []])),
     vectors: { steps: [0], values: [vectorOf(reset)] },
   };
-  recording = { ids: controlled, surfaces: out.surfaces, events: out.events, tick: 0 };
+  recording = { ids: controlled, surfaces: out.surfaces, events: out.events, drs: {}, tick: 0 };
   for (let step = 0; step < STEPS; step += 1) {
     const actions = {};
     const row = [];

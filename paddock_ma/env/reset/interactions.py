@@ -8,7 +8,8 @@ classified).
 * ``normal``: all five.
 * ``isolated-training``: races for position, nothing else (no contact, unseen, no pit capacity).
 * ``batch-training``: none: a full physical car that never collides, is hidden from other cars'
-  sensors, stays out of race order and does not occupy pit service.
+  sensors, stays out of race order and does not occupy pit service. Its own road-edge rays measure
+  the main track only, as PaddockJS's batch-training rays (``layout.FLAG_MAIN_TRACK_RAYS``).
 * ``phantom-race``: seen and classified, but never collides and does not occupy pit service.
 * ``time-trial-overlay``: none (as batch-training).
 
@@ -37,7 +38,7 @@ _ALL = L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_PIT_
 PROFILE_FLAGS = {
     "normal": _ALL,
     "isolated-training": L.FLAG_CLASSIFIED,
-    "batch-training": 0,
+    "batch-training": L.FLAG_MAIN_TRACK_RAYS,      # none of the five; its rays as PaddockJS's batch-training
     "phantom-race": L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED,
     "time-trial-overlay": 0,
 }

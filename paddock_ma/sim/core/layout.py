@@ -27,7 +27,7 @@ steering, yaw rate and lateral offset all mean "toward the right".
 F_X = 0                 # m, position of the body centre
 F_Y = 1                 # m
 F_HEADING = 2           # rad, wrapped to (-pi, pi]
-F_SPEED = 3             # m/s, forward speed along the heading (>= 0 in arcade mode)
+F_SPEED = 3             # m/s, speed: arcade along the heading (>= 0); simulator |velocity| (PaddockJS)
 F_VX = 4                # m/s, world-frame velocity (simulator mode; arcade mirrors speed*heading)
 F_VY = 5                # m/s
 F_YAW_RATE = 6          # rad/s, positive = turning right
@@ -65,15 +65,19 @@ F_WHEEL_OFFSET_FL = 36  # m, signed lateral offset of each contact patch centre
 F_WHEEL_OFFSET_FR = 37
 F_WHEEL_OFFSET_RL = 38
 F_WHEEL_OFFSET_RR = 39
-F_SLIP_FRONT = 40       # rad, front-axle slip angle (simulator mode)
-F_SLIP_REAR = 41        # rad, rear-axle slip angle (simulator mode)
+F_SLIP_FRONT = 40       # rad, body slip angle of the latest tick (simulator mode; arcade 0)
+F_SLIP_REAR = 41        # rad, the same (kept for the layout; no axle model since PaddockJS's)
 F_FINISH_TIME = 42      # s (world time) when the car finished, 0 = not finished
 F_STEP_PROGRESS = 43    # m, race distance gained during the current env step
 F_STEP_LEGAL_PROGRESS = 44  # m, race distance gained on legal surfaces during the current env step
 F_AI_LANE_OFFSET = 45   # m, the built-in driver's current lateral target (smoothed)
-F_GRIP_USAGE = 46       # ratio, tyre-grip demand of the latest tick over what the tyres offer (>= 1 = at or
-                        # past the limit: traction limited); written by the physics step, read by nothing in it
-NF = 47
+F_GRIP_USAGE = 46       # ratio, PaddockJS's grip usage of the latest tick (arcade <= 1); written by the
+                        # physics step, read by nothing in it
+F_WHEEL_EDGE_FL = 47    # m, each contact patch's offset as PaddockJS reports it (its wheel signedOffset):
+F_WHEEL_EDGE_FR = 48    # the patch edge farthest from the centreline; the patch centre's on a pit surface;
+F_WHEEL_EDGE_RL = 49    # near the pit entry and exit, that of the sampled point (centre or corner) of the
+F_WHEEL_EDGE_RR = 50    # patch's worst surface (``vehicle.wheels``)
+NF = 51
 
 # Contact patches, in wheel order FL, FR, RL, RR (left = lateral -1).
 WHEEL_OFFSET_FIELDS = (F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR, F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR)
@@ -129,7 +133,8 @@ I_CNT_DESTROYED = 43    # barrier destruction events (0/1)
 I_CONTACT_SLOTS_LO = 44  # bit j set: a contact event with car slot j (0..31) this step (int32 bits)
 I_CONTACT_SLOTS_HI = 45  # bit j - 32 set: a contact event with car slot j (32..63) this step
 I_LAST_CONTACT_WITH = 46  # slot index of the car of the latest contact, -1 = none
-NI = 47
+I_TRACTION_LIMITED = 47  # 1 = the latest tick's tyres were at their limit (PaddockJS tractionLimited)
+NI = 48
 
 WHEEL_SURFACE_FIELDS = (I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR)
 FIRST_COUNTER = I_CNT_CONTACTS
@@ -179,6 +184,8 @@ FLAG_RADAR_VISIBLE = 4  # appears in other cars' nearby-car radar
 FLAG_CLASSIFIED = 8     # counted in race order and classification
 FLAG_PIT_OCCUPIES = 16  # occupies pit service capacity
 FLAG_CONTROLLED = 32    # driven by a policy (actions), not by the built-in driver
+FLAG_MAIN_TRACK_RAYS = 64  # its road-edge rays query the main track as PaddockJS's batch-training rays do
+                           # (no pit window, nearest samples: ``sim.sensing.road_edge``)
 
 # --------------------------------------------------------------------------------------------
 # Rules: rules[w, R_*] (constant within a step)

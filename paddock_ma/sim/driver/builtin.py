@@ -8,14 +8,19 @@ One decision per car per tick, from the car's own state, its parameters and the 
   ``v^2 kappa = margin * (A + B v^2)``, the lateral grip budget of this car in this physics mode
   (tyre friction with wear and compound factors, plus downforce); an interval that starts ``d``
   metres ahead caps the current speed at ``sqrt(v^2 + 2 a_b d)`` (a conservative deceleration
-  ``a_b``). Throttle is proportional to the speed error, limited in simulator mode to what the
-  driven rear axle has left after the lateral load (no power-oversteer spins); braking is a
-  deceleration demand inside the friction circle (the simulator has no ABS).
-* **Steering.** Pure pursuit toward a point on the car's lane (the centreline shifted by the lane
-  offset) one lookahead ahead (12 m + 0.75 s of travel, shrunk in tight corners, 25..110 m). The
-  simulator's understeer is fed forward from the measured slip angles (steady-state bicycle:
-  delta = L kappa - (alpha_f - alpha_r)); arcade yaw scales with the tyre factor, so the lock is
-  divided by it. A target behind or far to the side (a spun car) gets full lock toward it.
+  ``a_b``). Arcade plans with PaddockJS's grip budget; simulator mode with PaddockJS's simulator
+  driver's much smaller lateral budget (``simulator_controls.sim_plan_budget``, ~11 m/s^2), since
+  there a cornering car's slip grows and its pedals take lateral grip. Arcade throttle is
+  proportional to the speed error; braking is a deceleration demand inside the friction circle.
+* **Steering.** Arcade: pure pursuit toward a point on the car's lane (the centreline shifted by the
+  lane offset) one lookahead ahead (12 m + 0.75 s of travel, shrunk in tight corners, 25..110 m);
+  arcade yaw scales with the tyre factor, so the lock is divided by it. A target behind or far to the
+  side (a spun car) gets full lock toward it.
+* **Simulator mode** steers, brakes and accelerates as PaddockJS's own simulator controller does
+  (``driver.simulator_controls``): nose aimed at the lane point with heading feed-forward inside a
+  speed- and grip-dependent steering limit, penalties on the planned speed for slip, grip usage and
+  edge pressure, throttle scaled down inside the friction ellipse, and a stabilising rejoin mode for a
+  sliding car.
 * **Lane.** ``F_AI_LANE_OFFSET`` moves at a bounded rate toward a target: a small inside-of-corner
   bias, or a passing lane beside a car ahead within ~30 m that is in the way. A car ahead in the
   same lane also caps the speed (a speed-dependent following gap). Only cars that collide with this
@@ -35,9 +40,9 @@ import numpy as np
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
     CONTROL_BUILTIN, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS,
-    F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
+    F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
     I_AI_REJOIN, I_COMPOUND, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED,
-    MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE, P_POWER,
+    MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE,
     P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE,
     R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
     SURF_TRACK, WHEELBASE,
@@ -45,15 +50,18 @@ from ..core.layout import (
 from ..track.preview import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN
 from ..track.geometry import sample_at
 from ..core.trig import lerp_at
+from .simulator_controls import (
+    STABILIZE_TICKS, should_stabilize, sim_racing_controls, sim_rejoin_controls,
+)
 from .traffic import gather_traffic, scan_traffic
 from ..vehicle.tyres import COMPOUND_GRIP, compound_index, tyre_factor
 
 # Preview interval boundaries (m ahead) and the per-track table: see track.preview.PREVIEW_D.
 
 GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
-BRAKE_FRAC = 0.55        # fraction of the grip budget assumed for braking (conservative)
+SIM_GRIP_MARGIN = 0.50   # simulator: its share (slip grows faster the harder a car corners)
 BRAKE_FRAC_ARCADE = 0.7  # fraction of the arcade brake cap assumed for braking
-SIM_AERO_GRIP = 0.25     # simulator: lateral grip gained per unit of mu * Cl / m * v^2 (fit)
+SIM_BRAKE_PLAN = 9.0     # m/s^2, simulator: braking distances assume this (braking takes lateral grip)
 MIN_TARGET = 55.0 * MPS_PER_KPH  # m/s, never plan slower than this on track
 LOOK_MIN = 10.0          # m, pure-pursuit lookahead bounds
 LOOK_MAX = 110.0
@@ -71,10 +79,6 @@ BRAKE_GAIN = 6.0         # m/s^2 of deceleration demand per m/s of overspeed
 BRAKE_DEADBAND = 0.8     # m/s of overspeed handled by lifting off
 BRAKE_USE = 0.85         # share of the grip budget a brake demand may use
 BRAKE_FLOOR = 0.25       # share of the grip budget always available to the brakes
-SLIP_FF = 0.8            # share of the measured slip-angle difference fed forward into steering
-SLIP_MAX = 0.12          # rad, bound of that feed-forward (a sliding car gets no extra lock)
-TRACTION_USE = 0.85      # share of the rear axle's spare grip the throttle may use (simulator)
-POWER_SPEED = 13.0       # m/s, drive force = P_POWER below this speed, power-limited above
 
 
 @kernel(inline="always")
@@ -118,7 +122,7 @@ def update_pit_intent(cars_f, cars_i, car_flags, rules, w, c):
 
 
 @kernel(inline="always")
-def _grip_budget(car_params, cars_i, rules, w, c, tf):
+def _grip_budget(car_params, cars_f, cars_i, rules, w, c, tf):
     """The lateral grip budget a_lat(v) = mu g + aero_b v^2 of car (w, c) in its physics mode (tf:
     tyre factor), and what the planner uses of it. Returns (sim, mass kg, mu, aero_b 1/m, mu_g m/s^2
     and aero_k 1/m for corner speeds, brake_a m/s^2 and brake_b 1/m for braking distances)."""
@@ -126,27 +130,19 @@ def _grip_budget(car_params, cars_i, rules, w, c, tf):
     tf_cg = tf * COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])]
     cl_m = car_params[w, c, P_DOWNFORCE_CL] / mass
     sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
-    if sim:
-        # Dynamic bicycle (vehicle.simulator): tyre friction times the compound and wear factors,
-        # with downforce on the axles less tyre load sensitivity; fits the axle-limited budget of the
-        # neutral car within ~8 % for 0..80 m/s (23 -> 48 m/s^2).
-        mu = car_params[w, c, P_TIRE_GRIP] * tf_cg
-        aero_b = SIM_AERO_GRIP * mu * cl_m
-    else:
-        # Arcade yaw cap (spec 3.4): (grip tf g + Cl v^2 / m) * surface * tf * compound; the wear
-        # factor tf enters twice, so worn tyres lose grip fast.
-        mu = car_params[w, c, P_TIRE_GRIP] * tf * tf_cg
-        aero_b = cl_m * tf_cg
+    # Both modes (PaddockJS 2.0.0): the grip budget is (grip tf g + Cl v^2 / m) * surface * tf *
+    # compound; the wear factor tf enters twice, so worn tyres lose grip fast.
+    mu = car_params[w, c, P_TIRE_GRIP] * tf * tf_cg
+    aero_b = cl_m * tf_cg
     pace = car_params[w, c, P_PACE]
     aggr = car_params[w, c, P_AGGRESSION]
-    margin = GRIP_MARGIN * (1.0 + 0.5 * (pace - 1.0) + 0.04 * (aggr - 0.5))
+    margin = (SIM_GRIP_MARGIN if sim else GRIP_MARGIN) * (1.0 + 0.5 * (pace - 1.0) + 0.04 * (aggr - 0.5))
+    brake_b = 0.0
     if sim:
-        brake_a = BRAKE_FRAC * mu * GRAVITY
-        brake_b = BRAKE_FRAC * aero_b
-    else:
-        # Arcade braking is capped at grip * (20 + 14 r) m/s^2 (spec 3.4): assume the low end.
-        brake_a = BRAKE_FRAC_ARCADE * min(car_params[w, c, P_BRAKE] / mass, 20.0 * tf_cg)
-        brake_b = 0.0
+        # Braking takes lateral grip in the simulator's friction ellipse: plan gentler braking.
+        return sim, mass, mu, aero_b, margin * mu * GRAVITY, margin * aero_b, SIM_BRAKE_PLAN * tf_cg, brake_b
+    # Braking is capped at grip * (20 + 14 r) m/s^2: assume the low end.
+    brake_a = BRAKE_FRAC_ARCADE * min(car_params[w, c, P_BRAKE] / mass, 20.0 * tf_cg)
     return sim, mass, mu, aero_b, margin * mu * GRAVITY, margin * aero_b, brake_a, brake_b
 
 
@@ -230,43 +226,29 @@ def _racing_lane(cars_f, car_flags, w, c, tidx, tprog, toffs, tspd, tm, s, off, 
 
 
 @kernel(inline="always")
-def _pursuit_steer(cars_f, w, c, dx, dy, cos_h, sin_h, sim, tf):
-    """Pure-pursuit steering in [-1, 1] toward a target (dx, dy) m from car (w, c) whose heading has
-    cos/sin (cos_h, sin_h). A target far to the side or behind (a spun car) gets full lock."""
+def _pursuit_steer(dx, dy, cos_h, sin_h, tf):
+    """Arcade pure-pursuit steering in [-1, 1] toward a target (dx, dy) m from a car whose heading has
+    cos/sin (cos_h, sin_h), tf its tyre factor. A target far to the side or behind (a spun car) gets
+    full lock."""
     lx = dx * cos_h + dy * sin_h
     ly = -dx * sin_h + dy * cos_h
     dist2 = max(lx * lx + ly * ly, 1.0)
     if lx < 0.3 * math.sqrt(dist2):
         return 1.0 if ly >= 0.0 else -1.0
     curv = 2.0 * ly / dist2
-    if sim:
-        # Steady-state bicycle: delta = L kappa - (alpha_f - alpha_r); feeding the last tick's slip
-        # difference forward cancels most of the understeer.
-        slip = min(max(cars_f[w, c, F_SLIP_FRONT] - cars_f[w, c, F_SLIP_REAR], -SLIP_MAX), SLIP_MAX)
-        steer = (math.atan(WHEELBASE * curv) - SLIP_FF * slip) / MAX_STEER_ANGLE
-    else:
-        # Arcade yaw rate is v / L tan(delta) * tf: worn tyres need proportionally more lock.
-        steer = math.atan(WHEELBASE * curv / tf) / MAX_STEER_ANGLE
+    # Arcade yaw rate is v / L tan(delta) * tf: worn tyres need proportionally more lock.
+    steer = math.atan(WHEELBASE * curv / tf) / MAX_STEER_ANGLE
     return min(max(steer, -1.0), 1.0)
 
 
 @kernel(inline="always")
-def _pedals(cars_f, car_params, w, c, v, v_target, sim, mass, mu, aero_b, rejoin):
+def _pedals(cars_f, car_params, w, c, v, v_target, mass, mu, aero_b, rejoin):
     """(throttle, brake) in [0, 1] toward v_target (m/s) from speed v: throttle from the speed
-    error (simulator: inside what the driven rear axle's friction circle leaves); brake as a
-    deceleration demand capped below the tyres' limit so the car can still steer while braking (no
-    ABS in the simulator)."""
+    error; brake as a deceleration demand capped below the tyres' limit so the car can still steer
+    while braking."""
     err = v_target - v
     if err > -BRAKE_DEADBAND:
         throttle = min(max(THROTTLE_FF + THROTTLE_GAIN * err, 0.0), 1.0)
-        if sim:
-            # Traction limit of the driven rear axle: it carries about half the grip budget and half
-            # the lateral force; keep the drive force inside what is left of its friction circle.
-            f_rear = 0.5 * mass * (mu * GRAVITY + aero_b * v * v)
-            f_lat = 0.5 * mass * abs(cars_f[w, c, F_LAT_ACC])
-            f_free = math.sqrt(max(f_rear * f_rear - f_lat * f_lat, 0.0))
-            drive = car_params[w, c, P_POWER] * min(1.0, POWER_SPEED / max(v, 1.0))
-            throttle = min(throttle, TRACTION_USE * f_free / max(drive, 1.0))
         return throttle, 0.0
     # Friction circle: what the lateral acceleration leaves of the grip budget.
     budget = mu * GRAVITY + aero_b * v * v
@@ -291,7 +273,7 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
     v = max(cars_f[w, c, F_SPEED], 0.0)
     s = cars_f[w, c, F_PROGRESS]
     off = cars_f[w, c, F_OFFSET]
-    sim, mass, mu, aero_b, mu_g, aero_k, brake_a, brake_b = _grip_budget(car_params, cars_i, rules, w,
+    sim, mass, mu, aero_b, mu_g, aero_k, brake_a, brake_b = _grip_budget(car_params, cars_f, cars_i, rules, w,
                                                                          c, tf)
     # Preview: speed cap from the curvature ahead, and the heading change / largest curvature of
     # the next PREVIEW_NEAR m (the track's table, interpolated between the samples around s).
@@ -302,6 +284,9 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
     v_target = max(v_target, MIN_TARGET)
 
     rejoin = _rejoin_ticks(cars_f, cars_i, w, c, off, hw)
+    if sim and should_stabilize(cars_f, cars_i, w, c, hw):
+        rejoin = max(rejoin, STABILIZE_TICKS)
+        cars_i[w, c, I_AI_REJOIN] = rejoin
     lane = cars_f[w, c, F_AI_LANE_OFFSET]
     lane_lim = hw - LANE_EDGE
     if rejoin > 0:
@@ -318,12 +303,17 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         look *= 1.0 / (1.0 + 30.0 * kappa_max_near)
     cars_f[w, c, F_AI_LANE_OFFSET] = lane
     look = min(max(look, LOOK_MIN), LOOK_MAX)
+    if sim:
+        if rejoin > 0:
+            return sim_rejoin_controls(cx, cy, cs, cnx, cny, length, hw, cars_f, cars_i, w, c, v_target)
+        tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
+        return sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_target, turn_near, cos_h,
+                                   sin_h, tf, COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])])
 
     # Pure pursuit toward the lane point one lookahead ahead.
     tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
-    steer = _pursuit_steer(cars_f, w, c, tx - cars_f[w, c, F_X], ty - cars_f[w, c, F_Y], cos_h, sin_h,
-                           sim, tf)
-    throttle, brake = _pedals(cars_f, car_params, w, c, v, v_target, sim, mass, mu, aero_b, rejoin)
+    steer = _pursuit_steer(tx - cars_f[w, c, F_X], ty - cars_f[w, c, F_Y], cos_h, sin_h, tf)
+    throttle, brake = _pedals(cars_f, car_params, w, c, v, v_target, mass, mu, aero_b, rejoin)
     return steer, throttle, brake
 
 

@@ -9,34 +9,50 @@ A pair takes part only when both cars are active, not destroyed and both carry
 A car driven along the pit route (``PIT_ENTERING .. PIT_EXITING``) is never moved by a contact;
 its partner takes the whole correction. Pairs where both cars are pit-route driven are skipped.
 
+The detection and response are PaddockJS 2.0.0's (``contactResolution.js``, ``collisionGeometry.js``):
+the bodies' SAT overlap at the end of the tick, else the first of 15 poses interpolated between the
+tick's start (F_PREV_*) and end that overlaps (a swept test, so fast cars do not tunnel); each car is
+moved along the axis by min(depth / 2 + 0.65 u, 4.5 u) (the whole depth when its partner is pit-route
+driven), turned by -/+ axis_y * clamp(0.0025 depth/u, 0.008, 0.035) rad (the world axis' y component,
+as PaddockJS does), and its tick-start pose is shifted alike. The velocity response acts on the
+scalar speeds along the headings: a closing pair loses clamp(-closing * (0.34 + restitution), 0, 16 u/s)
+on the cars moving into the contact, then both speeds are multiplied by 0.997 (0.985 against a
+pit-route car). In simulator mode PaddockJS changes only that scalar speed (which the next tick's
+acceleration limits read), not the world velocity; so do we.
+
 Differences from PaddockJS, on purpose:
-* the broad phase is the centre distance against the body diagonal over all pairs (20 cars are 190
-  pairs, cheaper than sorting by progress) rather than progress windows;
-* the velocity response is an equal-mass impulse along the contact normal with restitution, applied
-  to the world velocity; PaddockJS nudges the scalar speeds along heading. Arcade cars keep only the
-  forward component of the result (they cannot slide), simulator cars keep the whole vector;
-* there is no swept (time-of-impact) test: at 60 Hz two cars close at most ~3 m per tick against a
-  4.65 m body, so nose-to-nose contacts are still caught; a pure side impact faster than ~70 m/s
-  could tunnel.
+* the broad phase is the centre distance against the body diagonal plus two ticks of top-speed
+  motion, over all pairs in slot order (PaddockJS takes pairs within 12.5 m of progress, in progress
+  order): the same pairs touch; only the order in which three or more cars in one pile-up are
+  resolved can differ;
+* contact events and cooldowns (which pair counts) follow the event rules below, not PaddockJS's
+  per-car cooldown (``docs/paddockjs-compatibility.md``).
 """
 
 import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import (
-    CAR_LENGTH, CAR_WIDTH, F_CONTACT_COOLDOWN, F_HEADING, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_COLLIDES,
-    I_ACTIVE, I_CNT_CONTACTS, I_CONTACT_SLOTS_HI, I_CONTACT_SLOTS_LO, I_DESTROYED, I_LAST_CONTACT_WITH,
-    I_PIT_STATUS, PHYSICS_SIMULATOR, PIT_ENTERING, PIT_EXITING, R_PHYSICS_MODE, R_RESTITUTION,
+    CAR_LENGTH, CAR_WIDTH, F_CONTACT_COOLDOWN, F_HEADING, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_SPEED, F_VX,
+    F_VY, F_X, F_Y, FLAG_COLLIDES, I_ACTIVE, I_CNT_CONTACTS, I_CONTACT_SLOTS_HI, I_CONTACT_SLOTS_LO,
+    I_DESTROYED, I_LAST_CONTACT_WITH, I_PIT_STATUS, MAX_SPEED, PHYSICS_SIMULATOR, PIT_ENTERING, PIT_EXITING,
+    R_PHYSICS_MODE, R_RESTITUTION,
 )
+from ..vehicle.limits import normalize_angle
 
 HALF_L = 0.5 * CAR_LENGTH
 HALF_W = 0.5 * CAR_WIDTH
-# Two bodies can only overlap when their centres are closer than the sum of circumradii.
-BROAD_DIST2 = CAR_LENGTH * CAR_LENGTH + CAR_WIDTH * CAR_WIDTH
+# Two bodies can only overlap when their centres are closer than the sum of circumradii; during a
+# tick each centre moves at most MAX_SPEED * dt.
+BODY_DIAGONAL = (CAR_LENGTH * CAR_LENGTH + CAR_WIDTH * CAR_WIDTH) ** 0.5
 N_PASSES = 3
+SWEEP_STEPS = 16               # the swept test tries poses at k / 16 of the tick, k = 1..15
+AABB_PAD = 0.001 / 12.0        # m, broad-phase padding of the swept boxes (0.001 u)
 SEP_EXTRA = 0.65 / 12.0        # m, pushed beyond the overlap so the pair is clear (0.65 u)
 SEP_CAP = 4.5 / 12.0           # m, largest correction per car per pass (4.5 u)
-DV_CAP = 60.0                  # m/s, largest velocity change per car per pass (guards blow-ups)
+IMPULSE_BASE = 0.34            # closing-speed share lost on contact, plus the restitution
+IMPULSE_CAP = 16.0 / 12.0      # m/s, largest speed change of the impulse (16 u/s)
+CONTACT_DAMP = 0.997           # speed factor of both cars per contact
 COOLDOWN = 1.0                 # s, contact events suppressed for this long after a contact
 TOUCHED = -1.0                 # cooldown sentinel during one call: free at tick start, touched now
 NUDGE_PER_M = 0.0025 * 12.0    # rad per m of depth (0.0025 per u)
@@ -123,99 +139,122 @@ def box_overlap(x1, y1, h1, x2, y2, h2):
     return best, bx, by
 
 
-@kernel
-def _nudge(cars_f, w, c, ax, ay, amount):
-    """Turn car c away from the contact: ax, ay point from car c toward the other car."""
-    h = cars_f[w, c, F_HEADING]
-    side = -np.sin(h) * ax + np.cos(h) * ay   # > 0: the other car is on the right
-    h -= side * amount
-    if h > np.pi:
-        h -= 2.0 * np.pi
-    elif h <= -np.pi:
-        h += 2.0 * np.pi
-    cars_f[w, c, F_HEADING] = h
+@kernel(inline="always")
+def _body_aabb(x, y, h):
+    """Axis-aligned box (min x, max x, min y, max y) of a car body at pose (x, y, h)."""
+    c = abs(np.cos(h))
+    s = abs(np.sin(h))
+    ex = HALF_L * c + HALF_W * s
+    ey = HALF_L * s + HALF_W * c
+    return x - ex, x + ex, y - ey, y + ey
+
+
+@kernel(inline="always")
+def _swept_aabb(cars_f, w, c):
+    """The body's box over the tick: the union of its boxes at F_PREV_* and at the current pose."""
+    ax0, ax1, ay0, ay1 = _body_aabb(cars_f[w, c, F_PREV_X], cars_f[w, c, F_PREV_Y], cars_f[w, c, F_PREV_HEADING])
+    bx0, bx1, by0, by1 = _body_aabb(cars_f[w, c, F_X], cars_f[w, c, F_Y], cars_f[w, c, F_HEADING])
+    return min(ax0, bx0), max(ax1, bx1), min(ay0, by0), max(ay1, by1)
+
+
+@kernel(inline="always")
+def _pose_at(cars_f, w, c, amount):
+    """Car c's pose at fraction ``amount`` of the tick, between F_PREV_* and the current pose."""
+    px = cars_f[w, c, F_PREV_X]
+    py = cars_f[w, c, F_PREV_Y]
+    ph = cars_f[w, c, F_PREV_HEADING]
+    dh = normalize_angle(cars_f[w, c, F_HEADING] - ph)
+    return (px + (cars_f[w, c, F_X] - px) * amount, py + (cars_f[w, c, F_Y] - py) * amount,
+            normalize_angle(ph + dh * amount))
 
 
 @kernel
-def _velocity(cars_f, w, c, sim):
-    if sim:
-        return cars_f[w, c, F_VX], cars_f[w, c, F_VY]
-    h = cars_f[w, c, F_HEADING]
-    v = cars_f[w, c, F_SPEED]
-    return v * np.cos(h), v * np.sin(h)
+def detect_contact(cars_f, w, i, j):
+    """Contact of the bodies of cars i and j this tick (PaddockJS ``detectVehicleCollision``): the SAT
+    overlap at the current poses, else at the first of the poses interpolated over the tick that
+    overlaps. Returns (depth m, axis_x, axis_y) as ``box_overlap``; depth <= 0: no contact."""
+    depth, ax, ay = box_overlap(cars_f[w, i, F_X], cars_f[w, i, F_Y], cars_f[w, i, F_HEADING],
+                                cars_f[w, j, F_X], cars_f[w, j, F_Y], cars_f[w, j, F_HEADING])
+    if depth > 0.0:
+        return depth, ax, ay
+    ix0, ix1, iy0, iy1 = _swept_aabb(cars_f, w, i)
+    jx0, jx1, jy0, jy1 = _swept_aabb(cars_f, w, j)
+    if not (ix0 - AABB_PAD <= jx1 and ix1 + AABB_PAD >= jx0 and iy0 - AABB_PAD <= jy1
+            and iy1 + AABB_PAD >= jy0):
+        return 0.0, 0.0, 0.0
+    for k in range(1, SWEEP_STEPS):
+        amount = k / SWEEP_STEPS
+        xi, yi, hi = _pose_at(cars_f, w, i, amount)
+        xj, yj, hj = _pose_at(cars_f, w, j, amount)
+        depth, ax, ay = box_overlap(xi, yi, hi, xj, yj, hj)
+        if depth > 0.0:
+            return depth, ax, ay
+    return 0.0, 0.0, 0.0
 
 
-@kernel
-def _set_velocity(cars_f, w, c, vx, vy, sim):
-    """Store a world velocity; F_SPEED = its body-forward part (arcade: >= 0, along the heading)."""
-    h = cars_f[w, c, F_HEADING]
-    ch = np.cos(h)
-    sh = np.sin(h)
-    fwd = vx * ch + vy * sh
-    if sim:
-        cars_f[w, c, F_VX] = vx
-        cars_f[w, c, F_VY] = vy
-        cars_f[w, c, F_SPEED] = fwd
-    else:
-        if fwd < 0.0:
-            fwd = 0.0
-        cars_f[w, c, F_SPEED] = fwd
-        cars_f[w, c, F_VX] = fwd * ch
-        cars_f[w, c, F_VY] = fwd * sh
+@kernel(inline="always")
+def _set_speed(cars_f, w, c, v, sim):
+    """Store the scalar speed (clamped to [0, MAX_SPEED]); arcade cars move along their heading, so
+    their world velocity follows; simulator cars keep their world velocity (PaddockJS)."""
+    v = min(max(v, 0.0), MAX_SPEED)
+    cars_f[w, c, F_SPEED] = v
+    if not sim:
+        h = cars_f[w, c, F_HEADING]
+        cars_f[w, c, F_VX] = v * np.cos(h)
+        cars_f[w, c, F_VY] = v * np.sin(h)
 
 
 @kernel
 def _respond(cars_f, cars_i, rules, w, i, j, depth, ax, ay, sim):
-    """Separate, exchange impulse and nudge one overlapping pair (axis from i to j)."""
+    """Separate, slow and nudge one touching pair (axis from i to j), as PaddockJS does."""
     fix_i = _pit_fixed(cars_i, w, i)
     fix_j = _pit_fixed(cars_i, w, j)
-    # Separation along the minimum-overlap axis.
-    if fix_i:
-        mi = 0.0
-        mj = depth + SEP_EXTRA
-    elif fix_j:
-        mi = depth + SEP_EXTRA
-        mj = 0.0
+    one_fixed = fix_i or fix_j
+    move = min((depth if one_fixed else 0.5 * depth) + SEP_EXTRA, SEP_CAP)
+    nudge = min(max(NUDGE_PER_M * depth, NUDGE_MIN), NUDGE_MAX)
+    if not fix_i:
+        cars_f[w, i, F_X] -= ax * move
+        cars_f[w, i, F_Y] -= ay * move
+    if not fix_j:
+        cars_f[w, j, F_X] += ax * move
+        cars_f[w, j, F_Y] += ay * move
+    vi = cars_f[w, i, F_SPEED]
+    vj = cars_f[w, j, F_SPEED]
+    if one_fixed:
+        if not fix_i:
+            _set_speed(cars_f, w, i, vi * PIT_FIXED_DAMP, sim)
+        if not fix_j:
+            _set_speed(cars_f, w, j, vj * PIT_FIXED_DAMP, sim)
     else:
-        mi = min(0.5 * depth + SEP_EXTRA, SEP_CAP)
-        mj = mi
-    cars_f[w, i, F_X] -= ax * mi
-    cars_f[w, i, F_Y] -= ay * mi
-    cars_f[w, j, F_X] += ax * mj
-    cars_f[w, j, F_Y] += ay * mj
-
-    # Yaw nudges first so the speeds below are measured on the final headings.
-    amount = min(max(NUDGE_PER_M * depth, NUDGE_MIN), NUDGE_MAX)
+        hi = cars_f[w, i, F_HEADING]
+        hj = cars_f[w, j, F_HEADING]
+        ni = np.cos(hi) * ax + np.sin(hi) * ay
+        nj = np.cos(hj) * ax + np.sin(hj) * ay
+        closing = vj * nj - vi * ni
+        if closing < 0.0:
+            impulse = min(max(-closing * (IMPULSE_BASE + rules[w, R_RESTITUTION]), 0.0), IMPULSE_CAP)
+            if ni > 0.0:
+                vi = min(max(vi - impulse * ni, 0.0), MAX_SPEED)
+            if nj < 0.0:
+                vj = min(max(vj + impulse * nj, 0.0), MAX_SPEED)
+        _set_speed(cars_f, w, i, vi * CONTACT_DAMP, sim)
+        _set_speed(cars_f, w, j, vj * CONTACT_DAMP, sim)
     if not fix_i:
-        _nudge(cars_f, w, i, ax, ay, amount)
+        cars_f[w, i, F_PREV_X] -= ax * move
+        cars_f[w, i, F_PREV_Y] -= ay * move
+        dh = -ay * nudge
+        cars_f[w, i, F_HEADING] = normalize_angle(cars_f[w, i, F_HEADING] + dh)
+        cars_f[w, i, F_PREV_HEADING] = normalize_angle(cars_f[w, i, F_PREV_HEADING] + dh)
+        if not sim:
+            _set_speed(cars_f, w, i, cars_f[w, i, F_SPEED], sim)
     if not fix_j:
-        _nudge(cars_f, w, j, -ax, -ay, amount)
-
-    # Impulse along the normal when the pair is closing (equal masses).
-    v1x, v1y = _velocity(cars_f, w, i, sim)
-    v2x, v2y = _velocity(cars_f, w, j, sim)
-    rel = (v2x - v1x) * ax + (v2y - v1y) * ay
-    if rel < 0.0:
-        e = rules[w, R_RESTITUTION]
-        if fix_i or fix_j:
-            # The pit car is immovable: the other car takes the full (1 + e) reversal.
-            dv = min(-(1.0 + e) * rel, DV_CAP)
-            if fix_i:
-                v2x = (v2x + dv * ax) * PIT_FIXED_DAMP
-                v2y = (v2y + dv * ay) * PIT_FIXED_DAMP
-            else:
-                v1x = (v1x - dv * ax) * PIT_FIXED_DAMP
-                v1y = (v1y - dv * ay) * PIT_FIXED_DAMP
-        else:
-            dv = min(-0.5 * (1.0 + e) * rel, DV_CAP)
-            v1x -= dv * ax
-            v1y -= dv * ay
-            v2x += dv * ax
-            v2y += dv * ay
-    if not fix_i:
-        _set_velocity(cars_f, w, i, v1x, v1y, sim)
-    if not fix_j:
-        _set_velocity(cars_f, w, j, v2x, v2y, sim)
+        cars_f[w, j, F_PREV_X] += ax * move
+        cars_f[w, j, F_PREV_Y] += ay * move
+        dh = ay * nudge
+        cars_f[w, j, F_HEADING] = normalize_angle(cars_f[w, j, F_HEADING] + dh)
+        cars_f[w, j, F_PREV_HEADING] = normalize_angle(cars_f[w, j, F_PREV_HEADING] + dh)
+        if not sim:
+            _set_speed(cars_f, w, j, cars_f[w, j, F_SPEED], sim)
 
 
 @kernel
@@ -225,8 +264,8 @@ def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
     cars_f float64[W, C, NF], cars_i int32[W, C, NI], car_flags int32[W, C], rules float64[W, NR];
     w world index, n_cars car slots to consider (0..n_cars-1), dt s (tick length, for cooldowns).
 
-    Per overlapping pair: positions separated along the minimum-overlap axis, closing velocity
-    reversed with restitution ``rules[w, R_RESTITUTION]``, small yaw nudges away from each other.
+    Per touching pair (``detect_contact``): the response of the module docstring, with restitution
+    ``rules[w, R_RESTITUTION]``.
     Events and cooldowns come from the first pass only (later passes fix overlaps the separation
     itself created, as in PaddockJS): a contact event (I_CNT_CONTACTS += 1 on both cars, the other
     slot's bit in I_CONTACT_SLOTS_LO/HI, I_LAST_CONTACT_WITH = the other slot) is counted when both
@@ -236,6 +275,8 @@ def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
     """
     tick_cooldowns(cars_f, cars_i, w, n_cars, dt)
     sim = rules[w, R_PHYSICS_MODE] == PHYSICS_SIMULATOR
+    reach = BODY_DIAGONAL + 2.0 * MAX_SPEED * dt
+    broad2 = reach * reach
     events = 0
     for _pass in range(N_PASSES):
         touched = 0
@@ -247,18 +288,16 @@ def resolve_contacts(cars_f, cars_i, car_flags, rules, w, n_cars, dt):
             for j in range(i + 1, n_cars):
                 # Broad phase first (two loads), eligibility only for the rare near pairs.
                 dx = cars_f[w, j, F_X] - xi
-                if dx * dx >= BROAD_DIST2:
+                if dx * dx >= broad2:
                     continue
                 dy = cars_f[w, j, F_Y] - yi
-                if dx * dx + dy * dy >= BROAD_DIST2:
+                if dx * dx + dy * dy >= broad2:
                     continue
                 if not _takes_part(cars_i, car_flags, w, j):
                     continue
                 if _pit_fixed(cars_i, w, i) and _pit_fixed(cars_i, w, j):
                     continue
-                depth, ax, ay = box_overlap(cars_f[w, i, F_X], cars_f[w, i, F_Y],
-                                            cars_f[w, i, F_HEADING], cars_f[w, j, F_X],
-                                            cars_f[w, j, F_Y], cars_f[w, j, F_HEADING])
+                depth, ax, ay = detect_contact(cars_f, w, i, j)
                 if depth <= 0.0:
                     continue
                 touched += 1

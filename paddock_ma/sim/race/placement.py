@@ -14,7 +14,7 @@ from ..core.layout import (
     F_SECTOR_START_TIME, F_SPEED, F_STALL_TIME, F_STEER_ANGLE, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_VX,
     F_VY, F_X, F_Y, F_YAW_RATE, FIRST_COUNTER, I_AI_REJOIN, I_COMPLETED_LAPS, I_DESTROYED, I_FINISHED,
     I_GRID_LOCKED, I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_LAST_CONTACT_WITH, I_PIT_INTENT, I_PIT_STATUS,
-    I_PIT_STOPS, I_RETIRED, I_SECTOR, I_SEG_HINT, LAST_COUNTER, NO_CLOCK, PIT_PENDING,
+    I_PIT_STOPS, I_RETIRED, I_SECTOR, I_SEG_HINT, I_TRACTION_LIMITED, LAST_COUNTER, NO_CLOCK, PIT_PENDING,
 )
 from .rules import sector_of
 from ..track.geometry import locate, point_at
@@ -122,6 +122,7 @@ def _clear_race_state(tr, cars_f, cars_i, w, c, race_distance, seg, now):
     i[I_RETIRED] = 0
     i[I_FINISHED] = 0
     i[I_INSTABILITY] = 0
+    i[I_TRACTION_LIMITED] = 0
     i[I_AI_REJOIN] = 0
     i[I_LAST_CONTACT_WITH] = -1
     for k in range(FIRST_COUNTER, LAST_COUNTER + 1):

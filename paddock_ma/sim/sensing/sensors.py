@@ -6,32 +6,22 @@ with the worlds split over numba threads, bit-identical for any thread count. Se
 PaddockJS 2.0.1 (spec section 6.6) in metres:
 
 * Rays start at the car centre, direction heading + angle (+ = right). Channels (bit, index):
-  road_edge (1, 0): first crossing of the white line, i.e. where "inside the asphalt" changes; pit
-  surfaces count as inside when the origin is on one; ``ray_kind`` 1 = exit (origin inside),
-  2 = entry (origin outside). kerb (2, 1): first point on a kerb, 0 when the origin is on one.
-  illegal_surface (4, 2): first point on gravel, grass or barrier, 0 when the origin is on one.
-  car (8, 3): nearest other car body hit (4.65 x 1.24 m box, distance max(0, tmin)).
-  A miss reads the ray's length with hit 0. There is no barrier channel.
-* Surface channels march the ray with safe steps (no step can skip a change of an open channel):
-  the surface of a sample is the exact classification (``locate``'s arithmetic on the nearest
-  centreline segment, followed along the ray by local descent, + bands + pit surfaces, equal to
-  ``surface_at(tr, x, y, -1)``). Because |offset| is 1-Lipschitz the gap to the nearest band edge
-  that matters for the open channels is a safe step (sphere tracing on exact distances); a second
-  bound from the offset's rate along the ray and the local curvature lets rays that run along the
-  track take long steps; where pit surfaces matter the step is the larger of each open channel's
-  raster bound (``grid_pred_edge``, 1 m cells, and ``fine_pred_edge``, 0.25 m cells over the pit
-  area) and the room left inside the pit part the sample is in (the exit from a pit-lane rectangle
-  along the ray, or the distance to a connector's edge).
-  Steps never go below ``MIN_STEP`` (``PIT_MIN_STEP`` near the pit); a change is then bisected
-  with exact queries. Driver precision: MIN_STEP 0.199 m (one bisection step reaches the 0.1 m
-  bracket), reading within 0.1 m past the true crossing (the far end of the final bracket, as
-  PaddockJS reports). Where the straight-edge prediction puts the crossing within tol / 2 past the
-  safe point, the floor step is 0.99 tol, which brackets it with no bisection. Debug precision:
-  0.0199 m / 0.01 m. A feature crossed for less than the floor step (a graze of the white line, a sliver
-  between pit parts) can be missed. Zero-distance hits at the origin surface are kept.
+  road_edge (1, 0): the white line; ``ray_kind`` 1 = exit (origin inside), 2 = entry (origin outside).
+  kerb (2, 1): the first point on a kerb, 0 when the origin is on one. illegal_surface (4, 2): the
+  first point on gravel or grass, 0 when the origin is on one. car (8, 3): nearest other car body hit
+  (4.65 x 1.24 m box, distance max(0, tmin)). A miss reads the ray's length with hit 0. There is no
+  barrier channel.
+* The three track channels are measured as PaddockJS 2.0.0 measures them (``sensing.road_edge``):
+  the nearest intersection with its edge lines (white lines, kerbs' outer lines; ``sensing.edge_lines``),
+  else a straight edge on nearly straight segments, else, and within 55 m of the pit entry or exit, a
+  march in whole metres (bisected 12 times at debug precision), each sample classified by the nearest
+  centreline segment around the car's progress. A car in the pit lane marches, pit surfaces counting
+  as asphalt; a batch-training car's rays (``FLAG_MAIN_TRACK_RAYS``) skip the pit window and query
+  nearest samples.
 * Radar: the ``radar_k`` nearest other active radar-visible cars within the sensing car's own
   ``radar_radius[c]`` m (a per-slot array, so drivers may have different radar radii).
-* Lookahead: curvature and wrapped heading delta of the centreline ahead of the car's progress.
+* Lookahead: curvature (PaddockJS's per-sample measure, ``track.geometry.sample_curvature_at``) and
+  wrapped heading delta of the centreline ahead of the car's progress.
 """
 
 import math
@@ -41,11 +31,11 @@ from numba import prange
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
-    F_HEADING, F_OFFSET, F_PROGRESS, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
-    I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
+    F_HEADING, F_OFFSET, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_MAIN_TRACK_RAYS, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
+    I_ACTIVE, I_DESTROYED, I_IN_PIT_LANE, I_LAP, I_SEG_HINT,
 )
 from ..core.trig import wrap_angle
-from ..track.geometry import edge_distances, heading_curvature_at
+from ..track.geometry import edge_distances, heading_curvature_at, nearest_sample, sample_curvature_at
 
 # Radar fields: last axis of ``radar``.
 RADAR_FORWARD = 0     # m, other centre ahead of the sensing car (its frame)
@@ -72,11 +62,15 @@ FRONT_HEAVY_LENGTHS = tuple(240.0 if abs(a) <= 70 else 90.0 if abs(a) <= 100 els
 LIDAR_LITE_ANGLES_DEG = tuple(float(a) for a in range(-120, 121, 10))
 LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_ANGLES_DEG)
 
-# The ray march (step bounds, exact classification, bisection) lives in sensing.march, the geometry of
-# its samples in sensing.geometry.
-from .geometry import FAR, classify_arrays, pit_view  # noqa: E402
+# The track channels are measured in sensing.road_edge, the geometry of their samples in sensing.geometry;
+# the channels' names and bits are sensing.march's.
+from .geometry import FAR, nearest_segment, pit_view  # noqa: E402
+from .geometry import G_EDGE_AT  # noqa: E402
 from .march import (  # noqa: E402
-    BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR, march_dir,
+    BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR, RAY_ROAD_EDGE,
+)
+from .road_edge import (  # noqa: E402
+    HINT_MARGIN, hint_range, origin_paths, road_edge_ray, surface_rays, track_state,
 )
 
 
@@ -136,13 +130,20 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
     cx = tr.cx
     cy = tr.cy
     gseg = tr.grid_seg
-    gpred = tr.grid_pred_edge
-    fpred = tr.fine_pred_edge
-    fgrid = tr.fine_grid
     cs = tr.cs
     chead = tr.ch
     ccurv = tr.ccurv
+    cnx = tr.cnx
+    cny = tr.cny
     length_l = tr.length
+    hw = tr.half_width
+    ke = tr.kerb_edge
+    grass_edge = tr.grass_edge
+    max_hint2 = (grass_edge + HINT_MARGIN) ** 2
+    has_pit = tr.px.shape[0] > 0
+    entry_s = tr.pit_entry_s
+    exit_s = tr.pit_exit_s
+    grid_at = int(geo[G_EDGE_AT])
     n_cars = cars_f.shape[1]
     n_rays_max = ray_dir.shape[1]
     kmax = max(0, min(radar_k, radar.shape[2]))
@@ -156,16 +157,37 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         destroyed = cars_i[w, c, I_DESTROYED] != 0
         mask = channel_mask[c]
         nr = min(ray_count[c], n_rays_max)
-        code0 = 0
-        a0 = 0.0
+        # the track channels as PaddockJS measures them (``sensing.road_edge``): the car's progress (its
+        # nearest sample's lap distance, from its nearest segment), candidate segments and own track
+        # state, and the paths its rays may take
+        track_rays = (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) != 0 and not destroyed and nr > 0
+        road_edge = track_rays and (mask & CH_ROAD_EDGE) != 0
+        want_kerb = track_rays and (mask & CH_KERB) != 0
+        want_illegal = track_rays and (mask & CH_ILLEGAL) != 0
         seg0 = -1
-        if (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) and not destroyed and nr > 0:
-            # the car's segment hint is a safe descent start: a wrong local minimum lies beyond
-            # the trust radius and falls back to the raster
+        if track_rays:
+            # the car's segment hint is a safe descent start: a wrong local minimum lies beyond the
+            # trust radius and falls back to the raster
             hint = cars_i[w, c, I_SEG_HINT]
             if hint < 0 or hint >= cx.shape[0] - 1:
                 hint = -1
-            code0, a0, seg0 = classify_arrays(cx, cy, gseg, pv, geo, ox, oy, hint)
+            _, seg0 = nearest_segment(cx, cy, gseg, geo, ox, oy, hint)
+        i0 = 0
+        count = 0
+        progress = 0.0
+        oseg = -1
+        ooff = 0.0
+        include_pit = cars_i[w, c, I_IN_PIT_LANE] != 0
+        main_only = (car_flags[w, c] & FLAG_MAIN_TRACK_RAYS) != 0    # batch-training: sample mode
+        use_lines = False
+        use_straight = False
+        if track_rays:
+            progress = cs[nearest_sample(cx, cy, seg0 if seg0 >= 0 else cars_i[w, c, I_SEG_HINT], ox, oy)]
+            i0, count = hint_range(cs, length_l, progress)
+            oseg, oalong, ooff = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2,
+                                             main_only, ox, oy)
+            use_lines, use_straight = origin_paths(cx, cy, chead, oseg, ooff, oalong, hw, grass_edge, has_pit,
+                                                   entry_s, exit_s, length_l, include_pit, main_only)
         # ---- rays
         cos_h = math.cos(oh)
         sin_h = math.sin(oh)
@@ -206,10 +228,18 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             sa = ray_dir[c, r, 1]
             dx = cos_h * ca - sin_h * sa
             dy = sin_h * ca + cos_h * sa
-            if mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL):
-                ray_kind[w, c, r] = march_dir(cx, cy, gseg, gpred, fpred, fgrid, pv, geo, ox, oy, code0, a0,
-                                           seg0, dx, dy, length, mask, debug_precision, ray_dist[w, c, r],
-                                           ray_hit[w, c, r])
+            if road_edge:
+                hit, dist, kind = road_edge_ray(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, hw, ke, i0, count,
+                                                progress, max_hint2, main_only, oseg, ooff, use_lines,
+                                                use_straight, include_pit, ox, oy, dx, dy, length,
+                                                debug_precision)
+                ray_dist[w, c, r, RAY_ROAD_EDGE] = dist
+                ray_hit[w, c, r, RAY_ROAD_EDGE] = hit
+                ray_kind[w, c, r] = kind
+            if want_kerb or want_illegal:
+                surface_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress, max_hint2, main_only,
+                             oseg, ooff, use_lines, use_straight, include_pit, want_kerb, want_illegal, ox, oy, dx, dy,
+                             length, debug_precision, ray_dist[w, c, r], ray_hit[w, c, r])
             if n_cand > 0:
                 best = FAR
                 best_j = -1
@@ -294,11 +324,13 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         # ---- lookahead
         nq = lookahead_d.shape[0]
         if nq > 0:
-            prog = cars_f[w, c, F_PROGRESS]
+            # from the distance of the car's nearest centreline sample, as PaddockJS (its progress)
+            prog = cs[nearest_sample(cx, cy, cars_i[w, c, I_SEG_HINT], cars_f[w, c, F_X], cars_f[w, c, F_Y])]
             h0, k0 = heading_curvature_at(cs, chead, ccurv, length_l, prog)
             for q in range(nq):
                 h1, k1 = heading_curvature_at(cs, chead, ccurv, length_l, prog + lookahead_d[q])
-                look[w, c, q, 0] = k1
+                # PaddockJS's curvature (its per-sample measure, unsigned), not our centreline's dh/ds
+                look[w, c, q, 0] = sample_curvature_at(cx, cy, cs, chead, length_l, prog + lookahead_d[q])
                 look[w, c, q, 1] = wrap_angle(h1 - h0)
 
 
@@ -331,7 +363,8 @@ def sense_worlds(tr, geo, cars_f, cars_i, car_flags, sense_mask, ray_dir, ray_le
     speed minus own. Unrequested channels read as misses; rays past ray_count[c] are zeros (car -1).
     A destroyed car reads misses on every ray. radar float32[W, C, K, N_RADAR_FIELDS] (RADAR_*),
     radar_slot int32[W, C, K] (-1 empty; empty fields are 0 except distance = radius).
-    look float32[W, C, Q, 2]: curvature (1/m) at progress + d, heading delta (rad, wrapped).
+    look float32[W, C, Q, 2]: curvature (1/m, unsigned, ``sample_curvature_at``) at progress + d, heading
+    delta (rad, wrapped).
     """
     kmax = max(0, min(radar_k, radar.shape[2]))
     cand = np.empty(cars_f.shape[1], dtype=np.int64)

@@ -22,9 +22,10 @@ The block order is fixed; ``BASE_FIELDS`` ... ``RADAR_PHYSICAL_FIELDS`` below ar
 Scales: km/h / 400, m/s / 120, angles / pi, g / 8 (lateral) and / 6 (longitudinal), grip usage / 2,
 ratios clamped to [0, 1] or [-1, 1], relative speeds km/h / 200, closing rate m/s / 100, time to
 contact s / 10 clamped (none = 1); offsets and boundaries raw m, measured as PaddockJS measures them: to
-the contact-patch edge farthest from the centreline (``reported_offset``, ``patch_edge_offset``).
-``track-curvature`` is PaddockJS's per-sample measure: |curvature| (1/m) times the spacing of its 3,600
-samples a lap (length / 3600 m), divided by 28 (unsigned; ``curvature_entry``). Entries past a slot's
+the contact-patch edge farthest from the centreline (``reported_offset``, F_WHEEL_EDGE_*).
+``track-curvature`` is PaddockJS's per-sample measure (the heading change from one centreline chord to
+the next, divided by 28): ``curvature_entry`` of ``track.geometry.sample_curvature`` (the car's centre
+sample) or ``sample_curvature_at`` (lookahead), exact on PaddockJS's 3,600-sample tracks. Entries past a slot's
 own vector length (per-driver sensor configs) are zero.
 """
 
@@ -33,16 +34,17 @@ import math
 from numba import prange
 
 from ..core.jit import kernel
-from ..track.geometry import edge_distances
+from ..track.geometry import edge_distances, nearest_sample, sample_curvature
 from .march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, RAY_CHANNELS
 from ..vehicle.surface_table import SURFACE_LEGAL
 from ..core.trig import clamp, wrap_angle
 from ..core.layout import (
-    CAR_LENGTH, CAR_WIDTH, F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CURVATURE, F_GRIP_USAGE, F_HEADING,
-    F_HEADING_ERROR, F_LAT_ACC, F_LONG_ACC, F_PROGRESS, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY,
-    F_WHEEL_OFFSET_FL, F_YAW_RATE, GRAVITY, I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
-    I_RANK, I_WHEEL_SURFACE_FL, KPH_PER_MPS, MODE_GREEN, MODE_SAFETY_CAR, PIT_COMPLETED, PATCH_LENGTH,
-    PATCH_WIDTH, PIT_PENDING, R_PIT_STOPS, SURF_PIT_ENTRY, WI_PIT_LANE_OPEN, WI_RACE_MODE, WI_RED_FLAG,
+    CAR_LENGTH, CAR_WIDTH, F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_GRIP_USAGE, F_HEADING,
+    F_HEADING_ERROR, F_LAT_ACC, F_LONG_ACC, F_PROGRESS, F_SLIP_FRONT, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY,
+    F_WHEEL_EDGE_FL, F_X, F_Y, F_YAW_RATE, GRAVITY, I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
+    I_RANK, I_SEG_HINT, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, KPH_PER_MPS, MODE_GREEN, MODE_SAFETY_CAR, PIT_COMPLETED,
+    PIT_PENDING, R_PIT_STOPS, WI_PIT_LANE_OPEN, WI_RACE_MODE,
+    WI_RED_FLAG,
 )
 
 # PaddockJS's contact-patch surface codes (0 track, 1 kerb, 2 any pit surface, 3 grass, 4 gravel,
@@ -167,29 +169,13 @@ def body_slip_angle(vx, vy, heading):
 
 
 @kernel(inline="always")
-def patch_edge_offset(centre, heading_error, surface):
-    """A contact patch's offset as PaddockJS reports it (m, + right): that of the patch edge farthest from
-    the centreline, from the patch centre's offset ``centre`` (m), the car's heading error (rad) and the
-    patch's surface code; on a pit surface the patch centre's."""
-    if surface >= SURF_PIT_ENTRY:
-        return centre
-    reach = (abs(math.sin(heading_error)) * (0.5 * PATCH_LENGTH)
-             + abs(math.cos(heading_error)) * (0.5 * PATCH_WIDTH))
-    low = centre - reach
-    high = centre + reach
-    return low if abs(low) > abs(high) else high
-
-
-@kernel(inline="always")
 def reported_offset(cars_f, cars_i, w, c):
-    """Car ``c``'s track offset as PaddockJS reports it (``trackOffsetMeters``; m, + right): the patch
-    edge offset (``patch_edge_offset``) farthest from the centreline. The state's F_OFFSET is the body
-    centre's; a car centred 3.2 m left reads -4.15 m here."""
-    heading_error = cars_f[w, c, F_HEADING_ERROR]
-    best = patch_edge_offset(cars_f[w, c, F_WHEEL_OFFSET_FL], heading_error, cars_i[w, c, I_WHEEL_SURFACE_FL])
+    """Car ``c``'s track offset as PaddockJS reports it (``trackOffsetMeters``; m, + right): that of the
+    contact patch (F_WHEEL_EDGE_*, ``vehicle.wheels``) farthest from the centreline. The state's
+    F_OFFSET is the body centre's; a car centred 3.2 m left reads -4.15 m here."""
+    best = cars_f[w, c, F_WHEEL_EDGE_FL]
     for p in range(1, N_PATCHES):
-        off = patch_edge_offset(cars_f[w, c, F_WHEEL_OFFSET_FL + p], heading_error,
-                                cars_i[w, c, I_WHEEL_SURFACE_FL + p])
+        off = cars_f[w, c, F_WHEEL_EDGE_FL + p]
         if abs(off) > abs(best):
             best = off
     return best
@@ -280,8 +266,10 @@ def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, offset, v):
     v[5] = cars_f[w, c, F_LAT_ACC] / GRAVITY / LATERAL_G_SCALE
     v[6] = cars_f[w, c, F_LONG_ACC] / GRAVITY / LONGITUDINAL_G_SCALE
     v[7] = usage / 2.0
-    v[8] = body_slip_angle(cars_f[w, c, F_VX], cars_f[w, c, F_VY], cars_f[w, c, F_HEADING]) / math.pi
-    v[9] = 1.0 if usage >= 1.0 else 0.0
+    # PaddockJS's telemetry slip angle, set where the tick integrates the body (simulator mode; arcade 0)
+    # and not updated by the contact and runoff responses after it
+    v[8] = cars_f[w, c, F_SLIP_FRONT] / math.pi
+    v[9] = cars_i[w, c, I_TRACTION_LIMITED]
     v[10] = clamp(cars_f[w, c, F_PROGRESS] / tr.length, 0.0, 1.0)
     v[11] = offset
     v[12] = cars_f[w, c, F_HEADING_ERROR] / math.pi
@@ -295,7 +283,9 @@ def _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, offset, v):
     v[20] = 1.0 if mode == MODE_SAFETY_CAR else 0.0
     v[21] = world_i[w, WI_RED_FLAG]
     v[22] = world_i[w, WI_PIT_LANE_OPEN] if rules[w, R_PIT_STOPS] > 0.5 else 0.0
-    v[23] = curvature_entry(cars_f[w, c, F_CURVATURE], tr.length)
+    # the car's centre sample, as PaddockJS's trackState (not the projection's interpolated dh/ds)
+    j = nearest_sample(tr.cx, tr.cy, cars_i[w, c, I_SEG_HINT], cars_f[w, c, F_X], cars_f[w, c, F_Y])
+    v[23] = curvature_entry(sample_curvature(tr.cx, tr.cy, tr.ch, tr.length, j), tr.length)
     return BASE_SIZE
 
 
@@ -314,8 +304,7 @@ def _fill_physical(tr, cars_f, cars_i, w, c, offset, v, i):
         v[i] = 1.0
         v[i + 1] = SURFACE_CODE[surface] / SURFACE_CODE_MAX
         v[i + 2] = SURFACE_LEGAL[surface]
-        v[i + 3] = patch_edge_offset(cars_f[w, c, F_WHEEL_OFFSET_FL + p], cars_f[w, c, F_HEADING_ERROR],
-                                     surface)
+        v[i + 3] = cars_f[w, c, F_WHEEL_EDGE_FL + p]
         i += 4
     return i
 

@@ -24,14 +24,13 @@ import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK
-from ..core.trig import lerp_angle_at, lerp_at
+from ..core.trig import lerp_angle_at, lerp_at, wrap_angle
 
 TrackArrays = namedtuple("TrackArrays", [
     "cx", "cy", "cs", "ch", "cnx", "cny", "ccurv",
     "length", "half_width", "kerb_edge", "gravel_edge", "grass_edge",
     "sector_s",
-    "grid_x0", "grid_y0", "grid_cell", "grid_seg", "grid_surf", "grid_edge", "grid_pred_edge",
-    "fine_grid", "fine_pred_edge",
+    "grid_x0", "grid_y0", "grid_cell", "grid_seg", "grid_surf", "grid_edge",
     "px", "py", "ps", "ph",
     "pit_length", "pit_width",
     "pit_entry_s", "pit_exit_s",
@@ -263,6 +262,38 @@ def heading_curvature_at(cs, ch, ccurv, length, s):
 
 
 @kernel(inline="always")
+def sample_turn(cx, cy, ch, i):
+    """PaddockJS's per-sample curvature measure before its division by 28 (``recalculateSampleGeometry``):
+    the angle (rad, >= 0) between the heading of the chord from sample ``i`` to sample ``i + 2`` and
+    the sample's own heading ``ch[i]`` (the chord from ``i - 1`` to ``i + 1``). cx, cy, ch: the
+    centreline's float64[N+1] arrays; ``i`` wraps around the lap."""
+    n = cx.shape[0] - 1
+    i = i % n
+    k = (i + 2) % n
+    return abs(wrap_angle(math.atan2(cy[k] - cy[i], cx[k] - cx[i]) - ch[i]))
+
+
+@kernel(inline="always")
+def sample_curvature_at(cx, cy, cs, ch, length, s):
+    """Curvature (1/m, unsigned) at lap distance ``s`` (m) as PaddockJS's vector reads it: its sample
+    measure (``sample_turn``) interpolated linearly between the samples around ``s`` (``pointAt``),
+    over the mean sample spacing ``length / N``. On PaddockJS's 3,600-sample tracks
+    ``vectors.curvature_entry`` of it is PaddockJS's entry exactly; on uniformly sampled tracks it is
+    the heading change per metre, as there."""
+    i, t = sample_at(cs, length, s)
+    a = sample_turn(cx, cy, ch, i)
+    b = sample_turn(cx, cy, ch, i + 1)
+    return (a + t * (b - a)) * (cx.shape[0] - 1) / length
+
+
+@kernel(inline="always")
+def sample_curvature(cx, cy, ch, length, j):
+    """``sample_curvature_at`` at sample ``j`` itself (1/m, unsigned): PaddockJS's ``track.curvature``,
+    the measure of the car's centre sample (``nearest_sample``)."""
+    return sample_turn(cx, cy, ch, j) * (cx.shape[0] - 1) / length
+
+
+@kernel(inline="always")
 def band_code(tr, abs_offset):
     """Main-track band (SURF_TRACK..SURF_BARRIER) of an absolute offset (m) from the centreline."""
     return band_of(abs_offset, tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge)
@@ -282,6 +313,23 @@ def band_of(ao, hw, kerb, gravel, grass):
     if ao <= grass:
         return SURF_GRASS
     return SURF_BARRIER
+
+
+@kernel(inline="always")
+def nearest_sample(cx, cy, seg, x, y):
+    """PaddockJS's centre sample (``nearestTrackState``, legacy mode): the index of the centreline
+    sample nearest (x, y) (m), searched among the samples around ``seg``, the nearest segment of
+    (x, y) (the nearest sample is an end of it or of its neighbours)."""
+    n_seg = cx.shape[0] - 1
+    j = seg
+    best = (x - cx[seg]) ** 2 + (y - cy[seg]) ** 2
+    for dk in (-1, 1, 2):
+        kk = (seg + dk + n_seg) % n_seg
+        d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
+        if d2 < best:
+            best = d2
+            j = kk
+    return j
 
 
 @kernel(inline="always")

@@ -9,14 +9,6 @@
   nearest cell whose surface differs from a 4-neighbour's (a chamfer transform, scaled down to a lower
   bound of the Euclidean one), minus 1.75 cells (half a cell for where the boundary lies between
   centres, ~0.71 cell for the query point's place in its cell, and slack), clamped at 0.
-* ``grid_pred_edge[2, ny, nx]`` float32: the same bound for the boundaries of one ray predicate each
-  (``PRED_INSIDE_PIT``: asphalt or a pit surface, the road edge seen from a car on a pit surface;
-  ``PRED_ILLEGAL``: gravel, grass or barrier). A ray in the pit area only has to respect the
-  boundaries of its open channels, not those between pit parts, so it takes longer steps.
-* ``fine_pred_edge[2, fny, fnx]`` uint8 over the pit area (``pit_bbox``) at ``FINE_CELL`` = 0.25 m,
-  with ``fine_grid`` = (x0, y0, cell): the same predicate bounds from the exact codes of the fine
-  cell centres, in whole fine cells (floored). Their slack is 0.44 m instead of 1.75 m, so a ray near
-  a pit boundary is held to the pit floor step over a quarter of the distance.
 
 Build time is dominated by the nearest-segment stamping (every segment visits the cells within
 ``reach``) and runs in well under a second for a 6 km track.
@@ -28,9 +20,9 @@ import numpy as np
 
 from .preview import PREVIEW_D, build_ai_preview
 from ..core.jit import allocating_kernel, kernel
-from ..core.layout import SURF_BARRIER, SURF_GRAVEL, SURF_PIT_ENTRY, SURF_TRACK
+from ..core.layout import SURF_BARRIER
 from .geometry import TrackArrays, seg_d2, band_code
-from .surface import pit_bbox, pit_surface, surface_at
+from .surface import pit_surface
 
 
 @allocating_kernel
@@ -169,59 +161,6 @@ def _edge_field(surf, cell):
     return out
 
 
-PRED_INSIDE_PIT = 0
-PRED_ILLEGAL = 1
-
-
-FINE_CELL = 0.25
-
-
-@allocating_kernel
-def _classify_fine(tr, x0, y0, cell, nx, ny):
-    """Exact surface code at the centres of a fine raster (origin x0, y0, ``cell`` m) -> int8[ny, nx]:
-    copied from the coarse raster where its cell holds no boundary, else ``surface_at`` descending
-    from the coarse cell's nearest segment (barrier where it has none)."""
-    out = np.full((ny, nx), SURF_BARRIER, dtype=np.int8)
-    cny, cnx = tr.grid_seg.shape
-    for gy in range(ny):
-        y = y0 + (gy + 0.5) * cell
-        cgy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
-        for gx in range(nx):
-            x = x0 + (gx + 0.5) * cell
-            cgx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
-            if cgx < 0 or cgy < 0 or cgx >= cnx or cgy >= cny or tr.grid_seg[cgy, cgx] < 0:
-                continue
-            if tr.grid_edge[cgy, cgx] > 0.0:
-                # no boundary anywhere in the coarse cell: its centre's code holds everywhere in it
-                out[gy, gx] = tr.grid_surf[cgy, cgx]
-                continue
-            code, _, _ = surface_at(tr, x, y, tr.grid_seg[cgy, cgx])
-            out[gy, gx] = code
-    return out
-
-
-def fine_pit_fields(tr: TrackArrays, cell: float = FINE_CELL):
-    """(``fine_grid`` float64[3], ``fine_pred_edge`` uint8[2, ny, nx]) over the pit area; a 1 x 1
-    raster of zeros (no help, the coarse bound applies) when the track has no pit."""
-    x0, y0, x1, y1 = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_width)
-    if not x1 > x0:
-        return np.array([0.0, 0.0, cell]), np.zeros((2, 1, 1), np.uint8)
-    x0, y0 = math.floor(x0), math.floor(y0)
-    nx = int(math.ceil((x1 - x0) / cell))
-    ny = int(math.ceil((y1 - y0) / cell))
-    surf = _classify_fine(tr, float(x0), float(y0), cell, nx, ny)
-    edges = predicate_edge_fields(surf, cell)
-    cells = np.minimum(np.floor(edges / cell), 255).astype(np.uint8)
-    return np.array([float(x0), float(y0), cell]), cells
-
-
-def predicate_edge_fields(surf: np.ndarray, cell: float) -> np.ndarray:
-    """``grid_pred_edge`` from the raster of surface codes -> float32[2, ny, nx] (module docstring)."""
-    inside = ((surf == SURF_TRACK) | (surf >= SURF_PIT_ENTRY)).astype(np.int8)
-    illegal = ((surf >= SURF_GRAVEL) & (surf <= SURF_BARRIER)).astype(np.int8)
-    return np.stack([_edge_field(inside, cell), _edge_field(illegal, cell)])
-
-
 def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackArrays:
     """Add the raster fields to ``fields`` (every other TrackArrays field) and return the TrackArrays.
 
@@ -256,17 +195,13 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
     tmp = dict(fields)
     tmp.update(grid_x0=float(x0), grid_y0=float(y0), grid_cell=float(cell), grid_seg=seg,
                grid_surf=np.zeros((1, 1), np.int8), grid_edge=np.zeros((1, 1), np.float32),
-               grid_pred_edge=np.zeros((2, 1, 1), np.float32), fine_grid=np.array([0.0, 0.0, FINE_CELL]),
-               fine_pred_edge=np.zeros((2, 1, 1), np.uint8),
                ai_preview=build_ai_preview(fields["cx"], fields["cy"], fields["cs"], fields["ch"],
                                            fields["ccurv"], float(fields["length"]), PREVIEW_D))
     tr = TrackArrays(**tmp)
     _fix_far_cells(tr, best, small)
     surf = _classify_cells(tr, nx, ny)
     edge = _edge_field(surf, float(cell))
-    tr = tr._replace(grid_surf=surf, grid_edge=edge, grid_pred_edge=predicate_edge_fields(surf, float(cell)))
-    fine_grid, fine_edge = fine_pit_fields(tr)
-    return read_only(tr._replace(fine_grid=fine_grid, fine_pred_edge=fine_edge))
+    return read_only(tr._replace(grid_surf=surf, grid_edge=edge))
 
 
 def read_only(tr: TrackArrays) -> TrackArrays:

@@ -38,6 +38,16 @@ WORK_LANE_MARGIN = BOX_EASE - 0.5 * SERVICE_LENGTH
 
 
 @kernel(inline="always")
+def near_pit_connector(s, entry_s, exit_s, length, window):
+    """PaddockJS's ``isNearPitConnector``: lap distance ``s`` within ``window`` of the pit entry's or
+    exit's lap distance (all m), the lap of ``length`` wrapped. Its callers pass their own window (the
+    wheels' full-sample window, the rays' fallback window)."""
+    d_in = abs(s - entry_s)
+    d_out = abs(s - exit_s)
+    return min(d_in, length - d_in) <= window or min(d_out, length - d_out) <= window
+
+
+@kernel(inline="always")
 def has_pit_lane(tr):
     """True when the track has a pit lane: a pit path (``px``) of at least one point. Takes any
     namedtuple with the pit arrays (TrackArrays or the kernels' smaller views of it)."""

@@ -1,29 +1,28 @@
-"""Vehicle dynamics: one tick of one car, in arcade or simulator mode (spec §3.4, §3.7).
+"""Vehicle dynamics: one tick of one car, in arcade or simulator mode: PaddockJS 2.0.0's vehicle
+model (``src/simulation/vehicle/vehiclePhysics.js``), the same state, constants and per-tick order,
+in SI (PaddockJS's 12 u/m cancel in its formulas). ``docs/paddockjs-compatibility.md`` lists what
+differs and the golden-trace parity.
 
 Both modes read the controls as normalised inputs (steer in [-1, 1] of ``MAX_STEER_ANGLE``, throttle
 and brake in [0, 1]), rate-limit the road-wheel angle to ``STEER_RATE`` and write the pose, velocity
 and the bookkeeping fields of ``cars_f``. Frame (layout.py): x right, y down, heading = angle of the
 forward vector (cos h, sin h), right vector (-sin h, cos h); positive steer / yaw rate / lateral
-velocity all mean "to the right". In the body frame this is the SAE convention (x forward, y right,
-z down), so the usual vehicle-dynamics equations hold with their usual signs.
+velocity all mean "to the right".
 
-Arcade (``PHYSICS_ARCADE``, this module): PaddockJS 1.0.0's heading-aligned model converted to SI
-(12 u = 1 m). The speed is a scalar >= 0, the velocity points along the heading, the yaw rate is the
-kinematic v/L*tan(delta) capped by a grip budget, plus a yaw bias toward the side whose wheels are on
-the slower surface. The car's surface is the worst of its four wheels, as in 1.0.0; the arcade mode
-keeps the spec's own drag and downforce formulas.
+Arcade (``PHYSICS_ARCADE``, this module): the heading-aligned model. The speed is a scalar in
+[0, MAX_SPEED], the velocity points along the heading, the yaw rate is the kinematic v/L*tan(delta)
+capped by a grip budget, plus a yaw bias toward the side whose wheels are on the draggier surface
+(``limits.wheel_drag_yaw_rate``). The car's surface is the worst of its four wheels.
 
-Simulator (``PHYSICS_SIMULATOR``): a dynamic bicycle model, in ``vehicle.simulator``.
-No reverse in either mode: brakes and resistances stop a slow car at zero forward speed and never
-push it backwards.
+Simulator (``PHYSICS_SIMULATOR``): ``vehicle.simulator``.
 
 Performance: the kernels use ``error_model="numpy"`` (a float division by zero gives inf/nan instead
 of raising; none is expected) and ``integrate_car_pre`` / ``simulator_tick`` / ``_arcade`` are inlined
 into their callers (``inline="always"``): without raise paths and call boundaries numba drops the
 atomic reference-count updates of the array arguments.
 
-Tyre compounds (tyres.py): labels only in PaddockJS 1.0.0; here they scale grip (both modes) and wear.
-The surface table (grip, drag, rolling, priority by SURF_* code) is ``surface_table.py``.
+Tyre compounds (tyres.py): labels only in PaddockJS; here they scale grip (both modes) and wear, the
+medium (the default) by exactly 1. The surface tables are ``vehicle.surface_table``.
 """
 
 import math
@@ -32,15 +31,16 @@ from ..core.jit import kernel
 from ..core.layout import (
     F_APPLIED_BRAKE, F_APPLIED_STEER, F_APPLIED_THROTTLE, F_HEADING, F_LAT_ACC, F_LONG_ACC, F_SLIP_FRONT,
     F_SLIP_REAR, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y, F_YAW_RATE, F_GRIP_USAGE,
-    GRAVITY, I_COMPOUND, I_INSTABILITY, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL,
-    I_WHEEL_SURFACE_RR, INSTAB_NONE, MAX_SPEED, MAX_STEER_ANGLE, P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS,
-    P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, R_PHYSICS_MODE, R_TIRE_DEGRADATION, STEER_RATE,
-    WHEELBASE,
+    GRAVITY, I_COMPOUND, I_INSTABILITY, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
+    I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, INSTAB_NONE, INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE,
+    P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR,
+    R_PHYSICS_MODE, R_TIRE_DEGRADATION, STEER_RATE, WHEELBASE,
 )
+from .limits import acceleration_limit, braking_limit, normalize_angle, wheel_drag_yaw_rate
 from .simulator import simulator_tick
 from .surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING, table_index
-from ..core.trig import clamp, wrap_angle
-from .tyres import COMPOUND_GRIP, compound_index, tyre_factor, tyre_wear_rate
+from ..core.trig import clamp
+from .tyres import COMPOUND_GRIP, COMPOUND_WEAR, compound_index, tyre_factor
 
 __all__ = ["integrate_car", "integrate_car_pre", "hold_car"]
 
@@ -61,26 +61,11 @@ def _steer_step(current, target, dt):
 
 
 @kernel(error_model="numpy", inline="always")
-def _drag_bias(fl, fr, rl, rr, r):
-    """The arcade yaw bias (rad/s) toward the side whose wheels (surface codes fl, fr, rl, rr) are on the
-    draggier surface, growing with the speed ratio r in [0, 1], at most 0.22."""
-    res_l = 0.0
-    res_r = 0.0
-    for s, right in ((fl, False), (fr, True), (rl, False), (rr, True)):
-        res = 0.14 * SURFACE_DRAG[s] + 2.4 * SURFACE_ROLLING[s] + 0.65 * (1.0 - SURFACE_GRIP[s])
-        if right:
-            res_r += 0.5 * res
-        else:
-            res_l += 0.5 * res
-    return clamp((res_r - res_l) * r * 0.08, -0.22, 0.22)
-
-
-@kernel(error_model="numpy", inline="always")
 def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt):
-    """PaddockJS 1.0.0 vehicle model (spec §3.4 steps 2-6) in SI. Returns (lateral acceleration
-    m/s^2, new heading rad, its cos, its sin)."""
+    """PaddockJS's arcade tick (``integrateArcadeVehiclePhysics``) in SI. Returns (lateral
+    acceleration m/s^2, new heading rad, its cos, its sin, tyre wear %/s before the compound's factor)."""
     mass = car_params[w, c, P_MASS]
-    v = max(cars_f[w, c, F_SPEED], 0.0)
+    v = cars_f[w, c, F_SPEED]
     fl = table_index(cars_i[w, c, I_WHEEL_SURFACE_FL])
     fr = table_index(cars_i[w, c, I_WHEEL_SURFACE_FR])
     rl = table_index(cars_i[w, c, I_WHEEL_SURFACE_RL])
@@ -89,26 +74,23 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     for s in (fr, rl, rr):
         if SURFACE_PRIORITY[s] > SURFACE_PRIORITY[worst]:
             worst = s
-    # 1.0.0 has no compound effect; ours multiplies the surface grip (M = 1 keeps 1.0.0 numbers).
     sgrip = SURFACE_GRIP[worst] * tf * cgrip
     r = clamp(v / MAX_SPEED, 0.0, 1.0)
-    # Longitudinal (spec step 3; the 12 u/m factors cancel in SI).
     engine = throttle * car_params[w, c, P_POWER] * max(0.12, 1.0 - math.pow(r, 1.15))
-    drive = clamp(engine / mass, 0.0, sgrip * (17.0 * (1.0 - math.pow(r, 2.1)) + 1.2))
-    braking = clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, sgrip * (20.0 + 14.0 * r))
     drag_force = (car_params[w, c, P_DRAG_CD] * 0.12 + SURFACE_DRAG[worst]) * v * v
     roll_force = SURFACE_ROLLING[worst] * mass * GRAVITY
-    v_new = clamp(v + (drive - braking - (drag_force + roll_force) / mass) * dt, 0.0, MAX_SPEED)
-    # Yaw (spec step 4) with the new speed.
-    raw = v_new / WHEELBASE * math.tan(delta) * tf
-    cap = ((car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
-            + car_params[w, c, P_DOWNFORCE_CL] * v_new * v_new / mass) * sgrip) / max(v_new, 1.0)
-    capped = clamp(raw, -cap, cap)
-    # grip usage (telemetry only): |v yaw| over the grip acceleration, 1 when the yaw was capped
-    usage = 1.0 if abs(raw) > cap else min(1.0, abs(v_new * capped) / max(cap * max(v_new, 1.0), 1e-9))
-    yaw = clamp(capped + _drag_bias(fl, fr, rl, rr, r), -cap, cap)
-    # Pose, semi-implicit Euler (spec step 5).
-    h = wrap_angle(cars_f[w, c, F_HEADING] + yaw * dt)
+    drive = clamp(engine / mass, 0.0, acceleration_limit(v, sgrip))
+    braking = clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, braking_limit(v, sgrip))
+    acc = drive - braking - (drag_force + roll_force) / mass
+    v_new = clamp(v + acc * dt, 0.0, MAX_SPEED)
+    raw = (v_new / WHEELBASE) * math.tan(delta) * tf
+    budget = (car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
+              + car_params[w, c, P_DOWNFORCE_CL] * v_new * v_new / mass) * sgrip
+    cap = budget / max(v_new, 1.0)
+    steer_yaw = clamp(raw, -cap, cap)
+    yaw = clamp(steer_yaw + wheel_drag_yaw_rate(SURFACE_DRAG, SURFACE_ROLLING, SURFACE_GRIP, fl, fr, rl, rr,
+                                                v_new), -cap, cap)
+    h = normalize_angle(cars_f[w, c, F_HEADING] + yaw * dt)
     ch = math.cos(h)
     sh = math.sin(h)
     cars_f[w, c, F_HEADING] = h
@@ -119,13 +101,17 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     cars_f[w, c, F_VY] = v_new * sh
     cars_f[w, c, F_YAW_RATE] = yaw
     lat = v_new * yaw
+    limited = abs(raw) > abs(steer_yaw) + 1e-6
     cars_f[w, c, F_LAT_ACC] = lat
-    cars_f[w, c, F_LONG_ACC] = (v_new - v) / dt
+    cars_f[w, c, F_LONG_ACC] = acc
     cars_f[w, c, F_SLIP_FRONT] = 0.0
     cars_f[w, c, F_SLIP_REAR] = 0.0
-    cars_f[w, c, F_GRIP_USAGE] = usage
-    cars_i[w, c, I_INSTABILITY] = INSTAB_NONE
-    return lat, h, ch, sh
+    cars_f[w, c, F_GRIP_USAGE] = min(1.0, abs(lat) / max(budget, 1.0))
+    cars_i[w, c, I_TRACTION_LIMITED] = 1 if limited else 0
+    cars_i[w, c, I_INSTABILITY] = INSTAB_UNDERSTEER if limited else INSTAB_NONE
+    care = clamp(car_params[w, c, P_TIRE_CARE], 0.45, 1.8)
+    wear = (0.035 + abs(lat) / GRAVITY * 0.11 + brake * 0.07 + throttle * 0.025) / care
+    return lat, h, ch, sh, wear
 
 
 @kernel(error_model="numpy")
@@ -152,9 +138,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     current F_HEADING (the same values the caller would compute: results are identical).
 
     Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
-    In simulator mode the returned cos/sin come from angle addition on (ch, sh) (within ~1e-16 of
-    math.cos/sin of the new heading, not bit-equal): a caller that feeds them back on the next tick
-    (step.py's ``pre`` cache) is deterministic, but not bit-identical to one that recomputes them.
+    The returned cos/sin are math.cos/sin of the new heading (the ``pre`` cache of step.py reuses them).
     """
     steer = _clean_input(steer, -1.0, 1.0)
     throttle = _clean_input(throttle, 0.0, 1.0)
@@ -169,14 +153,13 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     compound = compound_index(cars_i[w, c, I_COMPOUND])
     cgrip = COMPOUND_GRIP[compound]
     if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
-        lat, h2, ch2, sh2 = simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
-                                           cgrip, dt, ch, sh)
+        lat, h2, ch2, sh2, wear = simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake,
+                                                 tf, cgrip, dt, ch, sh)
     else:
-        lat, h2, ch2, sh2 = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
-                                    cgrip, dt)
+        lat, h2, ch2, sh2, wear = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
+                                          cgrip, dt)
     if rules[w, R_TIRE_DEGRADATION] > 0.5:
-        wear = tyre_wear_rate(lat, brake, throttle, car_params[w, c, P_TIRE_CARE], compound)
-        cars_f[w, c, F_TIRE_ENERGY] = clamp(energy - wear * dt, 1.0, 100.0)
+        cars_f[w, c, F_TIRE_ENERGY] = clamp(energy - wear * COMPOUND_WEAR[compound] * dt, 1.0, 100.0)
     return h2, ch2, sh2
 
 

@@ -1,13 +1,15 @@
-"""The surface table (spec §2.3), one row per SURF_* code: how each surface grips, drags, resists
-rolling and ranks as the "worst wheel" surface.
+"""The surface tables (spec §2.3; PaddockJS 2.0.0's SURFACE_MODEL and SIMULATOR_SURFACE_MODEL), one
+row per SURF_* code: how each surface grips, drags, resists rolling and ranks as the "worst wheel"
+surface.
 
 ``SURFACE_GRIP`` is a friction multiplier; ``SURFACE_DRAG`` is N/(m/s)^2 (the spec's drag force is
 coeff * v_ms^2 in newtons once its 12 u/m scalings cancel); ``SURFACE_ROLLING`` is a
 rolling-resistance coefficient (force = coeff * normal load); ``SURFACE_PRIORITY`` orders the codes
 from best (0, track) to worst (7, barrier): a contact patch and the arcade car take the worst surface
 under them; ``SURFACE_LEGAL`` is 1 where a wheel may drive (track, kerb, the pit surfaces) and 0 on
-gravel, grass and barrier (a car is on track while every wheel is legal). The vehicle dynamics (``vehicle.dynamics``, ``vehicle.simulator``) and the wheel
-classification (``vehicle.wheels``) read these arrays.
+gravel, grass and barrier (a car is on track while every wheel is legal). The vehicle dynamics
+(``vehicle.dynamics``, ``vehicle.simulator``) and the wheel classification (``vehicle.wheels``) read these arrays;
+simulator mode reads the ``SIM_SURFACE_*`` rows.
 """
 
 import numpy as np
@@ -36,7 +38,30 @@ for _code, _grip, _drag, _rr, _prio, _legal in (
     SURFACE_ROLLING[_code] = _rr
     SURFACE_PRIORITY[_code] = _prio
     SURFACE_LEGAL[_code] = _legal
-for _table in (SURFACE_GRIP, SURFACE_DRAG, SURFACE_ROLLING, SURFACE_PRIORITY, SURFACE_LEGAL):
+
+# Simulator mode's own table (PaddockJS 2.0.0 SIMULATOR_SURFACE_MODEL): the car reads the mean of its
+# four wheels' rows; ``scrub`` (m/s^2) adds to the steering scrub of a steered car.
+SIM_SURFACE_GRIP = np.zeros(L.N_SURFACES, dtype=np.float64)
+SIM_SURFACE_DRAG = np.zeros(L.N_SURFACES, dtype=np.float64)
+SIM_SURFACE_ROLLING = np.zeros(L.N_SURFACES, dtype=np.float64)
+SIM_SURFACE_SCRUB = np.zeros(L.N_SURFACES, dtype=np.float64)
+for _code, _grip, _drag, _rr, _scrub in (
+    (L.SURF_TRACK, 1.00, 0.00, 0.008, 0.0),
+    (L.SURF_PIT_ENTRY, 0.92, 0.06, 0.018, 1.2),
+    (L.SURF_PIT_EXIT, 0.92, 0.06, 0.018, 1.2),
+    (L.SURF_PIT_LANE, 0.90, 0.08, 0.020, 1.4),
+    (L.SURF_PIT_BOX, 0.82, 0.12, 0.035, 2.5),
+    (L.SURF_KERB, 0.78, 0.42, 0.090, 8.5),
+    (L.SURF_GRASS, 0.30, 3.40, 0.200, 15.0),
+    (L.SURF_GRAVEL, 0.36, 5.40, 0.240, 18.0),
+    (L.SURF_BARRIER, 0.08, 15.0, 2.400, 30.0),
+):
+    SIM_SURFACE_GRIP[_code] = _grip
+    SIM_SURFACE_DRAG[_code] = _drag
+    SIM_SURFACE_ROLLING[_code] = _rr
+    SIM_SURFACE_SCRUB[_code] = _scrub
+for _table in (SURFACE_GRIP, SURFACE_DRAG, SURFACE_ROLLING, SURFACE_PRIORITY, SURFACE_LEGAL, SIM_SURFACE_GRIP,
+               SIM_SURFACE_DRAG, SIM_SURFACE_ROLLING, SIM_SURFACE_SCRUB):
     _table.flags.writeable = False
 
 

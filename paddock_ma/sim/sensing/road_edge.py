@@ -1,0 +1,455 @@
+"""The track's ray channels as PaddockJS 2.0.0 measures them: the road edge (``estimateTrackHit``,
+``src/environment/sensors/trackRays.js``; ``road_edge_ray``) and the kerb and illegal surface
+(``estimateSurfaceHits``, ``surfaceRays.js``; ``surface_rays``), which take the same paths with the
+kerbs' outer edge lines as well.
+
+PaddockJS takes the first of three paths that gives an answer:
+
+1. Edge lines (``estimateIndexedTrackHit``): unless the car is within ``PIT_RAY_WINDOW`` m (along the
+   lap) of the pit entry or exit, the ray's nearest intersection with the white lines as PaddockJS
+   draws them (``sensing.edge_lines``); kind exit when the car's own offset is within the half width,
+   else entry, whichever way the line is crossed.
+2. A straight edge (``estimateAnalyticMainTrackHit``): where no white line lies on the ray and the
+   car's segment is nearly straight (PaddockJS's sample curvature <= ``ANALYTIC_MAX_CURVATURE``), the
+   white lines are extended straight along the car's segment normal: a hit where the ray reaches the
+   extended line (even when the real line curves away: PaddockJS's answer, kept), a miss when the ray
+   runs along the track (|ray . normal| < ``MIN_LATERAL``).
+3. A march (otherwise, and always near the pits): samples every metre from the car, each classified
+   by its nearest centreline segment among those near the car's progress (``track_state``), with no
+   refinement at driver precision (the hit reads the first whole metre past the change) and 12
+   bisections at debug precision. In sample mode (below) outside the pit lane, whole metres that
+   provably give the same answer as the last one measured are skipped (``sample_quiet``): the answer
+   is the one every metre would give.
+
+The car's own state (``origin_state``) is PaddockJS's ``nearestTrackState`` in its projection mode: the
+nearest segment (projection clamped to the segment) among the segments of the arc buckets around the
+car's progress (``hint_range``), accepted within the runoff edge + ``HINT_MARGIN`` m, else the nearest
+segment of the whole track; the signed offset is measured along the segment's start-sample normal.
+The same query classifies the march's samples, so a sample far ahead along the lap is measured against
+the nearest of those segments, clamped to its end, as PaddockJS does.
+
+A car in the pit lane (PaddockJS's ``includePitLane``) always marches, a sample being inside when it is
+on the asphalt or on a pit surface (``sensing.geometry.surface_code``: pit surfaces beyond the kerb).
+
+A batch-training car's rays (``layout.FLAG_MAIN_TRACK_RAYS``; PaddockJS's ``usesMainTrackOnlyRays``)
+ignore the pit window, and their queries run in PaddockJS's sample mode: the nearest centreline sample
+among the candidates' ends, at any distance, the offset along that sample's normal.
+"""
+
+import math
+
+from ..core.jit import kernel
+from ..core.layout import SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY
+from ..track.geometry import band_of, sample_turn
+from ..track.surface import near_pit_connector
+from .edge_lines import NONE, edge_line_hits
+from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, nearest_segment, surface_code
+from .march import RAY_ILLEGAL, RAY_KERB
+
+ANALYTIC_MAX_CURVATURE = 5e-5   # PaddockJS's sample curvature (heading change / 28), unitless
+CURVATURE_DIVISOR = 28.0
+PIT_RAY_WINDOW = 55.0           # m along the lap from the pit entry or exit (PIT_CONNECTOR_RAY_FALLBACK_METERS)
+ARC_BUCKETS = 512               # PaddockJS's query index: the lap in 512 buckets ...
+HINT_BUCKETS = 2                # ... of which the car's and 2 either side hold the candidate segments
+HINT_MARGIN = 24.0              # m beyond the runoff edge within which a candidate is accepted
+RECOVERY_MARGIN = 64.0          # m beyond the runoff edge within which paths 1 and 2 apply
+TIE_D2 = 1e-6 / 144.0           # m^2: PaddockJS's AMBIGUOUS_DISTANCE_EPSILON (1e-6 sim units^2)
+MIN_LATERAL = 0.08              # |ray . normal| below which the straight edge reads a miss
+DEBUG_REFINE_STEPS = 12         # bisections of the march's bracket at debug precision (driver: none)
+KIND_MISS = 0
+KIND_EXIT = 1
+KIND_ENTRY = 2
+
+
+@kernel(inline="always")
+def _arc_bucket(s, bucket_length):
+    return int(math.floor(s / bucket_length))
+
+
+@kernel
+def hint_range(cs, length, progress):
+    """PaddockJS's candidate segments for a query hinted with lap distance ``progress`` (m): those of
+    the arc buckets within HINT_BUCKETS of its bucket -> (i0, count), segments i0, i0 + 1, ... (wrapped,
+    ``count`` of them). cs: the centreline's cumulative distances float64[N+1] (m)."""
+    n = cs.shape[0] - 1
+    bucket_length = length / ARC_BUCKETS
+    wrapped = progress % length
+    centre = _arc_bucket(wrapped, bucket_length)
+    b0 = (centre - HINT_BUCKETS) % ARC_BUCKETS
+    b1 = (centre + HINT_BUCKETS) % ARC_BUCKETS
+    if b0 == 0:
+        b0 = ARC_BUCKETS      # the lap's last segment ends in bucket 512, i.e. 0: it is a candidate too
+    lo = 0
+    hi = n - 1
+    while lo < hi:            # first segment ending in bucket b0 or later
+        mid = (lo + hi) // 2
+        if _arc_bucket(cs[mid + 1], bucket_length) >= b0:
+            hi = mid
+        else:
+            lo = mid + 1
+    i0 = lo
+    lo = 0
+    hi = n - 1
+    while lo < hi:            # last segment starting in bucket b1 or earlier
+        mid = (lo + hi + 1) // 2
+        if _arc_bucket(cs[mid], bucket_length) <= b1:
+            lo = mid
+        else:
+            hi = mid - 1
+    return i0, (lo - i0) % n + 1
+
+
+@kernel(inline="always")
+def _project_segment(cx, cy, cs, cnx, cny, i, x, y):
+    """PaddockJS's ``projectIndexedSegment``: (x, y) onto segment i, clamped -> (squared distance m^2,
+    lap distance m of the projection, signed offset m along sample i's normal)."""
+    ax = cx[i]
+    ay = cy[i]
+    ex = cx[i + 1] - ax
+    ey = cy[i + 1] - ay
+    l2 = ex * ex + ey * ey
+    amount = 0.0
+    if l2 > 0.0:
+        amount = min(max(((x - ax) * ex + (y - ay) * ey) / l2, 0.0), 1.0)
+    qx = x - (ax + ex * amount)
+    qy = y - (ay + ey * amount)
+    return qx * qx + qy * qy, cs[i] + (cs[i + 1] - cs[i]) * amount, qx * cnx[i] + qy * cny[i]
+
+
+@kernel
+def track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode, x, y):
+    """PaddockJS's main-track ``nearestTrackState`` of (x, y) m, hinted with the candidates (i0, count)
+    of ``hint_range`` and lap distance ``progress`` -> (index, lap distance m, signed offset m).
+
+    Projection mode (index = a segment): the nearest candidate segment, the point projected onto it
+    and clamped (ties within TIE_D2 go to the projection nearer ``progress`` along the lap, then the
+    first), when within sqrt(max_hint2) m, else the nearest segment of the track; (-1, 0, NONE) off
+    the raster. Sample mode (PaddockJS's batch-training rays; index = a sample): the nearest sample of
+    the candidate segments' ends, accepted at any distance, the offset along its normal."""
+    n = cx.shape[0] - 1
+    seg = -1
+    best_d2 = NONE
+    best_tie = NONE
+    along = 0.0
+    offset = 0.0
+    for q in range(count + 1 if sample_mode else count):
+        i = i0 + q
+        if i >= n:
+            i -= n
+        if sample_mode:
+            qx = x - cx[i]
+            qy = y - cy[i]
+            d2 = qx * qx + qy * qy
+            s = cs[i]
+            o = qx * cnx[i] + qy * cny[i]
+        else:
+            d2, s, o = _project_segment(cx, cy, cs, cnx, cny, i, x, y)
+        tie = abs(s - progress)
+        if seg < 0 or d2 < best_d2 - TIE_D2 or (abs(d2 - best_d2) <= TIE_D2 and tie < best_tie):
+            seg = i
+            best_d2 = d2
+            best_tie = tie
+            along = s
+            offset = o
+    if sample_mode or (seg >= 0 and best_d2 <= max_hint2):
+        return seg, along, offset
+    _, seg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
+    if seg < 0:
+        return -1, 0.0, NONE
+    _, along, offset = _project_segment(cx, cy, cs, cnx, cny, seg, x, y)
+    return seg, along, offset
+
+
+@kernel
+def origin_paths(cx, cy, ch, seg, offset, along, hw, grass_edge, has_pit, entry_s, exit_s, length,
+                 include_pit, main_track_only):
+    """Which of PaddockJS's paths a car's rays may take, from its ``track_state`` (index, signed
+    offset, lap distance along; m) -> (edge_lines, straight_edge): edge lines unless in the pit lane,
+    near the pit entry or exit (not for ``main_track_only`` rays: PaddockJS's batch-training
+    profile), or beyond the recovery band (runoff edge + RECOVERY_MARGIN); the straight edge where
+    edge lines may be used and the sample curvature at the index is at most ANALYTIC_MAX_CURVATURE."""
+    if include_pit or seg < 0 or abs(offset) > grass_edge + RECOVERY_MARGIN:
+        return False, False
+    if not main_track_only and has_pit and near_pit_connector(along, entry_s, exit_s, length, PIT_RAY_WINDOW):
+        return False, False
+    return True, sample_turn(cx, cy, ch, seg) / CURVATURE_DIVISOR <= ANALYTIC_MAX_CURVATURE
+
+
+@kernel(inline="always")
+def _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw, include_pit,
+            x, y):
+    """The march's predicate at (x, y): on the asphalt by ``track_state``'s offset, or (in the pit
+    lane) on a pit surface."""
+    _, _, offset = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
+                               x, y)
+    if abs(offset) <= hw:
+        return True
+    if include_pit:
+        a, seg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
+        return surface_code(pv, geo, x, y, a, seg, True) >= SURF_PIT_ENTRY
+    return False
+
+
+@kernel
+def road_edge_ray(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, hw, ke, i0, count, progress, max_hint2,
+                  sample_mode, seg, offset, edge_lines, straight_edge, include_pit, ox, oy, dx, dy, length,
+                  debug):
+    """One road-edge ray of a car at (ox, oy) m along the unit (dx, dy), ``length`` m -> (hit, distance m,
+    kind): PaddockJS's three paths (module docstring). (i0, count, progress, max_hint2): the car's
+    ``hint_range``, progress and squared acceptance radius; (seg, offset): its ``track_state``;
+    (edge_lines, straight_edge): ``origin_paths``; grid_at: where ``geo`` holds the edge-line grid."""
+    inside0 = abs(offset) <= hw
+    if edge_lines:
+        edge, _ = edge_line_hits(cx, cy, cnx, cny, hw, ke, geo, grid_at, ox, oy, dx, dy, length, False)
+        if edge < NONE:
+            return 1, edge, KIND_EXIT if inside0 else KIND_ENTRY
+        if straight_edge:
+            lateral = dx * cnx[seg] + dy * cny[seg]
+            if abs(lateral) < MIN_LATERAL:
+                return 0, length, KIND_MISS
+            if inside0:
+                target = hw if lateral > 0.0 else -hw
+            elif offset > hw and lateral < 0.0:
+                target = hw
+            elif offset < -hw and lateral > 0.0:
+                target = -hw
+            else:
+                return 0, length, KIND_MISS
+            d = (target - offset) / lateral
+            if d < 0.0 or d > length:
+                return 0, length, KIND_MISS
+            return 1, d, KIND_EXIT if inside0 else KIND_ENTRY
+    # the march: whole metres from the car (PaddockJS: 12 sim units a step, exact); in sample mode
+    # outside the pit lane (``quiet``), the whole metres ``sample_quiet`` vouches for are skipped
+    quiet = sample_mode and not include_pit
+    x = ox
+    y = oy
+    k = 0.0
+    prev = False
+    while k <= length:
+        if quiet:
+            w, _, offset_k = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, True,
+                                         x, y)
+            now = abs(offset_k) <= hw
+        else:
+            w = -1
+            now = _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw,
+                          include_pit, x, y)
+        if k == 0.0:
+            prev = now
+        elif now != prev:
+            lo = k - 1.0
+            hi = k
+            for _ in range(DEBUG_REFINE_STEPS if debug else 0):
+                mid = 0.5 * (lo + hi)
+                if _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw,
+                           include_pit, ox + dx * mid, oy + dy * mid) != prev:
+                    hi = mid
+                else:
+                    lo = mid
+            return 1, hi, KIND_EXIT if prev else KIND_ENTRY
+        k = _next_metre(cx, cy, cnx, cny, geo, i0, count, w, 1, x, y, dx, dy, k, length)
+        x = ox + dx * k
+        y = oy + dy * k
+    return 0, length, KIND_MISS
+
+
+# ------------------------------------------------------------------------------------------------
+# Skipping whole metres of a sample-mode march without changing its answer
+# ------------------------------------------------------------------------------------------------
+QUIET_D2 = 1e-3       # m^2: a sample nearer than the winner's squared distance + this may take over
+QUIET_OFFSET = 1e-4   # m: an offset this near a band edge may cross it
+
+
+@kernel(inline="always")
+def _band_edge(geo, level):
+    return geo[G_HW] if level == 0 else geo[G_KE] if level == 1 else geo[G_GRAVEL] if level == 2 else geo[G_GRASS]
+
+
+@kernel
+def sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy):
+    """How far (m) along the ray from (x, y) (unit direction (dx, dy)) the sample-mode ``track_state``
+    provably answers with the same sample ``w`` (its answer at (x, y)) and an offset on the same side of
+    each of the first ``n_levels`` band edges (half width, kerb, gravel, grass edges; either sign): 0
+    when that cannot be shown at (x, y) itself.
+
+    Along the ray, a candidate j's squared distance minus w's changes linearly (the t^2 terms cancel),
+    and so does w's offset: the distance is the first t at which any candidate comes within QUIET_D2 of
+    w (the scan's tie rule, TIE_D2 per candidate, can only pick w while every other candidate is
+    further than w by more than 2 (count + 1) TIE_D2, far below QUIET_D2) or the offset within
+    QUIET_OFFSET of an edge. Both margins exceed float64 rounding on track coordinates by orders of
+    magnitude, so every whole metre before it gives the same answer as at (x, y)."""
+    n = cx.shape[0] - 1
+    qwx = x - cx[w]
+    qwy = y - cy[w]
+    dw = qwx * qwx + qwy * qwy
+    bw = qwx * dx + qwy * dy
+    t = math.inf
+    for q in range(count + 1):
+        i = i0 + q
+        if i >= n:
+            i -= n
+        if i == w:
+            continue
+        qx = x - cx[i]
+        qy = y - cy[i]
+        gap = qx * qx + qy * qy - dw
+        if gap <= QUIET_D2:
+            return 0.0
+        closing = bw - (qx * dx + qy * dy)      # half the rate at which the gap shrinks per metre
+        if closing > 0.0:
+            t = min(t, (gap - QUIET_D2) / (2.0 * closing))
+    off = qwx * cnx[w] + qwy * cny[w]
+    slope = dx * cnx[w] + dy * cny[w]
+    for level in range(n_levels):
+        edge = _band_edge(geo, level)
+        for target in (edge, -edge):
+            to_go = target - off
+            if abs(to_go) <= QUIET_OFFSET:
+                return 0.0
+            if to_go * slope > 0.0:
+                t = min(t, (abs(to_go) - QUIET_OFFSET) / abs(slope))
+    return t
+
+
+@kernel(inline="always")
+def _next_metre(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy, k, length):
+    """The march's next whole metre after k (at (x, y)): k + 1, or, given the sample-mode answer ``w``
+    there (w < 0: not a sample-mode march), the first whole metre ``sample_quiet`` cannot vouch for
+    (beyond ``length`` when it vouches for the rest of the ray)."""
+    if w < 0:
+        return k + 1.0
+    t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
+    if t > length - k:
+        return length + 1.0
+    return k + max(1.0, math.ceil(t))
+
+
+# ------------------------------------------------------------------------------------------------
+# Kerb and illegal-surface rays: PaddockJS's ``estimateSurfaceHits`` (surfaceRays.js)
+# ------------------------------------------------------------------------------------------------
+@kernel(inline="always")
+def _is_illegal(code):
+    """PaddockJS's illegal-surface channel: gravel or grass (not the barrier, not a pit surface)."""
+    return code == SURF_GRAVEL or code == SURF_GRASS
+
+
+@kernel(inline="always")
+def _band_hit(offset, lateral, lo, hi, length):
+    """PaddockJS's ``hitAbsOffsetBand`` on a straight edge: the first distance (m) along a ray whose
+    offset changes by ``lateral`` per metre from ``offset`` at which |offset| lies in [lo, hi] (hi may
+    be inf) -> (hit, distance); 0 when it already does."""
+    a = abs(offset)
+    if lo <= a <= hi:
+        return 1, 0.0
+    best = NONE
+    for q in range(4):
+        target = lo if q == 0 else -lo if q == 1 else hi if q == 2 else -hi
+        if q >= 2 and math.isinf(hi):
+            break
+        d = (target - offset) / lateral
+        if 0.0 <= d <= length:
+            na = abs(offset + lateral * d)
+            if lo - 1e-6 <= na <= hi + 1e-6 and d < best:
+                best = d
+    if best < NONE:
+        return 1, best
+    return 0, length
+
+
+@kernel(inline="always")
+def _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, include_pit, x, y):
+    """The march's surface at (x, y): the band of ``track_state``'s |offset|, or (in the pit lane) the pit
+    surface beyond the kerb."""
+    _, _, offset = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
+                               x, y)
+    a = abs(offset)
+    if include_pit and a > geo[G_KE]:
+        ta, seg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
+        code = surface_code(pv, geo, x, y, ta, seg, True)
+        if code >= SURF_PIT_ENTRY:
+            return code
+    return band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
+
+
+@kernel
+def surface_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress, max_hint2, sample_mode, seg,
+                 offset, edge_lines, straight_edge, include_pit, want_kerb, want_illegal, ox, oy, dx, dy, length,
+                 debug, out_dist, out_hit):
+    """The kerb and illegal-surface channels of one ray, as PaddockJS measures them: writes
+    out_dist[RAY_KERB], out_dist[RAY_ILLEGAL] (m; miss = length) and out_hit for the wanted ones.
+    Arguments as ``road_edge_ray``. PaddockJS's paths: the edge lines (kerb: the nearer of the white
+    line and the kerb's outer line, illegal: the kerb's outer line; 0 when the car is on that surface;
+    the path fails for both channels when either finds no line); else the straight edge (misses when
+    the ray runs along the track); else the whole-metre march."""
+    hw = geo[G_HW]
+    ke = geo[G_KE]
+    code0 = band_of(abs(offset), hw, ke, geo[G_GRAVEL], geo[G_GRASS])
+    if want_kerb:
+        out_dist[RAY_KERB] = length
+        out_hit[RAY_KERB] = 0
+    if want_illegal:
+        out_dist[RAY_ILLEGAL] = length
+        out_hit[RAY_ILLEGAL] = 0
+    if edge_lines:
+        track_d, kerb_d = edge_line_hits(cx, cy, cnx, cny, hw, ke, geo, grid_at, ox, oy, dx, dy, length, True)
+        d_kerb = 0.0 if code0 == SURF_KERB else min(track_d, kerb_d)
+        d_ill = 0.0 if _is_illegal(code0) else kerb_d
+        if (not want_kerb or d_kerb < NONE) and (not want_illegal or d_ill < NONE):
+            if want_kerb:
+                out_dist[RAY_KERB] = d_kerb
+                out_hit[RAY_KERB] = 1
+            if want_illegal:
+                out_dist[RAY_ILLEGAL] = d_ill
+                out_hit[RAY_ILLEGAL] = 1
+            return
+        if straight_edge:
+            lateral = dx * cnx[seg] + dy * cny[seg]
+            if abs(lateral) < MIN_LATERAL:
+                return
+            if want_kerb:
+                h, d = _band_hit(offset, lateral, hw, ke, length)
+                out_dist[RAY_KERB] = d
+                out_hit[RAY_KERB] = h
+            if want_illegal:
+                h, d = _band_hit(offset, lateral, ke, math.inf, length)
+                out_dist[RAY_ILLEGAL] = d
+                out_hit[RAY_ILLEGAL] = h
+            return
+    # the march: whole metres from the car, each channel at its first sample on its surface
+    quiet = sample_mode and not include_pit
+    k = 0.0
+    while k <= length and (want_kerb or want_illegal):
+        x = ox + dx * k
+        y = oy + dy * k
+        if quiet:
+            w, _, offset_k = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, True,
+                                         x, y)
+            code = band_of(abs(offset_k), geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
+        else:
+            w = -1
+            code = _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode,
+                            include_pit, x, y)
+        for ch in range(RAY_KERB, RAY_ILLEGAL + 1):
+            if not (want_kerb if ch == RAY_KERB else want_illegal):
+                continue
+            if (code == SURF_KERB) if ch == RAY_KERB else _is_illegal(code):
+                lo = k - 1.0
+                hi = k
+                for _ in range(DEBUG_REFINE_STEPS if (debug and k > 0.0) else 0):
+                    mid = 0.5 * (lo + hi)
+                    c = _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode,
+                                 include_pit, ox + dx * mid, oy + dy * mid)
+                    if (c == SURF_KERB) if ch == RAY_KERB else _is_illegal(c):
+                        hi = mid
+                    else:
+                        lo = mid
+                out_dist[ch] = hi
+                out_hit[ch] = 1
+                if ch == RAY_KERB:
+                    want_kerb = False
+                else:
+                    want_illegal = False
+        # the next whole metre whose surface may differ from this one's (a surface already seen
+        # triggers nothing new)
+        k = _next_metre(cx, cy, cnx, cny, geo, i0, count, w, 4, x, y, dx, dy, k, length)
