@@ -392,8 +392,7 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
     march_edge = want_edge
     march_surface = want_kerb or want_illegal
     if edge_lines:
-        track_d, kerb_d = edge_line_hits(cx, cy, cnx, cny, hw, ke, geo, grid_at, ox, oy, dx, dy, length,
-                                         march_surface)
+        track_d, kerb_d = edge_line_hits(geo, grid_at, ox, oy, dx, dy, length, march_surface)
         lateral = dx * cnx[seg] + dy * cny[seg]
         along_track = abs(lateral) < MIN_LATERAL
         if want_edge:
