@@ -17,9 +17,10 @@ PaddockJS takes the first of three paths that gives an answer:
 3. A march (otherwise, and always near the pits): samples every metre from the car, each classified
    by its nearest centreline segment among those near the car's progress (``track_state``), with no
    refinement at driver precision (the hit reads the first whole metre past the change) and 12
-   bisections at debug precision. In sample mode (below) outside the pit lane, whole metres that
-   provably give the same answer as the last one measured are skipped (``sample_quiet``): the answer
-   is the one every metre would give.
+   bisections at debug precision. Outside the pit lane, whole metres that provably give the same
+   answer as the last one measured are skipped (``sample_quiet`` in sample mode, below;
+   ``projection_quiet`` otherwise): the answer is the one every metre would give. The three channels
+   share one walk of the edge lines and one march (``track_rays``).
 
 The car's own state (``origin_state``) is PaddockJS's ``nearestTrackState`` in its projection mode: the
 nearest segment (projection clamped to the segment) among the segments of the arc buckets around the
@@ -280,14 +281,91 @@ def sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy):
     return max(t, 0.0)
 
 
+QUIET_D = 1e-3        # m: a segment nearer than the winner's distance + this may take over
+
+
+@kernel
+def projection_quiet(cx, cy, cs, cnx, cny, geo, i0, count, w, n_levels, max_hint2, x, y, dx, dy):
+    """``sample_quiet`` for the projection-mode ``track_state`` (PaddockJS's ``nearestTrackState`` with
+    clamped projections), where ``w`` is the segment answering at (x, y).
+
+    Distances to segments are not linear along the ray, but each changes by at most a metre per
+    metre: a candidate j can become the nearest only once t >= (d_j - d_w - QUIET_D) / 2. Its offset
+    (measured from its projection, along its start sample's normal) is piecewise linear along the ray,
+    with the slope n.d where the projection is clamped to an end and n.d - (e.n)(e.d) in between (e
+    the segment's unit direction): it stays in its band while the larger of the two slopes times t
+    keeps it QUIET_OFFSET from every edge. The answer also stays with the candidates while the nearest
+    distance, at most d_w + t, stays within the acceptance radius (sqrt(max_hint2)); beyond it
+    ``track_state`` asks the whole track, and where it did (w is no candidate) nothing is vouched for.
+    -> the distance (m) over which every whole metre gives the band at (x, y); 0 when that cannot be
+    shown."""
+    n = cx.shape[0] - 1
+    if (w - i0) % n >= count:
+        return 0.0                  # w is the whole track's answer (no candidate was accepted)
+    d2w, _, off_w = _project_segment(cx, cy, cs, cnx, cny, w, x, y)
+    dw = math.sqrt(d2w)
+    t = math.sqrt(max_hint2) - dw - QUIET_D
+    if t <= 0.0:
+        return 0.0
+    level_w = _band_level(off_w, geo, n_levels)
+    t = min(t, _band_time_either_way(off_w, _offset_slope(cx, cy, cnx, cny, w, dx, dy), geo, n_levels))
+    for q in range(count):
+        if t <= 0.0:
+            return 0.0
+        i = i0 + q
+        if i >= n:
+            i -= n
+        if i == w:
+            continue
+        d2, _, off_i = _project_segment(cx, cy, cs, cnx, cny, i, x, y)
+        t_win = 0.5 * (math.sqrt(d2) - dw - QUIET_D)
+        if t_win >= t:
+            continue
+        t_win = max(t_win, 0.0)
+        if _band_level(off_i, geo, n_levels) == level_w:
+            t = min(t, max(t_win, _band_time_either_way(off_i, _offset_slope(cx, cy, cnx, cny, i, dx, dy), geo,
+                                                        n_levels)))
+        else:
+            t = t_win
+    return max(t, 0.0)
+
+
 @kernel(inline="always")
-def _next_metre(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy, k, length):
-    """The march's next whole metre after k (at (x, y)): k + 1, or, given the sample-mode answer ``w``
-    there (w < 0: not a sample-mode march), the first whole metre ``sample_quiet`` cannot vouch for
-    (beyond ``length`` when it vouches for the rest of the ray)."""
+def _band_time_either_way(off, rate, geo, n_levels):
+    """``_band_time`` for an offset that may change either way at up to ``rate`` (m per metre)."""
+    return min(_band_time(off, rate, geo, n_levels), _band_time(off, -rate, geo, n_levels))
+
+
+@kernel(inline="always")
+def _offset_slope(cx, cy, cnx, cny, i, dx, dy):
+    """The largest rate (m per metre along the unit (dx, dy)) at which the offset from segment i
+    changes, either way: |n.d| with the projection clamped, |n.d - (e.n)(e.d)| with it inside (e the
+    unit direction), widened far beyond rounding."""
+    ex = cx[i + 1] - cx[i]
+    ey = cy[i + 1] - cy[i]
+    el = math.sqrt(ex * ex + ey * ey)
+    nd = dx * cnx[i] + dy * cny[i]
+    if el <= 0.0:
+        return abs(nd)
+    ex /= el
+    ey /= el
+    inner = nd - (ex * cnx[i] + ey * cny[i]) * (ex * dx + ey * dy)
+    return max(abs(nd), abs(inner)) * (1.0 + 1e-9) + 1e-12
+
+
+@kernel(inline="always")
+def _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, n_levels, max_hint2, x, y, dx, dy, k,
+                length):
+    """The march's next whole metre after k (at (x, y)): given the answer ``w`` of ``track_state`` there
+    (w < 0: do not skip), the first whole metre ``sample_quiet`` (sample mode) or ``projection_quiet``
+    cannot vouch for (beyond ``length`` when it vouches for the rest of the ray); k + 1 when it
+    vouches for none."""
     if w < 0:
         return k + 1.0
-    t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
+    if sample_mode:
+        t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
+    else:
+        t = projection_quiet(cx, cy, cs, cnx, cny, geo, i0, count, w, n_levels, max_hint2, x, y, dx, dy)
     if t > length - k:
         return length + 1.0
     return k + max(1.0, math.ceil(t))
@@ -434,11 +512,11 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         return kind
     # the march: whole metres from the car (PaddockJS: 12 sim units a step, exact), each sample
     # classified once (its band, and for a car in the pit lane its pit surface) for every channel
-    # still looking; in sample mode outside the pit lane (``quiet``), the whole metres ``sample_quiet``
-    # vouches for are skipped
+    # still looking; outside the pit lane (``quiet``), the whole metres that ``sample_quiet`` or
+    # ``projection_quiet`` vouches for are skipped
     march_kerb = march_surface and want_kerb
     march_illegal = march_surface and want_illegal
-    quiet = sample_mode and not include_pit
+    quiet = not include_pit
     k = 0.0
     prev_inside = False
     while k <= length and (march_edge or march_kerb or march_illegal):
@@ -496,5 +574,6 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         # the next whole metre whose answer may differ for a channel still looking (the surfaces' four
         # bands, or the road edge's inside / outside alone)
         levels = 4 if (march_kerb or march_illegal) else 1
-        k = _next_metre(cx, cy, cnx, cny, geo, i0, count, w if quiet else -1, levels, x, y, dx, dy, k, length)
+        k = _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w if quiet else -1, sample_mode, levels, max_hint2, x, y,
+                        dx, dy, k, length)
     return kind
