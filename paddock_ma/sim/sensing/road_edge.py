@@ -17,9 +17,10 @@ PaddockJS takes the first of three paths that gives an answer:
 3. A march (otherwise, and always near the pits): samples every metre from the car, each classified
    by its nearest centreline segment among those near the car's progress (``track_state``), with no
    refinement at driver precision (the hit reads the first whole metre past the change) and 12
-   bisections at debug precision. Outside the pit lane, whole metres that provably give the same
-   answer as the last one measured are skipped (``sample_quiet`` in sample mode, below;
-   ``projection_quiet`` otherwise): the answer is the one every metre would give. The three channels
+   bisections at debug precision. Whole metres that provably give the same answer as the last one
+   measured are skipped (``sample_quiet`` in sample mode, below; ``projection_quiet`` otherwise; for a
+   car in the pit lane, outside the box around the pit surfaces only): the answer is the one every
+   metre would give. The three channels
    share one walk of the edge lines and one march (``track_rays``).
 
 The car's own state (``origin_state``) is PaddockJS's ``nearestTrackState`` in its projection mode: the
@@ -44,7 +45,7 @@ from ..core.layout import SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY
 from ..track.geometry import band_of, sample_turn
 from ..track.surface import near_pit_connector
 from .edge_lines import NONE, edge_line_hits
-from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, nearest_segment, surface_code
+from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1, nearest_segment, surface_code
 from .march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
 
 ANALYTIC_MAX_CURVATURE = 5e-5   # PaddockJS's sample curvature (heading change / 28), unitless
@@ -353,19 +354,54 @@ def _offset_slope(cx, cy, cnx, cny, i, dx, dy):
     return max(abs(nd), abs(inner)) * (1.0 + 1e-9) + 1e-12
 
 
+PIT_BOX_MARGIN = 1e-3  # m around the pit surfaces' box, beyond which a sample cannot be on one
+
+
 @kernel(inline="always")
-def _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, n_levels, max_hint2, x, y, dx, dy, k,
-                length):
+def _pit_box_entry(geo, x, y, dx, dy):
+    """Distance (m) along the ray from (x, y) (unit (dx, dy)) to where it enters the box around every pit
+    surface (``geo[G_PX0:G_PY1 + 1]``, widened by PIT_BOX_MARGIN): 0 from inside it, inf when it never
+    does. Outside that box a sample's surface is its band (``surface_code``)."""
+    x0 = geo[G_PX0] - PIT_BOX_MARGIN
+    x1 = geo[G_PX1] + PIT_BOX_MARGIN
+    y0 = geo[G_PY0] - PIT_BOX_MARGIN
+    y1 = geo[G_PY1] + PIT_BOX_MARGIN
+    if x0 <= x <= x1 and y0 <= y <= y1:
+        return 0.0
+    t0 = 0.0
+    t1 = math.inf
+    for o, d, lo, hi in ((x, dx, x0, x1), (y, dy, y0, y1)):
+        if d == 0.0:
+            if o < lo or o > hi:
+                return math.inf
+        else:
+            ta = (lo - o) / d
+            tb = (hi - o) / d
+            t0 = max(t0, min(ta, tb))
+            t1 = min(t1, max(ta, tb))
+    return t0 if t0 <= t1 else math.inf
+
+
+@kernel(inline="always")
+def _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, n_levels, max_hint2, x, y, dx,
+                dy, k, length):
     """The march's next whole metre after k (at (x, y)): given the answer ``w`` of ``track_state`` there
     (w < 0: do not skip), the first whole metre ``sample_quiet`` (sample mode) or ``projection_quiet``
     cannot vouch for (beyond ``length`` when it vouches for the rest of the ray); k + 1 when it
-    vouches for none."""
+    vouches for none. A car in the pit lane (``include_pit``) also reads pit surfaces: no metre inside
+    their box is vouched for."""
     if w < 0:
         return k + 1.0
+    box = math.inf
+    if include_pit:
+        box = _pit_box_entry(geo, x, y, dx, dy)
+        if box <= 0.0:
+            return k + 1.0
     if sample_mode:
         t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
     else:
         t = projection_quiet(cx, cy, cs, cnx, cny, geo, i0, count, w, n_levels, max_hint2, x, y, dx, dy)
+    t = min(t, box - PIT_BOX_MARGIN)
     if t > length - k:
         return length + 1.0
     return k + max(1.0, math.ceil(t))
@@ -512,11 +548,10 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         return kind
     # the march: whole metres from the car (PaddockJS: 12 sim units a step, exact), each sample
     # classified once (its band, and for a car in the pit lane its pit surface) for every channel
-    # still looking; outside the pit lane (``quiet``), the whole metres that ``sample_quiet`` or
-    # ``projection_quiet`` vouches for are skipped
+    # still looking; the whole metres that ``sample_quiet`` or ``projection_quiet`` vouches for are
+    # skipped (for a car in the pit lane, only outside the pit surfaces' box)
     march_kerb = march_surface and want_kerb
     march_illegal = march_surface and want_illegal
-    quiet = not include_pit
     k = 0.0
     prev_inside = False
     while k <= length and (march_edge or march_kerb or march_illegal):
@@ -574,6 +609,6 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         # the next whole metre whose answer may differ for a channel still looking (the surfaces' four
         # bands, or the road edge's inside / outside alone)
         levels = 4 if (march_kerb or march_illegal) else 1
-        k = _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w if quiet else -1, sample_mode, levels, max_hint2, x, y,
+        k = _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, levels, max_hint2, x, y,
                         dx, dy, k, length)
     return kind
