@@ -12,9 +12,10 @@ with a grid of its own.
 Four lines per segment: the white lines (+-half_width, ``LINE_TRACK_*``) and the kerbs' outer edges
 (+-kerb_edge, ``LINE_KERB_*``); line id = 4 * segment + kind. ``edge_line_grid`` lists, per cell of
 a uniform grid (``EDGE_CELL`` m), the lines whose bounding box touches it (CSR: ``start`` int64[cells
-+ 1], ``ids`` int64); ``sensing.geometry.sensor_geometry`` packs both into the track's ``geo`` array and
-``edge_line_hits`` walks the cells a ray crosses in order, stopping once the nearest hit so far lies
-within the cells already walked.
++ 1] into entries of ``ENTRY`` floats: the line's ends and kind, white lines first in every cell), so
+that a walk reads each cell's lines from one contiguous run of memory; ``sensing.geometry.
+sensor_geometry`` packs the grid into the track's ``geo`` array and ``edge_line_hits`` walks the cells
+a ray crosses in order, stopping once the nearest hit so far lies within the cells already walked.
 """
 
 import math
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..core.jit import allocating_kernel, kernel
 
-EDGE_CELL = 8.0          # m, cell of the edge-line grid
+EDGE_CELL = 4.0          # m, cell of the edge-line grid (4 m: ~14 lines tested a ray, 8 m: ~25)
 EDGE_MARGIN = 1e-3       # m, a line's bounding box is widened by this before it is listed
 LINES_PER_SEGMENT = 4
 LINE_TRACK_RIGHT, LINE_TRACK_LEFT, LINE_KERB_RIGHT, LINE_KERB_LEFT = 0, 1, 2, 3
@@ -35,6 +36,9 @@ NONE = 1.0e30            # no hit
 # the grid header: origin (m), cell (m), columns, rows
 H_X0, H_Y0, H_CELL, H_NX, H_NY = 0, 1, 2, 3, 4
 N_HEADER = 5
+# a cell's entry: the line's ends (m) and its kind (LINE_*)
+E_AX, E_AY, E_BX, E_BY, E_KIND = 0, 1, 2, 3, 4
+ENTRY = 5
 
 
 @kernel(inline="always")
@@ -56,8 +60,10 @@ def line_ends(cx, cy, cnx, cny, hw, ke, line):
 @allocating_kernel
 def edge_line_grid(cx, cy, cnx, cny, hw, ke):
     """The grid of the edge lines of the centreline (cx, cy float64[N+1] m, its right normals cnx,
-    cny) at +-hw and +-ke (m) -> (header float64[N_HEADER], start int64[cells + 1], ids int64[]):
-    cell (gx, gy) (index gy * columns + gx) lists ids[start[k]:start[k + 1]], in increasing id."""
+    cny) at +-hw and +-ke (m) -> (header float64[N_HEADER], start int64[cells + 1], entries
+    float64[start[-1], ENTRY]): cell (gx, gy) (index gy * columns + gx) lists entries[start[k]:start[k
+    + 1]], each a line's ends (``line_ends``) and kind, the white lines first, each group in increasing
+    line id."""
     n_lines = (cx.shape[0] - 1) * LINES_PER_SEGMENT
     x0 = np.inf
     y0 = np.inf
@@ -75,20 +81,27 @@ def edge_line_grid(cx, cy, cnx, cny, hw, ke):
     ny = int(math.ceil((y1 + EDGE_CELL - y0) / EDGE_CELL))
     header = np.array([x0, y0, EDGE_CELL, float(nx), float(ny)])
     start = np.zeros(nx * ny + 1, dtype=np.int64)
-    _list_lines(cx, cy, cnx, cny, hw, ke, x0, y0, nx, True, start, start)
+    entries = np.empty((0, ENTRY), dtype=np.float64)
+    for kerb_group in (False, True):
+        _list_lines(cx, cy, cnx, cny, hw, ke, x0, y0, nx, True, kerb_group, start, entries)
     for k in range(nx * ny):
         start[k + 1] += start[k]
-    ids = np.empty(start[nx * ny], dtype=np.int64)
+    entries = np.empty((start[nx * ny], ENTRY), dtype=np.float64)
     cursor = start[:-1].copy()
-    _list_lines(cx, cy, cnx, cny, hw, ke, x0, y0, nx, False, cursor, ids)
-    return header, start, ids
+    for kerb_group in (False, True):
+        _list_lines(cx, cy, cnx, cny, hw, ke, x0, y0, nx, False, kerb_group, cursor, entries)
+    return header, start, entries
 
 
 @kernel
-def _list_lines(cx, cy, cnx, cny, hw, ke, x0, y0, nx, counting, cursor, ids):
-    """One pass of ``edge_line_grid`` over the lines: when ``counting``, add 1 to ``cursor[k + 1]`` per
-    line touching cell k; else write each line's id at ``ids[cursor[k]]`` and advance the cursor."""
+def _list_lines(cx, cy, cnx, cny, hw, ke, x0, y0, nx, counting, kerb_group, cursor, entries):
+    """One pass of ``edge_line_grid`` over the white lines (or, when ``kerb_group``, the kerbs' outer
+    lines): when ``counting``, add 1 to ``cursor[k + 1]`` per line touching cell k; else write each
+    line's entry at ``entries[cursor[k]]`` and advance the cursor."""
     for line in range((cx.shape[0] - 1) * LINES_PER_SEGMENT):
+        kind = line % LINES_PER_SEGMENT
+        if (kind >= LINE_KERB_RIGHT) != kerb_group:
+            continue
         ax, ay, bx, by = line_ends(cx, cy, cnx, cny, hw, ke, line)
         gx0 = int(math.floor((min(ax, bx) - EDGE_MARGIN - x0) / EDGE_CELL))
         gx1 = int(math.floor((max(ax, bx) + EDGE_MARGIN - x0) / EDGE_CELL))
@@ -100,7 +113,12 @@ def _list_lines(cx, cy, cnx, cny, hw, ke, x0, y0, nx, counting, cursor, ids):
                 if counting:
                     cursor[k + 1] += 1
                 else:
-                    ids[cursor[k]] = line
+                    e = entries[cursor[k]]
+                    e[E_AX] = ax
+                    e[E_AY] = ay
+                    e[E_BX] = bx
+                    e[E_BY] = by
+                    e[E_KIND] = kind
                     cursor[k] += 1
 
 
@@ -125,18 +143,18 @@ def _intersect(ox, oy, dx, dy, ax, ay, bx, by, length):
 
 
 @kernel
-def edge_line_hits(cx, cy, cnx, cny, hw, ke, geo, grid_at, ox, oy, dx, dy, length, want_kerb):
+def edge_line_hits(geo, grid_at, ox, oy, dx, dy, length, want_kerb):
     """Nearest intersections (m) of the ray from (ox, oy) along the unit (dx, dy), within ``length`` m,
-    with the white lines (+-hw) and, when ``want_kerb``, the kerbs' outer edges (+-ke) ->
-    (track_edge, kerb_outer), NONE where the ray meets none. ``geo[grid_at:]`` holds the grid as
-    ``sensor_geometry`` packs it: header, then the cells' starts, then the ids (all float64)."""
+    with the white lines and, when ``want_kerb``, the kerbs' outer edges -> (track_edge, kerb_outer),
+    NONE where the ray meets none. ``geo[grid_at:]`` holds the grid as ``sensor_geometry`` packs it:
+    header, then the cells' starts, then the entries, ENTRY floats each."""
     x0 = geo[grid_at + H_X0]
     y0 = geo[grid_at + H_Y0]
     cell = geo[grid_at + H_CELL]
     nx = int(geo[grid_at + H_NX])
     ny = int(geo[grid_at + H_NY])
     starts = grid_at + N_HEADER
-    ids_at = starts + nx * ny + 1
+    entries_at = starts + nx * ny + 1
     best_edge = NONE
     best_kerb = NONE if want_kerb else -1.0
     # clip the ray to the grid's box
@@ -183,12 +201,11 @@ def edge_line_hits(cx, cy, cnx, cny, hw, ke, geo, grid_at, ox, oy, dx, dy, lengt
     while True:
         k = gy * nx + gx
         for q in range(int(geo[starts + k]), int(geo[starts + k + 1])):
-            line = int(geo[ids_at + q])
-            kind = line % LINES_PER_SEGMENT
+            e = entries_at + ENTRY * q
+            kind = int(geo[e + E_KIND])
             if kind >= n_kinds:
-                continue
-            ax, ay, bx, by = line_ends(cx, cy, cnx, cny, hw, ke, line)
-            t = _intersect(ox, oy, dx, dy, ax, ay, bx, by, length)
+                break                      # the kerb lines follow the white lines
+            t = _intersect(ox, oy, dx, dy, geo[e + E_AX], geo[e + E_AY], geo[e + E_BX], geo[e + E_BY], length)
             if kind < 2:
                 if t < best_edge:
                     best_edge = t

@@ -29,7 +29,7 @@ G_HW, G_KE, G_GRAVEL, G_GRASS = 5, 6, 7, 8
 G_X0, G_Y0, G_CELL = 9, 10, 11
 # where the edge-line grid of ``sensing.edge_lines`` starts (an index of geo, stored as a float)
 G_EDGE_AT = 12
-N_GEO = 13               # then the edge-line grid (``edge_line_grid``: header, cell starts, line ids)
+N_GEO = 13               # then the edge-line grid (``edge_line_grid``: header, cell starts, entries)
 
 
 @allocating_kernel
@@ -41,15 +41,16 @@ def sensor_geometry(tr):
     segment, no other part of a valid track is nearer); the band edges and the raster origin and
     cell; and the grid of the track's edge lines (``sensing.edge_lines``, from ``geo[G_EDGE_AT]``
     on). The hot helpers take these and single arrays, never the TrackArrays tuple."""
-    header, start, ids = edge_line_grid(tr.cx, tr.cy, tr.cnx, tr.cny, tr.half_width, tr.kerb_edge)
+    header, start, entries = edge_line_grid(tr.cx, tr.cy, tr.cnx, tr.cny, tr.half_width, tr.kerb_edge)
+    flat_entries = entries.ravel()
     grid_at = N_GEO
-    geo = np.zeros(grid_at + header.shape[0] + start.shape[0] + ids.shape[0], dtype=np.float64)
+    geo = np.zeros(grid_at + header.shape[0] + start.shape[0] + flat_entries.shape[0], dtype=np.float64)
     geo[G_EDGE_AT] = grid_at
     geo[grid_at:grid_at + header.shape[0]] = header
     at = grid_at + header.shape[0]
     geo[at:at + start.shape[0]] = start
     at += start.shape[0]
-    geo[at:at + ids.shape[0]] = ids
+    geo[at:at + flat_entries.shape[0]] = flat_entries
     geo[G_PX0], geo[G_PY0], geo[G_PX1], geo[G_PY1] = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y,
                                                                   tr.pit_width)
     kmax = np.abs(tr.ccurv).max()

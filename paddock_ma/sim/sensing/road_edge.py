@@ -17,9 +17,11 @@ PaddockJS takes the first of three paths that gives an answer:
 3. A march (otherwise, and always near the pits): samples every metre from the car, each classified
    by its nearest centreline segment among those near the car's progress (``track_state``), with no
    refinement at driver precision (the hit reads the first whole metre past the change) and 12
-   bisections at debug precision. In sample mode (below) outside the pit lane, whole metres that
-   provably give the same answer as the last one measured are skipped (``sample_quiet``): the answer
-   is the one every metre would give.
+   bisections at debug precision. Whole metres that provably give the same answer as the last one
+   measured are skipped (``sample_quiet`` in sample mode, below; ``projection_quiet`` otherwise; for a
+   car in the pit lane, outside the box around the pit surfaces only): the answer is the one every
+   metre would give. The three channels
+   share one walk of the edge lines and one march (``track_rays``).
 
 The car's own state (``origin_state``) is PaddockJS's ``nearestTrackState`` in its projection mode: the
 nearest segment (projection clamped to the segment) among the segments of the arc buckets around the
@@ -43,8 +45,8 @@ from ..core.layout import SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY
 from ..track.geometry import band_of, sample_turn
 from ..track.surface import near_pit_connector
 from .edge_lines import NONE, edge_line_hits
-from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, nearest_segment, surface_code
-from .march import RAY_ILLEGAL, RAY_KERB
+from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1, nearest_segment, surface_code
+from .march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
 
 ANALYTIC_MAX_CURVATURE = 5e-5   # PaddockJS's sample curvature (heading change / 28), unitless
 CURVATURE_DIVISOR = 28.0
@@ -190,70 +192,6 @@ def _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2,
     return False
 
 
-@kernel
-def road_edge_ray(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, hw, ke, i0, count, progress, max_hint2,
-                  sample_mode, seg, offset, edge_lines, straight_edge, include_pit, ox, oy, dx, dy, length,
-                  debug):
-    """One road-edge ray of a car at (ox, oy) m along the unit (dx, dy), ``length`` m -> (hit, distance m,
-    kind): PaddockJS's three paths (module docstring). (i0, count, progress, max_hint2): the car's
-    ``hint_range``, progress and squared acceptance radius; (seg, offset): its ``track_state``;
-    (edge_lines, straight_edge): ``origin_paths``; grid_at: where ``geo`` holds the edge-line grid."""
-    inside0 = abs(offset) <= hw
-    if edge_lines:
-        edge, _ = edge_line_hits(cx, cy, cnx, cny, hw, ke, geo, grid_at, ox, oy, dx, dy, length, False)
-        if edge < NONE:
-            return 1, edge, KIND_EXIT if inside0 else KIND_ENTRY
-        if straight_edge:
-            lateral = dx * cnx[seg] + dy * cny[seg]
-            if abs(lateral) < MIN_LATERAL:
-                return 0, length, KIND_MISS
-            if inside0:
-                target = hw if lateral > 0.0 else -hw
-            elif offset > hw and lateral < 0.0:
-                target = hw
-            elif offset < -hw and lateral > 0.0:
-                target = -hw
-            else:
-                return 0, length, KIND_MISS
-            d = (target - offset) / lateral
-            if d < 0.0 or d > length:
-                return 0, length, KIND_MISS
-            return 1, d, KIND_EXIT if inside0 else KIND_ENTRY
-    # the march: whole metres from the car (PaddockJS: 12 sim units a step, exact); in sample mode
-    # outside the pit lane (``quiet``), the whole metres ``sample_quiet`` vouches for are skipped
-    quiet = sample_mode and not include_pit
-    x = ox
-    y = oy
-    k = 0.0
-    prev = False
-    while k <= length:
-        if quiet:
-            w, _, offset_k = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, True,
-                                         x, y)
-            now = abs(offset_k) <= hw
-        else:
-            w = -1
-            now = _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw,
-                          include_pit, x, y)
-        if k == 0.0:
-            prev = now
-        elif now != prev:
-            lo = k - 1.0
-            hi = k
-            for _ in range(DEBUG_REFINE_STEPS if debug else 0):
-                mid = 0.5 * (lo + hi)
-                if _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw,
-                           include_pit, ox + dx * mid, oy + dy * mid) != prev:
-                    hi = mid
-                else:
-                    lo = mid
-            return 1, hi, KIND_EXIT if prev else KIND_ENTRY
-        k = _next_metre(cx, cy, cnx, cny, geo, i0, count, w, 1, x, y, dx, dy, k, length)
-        x = ox + dx * k
-        y = oy + dy * k
-    return 0, length, KIND_MISS
-
-
 # ------------------------------------------------------------------------------------------------
 # Skipping whole metres of a sample-mode march without changing its answer
 # ------------------------------------------------------------------------------------------------
@@ -266,41 +204,22 @@ def _band_edge(geo, level):
     return geo[G_HW] if level == 0 else geo[G_KE] if level == 1 else geo[G_GRAVEL] if level == 2 else geo[G_GRASS]
 
 
-@kernel
-def sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy):
-    """How far (m) along the ray from (x, y) (unit direction (dx, dy)) the sample-mode ``track_state``
-    provably answers with the same sample ``w`` (its answer at (x, y)) and an offset on the same side of
-    each of the first ``n_levels`` band edges (half width, kerb, gravel, grass edges; either sign): 0
-    when that cannot be shown at (x, y) itself.
+@kernel(inline="always")
+def _band_level(off, geo, n_levels):
+    """How many of the first ``n_levels`` band edges |off| (m) lies beyond: the march's answer at that
+    offset (``band_of`` for 4 levels, inside / outside the white line for 1)."""
+    a = abs(off)
+    level = 0
+    while level < n_levels and a > _band_edge(geo, level):
+        level += 1
+    return level
 
-    Along the ray, a candidate j's squared distance minus w's changes linearly (the t^2 terms cancel),
-    and so does w's offset: the distance is the first t at which any candidate comes within QUIET_D2 of
-    w (the scan's tie rule, TIE_D2 per candidate, can only pick w while every other candidate is
-    further than w by more than 2 (count + 1) TIE_D2, far below QUIET_D2) or the offset within
-    QUIET_OFFSET of an edge. Both margins exceed float64 rounding on track coordinates by orders of
-    magnitude, so every whole metre before it gives the same answer as at (x, y)."""
-    n = cx.shape[0] - 1
-    qwx = x - cx[w]
-    qwy = y - cy[w]
-    dw = qwx * qwx + qwy * qwy
-    bw = qwx * dx + qwy * dy
+
+@kernel(inline="always")
+def _band_time(off, slope, geo, n_levels):
+    """How far (m) along the ray an offset ``off`` (m) changing by ``slope`` per metre stays more than
+    QUIET_OFFSET from each of the first ``n_levels`` band edges (either sign): 0 when it is within it."""
     t = math.inf
-    for q in range(count + 1):
-        i = i0 + q
-        if i >= n:
-            i -= n
-        if i == w:
-            continue
-        qx = x - cx[i]
-        qy = y - cy[i]
-        gap = qx * qx + qy * qy - dw
-        if gap <= QUIET_D2:
-            return 0.0
-        closing = bw - (qx * dx + qy * dy)      # half the rate at which the gap shrinks per metre
-        if closing > 0.0:
-            t = min(t, (gap - QUIET_D2) / (2.0 * closing))
-    off = qwx * cnx[w] + qwy * cny[w]
-    slope = dx * cnx[w] + dy * cny[w]
     for level in range(n_levels):
         edge = _band_edge(geo, level)
         for target in (edge, -edge):
@@ -312,21 +231,184 @@ def sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy):
     return t
 
 
+@kernel
+def sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy):
+    """How far (m) along the ray from (x, y) (unit direction (dx, dy)) the sample-mode ``track_state``
+    provably answers with an offset in the same band as at (x, y), where it answers with sample ``w``;
+    the bands are those of the first ``n_levels`` edges (half width, kerb, gravel, grass edges; either
+    sign): 0 when that cannot be shown at (x, y) itself.
+
+    Along the ray every candidate's offset changes linearly, and so does its squared distance minus
+    w's (the t^2 terms cancel). A candidate j can become the nearest only once that difference comes
+    within QUIET_D2 (the scan's tie rule, TIE_D2 per candidate, acts far inside it): before that time
+    j cannot answer; after it, j's answer is the same band as w's for as long as j's own offset stays
+    in that band. The distance returned is the first time at which some candidate might answer with
+    another band, or w's offset comes within QUIET_OFFSET of an edge. Both margins exceed float64
+    rounding on track coordinates by orders of magnitude, so every whole metre before it gives the
+    same answer as at (x, y)."""
+    n = cx.shape[0] - 1
+    qwx = x - cx[w]
+    qwy = y - cy[w]
+    dw = qwx * qwx + qwy * qwy
+    bw = qwx * dx + qwy * dy
+    off_w = qwx * cnx[w] + qwy * cny[w]
+    level_w = _band_level(off_w, geo, n_levels)
+    t = _band_time(off_w, dx * cnx[w] + dy * cny[w], geo, n_levels)
+    for q in range(count + 1):
+        if t <= 0.0:
+            return 0.0
+        i = i0 + q
+        if i >= n:
+            i -= n
+        if i == w:
+            continue
+        qx = x - cx[i]
+        qy = y - cy[i]
+        gap = qx * qx + qy * qy - dw
+        closing = bw - (qx * dx + qy * dy)      # half the rate at which the gap shrinks per metre
+        if gap <= QUIET_D2:
+            t_win = 0.0
+        elif closing > 0.0:
+            t_win = (gap - QUIET_D2) / (2.0 * closing)
+        else:
+            continue                            # j never comes nearer than w along the ray
+        if t_win >= t:
+            continue
+        off_i = qx * cnx[i] + qy * cny[i]
+        if _band_level(off_i, geo, n_levels) == level_w:
+            t = min(t, max(t_win, _band_time(off_i, dx * cnx[i] + dy * cny[i], geo, n_levels)))
+        else:
+            t = t_win
+    return max(t, 0.0)
+
+
+QUIET_D = 1e-3        # m: a segment nearer than the winner's distance + this may take over
+
+
+@kernel
+def projection_quiet(cx, cy, cs, cnx, cny, geo, i0, count, w, n_levels, max_hint2, x, y, dx, dy):
+    """``sample_quiet`` for the projection-mode ``track_state`` (PaddockJS's ``nearestTrackState`` with
+    clamped projections), where ``w`` is the segment answering at (x, y).
+
+    Distances to segments are not linear along the ray, but each changes by at most a metre per
+    metre: a candidate j can become the nearest only once t >= (d_j - d_w - QUIET_D) / 2. Its offset
+    (measured from its projection, along its start sample's normal) is piecewise linear along the ray,
+    with the slope n.d where the projection is clamped to an end and n.d - (e.n)(e.d) in between (e
+    the segment's unit direction): it stays in its band while the larger of the two slopes times t
+    keeps it QUIET_OFFSET from every edge. The answer also stays with the candidates while the nearest
+    distance, at most d_w + t, stays within the acceptance radius (sqrt(max_hint2)); beyond it
+    ``track_state`` asks the whole track, and where it did (w is no candidate) nothing is vouched for.
+    -> the distance (m) over which every whole metre gives the band at (x, y); 0 when that cannot be
+    shown."""
+    n = cx.shape[0] - 1
+    if (w - i0) % n >= count:
+        return 0.0                  # w is the whole track's answer (no candidate was accepted)
+    d2w, _, off_w = _project_segment(cx, cy, cs, cnx, cny, w, x, y)
+    dw = math.sqrt(d2w)
+    t = math.sqrt(max_hint2) - dw - QUIET_D
+    if t <= 0.0:
+        return 0.0
+    level_w = _band_level(off_w, geo, n_levels)
+    t = min(t, _band_time_either_way(off_w, _offset_slope(cx, cy, cnx, cny, w, dx, dy), geo, n_levels))
+    for q in range(count):
+        if t <= 0.0:
+            return 0.0
+        i = i0 + q
+        if i >= n:
+            i -= n
+        if i == w:
+            continue
+        d2, _, off_i = _project_segment(cx, cy, cs, cnx, cny, i, x, y)
+        t_win = 0.5 * (math.sqrt(d2) - dw - QUIET_D)
+        if t_win >= t:
+            continue
+        t_win = max(t_win, 0.0)
+        if _band_level(off_i, geo, n_levels) == level_w:
+            t = min(t, max(t_win, _band_time_either_way(off_i, _offset_slope(cx, cy, cnx, cny, i, dx, dy), geo,
+                                                        n_levels)))
+        else:
+            t = t_win
+    return max(t, 0.0)
+
+
 @kernel(inline="always")
-def _next_metre(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy, k, length):
-    """The march's next whole metre after k (at (x, y)): k + 1, or, given the sample-mode answer ``w``
-    there (w < 0: not a sample-mode march), the first whole metre ``sample_quiet`` cannot vouch for
-    (beyond ``length`` when it vouches for the rest of the ray)."""
+def _band_time_either_way(off, rate, geo, n_levels):
+    """``_band_time`` for an offset that may change either way at up to ``rate`` (m per metre)."""
+    return min(_band_time(off, rate, geo, n_levels), _band_time(off, -rate, geo, n_levels))
+
+
+@kernel(inline="always")
+def _offset_slope(cx, cy, cnx, cny, i, dx, dy):
+    """The largest rate (m per metre along the unit (dx, dy)) at which the offset from segment i
+    changes, either way: |n.d| with the projection clamped, |n.d - (e.n)(e.d)| with it inside (e the
+    unit direction), widened far beyond rounding."""
+    ex = cx[i + 1] - cx[i]
+    ey = cy[i + 1] - cy[i]
+    el = math.sqrt(ex * ex + ey * ey)
+    nd = dx * cnx[i] + dy * cny[i]
+    if el <= 0.0:
+        return abs(nd)
+    ex /= el
+    ey /= el
+    inner = nd - (ex * cnx[i] + ey * cny[i]) * (ex * dx + ey * dy)
+    return max(abs(nd), abs(inner)) * (1.0 + 1e-9) + 1e-12
+
+
+PIT_BOX_MARGIN = 1e-3  # m around the pit surfaces' box, beyond which a sample cannot be on one
+
+
+@kernel(inline="always")
+def _pit_box_entry(geo, x, y, dx, dy):
+    """Distance (m) along the ray from (x, y) (unit (dx, dy)) to where it enters the box around every pit
+    surface (``geo[G_PX0:G_PY1 + 1]``, widened by PIT_BOX_MARGIN): 0 from inside it, inf when it never
+    does. Outside that box a sample's surface is its band (``surface_code``)."""
+    x0 = geo[G_PX0] - PIT_BOX_MARGIN
+    x1 = geo[G_PX1] + PIT_BOX_MARGIN
+    y0 = geo[G_PY0] - PIT_BOX_MARGIN
+    y1 = geo[G_PY1] + PIT_BOX_MARGIN
+    if x0 <= x <= x1 and y0 <= y <= y1:
+        return 0.0
+    t0 = 0.0
+    t1 = math.inf
+    for o, d, lo, hi in ((x, dx, x0, x1), (y, dy, y0, y1)):
+        if d == 0.0:
+            if o < lo or o > hi:
+                return math.inf
+        else:
+            ta = (lo - o) / d
+            tb = (hi - o) / d
+            t0 = max(t0, min(ta, tb))
+            t1 = min(t1, max(ta, tb))
+    return t0 if t0 <= t1 else math.inf
+
+
+@kernel(inline="always")
+def _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, n_levels, max_hint2, x, y, dx,
+                dy, k, length):
+    """The march's next whole metre after k (at (x, y)): given the answer ``w`` of ``track_state`` there
+    (w < 0: do not skip), the first whole metre ``sample_quiet`` (sample mode) or ``projection_quiet``
+    cannot vouch for (beyond ``length`` when it vouches for the rest of the ray); k + 1 when it
+    vouches for none. A car in the pit lane (``include_pit``) also reads pit surfaces: no metre inside
+    their box is vouched for."""
     if w < 0:
         return k + 1.0
-    t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
+    box = math.inf
+    if include_pit:
+        box = _pit_box_entry(geo, x, y, dx, dy)
+        if box <= 0.0:
+            return k + 1.0
+    if sample_mode:
+        t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
+    else:
+        t = projection_quiet(cx, cy, cs, cnx, cny, geo, i0, count, w, n_levels, max_hint2, x, y, dx, dy)
+    t = min(t, box - PIT_BOX_MARGIN)
     if t > length - k:
         return length + 1.0
     return k + max(1.0, math.ceil(t))
 
 
 # ------------------------------------------------------------------------------------------------
-# Kerb and illegal-surface rays: PaddockJS's ``estimateSurfaceHits`` (surfaceRays.js)
+# The three channels of one ray
 # ------------------------------------------------------------------------------------------------
 @kernel(inline="always")
 def _is_illegal(code):
@@ -372,66 +454,140 @@ def _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2
     return band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
 
 
+@kernel(inline="always")
+def _straight_edge_hit(offset, lateral, hw, length):
+    """PaddockJS's ``estimateAnalyticMainTrackHit``: the road edge on a straight edge, the ray's offset
+    changing by ``lateral`` (|lateral| >= MIN_LATERAL) per metre from ``offset`` -> (hit, distance m,
+    kind)."""
+    inside0 = abs(offset) <= hw
+    if inside0:
+        target = hw if lateral > 0.0 else -hw
+    elif offset > hw and lateral < 0.0:
+        target = hw
+    elif offset < -hw and lateral > 0.0:
+        target = -hw
+    else:
+        return 0, length, KIND_MISS
+    d = (target - offset) / lateral
+    if d < 0.0 or d > length:
+        return 0, length, KIND_MISS
+    return 1, d, KIND_EXIT if inside0 else KIND_ENTRY
+
+
 @kernel
-def surface_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress, max_hint2, sample_mode, seg,
-                 offset, edge_lines, straight_edge, include_pit, want_kerb, want_illegal, ox, oy, dx, dy, length,
-                 debug, out_dist, out_hit):
-    """The kerb and illegal-surface channels of one ray, as PaddockJS measures them: writes
-    out_dist[RAY_KERB], out_dist[RAY_ILLEGAL] (m; miss = length) and out_hit for the wanted ones.
-    Arguments as ``road_edge_ray``. PaddockJS's paths: the edge lines (kerb: the nearer of the white
-    line and the kerb's outer line, illegal: the kerb's outer line; 0 when the car is on that surface;
-    the path fails for both channels when either finds no line); else the straight edge (misses when
-    the ray runs along the track); else the whole-metre march."""
+def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress, max_hint2, sample_mode, seg,
+               offset, edge_lines, straight_edge, include_pit, want_edge, want_kerb, want_illegal, ox, oy, dx, dy,
+               length, debug, out_dist, out_hit):
+    """The track channels of one ray of a car at (ox, oy) m along the unit (dx, dy), ``length`` m, as
+    PaddockJS measures them: the road edge (``estimateTrackHit``), the kerb and the illegal surface
+    (``estimateSurfaceHits``). Writes out_dist[RAY_ROAD_EDGE .. RAY_ILLEGAL] (m; miss = length) and
+    out_hit for the wanted channels; returns the road edge's kind (KIND_*; KIND_MISS when not wanted).
+
+    (i0, count, progress, max_hint2): the car's ``hint_range``, progress and squared acceptance radius;
+    (seg, offset): its ``track_state``; (edge_lines, straight_edge): ``origin_paths``; grid_at: where
+    ``geo`` holds the edge-line grid. Each channel takes the first of PaddockJS's paths that answers
+    (module docstring): the edge lines (one walk of the grid serves all three; road edge: the nearest
+    white line; kerb: the nearer of the white line and the kerb's outer line, illegal: the kerb's outer
+    line, 0 when the car is on that surface; the path fails for both surface channels when either finds
+    no line), the straight edge, the whole-metre march. Channels left to the march share it: each
+    sample is classified once for all of them, and the march ends when every one has its answer."""
     hw = geo[G_HW]
     ke = geo[G_KE]
-    code0 = band_of(abs(offset), hw, ke, geo[G_GRAVEL], geo[G_GRASS])
+    kind = KIND_MISS
+    if want_edge:
+        out_dist[RAY_ROAD_EDGE] = length
+        out_hit[RAY_ROAD_EDGE] = 0
     if want_kerb:
         out_dist[RAY_KERB] = length
         out_hit[RAY_KERB] = 0
     if want_illegal:
         out_dist[RAY_ILLEGAL] = length
         out_hit[RAY_ILLEGAL] = 0
+    march_edge = want_edge
+    march_surface = want_kerb or want_illegal
     if edge_lines:
-        track_d, kerb_d = edge_line_hits(cx, cy, cnx, cny, hw, ke, geo, grid_at, ox, oy, dx, dy, length, True)
-        d_kerb = 0.0 if code0 == SURF_KERB else min(track_d, kerb_d)
-        d_ill = 0.0 if _is_illegal(code0) else kerb_d
-        if (not want_kerb or d_kerb < NONE) and (not want_illegal or d_ill < NONE):
-            if want_kerb:
-                out_dist[RAY_KERB] = d_kerb
-                out_hit[RAY_KERB] = 1
-            if want_illegal:
-                out_dist[RAY_ILLEGAL] = d_ill
-                out_hit[RAY_ILLEGAL] = 1
-            return
-        if straight_edge:
-            lateral = dx * cnx[seg] + dy * cny[seg]
-            if abs(lateral) < MIN_LATERAL:
-                return
-            if want_kerb:
-                h, d = _band_hit(offset, lateral, hw, ke, length)
-                out_dist[RAY_KERB] = d
-                out_hit[RAY_KERB] = h
-            if want_illegal:
-                h, d = _band_hit(offset, lateral, ke, math.inf, length)
-                out_dist[RAY_ILLEGAL] = d
-                out_hit[RAY_ILLEGAL] = h
-            return
-    # the march: whole metres from the car, each channel at its first sample on its surface
-    quiet = sample_mode and not include_pit
+        track_d, kerb_d = edge_line_hits(geo, grid_at, ox, oy, dx, dy, length, march_surface)
+        lateral = dx * cnx[seg] + dy * cny[seg]
+        along_track = abs(lateral) < MIN_LATERAL
+        if want_edge:
+            if track_d < NONE:
+                out_dist[RAY_ROAD_EDGE] = track_d
+                out_hit[RAY_ROAD_EDGE] = 1
+                kind = KIND_EXIT if abs(offset) <= hw else KIND_ENTRY
+                march_edge = False
+            elif straight_edge:
+                if not along_track:
+                    hit, d, kind = _straight_edge_hit(offset, lateral, hw, length)
+                    out_dist[RAY_ROAD_EDGE] = d
+                    out_hit[RAY_ROAD_EDGE] = hit
+                march_edge = False
+        if march_surface:
+            code0 = band_of(abs(offset), hw, ke, geo[G_GRAVEL], geo[G_GRASS])
+            d_kerb = 0.0 if code0 == SURF_KERB else min(track_d, kerb_d)
+            d_ill = 0.0 if _is_illegal(code0) else kerb_d
+            if (not want_kerb or d_kerb < NONE) and (not want_illegal or d_ill < NONE):
+                if want_kerb:
+                    out_dist[RAY_KERB] = d_kerb
+                    out_hit[RAY_KERB] = 1
+                if want_illegal:
+                    out_dist[RAY_ILLEGAL] = d_ill
+                    out_hit[RAY_ILLEGAL] = 1
+                march_surface = False
+            elif straight_edge:
+                if not along_track:
+                    if want_kerb:
+                        h, d = _band_hit(offset, lateral, hw, ke, length)
+                        out_dist[RAY_KERB] = d
+                        out_hit[RAY_KERB] = h
+                    if want_illegal:
+                        h, d = _band_hit(offset, lateral, ke, math.inf, length)
+                        out_dist[RAY_ILLEGAL] = d
+                        out_hit[RAY_ILLEGAL] = h
+                march_surface = False
+    if not (march_edge or march_surface):
+        return kind
+    # the march: whole metres from the car (PaddockJS: 12 sim units a step, exact), each sample
+    # classified once (its band, and for a car in the pit lane its pit surface) for every channel
+    # still looking; the whole metres that ``sample_quiet`` or ``projection_quiet`` vouches for are
+    # skipped (for a car in the pit lane, only outside the pit surfaces' box)
+    march_kerb = march_surface and want_kerb
+    march_illegal = march_surface and want_illegal
     k = 0.0
-    while k <= length and (want_kerb or want_illegal):
+    prev_inside = False
+    while k <= length and (march_edge or march_kerb or march_illegal):
         x = ox + dx * k
         y = oy + dy * k
-        if quiet:
-            w, _, offset_k = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, True,
-                                         x, y)
-            code = band_of(abs(offset_k), geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
-        else:
-            w = -1
-            code = _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode,
-                            include_pit, x, y)
+        w, _, offset_k = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
+                                     x, y)
+        a = abs(offset_k)
+        code = band_of(a, hw, ke, geo[G_GRAVEL], geo[G_GRASS])
+        inside = a <= hw
+        if include_pit and a > hw:
+            ta, tseg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
+            pit_code = surface_code(pv, geo, x, y, ta, tseg, True)
+            if pit_code >= SURF_PIT_ENTRY:
+                inside = True
+                if a > ke:
+                    code = pit_code
+        if march_edge:
+            if k == 0.0:
+                prev_inside = inside
+            elif inside != prev_inside:
+                lo = k - 1.0
+                hi = k
+                for _ in range(DEBUG_REFINE_STEPS if debug else 0):
+                    mid = 0.5 * (lo + hi)
+                    if _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw,
+                               include_pit, ox + dx * mid, oy + dy * mid) != prev_inside:
+                        hi = mid
+                    else:
+                        lo = mid
+                out_dist[RAY_ROAD_EDGE] = hi
+                out_hit[RAY_ROAD_EDGE] = 1
+                kind = KIND_EXIT if prev_inside else KIND_ENTRY
+                march_edge = False
         for ch in range(RAY_KERB, RAY_ILLEGAL + 1):
-            if not (want_kerb if ch == RAY_KERB else want_illegal):
+            if not (march_kerb if ch == RAY_KERB else march_illegal):
                 continue
             if (code == SURF_KERB) if ch == RAY_KERB else _is_illegal(code):
                 lo = k - 1.0
@@ -447,9 +603,12 @@ def surface_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progre
                 out_dist[ch] = hi
                 out_hit[ch] = 1
                 if ch == RAY_KERB:
-                    want_kerb = False
+                    march_kerb = False
                 else:
-                    want_illegal = False
-        # the next whole metre whose surface may differ from this one's (a surface already seen
-        # triggers nothing new)
-        k = _next_metre(cx, cy, cnx, cny, geo, i0, count, w, 4, x, y, dx, dy, k, length)
+                    march_illegal = False
+        # the next whole metre whose answer may differ for a channel still looking (the surfaces' four
+        # bands, or the road edge's inside / outside alone)
+        levels = 4 if (march_kerb or march_illegal) else 1
+        k = _next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, levels, max_hint2, x, y,
+                        dx, dy, k, length)
+    return kind

@@ -67,11 +67,9 @@ LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_
 from .geometry import FAR, nearest_segment, pit_view  # noqa: E402
 from .geometry import G_EDGE_AT  # noqa: E402
 from .march import (  # noqa: E402
-    BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR, RAY_ROAD_EDGE,
+    BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR,
 )
-from .road_edge import (  # noqa: E402
-    HINT_MARGIN, hint_range, origin_paths, road_edge_ray, surface_rays, track_state,
-)
+from .road_edge import HINT_MARGIN, hint_range, origin_paths, track_rays, track_state  # noqa: E402
 
 
 def ray_directions(ray_angle):
@@ -137,7 +135,6 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
     cny = tr.cny
     length_l = tr.length
     hw = tr.half_width
-    ke = tr.kerb_edge
     grass_edge = tr.grass_edge
     max_hint2 = (grass_edge + HINT_MARGIN) ** 2
     has_pit = tr.px.shape[0] > 0
@@ -160,12 +157,12 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         # the track channels as PaddockJS measures them (``sensing.road_edge``): the car's progress (its
         # nearest sample's lap distance, from its nearest segment), candidate segments and own track
         # state, and the paths its rays may take
-        track_rays = (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) != 0 and not destroyed and nr > 0
-        road_edge = track_rays and (mask & CH_ROAD_EDGE) != 0
-        want_kerb = track_rays and (mask & CH_KERB) != 0
-        want_illegal = track_rays and (mask & CH_ILLEGAL) != 0
+        sense_track = (mask & (CH_ROAD_EDGE | CH_KERB | CH_ILLEGAL)) != 0 and not destroyed and nr > 0
+        road_edge = sense_track and (mask & CH_ROAD_EDGE) != 0
+        want_kerb = sense_track and (mask & CH_KERB) != 0
+        want_illegal = sense_track and (mask & CH_ILLEGAL) != 0
         seg0 = -1
-        if track_rays:
+        if sense_track:
             # the car's segment hint is a safe descent start: a wrong local minimum lies beyond the
             # trust radius and falls back to the raster
             hint = cars_i[w, c, I_SEG_HINT]
@@ -181,7 +178,7 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         main_only = (car_flags[w, c] & FLAG_MAIN_TRACK_RAYS) != 0    # batch-training: sample mode
         use_lines = False
         use_straight = False
-        if track_rays:
+        if sense_track:
             progress = cs[nearest_sample(cx, cy, seg0 if seg0 >= 0 else cars_i[w, c, I_SEG_HINT], ox, oy)]
             i0, count = hint_range(cs, length_l, progress)
             oseg, oalong, ooff = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2,
@@ -228,18 +225,11 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             sa = ray_dir[c, r, 1]
             dx = cos_h * ca - sin_h * sa
             dy = sin_h * ca + cos_h * sa
-            if road_edge:
-                hit, dist, kind = road_edge_ray(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, hw, ke, i0, count,
-                                                progress, max_hint2, main_only, oseg, ooff, use_lines,
-                                                use_straight, include_pit, ox, oy, dx, dy, length,
-                                                debug_precision)
-                ray_dist[w, c, r, RAY_ROAD_EDGE] = dist
-                ray_hit[w, c, r, RAY_ROAD_EDGE] = hit
-                ray_kind[w, c, r] = kind
-            if want_kerb or want_illegal:
-                surface_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress, max_hint2, main_only,
-                             oseg, ooff, use_lines, use_straight, include_pit, want_kerb, want_illegal, ox, oy, dx, dy,
-                             length, debug_precision, ray_dist[w, c, r], ray_hit[w, c, r])
+            if sense_track:
+                ray_kind[w, c, r] = track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress,
+                                               max_hint2, main_only, oseg, ooff, use_lines, use_straight,
+                                               include_pit, road_edge, want_kerb, want_illegal, ox, oy, dx, dy,
+                                               length, debug_precision, ray_dist[w, c, r], ray_hit[w, c, r])
             if n_cand > 0:
                 best = FAR
                 best_j = -1
