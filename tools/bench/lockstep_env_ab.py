@@ -1,0 +1,112 @@
+"""Two source trees step the environment benchmark's workload in lockstep, to compare their speed on a
+machine whose speed drifts (this one's halves for seconds at a time).
+
+Each tree runs in its own process (``PYTHONPATH=<tree>``): ``BatchEnv`` on the workload of ``paddock-ma
+bench env`` (W worlds of 20 batch-training cars, grand prix, 16 rays of four channels, simulator
+physics), the same seed, 300 untimed steps, then rounds: each process steps the same 8 steps of the
+same deterministic run in turn (order alternating per round), timing the whole step and the sensing
+call (``SensorLayout.sense``: rays, radar, lookahead and the vectors). Printed: per tree the median
+milliseconds, and the median over rounds of the ratio B / A, which a drift common to both sides
+cancels.
+
+    python tools/bench/lockstep_env_ab.py OLD_TREE NEW_TREE --actions constant --rounds 12
+
+Trees older than the ``physics`` option of ``env_bench_config`` run their default (simulator).
+"""
+
+import argparse
+import inspect
+import os
+import subprocess
+import sys
+import time
+
+
+def worker(actions: str, worlds: int) -> None:
+    import numpy as np
+
+    from paddock_ma.bench.env import env_bench_config
+    from paddock_ma.env.batch_env import BatchEnv
+    from paddock_ma.sim.driver.builtin import ai_actions
+
+    options = {"physics": "simulator"} if "physics" in inspect.signature(env_bench_config).parameters else {}
+    env = BatchEnv(env_bench_config(**options), worlds, auto_reset=True, reset_placement="random")
+    env.reset(seed=1)
+    env.reset_drivers(np.ones((worlds, len(env.controlled)), bool), "random")
+    act = np.zeros((worlds, len(env.controlled), 3), np.float32)
+    act[..., 1] = 0.6
+    slots = np.asarray(env.slots, np.int64)
+    st = env.state
+
+    def step():
+        if actions == "driver":
+            ai_actions(env.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, slots, act)
+        env.step(act)
+
+    for _ in range(300):
+        step()
+    spent = [0.0]
+    sense = env.sensors.sense
+
+    def timed_sense(*args):
+        t = time.perf_counter()
+        sense(*args)
+        spent[0] += time.perf_counter() - t
+
+    env.sensors.sense = timed_sense
+    print("ready", flush=True)
+    for line in sys.stdin:
+        n = int(line)
+        spent[0] = 0.0
+        t = time.perf_counter()
+        for _ in range(n):
+            step()
+        print(spent[0] / n, (time.perf_counter() - t) / n, flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("tree_a")
+    parser.add_argument("tree_b")
+    parser.add_argument("--actions", choices=("constant", "driver"), default="constant")
+    parser.add_argument("--worlds", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.actions, args.worlds)
+        return
+    import numpy as np
+
+    procs = []
+    for tree in (args.tree_a, args.tree_b):
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(tree), OMP_NUM_THREADS="1")
+        procs.append(subprocess.Popen([sys.executable, __file__, tree, tree, "--worker", "--actions", args.actions,
+                                       "--worlds", str(args.worlds)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      text=True, env=env))
+    for p in procs:
+        if p.stdout.readline().strip() != "ready":
+            sys.exit("a worker failed to start (its error is above)")
+    sense = ([], [])
+    step = ([], [])
+    for r in range(args.rounds):
+        for k in ((0, 1) if r % 2 == 0 else (1, 0)):
+            procs[k].stdin.write("8\n")
+            procs[k].stdin.flush()
+            s, w = map(float, procs[k].stdout.readline().split())
+            sense[k].append(s)
+            step[k].append(w)
+    for p in procs:
+        p.stdin.close()
+        p.wait()
+    a, b = np.array(sense[0]), np.array(sense[1])
+    aw, bw = np.array(step[0]), np.array(step[1])
+    cars = args.worlds * 20
+    print(f"{args.actions}, W = {args.worlds}: sensing ms A {1e3 * np.median(a):.1f}, B {1e3 * np.median(b):.1f}, "
+          f"B/A {np.median(b / a):.3f} [{np.quantile(b / a, 0.25):.3f}, {np.quantile(b / a, 0.75):.3f}]; step ms "
+          f"A {1e3 * np.median(aw):.1f}, B {1e3 * np.median(bw):.1f}, B/A {np.median(bw / aw):.3f}; car-steps/s "
+          f"A {cars / np.median(aw):,.0f}, B {cars / np.median(bw):,.0f}")
+
+
+if __name__ == "__main__":
+    main()
