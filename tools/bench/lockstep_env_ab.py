@@ -2,8 +2,8 @@
 machine whose speed drifts (this one's halves for seconds at a time).
 
 Each tree runs in its own process (``PYTHONPATH=<tree>``): ``BatchEnv`` on the workload of ``paddock-ma
-bench env`` (W worlds of 20 batch-training cars, grand prix, 16 rays of four channels, simulator
-physics), the same seed, 300 untimed steps, then rounds: each process steps the same 8 steps of the
+bench env`` (W worlds of 20 batch-training cars, grand prix, 16 rays of four channels; ``--physics``
+simulator or arcade), the same seed, 300 untimed steps, then rounds: each process steps the same 8 steps of the
 same deterministic run in turn (order alternating per round), timing the whole step and the sensing
 call (``SensorLayout.sense``: rays, radar, lookahead and the vectors). Printed: per tree the median
 milliseconds, and the median over rounds of the ratio B / A, which a drift common to both sides
@@ -11,7 +11,7 @@ cancels.
 
     python tools/bench/lockstep_env_ab.py OLD_TREE NEW_TREE --actions constant --rounds 12
 
-Trees older than the ``physics`` option of ``env_bench_config`` run their default (simulator).
+For trees older than the ``physics`` option of ``env_bench_config`` the mode is set in the config.
 """
 
 import argparse
@@ -22,15 +22,17 @@ import sys
 import time
 
 
-def worker(actions: str, worlds: int) -> None:
+def worker(actions: str, worlds: int, physics: str) -> None:
     import numpy as np
 
     from paddock_ma.bench.env import env_bench_config
     from paddock_ma.env.batch_env import BatchEnv
     from paddock_ma.sim.driver.builtin import ai_actions
 
-    options = {"physics": "simulator"} if "physics" in inspect.signature(env_bench_config).parameters else {}
-    env = BatchEnv(env_bench_config(**options), worlds, auto_reset=True, reset_placement="random")
+    options = {"physics": physics} if "physics" in inspect.signature(env_bench_config).parameters else {}
+    config = env_bench_config(**options)
+    config["physics_mode"] = physics          # trees older than the option: set in the config itself
+    env = BatchEnv(config, worlds, auto_reset=True, reset_placement="random")
     env.reset(seed=1)
     env.reset_drivers(np.ones((worlds, len(env.controlled)), bool), "random")
     act = np.zeros((worlds, len(env.controlled), 3), np.float32)
@@ -71,19 +73,20 @@ def main() -> None:
     parser.add_argument("--actions", choices=("constant", "driver"), default="constant")
     parser.add_argument("--worlds", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--physics", choices=("simulator", "arcade"), default="simulator")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.actions, args.worlds)
+        worker(args.actions, args.worlds, args.physics)
         return
     import numpy as np
 
     procs = []
     for tree in (args.tree_a, args.tree_b):
         env = dict(os.environ, PYTHONPATH=os.path.abspath(tree), OMP_NUM_THREADS="1")
-        procs.append(subprocess.Popen([sys.executable, __file__, tree, tree, "--worker", "--actions", args.actions,
-                                       "--worlds", str(args.worlds)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      text=True, env=env))
+        command = [sys.executable, __file__, tree, tree, "--worker", "--actions", args.actions,
+                   "--worlds", str(args.worlds), "--physics", args.physics]
+        procs.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
     for p in procs:
         if p.stdout.readline().strip() != "ready":
             sys.exit("a worker failed to start (its error is above)")
@@ -102,8 +105,8 @@ def main() -> None:
     a, b = np.array(sense[0]), np.array(sense[1])
     aw, bw = np.array(step[0]), np.array(step[1])
     cars = args.worlds * 20
-    print(f"{args.actions}, W = {args.worlds}: sensing ms A {1e3 * np.median(a):.1f}, B {1e3 * np.median(b):.1f}, "
-          f"B/A {np.median(b / a):.3f} [{np.quantile(b / a, 0.25):.3f}, {np.quantile(b / a, 0.75):.3f}]; step ms "
+    print(f"{args.physics}, {args.actions}, W = {args.worlds}: sensing ms A {1e3 * np.median(a):.1f}, "
+          f"B {1e3 * np.median(b):.1f}, B/A {np.median(b / a):.3f} [{np.quantile(b / a, 0.25):.3f}, {np.quantile(b / a, 0.75):.3f}]; step ms "
           f"A {1e3 * np.median(aw):.1f}, B {1e3 * np.median(bw):.1f}, B/A {np.median(bw / aw):.3f}; car-steps/s "
           f"A {cars / np.median(aw):,.0f}, B {cars / np.median(bw):,.0f}")
 
