@@ -455,6 +455,14 @@ def _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2
 
 
 @kernel(inline="always")
+def _answer(out_dist, out_hit, channel, wanted, distance, hit):
+    """Write a wanted channel's answer (distance m, hit 0/1) into a ray's rows."""
+    if wanted:
+        out_dist[channel] = distance
+        out_hit[channel] = hit
+
+
+@kernel(inline="always")
 def _straight_edge_hit(offset, lateral, hw, length):
     """PaddockJS's ``estimateAnalyticMainTrackHit``: the road edge on a straight edge, the ray's offset
     changing by ``lateral`` (|lateral| >= MIN_LATERAL) per metre from ``offset`` -> (hit, distance m,
@@ -494,15 +502,9 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
     hw = geo[G_HW]
     ke = geo[G_KE]
     kind = KIND_MISS
-    if want_edge:
-        out_dist[RAY_ROAD_EDGE] = length
-        out_hit[RAY_ROAD_EDGE] = 0
-    if want_kerb:
-        out_dist[RAY_KERB] = length
-        out_hit[RAY_KERB] = 0
-    if want_illegal:
-        out_dist[RAY_ILLEGAL] = length
-        out_hit[RAY_ILLEGAL] = 0
+    _answer(out_dist, out_hit, RAY_ROAD_EDGE, want_edge, length, 0)
+    _answer(out_dist, out_hit, RAY_KERB, want_kerb, length, 0)
+    _answer(out_dist, out_hit, RAY_ILLEGAL, want_illegal, length, 0)
     march_edge = want_edge
     march_surface = want_kerb or want_illegal
     if edge_lines:
@@ -511,38 +513,28 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         along_track = abs(lateral) < MIN_LATERAL
         if want_edge:
             if track_d < NONE:
-                out_dist[RAY_ROAD_EDGE] = track_d
-                out_hit[RAY_ROAD_EDGE] = 1
+                _answer(out_dist, out_hit, RAY_ROAD_EDGE, True, track_d, 1)
                 kind = KIND_EXIT if abs(offset) <= hw else KIND_ENTRY
                 march_edge = False
             elif straight_edge:
                 if not along_track:
                     hit, d, kind = _straight_edge_hit(offset, lateral, hw, length)
-                    out_dist[RAY_ROAD_EDGE] = d
-                    out_hit[RAY_ROAD_EDGE] = hit
+                    _answer(out_dist, out_hit, RAY_ROAD_EDGE, True, d, hit)
                 march_edge = False
         if march_surface:
             code0 = band_of(abs(offset), hw, ke, geo[G_GRAVEL], geo[G_GRASS])
             d_kerb = 0.0 if code0 == SURF_KERB else min(track_d, kerb_d)
             d_ill = 0.0 if _is_illegal(code0) else kerb_d
             if (not want_kerb or d_kerb < NONE) and (not want_illegal or d_ill < NONE):
-                if want_kerb:
-                    out_dist[RAY_KERB] = d_kerb
-                    out_hit[RAY_KERB] = 1
-                if want_illegal:
-                    out_dist[RAY_ILLEGAL] = d_ill
-                    out_hit[RAY_ILLEGAL] = 1
+                _answer(out_dist, out_hit, RAY_KERB, want_kerb, d_kerb, 1)
+                _answer(out_dist, out_hit, RAY_ILLEGAL, want_illegal, d_ill, 1)
                 march_surface = False
             elif straight_edge:
                 if not along_track:
-                    if want_kerb:
-                        h, d = _band_hit(offset, lateral, hw, ke, length)
-                        out_dist[RAY_KERB] = d
-                        out_hit[RAY_KERB] = h
-                    if want_illegal:
-                        h, d = _band_hit(offset, lateral, ke, math.inf, length)
-                        out_dist[RAY_ILLEGAL] = d
-                        out_hit[RAY_ILLEGAL] = h
+                    h, d = _band_hit(offset, lateral, hw, ke, length)
+                    _answer(out_dist, out_hit, RAY_KERB, want_kerb, d, h)
+                    h, d = _band_hit(offset, lateral, ke, math.inf, length)
+                    _answer(out_dist, out_hit, RAY_ILLEGAL, want_illegal, d, h)
                 march_surface = False
     if not (march_edge or march_surface):
         return kind
