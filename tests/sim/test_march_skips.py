@@ -1,5 +1,6 @@
 """The track rays' march skips whole metres only where the answer cannot change: ``road_edge.track_rays``
-marching with its skips (``sample_quiet``, ``projection_quiet``, the pit surfaces' box) gives, bit for
+marching with its skips (``sensing.march_skip``: ``sample_quiet``, ``projection_quiet``, the pit
+surfaces' box) gives, bit for
 bit, what the same march gives when it measures every whole metre (its Python body with the skip
 replaced by ``k + 1``), for rays forced onto the march from origins on the track, the kerb, the runoff,
 beyond the grass, in the pit lane and around the pit box, in sample and projection mode, for a car in
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from paddock_ma.sim.sensing import road_edge as R
+from paddock_ma.sim.sensing import track_state as S
 from paddock_ma.sim.sensing.geometry import G_EDGE_AT, pit_view, sensor_geometry
 from paddock_ma.sim.sensing.march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
 from paddock_ma.sim.track.geometry import locate, nearest_sample
@@ -40,9 +42,9 @@ def _march(fn, tr, geo, pv, x, y, h, sample_mode, include_pit, channels, length)
     """Every channel of ``channels`` by the march alone (no edge lines, no straight edge)."""
     seg = locate(tr, x, y, -1)[0]
     progress = tr.cs[nearest_sample(tr.cx, tr.cy, seg, x, y)]
-    i0, count = R.hint_range(tr.cs, tr.length, progress)
-    max_hint2 = (tr.grass_edge + R.HINT_MARGIN) ** 2
-    oseg, _, off = R.track_state(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.grid_seg, geo, i0, count, progress,
+    i0, count = S.hint_range(tr.cs, tr.length, progress)
+    max_hint2 = (tr.grass_edge + S.HINT_MARGIN) ** 2
+    oseg, _, off = S.track_state(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.grid_seg, geo, i0, count, progress,
                                  max_hint2, sample_mode, x, y)
     dist = np.zeros(4, np.float32)
     hit = np.zeros(4, np.int8)
@@ -66,7 +68,7 @@ def test_skipping_metres_changes_no_answer(name, monkeypatch):
                 cases.append((x, y, h + rng.uniform(-math.pi, math.pi), sample_mode, include_pit, channels,
                               rng.uniform(20.0, 240.0)))
     skipping = [_march(R.track_rays, tr, geo, pv, *case) for case in cases]
-    monkeypatch.setattr(R, "_next_metre", lambda *a: a[-2] + 1.0)     # the every-metre march
+    monkeypatch.setattr(R, "next_metre", lambda *a: a[-2] + 1.0)     # the every-metre march
     every_metre = [_march(R.track_rays.py_func, tr, geo, pv, *case) for case in cases]
     channel_index = (RAY_ROAD_EDGE, RAY_KERB, RAY_ILLEGAL)
     hits = 0

@@ -69,7 +69,8 @@ from .geometry import G_EDGE_AT  # noqa: E402
 from .march import (  # noqa: E402
     BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR,
 )
-from .road_edge import HINT_MARGIN, hint_range, origin_paths, track_rays, track_state  # noqa: E402
+from .road_edge import origin_paths, track_rays  # noqa: E402
+from .track_state import HINT_MARGIN, hint_range, track_state  # noqa: E402
 
 
 def ray_directions(ray_angle):
