@@ -32,8 +32,9 @@ it when a node with room joins.
 
 Waiting for capacity: a lost node takes its shards with it, and a real cluster replaces it in minutes.
 The first replacement of a failed shard starts at once; after that, while the shard keeps failing (it
-dies again once placed), it is retried with exponential backoff (``deadline_s`` doubled per attempt, at
-most 60 s). The shards that run go on meanwhile, and events say which shard waits: ``retry`` (a backoff
+dies again once placed), it is retried with exponential backoff (``RETRY_FIRST_DELAY_S`` doubled per
+attempt, at most 60 s: a replacement that died at once, e.g. placed on a node Ray had not yet declared
+dead, is tried again seconds later, not a whole ``deadline_s`` later). The shards that run go on meanwhile, and events say which shard waits: ``retry`` (a backoff
 began), ``wait`` (a replacement is still not placed, every ``WAIT_NOTE_S``) and ``placed`` (it is),
 with how long the shard has been failing and ``give_up_s``. ``FleetError`` (the run is resumable) comes
 only when a replacement has not been placed once its shard has been failing for ``capacity_wait_s`` (and
@@ -55,6 +56,7 @@ from .fleet_types import FleetError, ShardRecord
 from .shard import actor_class
 
 WAIT_NOTE_S = 5.0       # seconds between "wait" events while a replacement is not placed (the progress line)
+RETRY_FIRST_DELAY_S = 2.0   # backoff before a shard's second replacement; doubles per failure, at most 60 s
 
 
 class ShardLifecycle:
@@ -123,7 +125,7 @@ class ShardLifecycle:
         if sh.consecutive_failures == 1:
             self._replace(sh)
             return
-        delay = min(self.deadline_s * 2 ** (sh.consecutive_failures - 2), 60.0)
+        delay = min(RETRY_FIRST_DELAY_S * 2 ** (sh.consecutive_failures - 2), 60.0)
         self._retry_at[sh.index] = now + delay
         self._event("retry", sh.index, attempt=sh.consecutive_failures, delay_s=round(delay, 1),
                     failing_s=round(now - since, 1), give_up_s=self.capacity_wait_s)
