@@ -91,6 +91,12 @@ def measured_hang_deadline(env_config, floor: float = 3.0, factor: float = 5.0) 
 
 
 NODE_STORE = 80 * 1024**2       # object store of each raylet of a test Cluster
+# The GCS declares a removed node dead after `threshold` failed health checks `period` apart (defaults
+# 5 x 3 s: 15-30 s of every node-loss test). A killed raylet refuses the check at once, while a live one
+# on a loaded machine still answers within the 10 s check timeout, so 3 x 1 s finds the loss sooner
+# without declaring a slow node dead.
+FAST_NODE_DEATH = {"health_check_initial_delay_ms": 1000, "health_check_period_ms": 1000,
+                   "health_check_failure_threshold": 3}
 
 
 def multi_node_cluster(ray_session, node_cpus):
@@ -102,7 +108,8 @@ def multi_node_cluster(ray_session, node_cpus):
 
     ray_session.shutdown()                      # a driver joins one cluster at a time
     c = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "object_store_memory": NODE_STORE,
-                                                      "include_dashboard": False})
+                                                      "include_dashboard": False,
+                                                      "_system_config": FAST_NODE_DEATH})
     for cpus in node_cpus:
         c.add_node(num_cpus=cpus, object_store_memory=NODE_STORE)
     c.wait_for_nodes()
