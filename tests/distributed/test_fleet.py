@@ -90,9 +90,9 @@ def test_a_hung_shard_is_killed_at_its_deadline_and_replaced(baseline, env_confi
 @pytest.mark.chaos
 @pytest.mark.parametrize("fault", [{"crash_at_seq": 4}, {"hang_at_seq": 4}], ids=["crash", "hang"])
 def test_every_shard_failing_raises_fleet_error_after_the_capacity_wait(ray_local, env_config, fault):
-    # the wait must hold a replacement's start and a second failure (the retry asserted below): 30 s idle,
+    # the wait must hold a replacement's start and a second failure (the retry asserted below): 15 s idle,
     # more where a measured actor start takes tens of seconds
-    deadline, wait = 2.0, max(30.0, 3 * measured_shard_timing(env_config)[0])
+    deadline, wait = 2.0, max(15.0, 3 * measured_shard_timing(env_config)[0])
     always = FaultyShardCore.with_faults({0: fault, 1: fault})        # in every incarnation
     fleet = ShardFleet(env_config, 2, 2, seed=5, deadline_s=deadline, snapshot_every=2, policy="random",
                        shard_cls=always, max_consecutive_failures=50, capacity_wait_s=wait)

@@ -129,14 +129,15 @@ def test_launcher_cluster_requires_its_token_and_listens_on_loopback_only(tmp_pa
         assert client.stdout.readline().strip() == "joined 7", client.stderr.read()[-2000:] if client.poll() else ""
         # on loopback too (refused for the token, not for the address), without it or with another one
         env = dict({k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}, **lc.LOOPBACK_CLIENT_ENV)
-        for mode in ("disabled", "token"):          # no token, and a token of its own (another cluster's)
-            other = dict(env, RAY_AUTH_MODE=mode)
-            if mode == "token":
-                (tmp_path / "wrong").write_text("0" * 64)
-                other["RAY_AUTH_TOKEN_PATH"] = str(tmp_path / "wrong")
-            refused = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
-                                     env=other)
-            assert refused.returncode != 0 and "joined" not in refused.stdout, (mode, refused.stdout)
+        # (both at once: a refused client gives up only after its connection retries)
+        (tmp_path / "wrong").write_text("0" * 64)
+        refused = {mode: subprocess.Popen([sys.executable, "-c", probe], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                          text=True, env=dict(env, RAY_AUTH_MODE=mode, **extra))
+                   for mode, extra in (("disabled", {}),      # no token, and a token of its own (another cluster's)
+                                       ("token", {"RAY_AUTH_TOKEN_PATH": str(tmp_path / "wrong")}))}
+        for mode, proc in refused.items():
+            out, _ = proc.communicate(timeout=120)
+            assert proc.returncode != 0 and "joined" not in out, (mode, out)
         listening = _listening(_descendants(cluster.live_pids() + [client.pid]))
         assert {base, base + 1, base + 101} <= set(listening), listening      # GCS, both raylets: what was listed
         beyond = {port: addrs for port, addrs in listening.items() if any(not a.is_loopback for a in addrs)}
