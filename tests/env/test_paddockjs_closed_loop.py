@@ -35,10 +35,11 @@ from paddock_ma.sim.core import layout as L
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "traces"
 # the default profile's traces, car-00's physical-driver vector (contact patches, boundaries, every ray
-# channel) on a few of the scenarios, and the nine scenarios on the shipped grand-prix track
+# channel) on a few of the scenarios, and the same on the shipped grand-prix track
 SHIPPED_TRACKS = ("grand-prix",)
 TRACE_FILES = (sorted(TRACES.glob("*.json.gz")) + sorted((TRACES / "physical-driver").glob("*.json.gz"))
-               + [p for track in SHIPPED_TRACKS for p in sorted((TRACES / track).glob("*.json.gz"))])
+               + [p for track in SHIPPED_TRACKS for p in sorted((TRACES / track).glob("*.json.gz"))
+                  + sorted((TRACES / track / "physical-driver").glob("*.json.gz"))])
 POSITION_TOL = 0.01         # m
 HEADING_TOL = 1e-3          # rad
 CHAOTIC_POSITION_TOL = 0.5  # m
@@ -58,8 +59,8 @@ def load_trace(path):
 
 
 def trace_id(path):
-    name = path.name.removesuffix(".json.gz")
-    return f"{name}.{path.parent.name}" if path.parent != TRACES else name
+    # <scenario>.<mode>[.<profile>][.<shipped track>], as trace_id_of
+    return ".".join([path.name.removesuffix(".json.gz"), *reversed(path.parent.relative_to(TRACES).parts)])
 
 
 def trace_id_of(trace):
