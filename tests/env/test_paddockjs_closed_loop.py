@@ -184,8 +184,8 @@ def parity_table():
             vec = ("-" if r["vector"] is None
                    else f"{r['vector']:.2e}, {r['vector_name']}, at {r['vector_steps']}")
             profile = trace["config"]["observation"].get("profile")
-            scenario = trace["scenario"] + (f" ({profile})" if profile else "") + (
-                f" ({trace['shippedTrack']})" if trace.get("shippedTrack") else "")
+            tags = [t for t in (profile, trace.get("shippedTrack")) if t]
+            scenario = trace["scenario"] + (f" ({', '.join(tags)})" if tags else "")
             lines.append(f"| {scenario} | {trace['physicsMode']} | {cid} | {r['steps']} | "
                          f"{'yes' if r['chaotic'] else 'no'} | {r['position']:.2e} | {r['heading']:.2e} | {vec} |")
     return "\n".join(lines)
