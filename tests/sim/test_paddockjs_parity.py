@@ -34,7 +34,7 @@ from paddock_ma.sim.race.collisions import resolve_contacts
 from paddock_ma.sim.vehicle.dynamics import integrate_car
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "traces"
-SHIPPED_TRACKS = ("grand-prix",)      # the same scenarios on shipped tracks, traces/<track>/
+SHIPPED_TRACKS = ("grand-prix", "technical")      # the same scenarios on shipped tracks, traces/<track>/
 TRACE_FILES = (sorted(TRACES.glob("*.json.gz"))
                + [p for track in SHIPPED_TRACKS for p in sorted((TRACES / track).glob("*.json.gz"))])
 SURFACE_CODE = {"track": L.SURF_TRACK, "kerb": L.SURF_KERB, "gravel": L.SURF_GRAVEL, "grass": L.SURF_GRASS,

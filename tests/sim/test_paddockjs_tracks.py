@@ -133,15 +133,16 @@ def shipped_object_tool():
     return runpy.run_path(str(path))["shipped_track_object"]
 
 
-def test_shipped_track_as_a_track_object_is_raced_as_paddockjs_builds_it():
-    # The shipped-track traces race PaddockJS on tracks/grand-prix.object.json, the shipped grand-prix
-    # centreline as a PaddockJS track object (tools/paddockjs/shipped_track_object.py); tracks/grand-prix.json
-    # is the model PaddockJS's buildTrackModel made of it (record_tracks.mjs --object).
-    doc = json.loads((FIXTURES / "grand-prix.object.json").read_text())
-    rec = json.loads((FIXTURES / "grand-prix.json").read_text())
+@pytest.mark.parametrize("name", ["grand-prix", "technical"])
+def test_shipped_track_as_a_track_object_is_raced_as_paddockjs_builds_it(name):
+    # The shipped-track traces race PaddockJS on tracks/<name>.object.json, the shipped centreline as a
+    # PaddockJS track object (tools/paddockjs/shipped_track_object.py); tracks/<name>.json is the model
+    # PaddockJS's buildTrackModel made of it (record_tracks.mjs --object).
+    doc = json.loads((FIXTURES / f"{name}.object.json").read_text())
+    rec = json.loads((FIXTURES / f"{name}.json").read_text())
     # the fixture is today's shipped track (else the traces need recording again: tools/paddockjs/README.md)
-    assert shipped_object_tool()("grand-prix") == doc
-    shipped = load_track("grand-prix")
+    assert shipped_object_tool()(name) == doc
+    shipped = load_track(name)
     dx, dy = doc["translationMeters"]
     centre = np.array(rec["centerline"])
     # PaddockJS's samples are the controls: points of the shipped centreline, its lap start kept

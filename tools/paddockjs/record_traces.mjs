@@ -241,6 +241,24 @@ const TRACK_PLACEMENTS = {
       'car-01': { distanceMeters: 1716, offsetMeters: 0.6, speedKph: 100 },
     },
   },
+  // technical (2,723 m): its only straight is the start straight, 2,520-125 m, then corners of 16-150 m
+  // radius all the way round; DRS zones start at 0, 1,239 and 2,574 m; the pit lane (side -1) runs from
+  // 2,336 m to 336 m.
+  technical: {
+    'straight-accel': { 'car-00': { distanceMeters: 2525, offsetMeters: 0, speedKph: 60 } },
+    'hard-braking': { 'car-00': { distanceMeters: 2480, offsetMeters: 2, speedKph: 300 } },
+    'grip-limit-corner': { 'car-00': { distanceMeters: 700, offsetMeters: 0, speedKph: 150 } },
+    'lift-off-and-trail-brake': { 'car-00': { distanceMeters: 1100, offsetMeters: 0, speedKph: 170 } },
+    'kerb-strike': { 'car-00': { distanceMeters: 1800, offsetMeters: 0, speedKph: 140 } },
+    'runoff-gravel-grass': { 'car-00': { distanceMeters: 2525, offsetMeters: 0, speedKph: 110 } },
+    spin: { 'car-00': { distanceMeters: 2530, offsetMeters: 0, speedKph: 220 } },
+    'barrier-touch': { 'car-00': { distanceMeters: 2530, offsetMeters: 0, speedKph: 120 } },
+    // past the line's DRS zone start, 40 steps straight on before the corners
+    'car-contact': {
+      'car-00': { distanceMeters: 10, offsetMeters: 0, speedKph: 200 },
+      'car-01': { distanceMeters: 26, offsetMeters: 0.6, speedKph: 100 },
+    },
+  },
 };
 
 function numbers(values, digits) {
