@@ -2,7 +2,9 @@
 
 Each golden trace (``tests/fixtures/paddockjs-2.0.0/traces``, recorded by
 ``tools/paddockjs/record_traces.mjs``) carries the PaddockJS config it ran (trackSeed 2601, its
-placements, frame skip 4) and car-00's observation vector after reset and after every step. Here that
+placements, frame skip 4; the ``grand-prix/`` ones the shipped grand-prix track as a PaddockJS track
+object, ``tools/paddockjs/shipped_track_object.py``) and car-00's observation vector after reset and
+after every step. Here that
 config builds a ``PaddockEnv`` (``EnvConfig.from_paddockjs``), the recorded actions go through
 ``PaddockEnv.step`` and the cars' poses are compared with PaddockJS's after every step, and car-00's
 observation vector at every step at which every car of the trace is still compared and within 1 cm of
@@ -32,9 +34,13 @@ from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.sim.core import layout as L
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "traces"
-# the default profile's traces, and car-00's physical-driver vector (contact patches, boundaries, every ray
-# channel) on a few of the scenarios
-TRACE_FILES = sorted(TRACES.glob("*.json.gz")) + sorted((TRACES / "physical-driver").glob("*.json.gz"))
+# the default profile's traces, car-00's physical-driver vector (contact patches, boundaries, every ray
+# channel) on a few of the scenarios, the same on the shipped grand-prix track, and the default-profile
+# ones on the shipped technical track
+SHIPPED_TRACKS = ("grand-prix", "technical")
+TRACE_FILES = (sorted(TRACES.glob("*.json.gz")) + sorted((TRACES / "physical-driver").glob("*.json.gz"))
+               + [p for track in SHIPPED_TRACKS for p in sorted((TRACES / track).glob("*.json.gz"))
+                  + sorted((TRACES / track / "physical-driver").glob("*.json.gz"))])
 POSITION_TOL = 0.01         # m
 HEADING_TOL = 1e-3          # rad
 CHAOTIC_POSITION_TOL = 0.5  # m
@@ -43,8 +49,12 @@ REST_SPEED = 0.5            # m/s: a simulator-mode trace ends once PaddockJS's 
 # Entries that differ by more than VECTOR_TOL where positions agree, per trace, and why (documented in
 # docs/paddockjs-compatibility.md): PaddockJS's race distance advances by its car's nearest-sample
 # progress (2 m steps) from the placement's distance, ours by the projection, so when car-00 passes
-# car-01 PaddockJS ranks it ahead 5 steps later.
-KNOWN_VECTOR_DIFFERENCES = {"car-contact.arcade": {"race.positionNormalized"}}
+# car-01 PaddockJS ranks it ahead 5 steps later (2 on the grand-prix track; on the technical track, where
+# the two cars run side by side, at single steps where their race distances are under 0.6 m apart).
+KNOWN_VECTOR_DIFFERENCES = {"car-contact.arcade": {"race.positionNormalized"},
+                            "car-contact.arcade.grand-prix": {"race.positionNormalized"},
+                            "car-contact.arcade.technical": {"race.positionNormalized"},
+                            "car-contact.simulator.technical": {"race.positionNormalized"}}
 
 
 def load_trace(path):
@@ -53,13 +63,14 @@ def load_trace(path):
 
 
 def trace_id(path):
-    name = path.name.removesuffix(".json.gz")
-    return f"{name}.physical-driver" if path.parent.name == "physical-driver" else name
+    # <scenario>.<mode>[.<profile>][.<shipped track>], as trace_id_of
+    return ".".join([path.name.removesuffix(".json.gz"), *reversed(path.parent.relative_to(TRACES).parts)])
 
 
 def trace_id_of(trace):
     profile = trace["config"]["observation"].get("profile")
-    return f"{trace['scenario']}.{trace['physicsMode']}" + (f".{profile}" if profile else "")
+    return (f"{trace['scenario']}.{trace['physicsMode']}" + (f".{profile}" if profile else "")
+            + (f".{trace['shippedTrack']}" if trace.get("shippedTrack") else ""))
 
 
 def end_step(trace, cid):
@@ -177,7 +188,8 @@ def parity_table():
             vec = ("-" if r["vector"] is None
                    else f"{r['vector']:.2e}, {r['vector_name']}, at {r['vector_steps']}")
             profile = trace["config"]["observation"].get("profile")
-            scenario = trace["scenario"] + (f" ({profile})" if profile else "")
+            tags = [t for t in (profile, trace.get("shippedTrack")) if t]
+            scenario = trace["scenario"] + (f" ({', '.join(tags)})" if tags else "")
             lines.append(f"| {scenario} | {trace['physicsMode']} | {cid} | {r['steps']} | "
                          f"{'yes' if r['chaotic'] else 'no'} | {r['position']:.2e} | {r['heading']:.2e} | {vec} |")
     return "\n".join(lines)

@@ -1,7 +1,8 @@
 """Vehicle-dynamics parity with PaddockJS 2.0.0: replay its golden traces through our dynamics.
 
 The traces (``tests/fixtures/paddockjs-2.0.0/traces``, recorded by ``tools/paddockjs/record_traces.mjs``
-from PaddockJS's own environment on its trackSeed 2601 track) give, per scenario and physics mode,
+from PaddockJS's own environment on its trackSeed 2601 track, and in ``traces/grand-prix/`` on the shipped
+grand-prix track given to PaddockJS as a track object) give, per scenario and physics mode,
 the car's parameters and state after reset, the actions of 300 env steps at frame skip 4, the four
 wheel surfaces each physics tick's dynamics read, and the state after every step. The replay feeds
 the same actions and wheel surfaces to ``integrate_car`` tick by tick (no Node, no PaddockJS, no
@@ -33,7 +34,9 @@ from paddock_ma.sim.race.collisions import resolve_contacts
 from paddock_ma.sim.vehicle.dynamics import integrate_car
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "traces"
-TRACE_FILES = sorted(TRACES.glob("*.json.gz"))
+SHIPPED_TRACKS = ("grand-prix", "technical")      # the same scenarios on shipped tracks, traces/<track>/
+TRACE_FILES = (sorted(TRACES.glob("*.json.gz"))
+               + [p for track in SHIPPED_TRACKS for p in sorted((TRACES / track).glob("*.json.gz"))])
 SURFACE_CODE = {"track": L.SURF_TRACK, "kerb": L.SURF_KERB, "gravel": L.SURF_GRAVEL, "grass": L.SURF_GRASS,
                 "barrier": L.SURF_BARRIER, "pit-entry": L.SURF_PIT_ENTRY, "pit-lane": L.SURF_PIT_LANE,
                 "pit-exit": L.SURF_PIT_EXIT, "pit-box": L.SURF_PIT_BOX}
@@ -56,7 +59,8 @@ def load_trace(path):
 
 
 def trace_id(path):
-    return path.name.removesuffix(".json.gz")
+    name = path.name.removesuffix(".json.gz")
+    return f"{name}.{path.parent.name}" if path.parent != TRACES else name
 
 
 def replay(trace):
@@ -180,7 +184,7 @@ def compare(trace):
 
 
 def test_traces_are_present():
-    assert len(TRACE_FILES) >= 18, "run tools/paddockjs/record_traces.mjs"
+    assert len(TRACE_FILES) >= 36, "run tools/paddockjs/record_traces.mjs (README: with and without TRACK_OBJECT)"
 
 
 @pytest.mark.parametrize("path", TRACE_FILES, ids=trace_id)
@@ -205,7 +209,8 @@ def parity_table():
     for path in TRACE_FILES:
         trace = load_trace(path)
         for cid, r in compare(trace).items():
-            lines.append(f"| {trace['scenario']} | {trace['physicsMode']} | {cid} | {r['steps']} | "
+            scenario = trace["scenario"] + (f" ({trace['shippedTrack']})" if trace.get("shippedTrack") else "")
+            lines.append(f"| {scenario} | {trace['physicsMode']} | {cid} | {r['steps']} | "
                          f"{'yes' if r['chaotic'] else 'no'} | {r['position']:.2e} | {r['heading']:.2e} | "
                          f"{r['telemetry']:.2e} | {r['flags']} |")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ and its pit lane, in metres rounded to 0.1 mm.
 """
 
 import json
+import runpy
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,7 @@ import pytest
 from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.sim.track.paddockjs_generator.generator import generate_track
 from paddock_ma.sim.track.paddockjs_generator.jsmath import mulberry32, normalize_seed
-from paddock_ma.sim.track.load import TrackFormatError, load_track, track_from_dict
+from paddock_ma.sim.track.load import TrackFormatError, load_track, paddockjs_track_document, track_from_dict
 from paddock_ma.sim.track.paddockjs_track import paddockjs_track_info
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks"
@@ -125,6 +126,40 @@ def test_paddockjs_track_object_loads_as_paddockjs_builds_it():
     # the controls were rounded to 0.1 mm in the fixture: the spline moves by about as much
     assert np.hypot(tr.cx - centre[:, 0], tr.cy - centre[:, 1]).max() <= CENTIMETRE
     assert tr.half_width == 7.5 and tr.pit_side == rec["pitLane"]["side"]
+
+
+def shipped_object_tool():
+    path = Path(__file__).resolve().parents[2] / "tools" / "paddockjs" / "shipped_track_object.py"
+    return runpy.run_path(str(path))["shipped_track_object"]
+
+
+@pytest.mark.parametrize("name", ["grand-prix", "technical"])
+def test_shipped_track_as_a_track_object_is_raced_as_paddockjs_builds_it(name):
+    # The shipped-track traces race PaddockJS on tracks/<name>.object.json, the shipped centreline as a
+    # PaddockJS track object (tools/paddockjs/shipped_track_object.py); tracks/<name>.json is the model
+    # PaddockJS's buildTrackModel made of it (record_tracks.mjs --object).
+    doc = json.loads((FIXTURES / f"{name}.object.json").read_text())
+    rec = json.loads((FIXTURES / f"{name}.json").read_text())
+    # the fixture is today's shipped track (else the traces need recording again: tools/paddockjs/README.md)
+    assert shipped_object_tool()(name) == doc
+    shipped = load_track(name)
+    dx, dy = doc["translationMeters"]
+    centre = np.array(rec["centerline"])
+    # PaddockJS's samples are the controls: points of the shipped centreline, its lap start kept
+    controls = np.array([[p["x"], p["y"]] for p in doc["track"]["centerlineControls"]]) / 12.0
+    assert centre.shape == (3601, 2) and np.abs(centre[:-1] - controls).max() <= ROUNDING
+    assert np.hypot(centre[0, 0] - dx - shipped.cx[0], centre[0, 1] - dy - shipped.cy[0]) <= ROUNDING
+    assert abs(rec["length"] - shipped.length) <= 0.05        # the 3,600-point polyline cuts the 2 m one's corners
+    tr = paddockjs_track_document(EnvConfig.from_paddockjs(
+        {"controlledDrivers": ["car-00"], "drivers": 1, "track": doc["track"]}).track)
+    assert np.hypot(tr.cx - centre[:, 0], tr.cy - centre[:, 1]).max() <= ROUNDING
+    assert abs(tr.length - rec["length"]) <= ROUNDING
+    want = rec["pitLane"]
+    assert tr.pit_side == want["side"]
+    assert abs(tr.pit_entry_s - want["entry"]["trackDistance"]) <= ROUNDING
+    assert abs(tr.pit_exit_s - want["exit"]["trackDistance"]) <= ROUNDING
+    assert np.abs(np.column_stack([tr.box_x, tr.box_y]) - np.array(want["serviceAreas"])).max() <= ROUNDING
+    assert (tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge) == (7.5, 9.0, 21.0, 41.0)
 
 
 def test_paddockjs_track_object_unknown_key_is_named():

@@ -161,3 +161,27 @@ def test_priority_table():
     order = sorted(codes, key=lambda c: SURFACE_PRIORITY[c])
     names = [L.SURFACE_NAMES[c] for c in order]
     assert names[0] == "track" and names[-3:] == ["grass", "gravel", "barrier"]
+
+
+def test_patch_point_nearest_sample_is_paddockjs_window_search():
+    # Near the pit entry and exit PaddockJS measures each patch point from its own nearest sample among
+    # the 240 either side of the car's. 28.6 m inside the technical track's 35-55 m corner after its pit
+    # exit (car-00 of its runoff-gravel-grass simulator trace, step 146, rear-right patch centre) a walk
+    # from the car's sample stops at sample 453; the nearest is 451 (PaddockJS's offset 28.5924 m).
+    import json
+    from pathlib import Path
+    from paddock_ma.sim.track.load import paddockjs_track_document
+    from paddock_ma.sim.vehicle.wheels import nearest_sample_from
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
+    t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
+    x, y, h = 1719.10489, 1114.477662, 0.423289       # the car (m, rad) after that step
+    qx = x - L.WHEEL_X * math.cos(h) - L.WHEEL_Y * math.sin(h)
+    qy = y - L.WHEEL_X * math.sin(h) + L.WHEEL_Y * math.cos(h)
+    n = len(t.cx) - 1
+    window = np.arange(456 - 240, 456 + 241) % n
+    want = int(window[np.argmin((t.cx[window] - qx) ** 2 + (t.cy[window] - qy) ** 2)])
+    assert want == 451
+    j = nearest_sample_from(t.cx, t.cy, 456, qx, qy)
+    assert j == want
+    offset = (qx - t.cx[j]) * t.cnx[j] + (qy - t.cy[j]) * t.cny[j]
+    assert abs(offset - 28.5924) < 1e-4

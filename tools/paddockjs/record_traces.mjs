@@ -5,6 +5,13 @@
 //   PROFILE=physical-driver SCENARIOS=kerb-strike,runoff-gravel-grass \
 //     node tools/paddockjs/record_traces.mjs <paddockjs-checkout> tests/fixtures/paddockjs-2.0.0/traces/physical-driver
 //
+//   TRACK_OBJECT=tests/fixtures/paddockjs-2.0.0/tracks/grand-prix.object.json \
+//     node tools/paddockjs/record_traces.mjs <paddockjs-checkout> tests/fixtures/paddockjs-2.0.0/traces/grand-prix
+//
+// TRACK_OBJECT: race on a shipped track instead of trackSeed 2601: the file (written by
+// tools/paddockjs/shipped_track_object.py) holds {shippedTrack, translationMeters, track}; its `track`
+// (a PaddockJS track object) is passed as the environment's `track` option (PaddockJS's race setup
+// builds it with buildTrackModel) and the scenarios use that track's placements (TRACK_PLACEMENTS).
 // PROFILE=physical-driver records car-00's vector under that observation profile with every ray channel
 // (road edge, kerb, illegal surface, car): its contact patches, boundaries and surface rays.
 // <paddockjs-checkout> is a PaddockJS source tree at commit 28fc6c4 (v2.0.0), e.g.
@@ -12,7 +19,8 @@
 // (its environment needs no npm install). out-dir defaults to
 // tests/fixtures/paddockjs-2.0.0/traces. One JSON file per scenario and physics mode,
 // <scenario>.<mode>.json.gz (gzipped JSON), with (units: metres, seconds, radians; PaddockJS's 12 u/m removed):
-//   config      the createPaddockEnvironment options (trackSeed 2601, frameSkip 4)
+//   config      the createPaddockEnvironment options (trackSeed 2601, or TRACK_OBJECT's track; frameSkip 4)
+//   shippedTrack, translationMeters  (TRACK_OBJECT only) the shipped track it is and its translation
 //   cars        per recorded car: id, vehicle parameters, state after reset (full precision;
 //               the per-step states are rounded to 1e-6)
 //   actions     per env step, per car: [steering, throttle, brake] (normalised, as sent)
@@ -36,6 +44,9 @@ const FRAME_SKIP = 4;
 const VECTOR_EVERY = Number(process.env.VECTOR_EVERY ?? 1);
 const PROFILE = process.env.PROFILE ?? null; // observation profile (null: PaddockJS's default)
 const U = 12; // PaddockJS sim units per metre
+const TRACK_OBJECT = process.env.TRACK_OBJECT
+  ? JSON.parse(fs.readFileSync(process.env.TRACK_OBJECT, 'utf8'))
+  : null; // {shippedTrack, translationMeters, track}: race on that track object (null: trackSeed 2601)
 const STEP_FIELDS = ['x', 'y', 'heading', 'vx', 'vy', 'speed', 'yawRate', 'steeringAngle', 'tireEnergy',
   'lateralAcceleration', 'longitudinalAcceleration', 'gripUsage', 'slipAngle', 'tractionLimited',
   'stability', 'destroyed'];
@@ -201,6 +212,55 @@ const SCENARIOS = {
   },
 };
 
+// ---- the same scenarios on a shipped track: each car's {distanceMeters, offsetMeters, speedKph} ---------
+// grand-prix (5,180 m; 0 m is the finish line on its ~800 m start straight, 4,900-500 m): a 25 m hairpin
+// at 600-700 m, sweepers (R 70-130 m) at 1,150-1,500 m, a long right-hander (R 48-130 m) at
+// 2,300-2,600 m, the back straight at 2,850-3,550 m; DRS zones start at 0, 3,082 and 5,076 m; the pit
+// lane (side -1) runs from 4,784 m to 408 m.
+const TRACK_PLACEMENTS = {
+  'grand-prix': {
+    // the back straight from its start: 700 m flat out
+    'straight-accel': { 'car-00': { distanceMeters: 2850, offsetMeters: 0, speedKph: 60 } },
+    // the start straight at 300 km/h, braking long before the hairpin, then into it
+    'hard-braking': { 'car-00': { distanceMeters: 4950, offsetMeters: 2, speedKph: 300 } },
+    // the long right-hander at the lateral-acceleration target
+    'grip-limit-corner': { 'car-00': { distanceMeters: 2150, offsetMeters: 0, speedKph: 150 } },
+    // the sweepers: lift mid-corner, trail-brake into the next bend
+    'lift-off-and-trail-brake': { 'car-00': { distanceMeters: 1100, offsetMeters: 0, speedKph: 170 } },
+    // the sweepers, weaving onto the kerbs on both sides
+    'kerb-strike': { 'car-00': { distanceMeters: 1100, offsetMeters: 0, speedKph: 140 } },
+    // the back straight, 30 m out (gravel, then grass) and back
+    'runoff-gravel-grass': { 'car-00': { distanceMeters: 2850, offsetMeters: 0, speedKph: 110 } },
+    // the back straight at 220 km/h
+    spin: { 'car-00': { distanceMeters: 2900, offsetMeters: 0, speedKph: 220 } },
+    // the back straight, steering for 60 m out (the barrier's face is at 41 m)
+    'barrier-touch': { 'car-00': { distanceMeters: 2900, offsetMeters: 0, speedKph: 120 } },
+    // the fast esses after the sweepers, car-00 catching car-01 (no DRS zone starts within reach)
+    'car-contact': {
+      'car-00': { distanceMeters: 1700, offsetMeters: 0, speedKph: 200 },
+      'car-01': { distanceMeters: 1716, offsetMeters: 0.6, speedKph: 100 },
+    },
+  },
+  // technical (2,723 m): its only straight is the start straight, 2,520-125 m, then corners of 16-150 m
+  // radius all the way round; DRS zones start at 0, 1,239 and 2,574 m; the pit lane (side -1) runs from
+  // 2,336 m to 336 m.
+  technical: {
+    'straight-accel': { 'car-00': { distanceMeters: 2525, offsetMeters: 0, speedKph: 60 } },
+    'hard-braking': { 'car-00': { distanceMeters: 2480, offsetMeters: 2, speedKph: 300 } },
+    'grip-limit-corner': { 'car-00': { distanceMeters: 700, offsetMeters: 0, speedKph: 150 } },
+    'lift-off-and-trail-brake': { 'car-00': { distanceMeters: 1100, offsetMeters: 0, speedKph: 170 } },
+    'kerb-strike': { 'car-00': { distanceMeters: 1800, offsetMeters: 0, speedKph: 140 } },
+    'runoff-gravel-grass': { 'car-00': { distanceMeters: 2525, offsetMeters: 0, speedKph: 110 } },
+    spin: { 'car-00': { distanceMeters: 2530, offsetMeters: 0, speedKph: 220 } },
+    'barrier-touch': { 'car-00': { distanceMeters: 2530, offsetMeters: 0, speedKph: 120 } },
+    // past the line's DRS zone start, 40 steps straight on before the corners
+    'car-contact': {
+      'car-00': { distanceMeters: 10, offsetMeters: 0, speedKph: 200 },
+      'car-01': { distanceMeters: 26, offsetMeters: 0.6, speedKph: 100 },
+    },
+  },
+};
+
 function numbers(values, digits) {
   // digits null: full precision (the state replays start from)
   return values.map((v) => (typeof v === 'number' && digits != null ? Number(v.toFixed(digits)) : v));
@@ -237,12 +297,15 @@ function record(name, scenario, physicsMode) {
   const config = {
     drivers: controlled.map((id) => ({ id, name: id, tire: 'M' })),
     seed: 7,
-    trackSeed: 2601,
+    ...(TRACK_OBJECT ? { track: TRACK_OBJECT.track } : { trackSeed: 2601 }),
     controlledDrivers: controlled,
     physicsMode,
     frameSkip: FRAME_SKIP,
     rules: { standingStart: false },
-    scenario: { participants: controlled, placements: scenario.placements },
+    scenario: {
+      participants: controlled,
+      placements: TRACK_OBJECT ? TRACK_PLACEMENTS[TRACK_OBJECT.shippedTrack][name] : scenario.placements,
+    },
     participantInteractions: { defaultProfile: 'normal' },
     observation: { output: 'vector', includeSchema: false, ...(PROFILE ? { profile: PROFILE } : {}) },
     ...(PROFILE === 'physical-driver'
@@ -261,6 +324,7 @@ function record(name, scenario, physicsMode) {
     dt: 1 / 60,
     frameSkip: FRAME_SKIP,
     config,
+    ...(TRACK_OBJECT ? { shippedTrack: TRACK_OBJECT.shippedTrack, translationMeters: TRACK_OBJECT.translationMeters } : {}),
     stepFields: STEP_FIELDS,
     stabilityNames: STABILITY,
     surfaceLetters: SURFACE_LETTERS,

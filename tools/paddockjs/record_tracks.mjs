@@ -13,6 +13,13 @@
 // `trackSeed: <seed>` (createProceduralTrack, then buildTrackModel, as its race setup does), in
 // metres (PaddockJS works in sim units, 12 per metre), in PaddockJS's frame (x right, y down).
 // Coordinates are rounded to 0.1 mm to keep the files small.
+//
+//   node tools/paddockjs/record_tracks.mjs <paddockjs-checkout> <out-dir> --object <file.object.json> ...
+//
+// --object: record instead the track PaddockJS builds from a track object passed as the environment's
+// `track` option (buildTrackModel, as its race setup does), e.g. a shipped track written by
+// tools/paddockjs/shipped_track_object.py ({shippedTrack, translationMeters, track}); the file is named
+// <out-dir>/<shippedTrack>.json and records `object: <file name>` in place of the seeds.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -58,6 +65,27 @@ function pitLaneRecord(pit) {
 }
 
 mkdirSync(outDir, { recursive: true });
+if (seedArgs[0] === '--object') {
+  for (const file of seedArgs.slice(1)) {
+    const doc = JSON.parse(readFileSync(file, 'utf8'));
+    const model = buildTrackModel(doc.track);
+    const record = {
+      paddockjs: version,
+      object: file.split('/').pop(),
+      shippedTrack: doc.shippedTrack,
+      translationMeters: doc.translationMeters,
+      name: model.name,
+      length: metres(model.length),
+      sampleCount: model.samples.length - 1,
+      centerline: model.samples.map(point),
+      drsZones: model.drsZones.map(({ id, startRatio, endRatio }) => ({ id, startRatio, endRatio })),
+      pitLane: pitLaneRecord(model.pitLane),
+    };
+    writeFileSync(join(outDir, `${doc.shippedTrack}.json`), `${JSON.stringify(record)}\n`);
+    console.log(`${doc.shippedTrack}: ${record.length} m, pit side ${record.pitLane?.side}`);
+  }
+  process.exit(0);
+}
 const seeds = seedArgs.length ? seedArgs.map(Number) : DEFAULT_SEEDS;
 const generation = process.env.TRACK_GENERATION ? JSON.parse(process.env.TRACK_GENERATION) : null;
 const prefix = generation ? `${generation.profile ?? 'race'}-` : '';
