@@ -1,7 +1,6 @@
 """The track rays' march skips whole metres only where the answer cannot change: ``road_edge.track_rays``
 marching with its skips (``sensing.march_skip``: ``sample_quiet``, ``projection_quiet``, the pit
-surfaces' box) gives, bit for
-bit, what the same march gives when it measures every whole metre (its Python body with the skip
+surfaces' box and ``pit_test_quiet`` inside it) gives, bit for bit, what the same march gives when it measures every whole metre (its Python body with the skip
 replaced by ``k + 1``), for rays forced onto the march from origins on the track, the kerb, the runoff,
 beyond the grass, in the pit lane and around the pit box, in sample and projection mode, for a car in
 the pit lane and not, each channel alone and all three together."""
@@ -76,3 +75,32 @@ def test_skipping_metres_changes_no_answer(name, monkeypatch):
         assert k1 == k2 and np.array_equal(d1, d2) and np.array_equal(h1, h2), (case, d1, d2)
         hits += int(sum(h2[i] for i, want in zip(channel_index, case[5]) if want))
     assert hits > len(cases) // 2       # the rays do cross bands: the comparison is not of misses alone
+
+
+@pytest.mark.parametrize("name", TRACKS)
+def test_pit_surface_keeps_its_answer_as_far_as_its_bound_says(name):
+    """``pit_surface_quiet``: from points around the pit complex (lane, working lane, boxes, garages,
+    connectors), whether ``pit_surface`` finds a pit surface does not change at 200 points of the ray
+    short of the bound; and the bound is not vacuous (most rays get a whole metre or more)."""
+    from numba import njit
+
+    from paddock_ma.sim.track.surface import pit_surface, pit_surface_quiet
+
+    tr = load_track(name)
+    surface = njit(pit_surface.py_func)
+    quiet = njit(pit_surface_quiet.py_func)
+    rng = np.random.default_rng(5)
+    anchors = np.concatenate([np.stack([tr.px, tr.py], 1), np.stack([tr.box_x, tr.box_y], 1)])
+    long_enough = on_pit = 0
+    for _ in range(2000):
+        ax, ay = anchors[rng.integers(0, len(anchors))]
+        x, y = ax + rng.uniform(-20.0, 20.0), ay + rng.uniform(-20.0, 20.0)
+        h = rng.uniform(-math.pi, math.pi)
+        dx, dy = math.cos(h), math.sin(h)
+        t = quiet(tr, x, y, dx, dy)
+        first = surface(tr, x, y) >= 0
+        on_pit += first
+        long_enough += t >= 1.0
+        for s in np.linspace(0.0, t, 200, endpoint=False):
+            assert (surface(tr, x + dx * s, y + dy * s) >= 0) == first, (x, y, h, t, s)
+    assert on_pit > 400 and long_enough > 1000, (on_pit, long_enough)

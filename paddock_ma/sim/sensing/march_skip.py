@@ -5,7 +5,9 @@ same band (``sample_quiet``, ``projection_quiet``), and the march's next whole m
 import math
 
 from ..core.jit import kernel
-from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
+from ..track.index import BARRIER_STAMP_DEPTH
+from .geometry import G_CELL, G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
+from ..track.surface import pit_surface_quiet
 from .track_state import project_segment
 
 QUIET_D2 = 1e-3       # m^2: a sample nearer than the winner's squared distance + this may take over
@@ -196,20 +198,53 @@ def _pit_box_entry(geo, x, y, dx, dy):
 
 
 @kernel(inline="always")
-def next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, n_levels, max_hint2, x, y, dx,
-                dy, k, length):
+def _pit_box_exit(geo, x, y, dx, dy):
+    """Distance (m) along the ray from (x, y) (unit (dx, dy)), inside the box around every pit surface,
+    to where it leaves the box as ``surface_code`` tests it (outside it no sample reads a pit surface),
+    less 1e-7 m for rounding."""
+    t = math.inf
+    for o, d, lo, hi in ((x, dx, geo[G_PX0], geo[G_PX1]), (y, dy, geo[G_PY0], geo[G_PY1])):
+        if d > 0.0:
+            t = min(t, (hi - o) / d)
+        elif d < 0.0:
+            t = min(t, (lo - o) / d)
+    return max(0.0, t - 1e-7)
+
+
+# A point within the grass edge + BARRIER_STAMP_DEPTH of the centreline (less half a cell's diagonal) has a
+# raster segment: every segment stamps the cells whose centres lie that near it.
+HALF_CELL_DIAGONAL = 0.7072
+
+
+@kernel(inline="always")
+def pit_test_quiet(pv, geo, ta, tseg, x, y, dx, dy):
+    """How far (m) along the ray from (x, y) (unit (dx, dy)) the march's pit test of a car in the pit lane
+    (``surface_code`` of ``nearest_segment``'s (ta, tseg) at a sample beyond the white line) keeps its
+    answer: 0 when the point has no raster segment (barrier); else while the raster surely has one
+    (ta + t within the stamped depth), ta stays on its side of the kerb's outer edge (1-Lipschitz), the
+    ray stays in the pit surfaces' box and ``pit_surface_quiet`` vouches for the pit surface."""
+    if tseg < 0:
+        return 0.0
+    t = min(abs(ta - geo[G_KE]), geo[G_GRASS] + BARRIER_STAMP_DEPTH - HALF_CELL_DIAGONAL * geo[G_CELL] - ta)
+    t = min(t, pit_surface_quiet(pv, x, y, dx, dy), _pit_box_exit(geo, x, y, dx, dy))
+    return max(0.0, t - 1e-7)
+
+
+@kernel(inline="always")
+def next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, pit_t, n_levels, max_hint2, x, y,
+               dx, dy, k, length):
     """The march's next whole metre after k (at (x, y)): given the answer ``w`` of ``track_state`` there
     (w < 0: do not skip), the first whole metre ``sample_quiet`` (sample mode) or ``projection_quiet``
     cannot vouch for (beyond ``length`` when it vouches for the rest of the ray); k + 1 when it
-    vouches for none. A car in the pit lane (``include_pit``) also reads pit surfaces: no metre inside
-    their box is vouched for."""
+    vouches for none. A car in the pit lane (``include_pit``) also reads pit surfaces: outside their box
+    until the ray enters it, inside it for ``pit_t`` m (``pit_test_quiet`` of the sample's pit test)."""
     if w < 0:
         return k + 1.0
     box = math.inf
     if include_pit:
         box = _pit_box_entry(geo, x, y, dx, dy)
-        if box <= 0.0:
-            return k + 1.0
+        if box <= 0.0:                  # inside the box: while the pit test keeps its answer
+            box = pit_t + PIT_BOX_MARGIN
     if sample_mode:
         t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
     else:

@@ -47,7 +47,7 @@ from ..track.surface import near_pit_connector
 from .edge_lines import NONE, edge_line_hits
 from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, nearest_segment, surface_code
 from .march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
-from .march_skip import next_metre
+from .march_skip import next_metre, pit_test_quiet
 from .track_state import track_state
 
 ANALYTIC_MAX_CURVATURE = 5e-5   # PaddockJS's sample curvature (heading change / 28), unitless
@@ -224,8 +224,8 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         return kind
     # the march: whole metres from the car (PaddockJS: 12 sim units a step, exact), each sample
     # classified once (its band, and for a car in the pit lane its pit surface) for every channel
-    # still looking; the whole metres that ``sample_quiet`` or ``projection_quiet`` vouches for are
-    # skipped (for a car in the pit lane, only outside the pit surfaces' box)
+    # still looking; the whole metres that ``sample_quiet`` or ``projection_quiet`` (and for a car in
+    # the pit lane ``pit_surface_quiet``) vouches for are skipped
     march_kerb = march_surface and want_kerb
     march_illegal = march_surface and want_illegal
     k = 0.0
@@ -238,9 +238,11 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         a = abs(offset_k)
         code = band_of(a, hw, ke, geo[G_GRAVEL], geo[G_GRASS])
         inside = a <= hw
+        pit_t = math.inf
         if include_pit and a > hw:
             ta, tseg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
             pit_code = surface_code(pv, geo, x, y, ta, tseg, True)
+            pit_t = pit_test_quiet(pv, geo, ta, tseg, x, y, dx, dy)
             if pit_code >= SURF_PIT_ENTRY:
                 inside = True
                 if a > ke:
@@ -283,8 +285,9 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
                 else:
                     march_illegal = False
         # the next whole metre whose answer may differ for a channel still looking (the surfaces' four
-        # bands, or the road edge's inside / outside alone)
-        levels = 4 if (march_kerb or march_illegal) else 1
-        k = next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, levels, max_hint2, x, y,
-                        dx, dy, k, length)
+        # bands, or the road edge's inside / outside alone: for a car in the pit lane also the kerb's
+        # outer edge, beyond which a pit surface counts as inside)
+        levels = 4 if (march_kerb or march_illegal) else 2 if include_pit else 1
+        k = next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, pit_t, levels, max_hint2,
+                       x, y, dx, dy, k, length)
     return kind

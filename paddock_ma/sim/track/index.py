@@ -24,6 +24,9 @@ from ..core.layout import SURF_BARRIER
 from .geometry import TrackArrays, seg_d2, band_code
 from .surface import pit_surface
 
+# m beyond the grass edge every segment stamps the raster (the barrier band; the march's skips rely on it)
+BARRIER_STAMP_DEPTH = 10.0
+
 
 @allocating_kernel
 def _stamp_nearest(cx, cy, x0, y0, cell, nx, ny, reach_seg):
@@ -188,7 +191,7 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
         near_pit = (cs >= fields["pit_entry_s"] - 100.0) | (cs <= fields["pit_exit_s"] + 100.0)
     else:                   # no pit lane: the barrier band alone
         near_pit = np.zeros(cs.shape, bool)
-    small = fields["grass_edge"] + 10.0
+    small = fields["grass_edge"] + BARRIER_STAMP_DEPTH
     reach = np.where(near_pit, max(small, pit_far + 25.0), small)
     seg, best = _stamp_nearest(fields["cx"], fields["cy"], float(x0), float(y0), float(cell), nx, ny,
                          reach.astype(np.float64))

@@ -168,6 +168,66 @@ def pit_surface(tr, x, y):
     return -1
 
 
+@kernel(inline="always")
+def _nearest_line(q, line, best):
+    """min(best, |q - line|): the distance (m) from coordinate q to an axis line of the lane frame."""
+    return min(best, abs(q - line))
+
+
+@kernel(inline="always")
+def pit_surface_quiet(tr, x, y, rdx, rdy):
+    """How far (m) along the unit ray (rdx, rdy) from (x, y) ``pit_surface`` keeps answering as it does
+    at (x, y) whether the point is on a pit surface (>= 0) or not (-1); inf without a pit lane.
+
+    ``pit_surface``'s answer is a function of a few tests: u or v against lines of the lane frame (the
+    quick box, the lane, the working lane, each service box and garage) and the distance to the
+    connectors against half the pit width. On the ray u and v change by at most |ru| and |rv| a metre
+    and a distance by at most 1, so none of the tests can change its answer before the nearest line
+    over its rate or |distance - hw|. The u lines of a part count only where the v tests put the point
+    in that part's band (crossing into another band is a v line's). The result is shortened by 1e-9 of
+    itself and 1e-7 m for rounding."""
+    m = tr.px.shape[0]
+    if m == 0:
+        return np.inf
+    i0 = PIT_CONN_STEPS
+    i1 = m - 1 - PIT_CONN_STEPS
+    sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)
+    qx = x - sx
+    qy = y - sy
+    u = qx * dx + qy * dy
+    v = qx * nx + qy * ny
+    ru = abs(rdx * dx + rdy * dy)
+    rv = abs(rdx * nx + rdy * ny)
+    hw = 0.5 * tr.pit_width
+    u0, u1, v0, v1 = pit_quick_box(tr.px, tr.py, sx, sy, dx, dy, nx, ny, lane_len, hw)
+    v_work = hw + PIT_WORK_WIDTH
+    dv = np.inf
+    for line in (v0, v1, -hw, hw, v_work - SERVICE_DEPTH, v_work):
+        dv = _nearest_line(v, line, dv)
+    du = _nearest_line(u, u0, _nearest_line(u, u1, np.inf))
+    nb = tr.box_x.shape[0]
+    if -hw <= v <= v_work:
+        du = _nearest_line(u, 0.0, _nearest_line(u, lane_len, du))
+        if hw < v and nb > 0:
+            u_first = (tr.box_x[0] - sx) * dx + (tr.box_y[0] - sy) * dy
+            u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
+            du = _nearest_line(u, u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN, du)
+            du = _nearest_line(u, u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN, du)
+    if v > v_work - SERVICE_DEPTH:
+        half = 0.5 * SERVICE_LENGTH if v <= v_work else 0.5 * GARAGE_LENGTH
+        for k in range(nb):
+            uk = (tr.box_x[k] - sx) * dx + (tr.box_y[k] - sy) * dy
+            du = _nearest_line(u, uk - half, _nearest_line(u, uk + half, du))
+    t = np.inf
+    if ru > 0.0:
+        t = du / ru
+    if rv > 0.0:
+        t = min(t, dv / rv)
+    d = math.sqrt(min(polyline_d2(tr.px, tr.py, 0, i0, x, y), polyline_d2(tr.px, tr.py, i1, m - 1, x, y)))
+    t = min(t, abs(d - hw))
+    return max(0.0, t * (1.0 - 1e-9) - 1e-7)
+
+
 @kernel
 def pit_surface_call(tr, x, y):
     """``pit_surface`` as an ordinary (not inlined) call, for hot kernels that reach it rarely: keeps
