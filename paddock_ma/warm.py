@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -154,9 +155,56 @@ def exercise_race() -> None:
     step_state(state, n_ticks=4)
 
 
-def warm() -> dict:
-    """Run every exercise (compiling what the cache lacks) and write the marker; returns a summary."""
+def exercise_reset_and_threads() -> None:
+    """The kernels a reset compiles (placement, sensing, vectors) and the engine's parallel variants
+    (``BatchEnv(parallel=True)``: ``paddock-ma bench threads``, ``parallel=True`` in the adapters)."""
+    import numpy as np
+
+    from .bench.env import bench_batch_env
+    from .catalog import make
+
+    make("paddock/gp-batch-v0", num_worlds=2).reset(seed=0)
+    bench_batch_env(2, seconds=0.01, actions_from="driver", warmup_steps=1, threads=1)
+    parallel = make("paddock/oval-batch-v0", num_worlds=2, parallel=True, auto_reset=True)
+    parallel.reset(seed=0)
+    parallel.step(np.zeros((2, len(parallel.controlled), 3), np.float32))
+
+
+def exercise_all() -> None:
+    """Every exercise but the second process's (``exercise_reset_and_threads``)."""
     from . import catalog
+
+    exercise_race()                 # the step kernel first: the longest compile, while the other process senses
+    for env in catalog.list_envs():
+        exercise_env(env["id"])
+    exercise_object_view()
+    exercise_adapters()
+    exercise_demo()
+
+
+def _run_part(part: str) -> subprocess.Popen:
+    """``python -m paddock_ma.warm --part <part>`` in a child process sharing this one's cache."""
+    env = dict(os.environ, NUMBA_NUM_THREADS="1")
+    return subprocess.Popen([sys.executable, "-m", "paddock_ma.warm", "--part", part], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _part_result(proc: subprocess.Popen) -> int:
+    """The number of functions a finished part compiled; raises with its stderr if it failed."""
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"warm-up part {proc.args[-1]!r} failed (exit {proc.returncode}):\n{err[-4000:]}")
+    return int(json.loads(out.strip().splitlines()[-1])["compiled"])
+
+
+def warm() -> dict:
+    """Run every exercise (compiling what the cache lacks) and write the marker; returns a summary.
+
+    Two processes compile at once (numba compiles one function at a time per process): a child the
+    reset and parallel kernels, this one the step kernel and the rest. numba writes a function's cache
+    index without a lock, so two processes compiling specialisations of one function at once can leave
+    one unindexed: a last child runs every exercise again, loading what is cached and compiling (and
+    indexing) anything lost, so the marker is written only over a complete cache."""
     from .sim.core import compile_status
 
     t0 = time.perf_counter()
@@ -165,28 +213,50 @@ def warm() -> dict:
     before = status.compiled if status else 0
     if status:
         status.message, status.hint = "compiling simulation kernels ahead (once per change of the sources)", ""
-    for env in catalog.list_envs():
-        exercise_env(env["id"])
-    exercise_object_view()
-    exercise_adapters()
-    exercise_demo()
-    exercise_race()
+    other = _run_part("reset-and-threads")
+    try:
+        exercise_all()
+    except BaseException:
+        other.kill()
+        raise
+    compiled = (status.compiled - before) if status else 0
+    compiled += _part_result(other)
+    compiled += _part_result(_run_part("check"))
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / f".{MARKER}.{os.getpid()}"
     tmp.write_text(json.dumps({"stamp": source_stamp(), "written_at": time.strftime("%Y-%m-%dT%H:%M:%S")}, indent=1))
     os.replace(tmp, directory / MARKER)
-    return {"cache_dir": str(directory), "compiled": (status.compiled - before) if status else None,
-            "seconds": round(time.perf_counter() - t0, 1)}
+    return {"cache_dir": str(directory), "compiled": compiled, "seconds": round(time.perf_counter() - t0, 1)}
+
+
+PARTS = {"reset-and-threads": exercise_reset_and_threads,
+         "check": lambda: (exercise_all(), exercise_reset_and_threads())}
+
+
+def run_part(part: str) -> int:
+    """Run one part in this process; prints ``{"compiled": n}`` on stdout (what ``warm`` reads)."""
+    from .sim.core import compile_status
+
+    status = compile_status.install()
+    if status:
+        status.message, status.hint = f"warm-up part {part}", ""
+    before = status.compiled if status else 0
+    PARTS[part]()
+    print(json.dumps({"compiled": (status.compiled - before) if status else 0}))
+    return 0
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--force", action="store_true", help="run every exercise even if the marker says warm")
     p.add_argument("--quiet", action="store_true", help="print nothing when done")
+    p.add_argument("--part", choices=sorted(PARTS), help=argparse.SUPPRESS)     # warm()'s child processes
     args = p.parse_args(argv)
     # before numba starts: the demo's shard core pins numba to one thread, which numba refuses once
     # its threads run with another count (the kernels warmed here are serial ones)
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+    if args.part:
+        return run_part(args.part)
     if not args.force and is_warm():
         if not args.quiet:
             print(f"paddock_ma: simulation kernels already compiled in {cache_dir()}", file=sys.stderr)
