@@ -8,8 +8,8 @@ What it runs: the paths a first run takes, on tiny worlds: for every catalogue e
 (``BatchEnv``: reset, step, auto-reset, ``reset_drivers`` with each placement policy), its one-world dict
 API (``PaddockEnv``), a physical-driver observation object, the README's adapters (PettingZoo, the
 gymnasium vector env), the demo's shard (``distributed.shard.ShardCore`` with the random policy, as
-``make demo`` collects and replays) and the sim's own race (``new_race``/``step_state``: ``paddock-ma
-race``). numba specialises a kernel on its arguments' types (dtypes, dimensions, layouts, read-only or
+``make demo`` collects and replays), the sim's own race (``new_race``/``step_state``: ``paddock-ma
+race``), the parallel engine and a car's tick called from Python (replays of PaddockJS's traces). numba specialises a kernel on its arguments' types (dtypes, dimensions, layouts, read-only or
 not), never on a config's values, so running these calls stores exactly the specialisations later runs
 of them load.
 
@@ -157,7 +157,8 @@ def exercise_race() -> None:
 
 def exercise_reset_and_threads() -> None:
     """The kernels a reset compiles (placement, sensing, vectors) and the engine's parallel variants
-    (``BatchEnv(parallel=True)``: ``paddock-ma bench threads``, ``parallel=True`` in the adapters)."""
+    (``BatchEnv(parallel=True)``: ``paddock-ma bench threads``, ``parallel=True`` in the adapters), and
+    ``exercise_vehicle_replay``."""
     import numpy as np
 
     from .bench.env import bench_batch_env
@@ -168,6 +169,25 @@ def exercise_reset_and_threads() -> None:
     parallel = make("paddock/oval-batch-v0", num_worlds=2, parallel=True, auto_reset=True)
     parallel.reset(seed=0)
     parallel.step(np.zeros((2, len(parallel.controlled), 3), np.float32))
+    exercise_vehicle_replay()
+
+
+def exercise_vehicle_replay() -> None:
+    """One car's tick and a contact pass called from Python, as a replay of recorded inputs calls them
+    (``tests/sim/test_paddockjs_parity.py``, a user comparing with PaddockJS): one world's arrays, float
+    inputs."""
+    import numpy as np
+
+    from .sim.core import layout as L
+    from .sim.race.collisions import resolve_contacts
+    from .sim.vehicle.dynamics import integrate_car
+
+    cars_f, cars_i = np.zeros((1, 2, L.NF)), np.zeros((1, 2, L.NI), np.int32)
+    params, rules = np.ones((1, 2, L.NP)), np.zeros((1, L.NR))
+    cars_i[0, :, L.I_ACTIVE] = 1
+    cars_f[0, 1, L.F_X] = 100.0
+    integrate_car(cars_f, cars_i, params, rules, 0, 0, 0.0, 0.5, 0.0, 1.0 / 60.0)
+    resolve_contacts(cars_f, cars_i, np.full((1, 2), L.FLAG_COLLIDES, np.int32), rules, 0, 2, 1.0 / 60.0)
 
 
 def exercise_all() -> None:

@@ -109,7 +109,7 @@ def replay(trace):
             for c, cid in enumerate(ids):
                 for wheel, letter in zip(WHEELS, trace["surfaces"][cid][tick]):
                     cars_i[0, c, wheel] = letters[letter]
-                steer, throttle, brake = row[c]
+                steer, throttle, brake = map(float, row[c])    # one compiled specialisation (JSON has ints too)
                 cars_f[0, c, L.F_PREV_X] = cars_f[0, c, L.F_X]
                 cars_f[0, c, L.F_PREV_Y] = cars_f[0, c, L.F_Y]
                 cars_f[0, c, L.F_PREV_HEADING] = cars_f[0, c, L.F_HEADING]
