@@ -8,7 +8,7 @@ One physics tick of one world (``DT`` = 1/60 s), in this order:
    driver, and the vehicle integrates one tick
 3. wheel surfaces, track position; barrier contact destroys the car
 4. car-car contacts among cars whose interaction flags both collide
-5. progress, laps, timing, pit entry, stalled retirement; then race order
+5. progress, laps, timing, pit entry, stalled retirement; then race order; then DRS (``race.drs``)
 6. event counters accumulate in ``cars_i[..., I_CNT_*]`` along the way
 
 An env step is ``n_ticks`` (frame skip) ticks. Before the first tick the step's event counters are
@@ -30,7 +30,8 @@ from .core.jit import allocating_kernel, kernel
 from .core.layout import (
     CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_RACE_FINISH,
     END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS,
-    F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER,
+    F_PJS_PREV_PROGRESS, F_PJS_PROGRESS, F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD,
+    F_X, F_Y, FIRST_COUNTER,
     FLAG_CONTROLLED, I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL,
     I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
     WI_RACE_FINISHED,
@@ -38,6 +39,7 @@ from .core.layout import (
 from .vehicle.dynamics import hold_car, integrate_car_pre
 from .race.pit_service import pit_route_active, pit_route_tick
 from .race.control import car_is_held, race_control_tick, update_ranks
+from .race.drs import update_drs_world
 from .race.rules import update_rules_world
 from .vehicle.wheels import classify_car, classify_world, pit_zone
 from .vehicle.tyres import tyre_factor
@@ -91,6 +93,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
         cars_f[w, c, F_PREV_X] = cars_f[w, c, F_X]
         cars_f[w, c, F_PREV_Y] = cars_f[w, c, F_Y]
         cars_f[w, c, F_PREV_HEADING] = cars_f[w, c, F_HEADING]
+        cars_f[w, c, F_PJS_PREV_PROGRESS] = cars_f[w, c, F_PJS_PROGRESS]
         if pit_route_active(cars_i, w, c):
             pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
                            n_cars, DT)
@@ -146,10 +149,12 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
                                             or cars_f[w, c, F_HEADING] != tbuf[2, c]):
             classify_car(tr, cars_f, cars_i, w, c)
 
-    # 5. race rules, then order
+    # 5. race rules, then order; then DRS (PaddockJS's latch, in its race order)
     update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
                        old_progress, DT)
     update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, tidx)   # tidx: free again
+    update_drs_world(tr.drs_start, tr.drs_end, tr.length, cars_f, cars_i, car_flags, world_f, world_i, rules, w,
+                     n_cars, source, tidx)                          # source, tidx: free again
 
 
 @kernel

@@ -11,10 +11,12 @@ track: this isolates the vehicle model) and compares the state after each step.
 Tolerances (issue 22): position within 1 cm and heading within 1e-3 rad where nothing chaotic
 happens; within 0.5 m once the car has spun (PaddockJS's spin-risk label or a body slip over 0.42 rad)
 or touched another car: those amplify rounding. Car-car contacts are resolved by our
-``resolve_contacts`` after each tick, as in the step; a trace is compared up to the car's destruction
-(the barrier is the track's, not part of this replay) or until PaddockJS opens the car's DRS (not
-modelled here: ``docs/paddockjs-compatibility.md``), and in simulator mode until the car comes to
-rest (below 0.5 m/s: PaddockJS's braked car then creeps backwards, ours does not). Telemetry (lateral /
+``resolve_contacts`` after each tick, as in the step. The car's DRS is open (``I_DRS_ACTIVE``, which the
+dynamics read) from the tick after PaddockJS opened it to the tick after it closed it (the trace's
+``drs-on`` / ``drs-off`` events: the latch itself is the track's, ``sim.race.drs``, compared in
+``tests/env/test_paddockjs_closed_loop.py``). A trace is compared up to the car's destruction (the
+barrier is the track's, not part of this replay), and in simulator mode until the car comes to rest
+(below 0.5 m/s: PaddockJS's braked car then creeps backwards, ours does not). Telemetry (lateral /
 longitudinal g, grip usage, slip angle) within 1e-3 of the vector's scale for it, and traction-limited and the stability
 label equal, at the steps where the positions agree within 1 cm.
 
@@ -103,10 +105,14 @@ def replay(trace):
     n_steps = len(trace["actions"])
     out = {cid: np.zeros((n_steps, 10)) for cid in ids}
     stab = {cid: np.zeros(n_steps, np.int64) for cid in ids}
+    drs = {cid: {tick: kind == "drs-on" for tick, kind in trace["events"][cid] if kind in ("drs-on", "drs-off")}
+           for cid in ids}
     for step, row in enumerate(trace["actions"]):
         for k in range(skip):
             tick = step * skip + k
             for c, cid in enumerate(ids):
+                if tick - 1 in drs[cid]:       # PaddockJS's latch ran at the end of the previous tick
+                    cars_i[0, c, L.I_DRS_ACTIVE] = int(drs[cid][tick - 1])
                 for wheel, letter in zip(WHEELS, trace["surfaces"][cid][tick]):
                     cars_i[0, c, wheel] = letters[letter]
                 steer, throttle, brake = map(float, row[c])    # one compiled specialisation (JSON has ints too)
@@ -138,8 +144,7 @@ def rest_step(trace, ref, col):
 
 
 def compare(trace):
-    """Per car: the differences to PaddockJS over the comparable steps (up to its destruction, or
-    until PaddockJS opens its DRS, which paddock_ma does not model).
+    """Per car: the differences to PaddockJS over the comparable steps (up to its destruction).
     Returns {car id: dict} with 'steps' (compared), 'chaotic' (a spin or a contact happened before),
     'position', 'heading' (largest differences, m and rad), 'telemetry' (largest difference over the
     telemetry scale at steps whose positions agree within 1 cm), 'flags' (steps with a different
@@ -151,8 +156,7 @@ def compare(trace):
     result = {}
     for cid, rows in trace["steps"].items():
         ref = np.asarray(rows, dtype=np.float64)
-        destroyed = min([tick for tick, kind in trace["events"][cid] if kind in ("car-destroyed", "drs-on")],
-                        default=10 ** 9)
+        destroyed = min([tick for tick, kind in trace["events"][cid] if kind == "car-destroyed"], default=10 ** 9)
         contact = min([tick for tick, kind in trace["events"][cid] if kind == "contact"], default=10 ** 9)
         n = min(len(ref), destroyed // skip)         # steps that end before the destruction's tick
         n = min(n, rest_step(trace, ref, col))

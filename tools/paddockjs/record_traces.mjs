@@ -96,7 +96,8 @@ F1RaceSimulation.prototype.step = function step(dt) {
       }
     }
     for (const id of recording.ids) {
-      // DRS (drag x0.42, power x1.08 in arcade) is not modelled by paddock_ma: mark where it acts
+      // DRS (drag x0.42, power x1.08 in arcade): mark where PaddockJS opens and closes it (paddock_ma's
+      // latch must open and close at the same steps: tests/env/test_paddockjs_closed_loop.py)
       const active = Boolean(this.cars.find((item) => item.id === id)?.drsActive);
       if (active !== (recording.drs[id] ?? false)) recording.events[id].push([recording.tick, active ? 'drs-on' : 'drs-off']);
       recording.drs[id] = active;

@@ -170,7 +170,14 @@ class RulesConfig(ConfigSection):
     start_light_count: int = race_rule("light_count", kind=int)
     start_light_interval: float = race_rule("light_interval")
     start_lights_out_hold: float = race_rule("lights_out_hold")
+    # PaddockJS's drsDetectionSeconds: DRS opens for a car that crosses a zone's start within this of
+    # the car ahead of it (sim.race.drs)
+    drs_detection_seconds: float = race_rule("drs_detection")
     modules: ModulesConfig = field(default_factory=ModulesConfig)
+
+    def __post_init__(self):
+        require(is_finite_number(self.drs_detection_seconds) and self.drs_detection_seconds >= 0,
+                "rules.drs_detection_seconds", f"got {self.drs_detection_seconds!r}; expected a finite number >= 0")
 
     @classmethod
     def _prepare(cls, data: dict, path: str) -> dict:

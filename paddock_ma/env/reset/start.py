@@ -37,6 +37,7 @@ def rules_from_config(config: EnvConfig, track=None) -> np.ndarray:
         lights_out_hold=r.start_lights_out_hold, tire_request_pct=pit.tire_pit_request_threshold_percent,
         tire_commit_pct=pit.tire_pit_commit_threshold_percent, pit_issue_chance=pit.variability.issue_chance,
         pit_issue_max_delay=pit.variability.issue_max_delay_seconds, pit_min_gap=pit.minimum_pit_lane_gap_meters,
+        drs_detection=r.drs_detection_seconds,
     )
 
 

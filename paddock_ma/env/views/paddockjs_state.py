@@ -5,7 +5,7 @@
 (positions, distances and the track in its sim units, 12 per metre; speeds in sim units per second
 beside ``speed_kph``), then paddock_ma's own keys beside them (``OWN_KEYS``: tick, step, checksum, the
 metre-unit car fields, ...). The values are our engine's where it has the quantity; the keys whose value
-cannot mean what PaddockJS's does (penalties, DRS, safety car, gaps, the driver's personality) carry
+cannot mean what PaddockJS's does (penalties, safety car, gaps, the driver's personality, ``canAttack``) carry
 PaddockJS's neutral value and are listed on docs/paddockjs-compatibility.md.
 The golden snapshots recorded from PaddockJS (tests/fixtures/paddockjs-2.0.0/state-snapshots/) are
 compared with these key for key by tests/protocol/test_state_shape.py.
@@ -20,7 +20,7 @@ from ...sim.core import layout as L
 from ...sim.sensing.vectors import body_slip_angle
 from ..config.grid import resolved_grid
 from ..reset.interactions import driver_profile
-from .paddockjs_track_model import SIM_UNITS_PER_METER, WORLD, track_model
+from .paddockjs_track_model import SIM_UNITS_PER_METER, WORLD, drs_zone_ids, track_model
 
 U = SIM_UNITS_PER_METER
 WHEEL_IDS = ("front-left", "front-right", "rear-left", "rear-right")
@@ -32,11 +32,11 @@ RATING_NAMES = ("power", "braking", "aero", "drag_efficiency", "mechanical_grip"
 PIT_PLAN_AHEAD_METERS = 250.0       # PaddockJS plans a stop this far before the pit entry
 TOP_SPEED_KPH = 330.0               # PaddockJS's VEHICLE_LIMITS.maxSpeed, km/h
 
-# PaddockJS's rules that have no counterpart here (penalties, safety car, DRS, weather, ...): its
+# PaddockJS's rules that have no counterpart here (penalties, safety car, weather, ...): its
 # defaults, reported as they are (penalties are not simulated; see the compatibility page)
 _CONSEQUENCE = [{"type": "time", "seconds": 5}]
 PADDOCKJS_ONLY_RULES = {
-    "drs_detection_seconds": 1, "safety_car_speed": SAFETY_CAR_SPEED_KPH / 3.6 * U,
+    "safety_car_speed": SAFETY_CAR_SPEED_KPH / 3.6 * U,
     "safety_car_lead_distance": SAFETY_CAR_LEAD_METERS * U, "safety_car_gap": 22.0 * U,
 }
 PADDOCKJS_ONLY_MODULES = {
@@ -315,13 +315,23 @@ def _car(batch, w, c, full: bool) -> dict:
         "lap_telemetry": _lap_telemetry(batch, w, f, i),
         "gap_ahead": None, "gap_ahead_meters": None, "gap_ahead_seconds": None, "interval_ahead_seconds": None,
         "leader_gap_seconds": 0 if rank is not None else None, "gap_ahead_laps": 0, "interval_ahead_laps": 0, "leader_gap_laps": 0,
-        "drs_eligible": False, "drs_active": False, "drs_zone_id": None, "drs_zone_enabled": False, "can_attack": True,
+        **_drs(batch, i), "can_attack": True,
         **position, "wheels": _wheels(f, i), **pit,
         "pit_lane_cross_track_error": None, "contact_cooldown": float(f[L.F_CONTACT_COOLDOWN]),
         "tire_energy": float(f[L.F_TIRE_ENERGY]),
         "used_tire_compounds": [n for k, n in enumerate(L.COMPOUND_NAMES) if i[L.I_USED_COMPOUNDS] & (1 << k)],
         "pit_intent": int(i[L.I_PIT_INTENT]), "pit_stop": pit_stop, "position_source": "integrated-vehicle",
     }
+
+
+def _drs(batch, i) -> dict:
+    """A car's DRS as PaddockJS reports it (``sim.race.drs``): eligible and active alike (PaddockJS sets
+    both), the latched zone's id and whether it opened."""
+    zone = int(i[L.I_DRS_ZONE])
+    active = bool(i[L.I_DRS_ACTIVE])
+    return {"drs_eligible": active, "drs_active": active,
+            "drs_zone_id": drs_zone_ids(batch)[zone - 1] if zone > 0 else None,
+            "drs_zone_enabled": bool(i[L.I_DRS_ENABLED])}
 
 
 def paddockjs_snapshot(batch, w: int, output: str) -> dict:

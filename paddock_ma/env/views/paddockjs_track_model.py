@@ -229,16 +229,27 @@ def _lane_offset(tr, a: int) -> float:
     return math.hypot(_u(tr.px[a]) - p["x"], _u(tr.py[a]) - p["y"]) / SIM_UNITS_PER_METER
 
 
-def _generated_fields(cfg) -> dict:
-    """The keys PaddockJS's generated tracks add (seed, controls, generation options); {} otherwise."""
+def _zone(z: dict, total: float) -> dict:
+    """A DRS zone of the snapshot's track (sim units): PaddockJS's normalizeDrsZone of ``z``."""
+    from ...sim.track.paddockjs_generator.centerline import normalize_drs_zone
+    start, end = normalize_drs_zone(z, total)
+    ratios = {"start_ratio": z["startRatio"], "end_ratio": z["endRatio"]} if "startRatio" in z else {}
+    return {"id": z["id"], **ratios, "start": _u(start), "end": _u(end)}
+
+
+def _generated_fields(cfg, tr) -> dict:
+    """The keys PaddockJS's generated tracks add (seed, controls, generation options), and the DRS zones
+    of a PaddockJS track object (``drs_zones`` only); {} otherwise."""
+    if isinstance(cfg.track, dict):
+        from ...sim.track.paddockjs_track import object_drs_zones
+        return {"drs_zones": [_zone(z, _u(tr.length)) for z in object_drs_zones(cfg.track)]}
     name = cfg.track if isinstance(cfg.track, str) else ""
     if not name.startswith("paddockjs:"):
         return {}
     from ...sim.track.paddockjs_track import paddockjs_track_info
     info = paddockjs_track_info(int(name.split(":", 1)[1]), cfg.track_generation)
     total = _u(info.length)
-    zones = [{"id": z["id"], "start_ratio": z["startRatio"], "end_ratio": z["endRatio"],
-              "start": z["startRatio"] * total, "end": z["endRatio"] * total} for z in info.drs_zones]
+    zones = [_zone(z, total) for z in info.drs_zones]
     return {"drs_zones": zones, "seed": int(info.seed), "curve_interpolation": "centripetal",
             "centerline_controls": [{"x": float(x), "y": float(y)} for x, y in np.asarray(info.controls).tolist()],
             # PaddockJS's cacheKey is the JSON of its options in metres; ours the JSON of the options as given
@@ -253,6 +264,11 @@ def _python_names(value):
     return value
 
 
+def drs_zone_ids(batch) -> list:
+    """The ids of the track's DRS zones (PaddockJS's ``drsZoneId``s), in the order of its ``drs_start``."""
+    return [z["id"] for z in track_model(batch)["drs_zones"]]
+
+
 def track_model(batch) -> dict:
     """``track`` of a PaddockJS snapshot for ``batch``'s track and config (sim units; see the module
     docstring). Shared between calls: copy before changing it."""
@@ -261,7 +277,7 @@ def track_model(batch) -> dict:
     if hit is not None and hit[0] is batch.track and hit[1] is batch.config:
         return hit[2]
     tr, cfg = batch.track, batch.config
-    generated = _generated_fields(cfg)
+    generated = _generated_fields(cfg, tr)
     model = {"name": cfg.track_name, "width": _u(2 * tr.half_width), "kerb_width": _u(tr.kerb_edge - tr.half_width),
              "gravel_width": _u(tr.gravel_edge - tr.kerb_edge), "runoff_width": _u(tr.grass_edge - tr.gravel_edge),
              "barrier_width": _u(BARRIER_WIDTH_METERS), "sample_count": len(tr.cs) - 1,

@@ -61,7 +61,7 @@ def timing_fields(batch, w: int) -> list:
             "status": _status(i), "race_status": _status(i), "waved_flag": bool(i[L.I_FINISHED]),
             "dnf": destroyed or bool(i[L.I_RETIRED]), "out_of_race": destroyed or bool(i[L.I_RETIRED]),
             "rank": shown, "classified_rank": rank, "finish_rank": None, "penalty_seconds": 0,
-            "drs_active": False, "drs_eligible": False,
+            "drs_active": bool(i[L.I_DRS_ACTIVE]), "drs_eligible": bool(i[L.I_DRS_ACTIVE]),
             "lap_telemetry": _lap_telemetry(f, i, now),
         })
     _gaps(cars_f, ranks, length, out)

@@ -77,7 +77,19 @@ F_WHEEL_EDGE_FL = 47    # m, each contact patch's offset as PaddockJS reports it
 F_WHEEL_EDGE_FR = 48    # the patch edge farthest from the centreline; the patch centre's on a pit surface;
 F_WHEEL_EDGE_RL = 49    # near the pit entry and exit, that of the sampled point (centre or corner) of the
 F_WHEEL_EDGE_RR = 50    # patch's worst surface (``vehicle.wheels``)
-NF = 51
+# PaddockJS's own progress and race distance (``raceProgress.js``), which its DRS latch and DRS race
+# order read: the lap distance of the centreline sample nearest the car (its ``trackState.distance``,
+# legacy mode; F_PROGRESS is the projection), and the race distance advanced by that progress
+F_PJS_PROGRESS = 51     # m, [0, L): lap distance of the nearest centreline sample (``vehicle.wheels``)
+F_PJS_PREV_PROGRESS = 52  # m, F_PJS_PROGRESS at the start of the latest tick (PaddockJS's previousProgress)
+F_PJS_RACE_DISTANCE = 53  # m, PaddockJS's raceDistance: placement's race distance + its progress deltas
+F_DRS_TIME_0 = 54       # s (world time) of the car's latest crossing of DRS zone k's start, k < MAX_DRS_ZONES
+F_DRS_TIME_1 = 55       # (its drsDetection[zone].time; meaningful while I_DRS_PASSAGE_k > 0)
+F_DRS_TIME_2 = 56
+F_DRS_TIME_3 = 57
+NF = 58
+
+MAX_DRS_ZONES = 4        # DRS zones a track may have (PaddockJS derives at most 3)
 
 # Contact patches, in wheel order FL, FR, RL, RR (left = lateral -1).
 WHEEL_OFFSET_FIELDS = (F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR, F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR)
@@ -134,7 +146,16 @@ I_CONTACT_SLOTS_LO = 44  # bit j set: a contact event with car slot j (0..31) th
 I_CONTACT_SLOTS_HI = 45  # bit j - 32 set: a contact event with car slot j (32..63) this step
 I_LAST_CONTACT_WITH = 46  # slot index of the car of the latest contact, -1 = none
 I_TRACTION_LIMITED = 47  # 1 = the latest tick's tyres were at their limit (PaddockJS tractionLimited)
-NI = 48
+# DRS (``race.drs``, PaddockJS's ``timing/drsTiming.js``)
+I_DRS_ZONE = 48         # 1 + index of the DRS zone the car latched (its drsZoneId), 0 = none
+I_DRS_ENABLED = 49      # 1 when the latched zone opened (drsZoneEnabled): the car ahead crossed its start
+                        # on the same passage at most R_DRS_DETECTION s earlier
+I_DRS_ACTIVE = 50       # 1 = DRS open (drsActive, = drsEligible): enabled and inside the latched zone
+I_DRS_PASSAGE_0 = 51    # crossings of DRS zone k's start since the car was placed (drsDetection[zone].passage)
+I_DRS_PASSAGE_1 = 52
+I_DRS_PASSAGE_2 = 53
+I_DRS_PASSAGE_3 = 54
+NI = 55
 
 WHEEL_SURFACE_FIELDS = (I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR)
 FIRST_COUNTER = I_CNT_CONTACTS
@@ -211,7 +232,8 @@ R_TIRE_COMMIT_PCT = 17  # built-in driver commits below this tyre energy (intent
 R_PIT_ISSUE_CHANCE = 18 # probability scale of a slow-stop issue
 R_PIT_ISSUE_MAX_DELAY = 19  # s, largest issue delay
 R_PIT_MIN_GAP = 20      # m, minimum gap to an active pit car ahead for intent 1
-NR = 21
+R_DRS_DETECTION = 21    # s, PaddockJS's rules.drsDetectionSeconds: DRS opens within this of the car ahead
+NR = 22
 
 PHYSICS_ARCADE = 0
 PHYSICS_SIMULATOR = 1

@@ -37,7 +37,7 @@ from .jit import allocating_kernel, kernel
 from .state_check import check_state
 
 SNAPSHOT_FORMAT = "paddock_ma.world-snapshot"
-SNAPSHOT_VERSION = 1
+SNAPSHOT_VERSION = 2      # 2: DRS state (race.drs) and PaddockJS's progress fields
 
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)

@@ -36,13 +36,15 @@ CAR_INT_RANGES = {
     L.I_END_REASON: _code(L.END_REASON_NAMES), L.I_USED_COMPOUNDS: (0, 2 ** len(L.COMPOUND_NAMES) - 1),
     **{f: COUNT for f in range(L.FIRST_COUNTER, L.I_CNT_DESTROYED + 1)},
     L.I_LAST_CONTACT_WITH: "car slots or -1", L.I_TRACTION_LIMITED: FLAG,
+    L.I_DRS_ZONE: "DRS zones + 1", L.I_DRS_ENABLED: FLAG, L.I_DRS_ACTIVE: FLAG,
+    **{L.I_DRS_PASSAGE_0 + k: COUNT for k in range(L.MAX_DRS_ZONES)},
 }
 WORLD_INT_RANGES = {L.WI_TICK: (0, 2**63 - 1), L.WI_RNG_COUNTER: (0, 2**63 - 1),
                     L.WI_RACE_MODE: _code(L.RACE_MODE_NAMES), L.WI_RED_FLAG: FLAG, L.WI_PIT_LANE_OPEN: FLAG,
                     L.WI_RACE_FINISHED: FLAG, L.WI_ENV_STEP: (0, 2**63 - 1)}
 RULE_RANGES = {L.R_PHYSICS_MODE: (L.PHYSICS_ARCADE, L.PHYSICS_SIMULATOR), L.R_TOTAL_LAPS: (1, INT32_MAX),
                L.R_STANDING_START: FLAG, L.R_TIRE_DEGRADATION: FLAG, L.R_PIT_STOPS: FLAG, L.R_PIT_VARIABILITY: FLAG,
-               L.R_PIT_PERFECT: FLAG, L.R_STALLED_DNF: FLAG}
+               L.R_PIT_PERFECT: FLAG, L.R_STALLED_DNF: FLAG, L.R_DRS_DETECTION: (0.0, float("inf"))}
 FLAG_BITS = sum(v for k, v in vars(L).items() if k.startswith("FLAG_") and isinstance(v, int))
 
 
@@ -61,7 +63,8 @@ def field_bounds(spec, track, num_cars: int) -> tuple:
         return spec
     return {"centreline segments": (0, track.cx.shape[0] - 2),      # segment i joins points i and i + 1
             "car slots + 1": (0, num_cars),
-            "car slots or -1": (-1, num_cars - 1)}[spec]
+            "car slots or -1": (-1, num_cars - 1),
+            "DRS zones + 1": (0, track.drs_start.shape[0])}[spec]
 
 
 def _first_bad(values: np.ndarray, lo, hi):

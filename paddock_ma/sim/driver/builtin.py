@@ -29,6 +29,8 @@ One decision per car per tick, from the car's own state, its parameters and the 
 * **Rejoin.** Off the legal surfaces (``I_ON_TRACK == 0``) the driver aims back at the track edge
   at a moderate, surface-dependent speed and keeps that mode (``I_AI_REJOIN`` ticks) until the car
   is settled on the track again.
+* **DRS.** While the car's DRS is open (``race.drs``) it plans 22 km/h faster, as PaddockJS's driver
+  raises its corner target.
 * **Pit intent.** With pit stops on, an AI car asks for a stop (intent 1) below the request tyre
   energy and commits (intent 2) below the commit energy.
 """
@@ -40,7 +42,7 @@ import numpy as np
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
     CONTROL_BUILTIN, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS,
-    F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY,
+    F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_DRS_ACTIVE,
     I_AI_REJOIN, I_COMPOUND, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED,
     MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE,
     P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE,
@@ -63,6 +65,7 @@ SIM_GRIP_MARGIN = 0.50   # simulator: its share (slip grows faster the harder a 
 BRAKE_FRAC_ARCADE = 0.7  # fraction of the arcade brake cap assumed for braking
 SIM_BRAKE_PLAN = 9.0     # m/s^2, simulator: braking distances assume this (braking takes lateral grip)
 MIN_TARGET = 55.0 * MPS_PER_KPH  # m/s, never plan slower than this on track
+DRS_TARGET_BONUS = 22.0 * MPS_PER_KPH  # m/s added to the planned speed while DRS is open (PaddockJS's)
 LOOK_MIN = 10.0          # m, pure-pursuit lookahead bounds
 LOOK_MAX = 110.0
 LOOK_BASE = 12.0         # m, lookahead = LOOK_BASE + LOOK_TIME * v, then shrunk in corners
@@ -279,6 +282,8 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
     # the next PREVIEW_NEAR m (the track's table, interpolated between the samples around s).
     i, t = sample_at(cs, length, s)
     v_target = _preview_speed(prev, i, t, mu_g, aero_k, brake_a, brake_b)
+    if cars_i[w, c, I_DRS_ACTIVE] != 0:
+        v_target += DRS_TARGET_BONUS        # racingControls.js: the corner target + 22 km/h with DRS open
     turn_near = prev[i, PREVIEW_TURN] + t * (prev[i + 1, PREVIEW_TURN] - prev[i, PREVIEW_TURN])
     kappa_max_near = prev[i, PREVIEW_KMAX] + t * (prev[i + 1, PREVIEW_KMAX] - prev[i, PREVIEW_KMAX])
     v_target = max(v_target, MIN_TARGET)

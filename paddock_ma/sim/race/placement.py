@@ -8,13 +8,15 @@ import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import (
-    F_BEST_LAP_TIME, F_CONTACT_COOLDOWN, F_CURVATURE, F_FINISH_TIME, F_HEADING, F_HEADING_ERROR,
+    F_BEST_LAP_TIME, F_CONTACT_COOLDOWN, F_CURVATURE, F_DRS_TIME_0, F_FINISH_TIME, F_PJS_RACE_DISTANCE,
+    F_HEADING, F_HEADING_ERROR,
     F_LAP_START_TIME, F_LAST_LAP_TIME, F_GRIP_USAGE, F_LAT_ACC, F_LONG_ACC, F_OFFSET, F_PIT_PATH_S,
     F_PIT_SERVICE_LEFT, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_RACE_DISTANCE, F_SECTOR1_TIME,
     F_SECTOR_START_TIME, F_SPEED, F_STALL_TIME, F_STEER_ANGLE, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_VX,
     F_VY, F_X, F_Y, F_YAW_RATE, FIRST_COUNTER, I_AI_REJOIN, I_COMPLETED_LAPS, I_DESTROYED, I_FINISHED,
     I_GRID_LOCKED, I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_LAST_CONTACT_WITH, I_PIT_INTENT, I_PIT_STATUS,
     I_PIT_STOPS, I_RETIRED, I_SECTOR, I_SEG_HINT, I_TRACTION_LIMITED, LAST_COUNTER, NO_CLOCK, PIT_PENDING,
+    I_DRS_ACTIVE, I_DRS_ENABLED, I_DRS_PASSAGE_0, I_DRS_ZONE, MAX_DRS_ZONES,
 )
 from .rules import sector_of
 from ..track.geometry import locate, point_at
@@ -41,8 +43,8 @@ def place_car(tr, cars_f, cars_i, w, c, race_distance, offset, speed, heading_er
     The state-reset path: pose, velocity, track position and lap from the race distance; lap and
     sector clocks start at ``now`` (s, world time); best/last lap, sector and finish times, pit stop
     state (pending, intent 0, stops 0), stall and contact timers, grid lock, destroyed / retired /
-    finished, instability and the event counters are cleared. Episode fields, tyre energy, compound,
-    controls and interaction state are the caller's.
+    finished, instability, the event counters and the DRS state (latch and detections) are cleared.
+    Episode fields, tyre energy, compound, controls and interaction state are the caller's.
     """
     seg = _place_pose(tr, cars_f, w, c, race_distance, offset, speed, heading_error)
     _clear_race_state(tr, cars_f, cars_i, w, c, race_distance, seg, now)
@@ -81,6 +83,7 @@ def _place_pose(tr, cars_f, w, c, race_distance, offset, speed, heading_error):
     f[F_HEADING_ERROR] = wrap_angle(h - ph)
     f[F_CURVATURE] = pcurv
     f[F_RACE_DISTANCE] = race_distance
+    f[F_PJS_RACE_DISTANCE] = race_distance   # PaddockJS's starts at the placement's too (race.drs)
     return seg
 
 
@@ -127,3 +130,10 @@ def _clear_race_state(tr, cars_f, cars_i, w, c, race_distance, seg, now):
     i[I_LAST_CONTACT_WITH] = -1
     for k in range(FIRST_COUNTER, LAST_COUNTER + 1):
         i[k] = 0
+    # DRS: no latch and no detections (PaddockJS's clearCarDrsState on a placement)
+    i[I_DRS_ZONE] = 0
+    i[I_DRS_ENABLED] = 0
+    i[I_DRS_ACTIVE] = 0
+    for k in range(MAX_DRS_ZONES):
+        i[I_DRS_PASSAGE_0 + k] = 0
+        f[F_DRS_TIME_0 + k] = 0.0

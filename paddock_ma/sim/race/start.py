@@ -46,6 +46,7 @@ RULE_DEFAULTS = {
     "pit_issue_chance": (L.R_PIT_ISSUE_CHANCE, 0.12),
     "pit_issue_max_delay": (L.R_PIT_ISSUE_MAX_DELAY, 4.0),
     "pit_min_gap": (L.R_PIT_MIN_GAP, 20.0),
+    "drs_detection": (L.R_DRS_DETECTION, 1.0),
 }
 assert sorted(i for i, _ in RULE_DEFAULTS.values()) == list(range(L.NR)), "every rule needs a default"
 

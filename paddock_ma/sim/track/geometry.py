@@ -38,6 +38,8 @@ TrackArrays = namedtuple("TrackArrays", [
     "pit_side",
     "box_x", "box_y", "box_path_s",
     "ai_preview",           # the built-in driver's table of the centreline ahead (track.preview)
+    "drs_start", "drs_end",  # float64[Z] m, DRS zones (race.drs): lap distance of each start, and of its end
+                             # (> start; beyond L when the zone wraps the line); Z <= MAX_DRS_ZONES, 0 = none
 ])
 
 

@@ -196,6 +196,8 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
     seg, best = _stamp_nearest(fields["cx"], fields["cy"], float(x0), float(y0), float(cell), nx, ny,
                          reach.astype(np.float64))
     tmp = dict(fields)
+    tmp.setdefault("drs_start", np.zeros(0, np.float64))    # no DRS zones unless the builder gives them
+    tmp.setdefault("drs_end", np.zeros(0, np.float64))
     tmp.update(grid_x0=float(x0), grid_y0=float(y0), grid_cell=float(cell), grid_seg=seg,
                grid_surf=np.zeros((1, 1), np.int8), grid_edge=np.zeros((1, 1), np.float32),
                ai_preview=build_ai_preview(fields["cx"], fields["cy"], fields["cs"], fields["ch"],

@@ -207,8 +207,8 @@ def track_from_dict(doc, file="<dict>") -> TrackArrays:
 
 
 # Keys of a PaddockJS track object (trackConstants TRACK, createProceduralTrack's definition) and of its
-# built model (buildTrackModel); the ones that shape the track are read, the rest are PaddockJS's own
-# bookkeeping (DRS zones, sectors, its query index...) and change nothing here.
+# built model (buildTrackModel); the ones that shape the track (and its DRS zones) are read, the rest are
+# PaddockJS's own bookkeeping (sectors, its query index...) and change nothing here.
 _PADDOCKJS_TRACK_KEYS = {
     "name", "width", "kerbWidth", "gravelWidth", "runoffWidth", "barrierWidth", "sampleCount", "drsZones",
     "seed", "curveInterpolation", "centerlineControls", "generationOptions", "pitLane", "length", "samples",
@@ -256,7 +256,7 @@ def _paddockjs_document(doc, file) -> TrackArrays:
         # a serialised model without a pit lane has ``pitLane: null`` (buildTrackModel's model)
         pit = doc.get("pitLane", {}) is not None and not (isinstance(doc.get("pitLane"), dict)
                                                           and doc["pitLane"].get("enabled") is False)
-        return track_from_paddockjs_samples(pts, pit_lane=pit)
+        return track_from_paddockjs_samples(pts, pit_lane=pit, drs=doc.get("drsZones"))
     except (TrackGeometryError, TrackGenerationError) as exc:
         raise TrackFormatError(file, "centerlineControls" if "centerlineControls" in doc else "samples",
                                str(exc)) from None

@@ -23,7 +23,9 @@ import math
 
 import numpy as np
 
-from .paddockjs_generator.centerline import build_samples, samples_from_points, self_intersects, sharpness_problem
+from .paddockjs_generator.centerline import (
+    build_samples, drs_zones, normalize_drs_zone, samples_from_points, self_intersects, sharpness_problem,
+)
 from .paddockjs_generator.generator import PaddockJSTrack, generate_track
 from .paddockjs_generator.jsmath import SAMPLE_COUNT, U, normalize_seed
 from .paddockjs_generator.options import RACE_DEFAULTS
@@ -32,7 +34,9 @@ from .paddockjs_generator.pit_lane import pit_lane as place_pit_lane
 from .pit_lane import no_pit_fields
 from .build import GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_from_samples
 from .geometry import TrackArrays
+from .index import read_only
 from .surface import PIT_CONN_STEPS
+from ..core.layout import MAX_DRS_ZONES
 
 PADDOCKJS_SAMPLES = SAMPLE_COUNT
 LANE_POINT_STEP = 8.0      # m between fast-lane points of the pit path
@@ -73,22 +77,72 @@ def pit_fields(pit: PitLane) -> dict:
     )
 
 
-def _arrays(x, y, distance, pit: PitLane | None, widths) -> TrackArrays:
-    """The TrackArrays on PaddockJS's samples (m) with its pit lane ``pit`` (None: no pit lane)."""
+def _arrays(x, y, distance, pit: PitLane | None, widths, drs=()) -> TrackArrays:
+    """The TrackArrays on PaddockJS's samples (m) with its pit lane ``pit`` (None: no pit lane) and DRS
+    zones ``drs`` (((start, end) m, ...), ``normalize_drs_zone``'s)."""
+    if len(drs) > MAX_DRS_ZONES:
+        raise TrackGeometryError(f"'drsZones': {len(drs)} zones, at most {MAX_DRS_ZONES} are simulated")
     try:
-        return build_from_samples(x, y, distance, *widths, validate=True, min_radius=None, runoff_apart=False,
-                                  pit=pit_fields(pit) if pit is not None else no_pit_fields())
+        tr = build_from_samples(x, y, distance, *widths, validate=True, min_radius=None, runoff_apart=False,
+                                pit=pit_fields(pit) if pit is not None else no_pit_fields())
     except TrackGeometryError:
         raise
     except ValueError as exc:
         raise TrackGeometryError(str(exc)) from None
+    if not drs:
+        return tr
+    return read_only(tr._replace(drs_start=np.array([a for a, _ in drs], np.float64),
+                                 drs_end=np.array([b for _, b in drs], np.float64)))
+
+
+# the DRS zones of the PaddockJS track objects built here, by the object's canonical JSON (the views' zone ids)
+_OBJECT_ZONES: dict = {}
+
+
+def _zone_list(doc: dict, field: str = "drsZones") -> list | None:
+    """A track object's own ``drsZones`` checked (None when it gives none: PaddockJS derives them)."""
+    zones = doc.get(field)
+    if zones is None:
+        return None
+    if not isinstance(zones, list):
+        raise TrackGeometryError(f"'{field}' must be a list of DRS zones, got {zones!r}")
+    for k, z in enumerate(zones):
+        finite = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+        ok = isinstance(z, dict) and ((finite(z.get("start")) and finite(z.get("end")))
+                                      or (finite(z.get("startRatio")) and finite(z.get("endRatio"))))
+        if not ok:
+            raise TrackGeometryError(f"'{field}[{k}]' must give start and end (sim units) or startRatio and "
+                                     f"endRatio, got {z!r}")
+    return [dict(z, id=str(z.get("id", f"drs-{k + 1}"))) for k, z in enumerate(zones)]
+
+
+def object_drs_zones(doc: dict) -> tuple:
+    """The DRS zones (PaddockJS's zone dicts: id, startRatio/endRatio or start/end) of the track built from
+    the PaddockJS track object or model ``doc`` (``sim.track.load.paddockjs_track_document``), in the
+    order of the TrackArrays' ``drs_start``; () when it has none. Builds the track if it was not built."""
+    own = _zone_list(doc)
+    if own is not None:
+        return tuple(own)
+    if "centerlineControls" not in doc and "samples" not in doc:
+        from .paddockjs_generator.controls import default_controls
+        doc = dict(doc, centerlineControls=[{"x": x, "y": y} for x, y in default_controls()])
+    key = json.dumps(doc, sort_keys=True)
+    if key not in _OBJECT_ZONES and "centerlineControls" in doc:
+        track_from_paddockjs_object(doc)
+    return _OBJECT_ZONES.get(key, ())
+
+
+def _remember_zones(doc: dict, zones) -> None:
+    while len(_OBJECT_ZONES) >= 64:
+        del _OBJECT_ZONES[next(iter(_OBJECT_ZONES))]
+    _OBJECT_ZONES[json.dumps(doc, sort_keys=True)] = tuple(zones)
 
 
 @functools.lru_cache(maxsize=32)
 def _generated(seed: int, generation_json: str) -> tuple:
     track = generate_track(seed, json.loads(generation_json))
     widths = (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH)
-    return track, _arrays(track.x, track.y, track.distance, track.pit_lane, widths)
+    return track, _arrays(track.x, track.y, track.distance, track.pit_lane, widths, track.drs_metres)
 
 
 def paddockjs_track(seed, generation: dict | None = None) -> TrackArrays:
@@ -155,14 +209,21 @@ def track_from_paddockjs_object(doc: dict) -> TrackArrays:
                        or (isinstance(options, dict) and isinstance(options.get("pitLane"), dict)
                            and options["pitLane"].get("enabled") is False))
     pit = place_pit_lane(samples, total, widths[0] * 2 * U, widths[1] * U) if pit_enabled else None
-    return _arrays(samples.x / U, samples.y / U, samples.distance / U, pit, widths)
+    # buildTrackModel: the object's own zones, else the ones it derives from the samples
+    zones = _zone_list(doc)
+    if zones is None:
+        zones = drs_zones(samples, total)
+    _remember_zones(doc, zones)
+    return _arrays(samples.x / U, samples.y / U, samples.distance / U, pit, widths,
+                   tuple(normalize_drs_zone(z, total) for z in zones))
 
 
-def track_from_paddockjs_samples(points, pit_lane: bool = True) -> TrackArrays:
+def track_from_paddockjs_samples(points, pit_lane: bool = True, drs=None) -> TrackArrays:
     """An exported PaddockJS centreline: its samples (float[3600 or 3601, 2], m; a repeated closing
     sample is dropped), used as they are. PaddockJS's generated-track checks apply (heading change
     between samples <= 0.08 rad, <= 1.42 rad over 30-36 samples, no self-intersection); the pit lane
-    is placed by PaddockJS's rule, or there is none (``pit_lane`` False)."""
+    is placed by PaddockJS's rule, or there is none (``pit_lane`` False). ``drs``: a serialised model's
+    ``drsZones`` (none when None: an exported centreline has no zones)."""
     pts = np.asarray(points, np.float64)
     if np.allclose(pts[0], pts[-1]):
         pts = pts[:-1]
@@ -175,5 +236,7 @@ def track_from_paddockjs_samples(points, pit_lane: bool = True) -> TrackArrays:
     if problem:
         raise TrackGeometryError(f"fails PaddockJS's track checks: {problem}")
     pit = place_pit_lane(samples, total) if pit_lane else None
+    zones = _zone_list({"drsZones": drs}) or ()
     return _arrays(samples.x / U, samples.y / U, samples.distance / U, pit,
-                   (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH))
+                   (HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH),
+                   tuple(normalize_drs_zone(z, total) for z in zones))

@@ -12,7 +12,9 @@ velocity all mean "to the right".
 Arcade (``PHYSICS_ARCADE``, this module): the heading-aligned model. The speed is a scalar in
 [0, MAX_SPEED], the velocity points along the heading, the yaw rate is the kinematic v/L*tan(delta)
 capped by a grip budget, plus a yaw bias toward the side whose wheels are on the draggier surface
-(``limits.wheel_drag_yaw_rate``). The car's surface is the worst of its four wheels.
+(``limits.wheel_drag_yaw_rate``). The car's surface is the worst of its four wheels. With DRS open
+(``I_DRS_ACTIVE``, ``race.drs``) the drag is x 0.42, the power x 1.08 and the drive 6 % more; in simulator
+mode the drag x 0.46 and the power x 1.07.
 
 Simulator (``PHYSICS_SIMULATOR``): ``vehicle.simulator``.
 
@@ -31,7 +33,7 @@ from ..core.jit import kernel
 from ..core.layout import (
     F_APPLIED_BRAKE, F_APPLIED_STEER, F_APPLIED_THROTTLE, F_HEADING, F_LAT_ACC, F_LONG_ACC, F_SLIP_FRONT,
     F_SLIP_REAR, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y, F_YAW_RATE, F_GRIP_USAGE,
-    GRAVITY, I_COMPOUND, I_INSTABILITY, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
+    GRAVITY, I_COMPOUND, I_DRS_ACTIVE, I_INSTABILITY, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
     I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, INSTAB_NONE, INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE,
     P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR,
     R_PHYSICS_MODE, R_TIRE_DEGRADATION, STEER_RATE, WHEELBASE,
@@ -43,6 +45,11 @@ from ..core.trig import clamp
 from .tyres import COMPOUND_GRIP, COMPOUND_WEAR, compound_index, tyre_factor
 
 __all__ = ["integrate_car", "integrate_car_pre", "hold_car"]
+
+# DRS open (I_DRS_ACTIVE, race.drs): PaddockJS's arcade multipliers (vehiclePhysics.js)
+ARCADE_DRS_DRAG = 0.42      # of the aero drag coefficient
+ARCADE_DRS_POWER = 1.08     # of the engine force
+ARCADE_DRS_DRIVE = 0.06     # extra share of the drive acceleration (after its grip limit)
 
 
 @kernel(error_model="numpy")
@@ -76,12 +83,17 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
             worst = s
     sgrip = SURFACE_GRIP[worst] * tf * cgrip
     r = clamp(v / MAX_SPEED, 0.0, 1.0)
-    engine = throttle * car_params[w, c, P_POWER] * max(0.12, 1.0 - math.pow(r, 1.15))
-    drag_force = (car_params[w, c, P_DRAG_CD] * 0.12 + SURFACE_DRAG[worst]) * v * v
+    # DRS open (race.drs): drag x 0.42, power x 1.08, and 6 % more of the (limited) drive on top
+    drs = cars_i[w, c, I_DRS_ACTIVE] != 0
+    drag_mult = ARCADE_DRS_DRAG if drs else 1.0
+    engine = (throttle * car_params[w, c, P_POWER] * (ARCADE_DRS_POWER if drs else 1.0)
+              * max(0.12, 1.0 - math.pow(r, 1.15)))
+    drag_force = (car_params[w, c, P_DRAG_CD] * drag_mult * 0.12 + SURFACE_DRAG[worst]) * v * v
     roll_force = SURFACE_ROLLING[worst] * mass * GRAVITY
     drive = clamp(engine / mass, 0.0, acceleration_limit(v, sgrip))
+    drs_drive = drive * ARCADE_DRS_DRIVE if drs else 0.0
     braking = clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, braking_limit(v, sgrip))
-    acc = drive - braking - (drag_force + roll_force) / mass
+    acc = drive + drs_drive - braking - (drag_force + roll_force) / mass
     v_new = clamp(v + acc * dt, 0.0, MAX_SPEED)
     raw = (v_new / WHEELBASE) * math.tan(delta) * tf
     budget = (car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY

@@ -10,7 +10,8 @@ of the previous tick (the acceleration and braking limits read it). One tick:
    "surface name" (kerb / gravel / grass rules below) is the worst wheel's;
 2. grip budget a = max(0.1, (tireGrip tf g + Cl v^2 / m) * surface grip * tf), v = |velocity|;
 3. longitudinal: engine P throttle max(0.08, 1 - r^1.22) / m and brake B brake / m, each capped by
-   the arcade limits (on F_SPEED); drag (0.28 Cd + 0.018 surface drag) v^2 / m; rolling rr g;
+   the arcade limits (on F_SPEED); drag (0.28 Cd + 0.018 surface drag) v^2 / m; rolling rr g; with DRS
+   open (``race.drs``) P x 1.07 and Cd x 0.46;
 4. lateral: a speed-sensitive steering angle gives a kinematic yaw rate; the desired lateral
    acceleration u * yaw - damping * v_lat is capped by the friction ellipse left by the longitudinal
    demand (grip usage = the combined demand over the budget); steering scrub slows a steered car;
@@ -32,7 +33,7 @@ import math
 from ..core.jit import kernel
 from ..core.layout import (
     F_GRIP_USAGE, F_HEADING, F_LAT_ACC, F_LONG_ACC, F_SLIP_FRONT, F_SLIP_REAR, F_SPEED, F_VX, F_VY, F_X, F_Y,
-    F_YAW_RATE, GRAVITY, I_INSTABILITY, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
+    F_YAW_RATE, GRAVITY, I_DRS_ACTIVE, I_INSTABILITY, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
     I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, INSTAB_NONE, INSTAB_OVERSTEER, INSTAB_SPIN_RISK,
     INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE, P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER,
     P_TIRE_CARE, P_TIRE_GRIP, SURF_GRASS, SURF_GRAVEL, SURF_KERB, WHEELBASE,
@@ -43,6 +44,8 @@ from .surface_table import (
 )
 from .limits import acceleration_limit, braking_limit, normalize_angle, wheel_drag_yaw_rate
 
+SIM_DRS_POWER = 1.07       # DRS open (I_DRS_ACTIVE, race.drs): of the engine force
+SIM_DRS_DRAG = 0.46        # of the aero drag coefficient
 # Below this forward speed (m/s) the car has no kinematic yaw (PaddockJS: 0.05 m/s).
 STILL_SPEED = 0.05
 STOP_SPEED = 0.5           # m/s: below it the resistive forces stop a car instead of reversing it
@@ -107,10 +110,12 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     lat_v = vx * -sh + vy * ch
     current_slip = math.atan2(lat_v, max(abs(fwd), 0.1))
 
-    engine = throttle * car_params[w, c, P_POWER] * max(0.08, 1.0 - math.pow(ratio, 1.22))
+    drs = cars_i[w, c, I_DRS_ACTIVE] != 0       # DRS open (race.drs): power x 1.07, drag x 0.46
+    engine = (throttle * car_params[w, c, P_POWER] * (SIM_DRS_POWER if drs else 1.0)
+              * max(0.08, 1.0 - math.pow(ratio, 1.22)))
     drive = min(engine / mass, acceleration_limit(prev_speed, surface_grip))
     braking = min(brake * car_params[w, c, P_BRAKE] / mass, braking_limit(prev_speed, surface_grip))
-    drag = (car_params[w, c, P_DRAG_CD] * 0.28 + s_drag * 0.018) * v * v / mass
+    drag = (car_params[w, c, P_DRAG_CD] * (SIM_DRS_DRAG if drs else 1.0) * 0.28 + s_drag * 0.018) * v * v / mass
     rolling = s_roll * GRAVITY
 
     norm_steer = abs(delta) / MAX_STEER_ANGLE

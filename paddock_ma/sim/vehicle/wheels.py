@@ -23,7 +23,7 @@ import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import (
-    F_CURVATURE, F_HEADING, F_HEADING_ERROR, F_OFFSET, F_PROGRESS, F_WHEEL_EDGE_FL, F_WHEEL_OFFSET_FL,
+    F_CURVATURE, F_HEADING, F_HEADING_ERROR, F_OFFSET, F_PJS_PROGRESS, F_PROGRESS, F_WHEEL_EDGE_FL, F_WHEEL_OFFSET_FL,
     F_X, F_Y, I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_SEG_HINT, I_SURFACE, I_WHEEL_SURFACE_FL,
     PATCH_LENGTH, PATCH_WIDTH, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE,
     SURF_TRACK, PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
@@ -117,6 +117,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     ny = cny[j]
     c_off = (x - cx[j]) * nx + (y - cy[j]) * ny
     cars_f[w, c, F_PROGRESS] = s
+    cars_f[w, c, F_PJS_PROGRESS] = cs[j]      # PaddockJS's progress (its DRS latch reads it: race.drs)
     cars_f[w, c, F_OFFSET] = off
     cars_f[w, c, F_HEADING_ERROR] = wrap_angle(h - ch[j])
     cars_f[w, c, F_CURVATURE] = k
@@ -228,7 +229,8 @@ def classify_car(tr, cars_f, cars_i, w, c):
 
     tr: TrackArrays; cars_f: float64[W, C, NF]; cars_i: int32[W, C, NI]; w, c: int.
     Reads F_X, F_Y, F_HEADING and the hint I_SEG_HINT. Writes F_PROGRESS (m) and F_OFFSET (m) from the
-    projection on the centreline, F_CURVATURE (1/m), I_SEG_HINT; and, as PaddockJS 2.0.0 measures them
+    projection on the centreline, F_CURVATURE (1/m), I_SEG_HINT, F_PJS_PROGRESS (m, PaddockJS's progress:
+    the lap distance of the nearest centreline sample); and, as PaddockJS 2.0.0 measures them
     from the nearest centreline sample and its normal (``wheelSurface.js`` analytic path):
     F_HEADING_ERROR (rad, to the sample's heading), F_WHEEL_OFFSET_* (patch centres, m) and
     I_WHEEL_SURFACE_* (FL, FR, RL, RR: the band of the patch edge farthest from the centreline; pit

@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from .controls import shape_statistics, shape_variation
-from .jsmath import (PIT_WORLD_PADDING, SAMPLE_COUNT, TRACK_BOUNDARY_PADDING, TRACK_WIDTH, WORLD_H, WORLD_W, clamp,
+from .jsmath import (PIT_WORLD_PADDING, SAMPLE_COUNT, TRACK_BOUNDARY_PADDING, TRACK_WIDTH, U, WORLD_H, WORLD_W, clamp,
                      js_hypot, normalize_angle, normalize_angle_array)
 
 
@@ -298,6 +298,18 @@ def drs_zones(s: Samples, total) -> list:
             zones.append(dict(id=f"generated-drs-{len(zones) + 1}", startRatio=math.fmod(cand["startRatio"], 1),
                               endRatio=math.fmod(cand["endRatio"], 1)))
     return sorted(zones, key=lambda z: z["startRatio"])
+
+def normalize_drs_zone(zone: dict, total) -> tuple:
+    """PaddockJS's ``normalizeDrsZone``: a zone's (start, end) in metres from its ``start``/``end`` (sim
+    units) when both are finite numbers, else from its ``startRatio``/``endRatio`` of the lap ``total``
+    (sim units); an end before the start moves one lap on (the zone wraps the line)."""
+    start, end = zone.get("start"), zone.get("end")
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (start, end)):
+        return float(start) / U, float(end) / U
+    start = zone["startRatio"] * total
+    raw_end = zone["endRatio"] * total
+    return start / U, (raw_end if raw_end >= start else raw_end + total) / U
+
 
 def build_samples(controls, straight: dict, centripetal=True, sample_count=SAMPLE_COUNT) -> tuple:
     """buildTrackModel's centreline: (Samples, lap length), sim units, from control points (sim units)

@@ -5,7 +5,7 @@ from typing import Optional
 
 import numpy as np
 
-from .centerline import build_samples, drs_zones, track_is_valid
+from .centerline import build_samples, drs_zones, normalize_drs_zone, track_is_valid
 from .controls import centerline_controls, fallback_centerline_controls, safe_fallback_centerline_controls
 from .jsmath import MASK32, U, normalize_seed
 from .options import resolve_generation_options
@@ -29,6 +29,7 @@ class PaddockJSTrack:
     heading: np.ndarray
     controls: np.ndarray
     drs_zones: tuple
+    drs_metres: tuple          # ((start, end), ...) m of drs_zones as PaddockJS normalises them (normalize_drs_zone)
     pit_lane: Optional[PitLane]
     options: dict
 
@@ -76,8 +77,9 @@ def generate_track(seed=None, options: Optional[dict] = None) -> PaddockJSTrack:
         chosen = (_name(requested), requested, controls, samples, total)
     name, candidate, controls, samples, total = chosen
     pit = pit_lane(samples, total) if resolved["pitLane"]["enabled"] else None
+    zones = tuple(drs_zones(samples, total))
     return PaddockJSTrack(
         name=name, requested_seed=requested, seed=candidate, length=total / U,
         x=samples.x / U, y=samples.y / U, distance=samples.distance / U, heading=samples.heading.copy(),
-        controls=np.asarray(controls, np.float64) / U, drs_zones=tuple(drs_zones(samples, total)),
-        pit_lane=pit, options=resolved)
+        controls=np.asarray(controls, np.float64) / U, drs_zones=zones,
+        drs_metres=tuple(normalize_drs_zone(z, total) for z in zones), pit_lane=pit, options=resolved)
