@@ -77,7 +77,21 @@ F_WHEEL_EDGE_FL = 47    # m, each contact patch's offset as PaddockJS reports it
 F_WHEEL_EDGE_FR = 48    # the patch edge farthest from the centreline; the patch centre's on a pit surface;
 F_WHEEL_EDGE_RL = 49    # near the pit entry and exit, that of the sampled point (centre or corner) of the
 F_WHEEL_EDGE_RR = 50    # patch's worst surface (``vehicle.wheels``)
-NF = 51
+# PaddockJS's race distance and its pit route (``race.pit_route``: a policy car's stop follows PaddockJS's
+# advancePitStopCar). PaddockJS's race distance is its own, apart from F_RACE_DISTANCE: it starts at the
+# placement's distance and advances by the car's nearest centreline sample's lap distance (PaddockJS's
+# ``trackState.distance``), so a stop starts at the tick PaddockJS starts it.
+F_SAMPLE_PROGRESS = 51  # m, lap distance of the car's nearest centreline sample at its latest classification
+                        # (PaddockJS's car.progress); < 0: none yet (the next classification sets it)
+F_SAMPLE_RACE_DISTANCE = 52  # m, PaddockJS's race distance (car.raceDistance); the pit route sets it
+F_PIT_ENTRY_RD = 53     # m, race distance of the pit entry the stop was scheduled at (stop.entryRaceDistance)
+F_ROUTE_START_RD = 54   # m, race distance at the start of the current route (stop.routeStartRaceDistance)
+F_ROUTE_END_RD = 55     # m, race distance at its end (stop.routeEndRaceDistance)
+F_ROUTE_X0 = 56         # m, the car's pose when the current route was made: its first point
+F_ROUTE_Y0 = 57
+F_ROUTE_H0 = 58         # rad
+F_ROUTE_OFFSET0 = 59    # m, the approach's start offset (the car's signed offset then; 0 on a pit surface)
+NF = 60
 
 # Contact patches, in wheel order FL, FR, RL, RR (left = lateral -1).
 WHEEL_OFFSET_FIELDS = (F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR, F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR)
@@ -134,7 +148,17 @@ I_CONTACT_SLOTS_LO = 44  # bit j set: a contact event with car slot j (0..31) th
 I_CONTACT_SLOTS_HI = 45  # bit j - 32 set: a contact event with car slot j (32..63) this step
 I_LAST_CONTACT_WITH = 46  # slot index of the car of the latest contact, -1 = none
 I_TRACTION_LIMITED = 47  # 1 = the latest tick's tyres were at their limit (PaddockJS tractionLimited)
-NI = 48
+I_PIT_ROUTE = 48        # ROUTE_*: which of PaddockJS's pit routes moves the car (0: none, or our pit service's)
+I_PIT_ROUTE_CURSOR = 49  # the route's segment cursor (PaddockJS's route.segmentCursor)
+NI = 50
+
+# I_PIT_ROUTE codes: a policy car in a stop follows PaddockJS's routes (``race.pit_route``)
+ROUTE_NONE = 0          # not on PaddockJS's route (no stop, or a built-in driver's stop: ``race.pit_service``)
+ROUTE_ENTRY = 1         # entering: approach, entry road, fast lane to the queue point (phase 'entry')
+ROUTE_RELEASE = 2       # entering: queue point into the service area at 30 km/h (phase 'queue-release')
+ROUTE_HELD = 3          # queued or servicing: no route, the car stands at the queue point or in the box
+ROUTE_EXIT = 4          # exiting: box to the fast lane, the lane, the exit road (phase 'exit')
+ROUTE_NAMES = ("none", "entry", "queue-release", "held", "exit")
 
 WHEEL_SURFACE_FIELDS = (I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR)
 FIRST_COUNTER = I_CNT_CONTACTS

@@ -25,11 +25,13 @@ from ..core.layout import (
     F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_VX, F_VY, F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR,
     F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR, I_ACTIVE, I_CNT_KERB_TICKS, I_CNT_LAPS, I_CNT_OFFTRACK_TICKS,
     I_CNT_SEVERE_CUT_TICKS, I_CNT_SLOW_TICKS, I_CNT_SPIN_TICKS, I_COMPLETED_LAPS, I_DESTROYED, I_END_REASON,
+    F_SAMPLE_RACE_DISTANCE, I_MANUAL, I_PIT_ROUTE, ROUTE_NONE,
     I_FINISHED, I_GRID_LOCKED, I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
     I_RETIRED, I_SECTOR, I_TERMINATED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL,
     I_WHEEL_SURFACE_RR, END_STALLED, MPS_PER_KPH, NO_CLOCK, MODE_RED_FLAG, PIT_COMPLETED, PIT_PENDING,
     R_STALL_SECONDS, R_STALLED_DNF, R_TOTAL_LAPS, SURF_KERB, WF_TIME, WI_RACE_MODE,
 )
+from .pit_route import start_pit_route
 from .pit_service import pit_route_active, pit_track_s_of, try_start_pit
 
 SLOW_SPEED = 30.0 * MPS_PER_KPH            # m/s, "under 30 km/h" counter (2.0.1 metrics)
@@ -167,9 +169,14 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
         return False
     in_route = pit_route_active(cars_i, w, c)
     if in_route:
-        cars_f[w, c, F_PROGRESS] = pit_track_s_of(L, pit_entry_s, pit_exit_s, pit_length,
-                                                  cars_f[w, c, F_PIT_PATH_S])
-        cars_i[w, c, I_IN_PIT_LANE] = 1
+        if cars_i[w, c, I_PIT_ROUTE] != ROUTE_NONE:
+            # PaddockJS's route (a policy car): its race distance runs along the route
+            rd_p = cars_f[w, c, F_SAMPLE_RACE_DISTANCE]
+            cars_f[w, c, F_PROGRESS] = rd_p - L * math.floor(rd_p / L)
+        else:
+            cars_f[w, c, F_PROGRESS] = pit_track_s_of(L, pit_entry_s, pit_exit_s, pit_length,
+                                                      cars_f[w, c, F_PIT_PATH_S])
+            cars_i[w, c, I_IN_PIT_LANE] = 1
     delta = wrap_half(cars_f[w, c, F_PROGRESS] - old_progress, L)
     rd_old = cars_f[w, c, F_RACE_DISTANCE]
     rd = rd_old + delta
@@ -199,6 +206,16 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
 
 
 @kernel
+def _start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c):
+    """Start car ``c``'s stop if its rules allow: a policy car's as PaddockJS does (``race.pit_route``),
+    a built-in driver's ours (``race.pit_service.try_start_pit``)."""
+    if cars_i[w, c, I_MANUAL] != 0:
+        start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+    else:
+        try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+
+
+@kernel
 def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
                      old_progress, dt):
     """Rules of car ``c`` after its tick: progress, laps, timing, finish, counters, stall, pit entry.
@@ -209,7 +226,7 @@ def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i
     """
     if _rules_one(tr.length, tr.sector_s, tr.kerb_edge, tr.pit_entry_s, tr.pit_exit_s, tr.pit_length,
                   cars_f, cars_i, world_f, world_i, rules, w, c, old_progress, dt):
-        try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+        _start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c)
 
 
 # inlined into tick_world: a call passes the track tuple as ~300 machine words, per world and tick
@@ -229,4 +246,4 @@ def update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world
             continue
         if _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars_f, cars_i,
                       world_f, world_i, rules, w, c, old_progress[c], dt):
-            try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+            _start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c)
