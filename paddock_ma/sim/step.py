@@ -33,11 +33,12 @@ from .core.layout import (
     END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS,
     F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD, F_X, F_Y, FIRST_COUNTER,
     FLAG_CONTROLLED, I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL,
-    I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, ROUTE_NONE, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
+    I_PIT_INTENT, I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, ROUTE_NONE, PRE_COS,
+    PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
     WI_RACE_FINISHED,
 )
 from .vehicle.dynamics import hold_car, integrate_car_pre
-from .race.pit_route import pit_route_car_tick
+from .race.pit_route import pit_route_car_tick, start_pit_route
 from .race.pit_route_path import N_COLS, ROUTE_MAX
 from .race.pit_service import pit_route_active, pit_route_tick
 from .race.control import car_is_held, race_control_tick, update_ranks
@@ -95,6 +96,10 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
         cars_f[w, c, F_PREV_X] = cars_f[w, c, F_X]
         cars_f[w, c, F_PREV_Y] = cars_f[w, c, F_Y]
         cars_f[w, c, F_PREV_HEADING] = cars_f[w, c, F_HEADING]
+        if cars_i[w, c, I_MANUAL] != 0 and cars_i[w, c, I_PIT_INTENT] > 0 and not pit_route_active(cars_i, w, c):
+            # a policy car's stop starts here, from the state the last tick left (PaddockJS's
+            # advancePitStopCar, at the beginning of the car's tick)
+            start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars)
         if pit_route_active(cars_i, w, c):
             if cars_i[w, c, I_PIT_ROUTE] != ROUTE_NONE:       # a policy car: PaddockJS's route
                 pit_route_car_tick(tr, cars_f, cars_i, car_params, car_flags, world_i, rules, w, c, n_cars,

@@ -26,7 +26,7 @@ import math
 
 from ..core.jit import kernel
 from ..core.layout import (
-    F_CONTACT_COOLDOWN, F_HEADING, F_PIT_ENTRY_RD, F_PIT_PATH_S, F_PIT_SERVICE_LEFT,
+    F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CONTACT_COOLDOWN, F_HEADING, F_PIT_ENTRY_RD, F_PIT_PATH_S, F_PIT_SERVICE_LEFT,
     F_ROUTE_END_RD, F_ROUTE_OFFSET0, F_ROUTE_START_RD, F_SAMPLE_PROGRESS, F_SAMPLE_RACE_DISTANCE, F_SPEED,
     F_STEER_ANGLE, F_TIRE_ENERGY, F_X, F_Y, F_YAW_RATE, FLAG_PIT_OCCUPIES, I_ACTIVE, I_CNT_PIT_ENTRY,
     I_CNT_PIT_EXIT, I_CNT_PIT_STOP_DONE, I_COMPOUND, I_DESTROYED, I_FINISHED, I_GRID_LOCKED, I_IN_PIT_LANE,
@@ -117,8 +117,7 @@ def queue_occupied(tr, cars_i, car_flags, w, c, b, n_cars):
 def start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars):
     """Start policy car ``c``'s stop when PaddockJS would (``shouldStartPitStop``); True when started.
 
-    Call at the end of a tick (the route moves the car from the next tick, as PaddockJS's starts at the
-    next tick's beginning, from the same state). Records the route's start: the car's pose, PaddockJS's
+    Call at the beginning of a tick, before the car moves (``sim.step``), as PaddockJS does. Records the route's start: the car's pose, PaddockJS's
     race distance, the entry's race distance and the approach's start offset."""
     if not has_pit_lane(tr) or tr.box_x.shape[0] == 0:
         return False
@@ -177,10 +176,11 @@ def start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars)
 
 @kernel(inline="always")
 def _place(cars_f, w, c, x, y, h, v, dt):
-    """PaddockJS's route pose: position, heading, speed, and the yaw rate and steering angle they imply;
-    nothing else of the car changes."""
+    """PaddockJS's route pose: position, heading, speed, and the yaw rate and steering angle they imply,
+    the brake (0.4 while slowing; the caller sets the throttle); nothing else of the car changes."""
     dh = wrap_angle(h - cars_f[w, c, F_HEADING])
     yaw = dh / max(dt, 1e-6)
+    cars_f[w, c, F_APPLIED_BRAKE] = 0.4 if v < cars_f[w, c, F_SPEED] else 0.0
     cars_f[w, c, F_X] = x
     cars_f[w, c, F_Y] = y
     cars_f[w, c, F_HEADING] = h
@@ -198,6 +198,8 @@ def _stand(cars_f, w, c, x, y, h):
     cars_f[w, c, F_Y] = y
     cars_f[w, c, F_HEADING] = h
     cars_f[w, c, F_SPEED] = 0.0
+    cars_f[w, c, F_APPLIED_THROTTLE] = 0.0
+    cars_f[w, c, F_APPLIED_BRAKE] = 1.0
 
 
 @kernel
@@ -212,6 +214,8 @@ def _follow(tr, cars_f, cars_i, rules, w, c, phase, b, buf, dt):
         nxt = min(length, prog + RELEASE_SPEED * dt)
         x, y, h, cursor = sample_route(buf, nseg, length, cursor, nxt)
         _place(cars_f, w, c, x, y, h, RELEASE_SPEED, dt)
+        cars_f[w, c, F_APPLIED_THROTTLE] = 0.32
+        cars_f[w, c, F_APPLIED_BRAKE] = 0.0
         done = length - nxt <= RELEASE_FINISH
     else:
         prog = nearest_on_route(buf, nseg, length, cars_f[w, c, F_X], cars_f[w, c, F_Y], prog)
@@ -232,6 +236,7 @@ def _follow(tr, cars_f, cars_i, rules, w, c, phase, b, buf, dt):
         nxt = min(length, prog + max(0.0, target) * dt)
         x, y, h, cursor = sample_route(buf, nseg, length, cursor, nxt)
         _place(cars_f, w, c, x, y, h, target, dt)
+        cars_f[w, c, F_APPLIED_THROTTLE] = 0.28 if on_limiter else 0.46
         after = max(0.0, length - nxt)
         if entering:
             ex, ey = route_end(buf, nseg)
@@ -351,6 +356,8 @@ def pit_route_car_tick(tr, cars_f, cars_i, car_params, car_flags, world_i, rules
             cars_i[w, c, I_CNT_PIT_EXIT] += 1
             cars_i[w, c, I_IN_PIT_LANE] = 0
             cars_f[w, c, F_SPEED] = max(cars_f[w, c, F_SPEED], EXIT_RELEASE_SPEED)
+            cars_f[w, c, F_APPLIED_THROTTLE] = 0.55
+            cars_f[w, c, F_APPLIED_BRAKE] = 0.0
             cars_f[w, c, F_SAMPLE_RACE_DISTANCE] = max(cars_f[w, c, F_SAMPLE_RACE_DISTANCE],
                                                        cars_f[w, c, F_ROUTE_END_RD])
             cars_f[w, c, F_SAMPLE_PROGRESS] = -1.0     # the next classification sets it

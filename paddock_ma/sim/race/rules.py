@@ -25,13 +25,12 @@ from ..core.layout import (
     F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_VX, F_VY, F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR,
     F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR, I_ACTIVE, I_CNT_KERB_TICKS, I_CNT_LAPS, I_CNT_OFFTRACK_TICKS,
     I_CNT_SEVERE_CUT_TICKS, I_CNT_SLOW_TICKS, I_CNT_SPIN_TICKS, I_COMPLETED_LAPS, I_DESTROYED, I_END_REASON,
-    F_SAMPLE_RACE_DISTANCE, I_MANUAL, I_PIT_ROUTE, ROUTE_NONE,
+    F_SAMPLE_PROGRESS, I_MANUAL, I_PIT_ROUTE, ROUTE_NONE,
     I_FINISHED, I_GRID_LOCKED, I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
     I_RETIRED, I_SECTOR, I_TERMINATED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL,
     I_WHEEL_SURFACE_RR, END_STALLED, MPS_PER_KPH, NO_CLOCK, MODE_RED_FLAG, PIT_COMPLETED, PIT_PENDING,
     R_STALL_SECONDS, R_STALLED_DNF, R_TOTAL_LAPS, SURF_KERB, WF_TIME, WI_RACE_MODE,
 )
-from .pit_route import start_pit_route
 from .pit_service import pit_route_active, pit_track_s_of, try_start_pit
 
 SLOW_SPEED = 30.0 * MPS_PER_KPH            # m/s, "under 30 km/h" counter (2.0.1 metrics)
@@ -170,9 +169,9 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
     in_route = pit_route_active(cars_i, w, c)
     if in_route:
         if cars_i[w, c, I_PIT_ROUTE] != ROUTE_NONE:
-            # PaddockJS's route (a policy car): its race distance runs along the route
-            rd_p = cars_f[w, c, F_SAMPLE_RACE_DISTANCE]
-            cars_f[w, c, F_PROGRESS] = rd_p - L * math.floor(rd_p / L)
+            # PaddockJS's route (a policy car): its progress is its nearest sample's (PaddockJS's
+            # ``trackState.distance`` off the pit surfaces), its race distance runs along the route
+            cars_f[w, c, F_PROGRESS] = cars_f[w, c, F_SAMPLE_PROGRESS]
         else:
             cars_f[w, c, F_PROGRESS] = pit_track_s_of(L, pit_entry_s, pit_exit_s, pit_length,
                                                       cars_f[w, c, F_PIT_PATH_S])
@@ -207,11 +206,9 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
 
 @kernel
 def _start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c):
-    """Start car ``c``'s stop if its rules allow: a policy car's as PaddockJS does (``race.pit_route``),
-    a built-in driver's ours (``race.pit_service.try_start_pit``)."""
-    if cars_i[w, c, I_MANUAL] != 0:
-        start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
-    else:
+    """Start a built-in driver's stop if its rules allow (``race.pit_service.try_start_pit``); a policy
+    car's starts at the next tick's beginning, as PaddockJS's does (``sim.step``, ``race.pit_route``)."""
+    if cars_i[w, c, I_MANUAL] == 0:
         try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
 
 

@@ -136,14 +136,13 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     cars_f[w, c, F_OFFSET] = off
     # PaddockJS's race distance advances by its nearest sample's lap distance; PaddockJS's pit route
     # sets it itself (``race.pit_route``)
-    if cars_i[w, c, I_PIT_ROUTE] == ROUTE_NONE:
-        sp = cs[j]
-        prev = cars_f[w, c, F_SAMPLE_PROGRESS]
-        if prev >= 0.0:
-            d = sp - prev
-            d -= length * math.floor(d / length + 0.5)
-            cars_f[w, c, F_SAMPLE_RACE_DISTANCE] += d
-        cars_f[w, c, F_SAMPLE_PROGRESS] = sp
+    sp = cs[j]
+    prev = cars_f[w, c, F_SAMPLE_PROGRESS]
+    if prev >= 0.0 and cars_i[w, c, I_PIT_ROUTE] == ROUTE_NONE:
+        d = sp - prev
+        d -= length * math.floor(d / length + 0.5)
+        cars_f[w, c, F_SAMPLE_RACE_DISTANCE] += d
+    cars_f[w, c, F_SAMPLE_PROGRESS] = sp
     cars_f[w, c, F_HEADING_ERROR] = wrap_angle(h - ch[j])
     cars_f[w, c, F_CURVATURE] = k
     cars_i[w, c, I_SEG_HINT] = seg
