@@ -31,6 +31,9 @@
 //   events      per car: [tick, kind] (tick 0-based over the whole run): 'contact', 'car-destroyed',
 //               'drs-on' / 'drs-off' (DRS opened or closed during that tick)
 //   vectors     car-00's observation vector after reset and every VECTOR_EVERY steps (default 1; env VECTOR_EVERY)
+//   pitIntent, pit  (scenarios with a pit intent: pit-entry) the intent the first step's actions carry, and
+//               per car and step its pit stop's [status, phase, route progress m, race distance m]
+// The config of the pit scenarios also switches pit stops on (rules.modules.pitStops) and races 3 laps.
 // The actions come from a scripted driver (lane keeping and a speed target, with per-scenario
 // overrides); what is replayed is the recorded actions, so the driver need not be reproduced.
 
@@ -399,7 +402,10 @@ function record(name, scenario, physicsMode) {
 }
 
 fs.mkdirSync(outDir, { recursive: true });
-const only = process.env.SCENARIOS ? process.env.SCENARIOS.split(',') : Object.keys(SCENARIOS);
+// on a shipped track, the scenarios that have placements there (the pit-entry ones are trackSeed 2601's)
+const only = process.env.SCENARIOS
+  ? process.env.SCENARIOS.split(',')
+  : Object.keys(SCENARIOS).filter((name) => !TRACK_OBJECT || TRACK_PLACEMENTS[TRACK_OBJECT.shippedTrack]?.[name]);
 for (const name of only) {
   for (const mode of ['arcade', 'simulator']) {
     const trace = record(name, SCENARIOS[name], mode);
