@@ -3,7 +3,8 @@
 One physics tick of one world (``DT`` = 1/60 s), in this order:
 
 1. race control: time, start lights, grid lock, red flag (``race.control.race_control_tick``)
-2. controls and dynamics per car: a pit-route car is moved by its route; a held car (grid, red
+2. controls and dynamics per car: a pit-route car is moved by its route (a policy car's by PaddockJS's,
+   ``race.pit_route``, a built-in driver's by ours, ``race.pit_service``); a held car (grid, red
    flag, terminal) is frozen; otherwise controls come from the policy (``I_MANUAL``) or the built-in
    driver, and the vehicle integrates one tick
 3. wheel surfaces, track position; barrier contact destroys the car
@@ -33,10 +34,13 @@ from .core.layout import (
     F_PJS_PREV_PROGRESS, F_PJS_PROGRESS, F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD,
     F_X, F_Y, FIRST_COUNTER,
     FLAG_CONTROLLED, I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL,
-    I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
+    I_PIT_INTENT, I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, ROUTE_NONE, PRE_COS,
+    PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
     WI_RACE_FINISHED,
 )
 from .vehicle.dynamics import hold_car, integrate_car_pre
+from .race.pit_route import pit_route_car_tick, start_pit_route
+from .race.pit_route_path import N_COLS, ROUTE_MAX
 from .race.pit_service import pit_route_active, pit_route_tick
 from .race.control import car_is_held, race_control_tick, update_ranks
 from .race.drs import update_drs_world
@@ -68,7 +72,7 @@ def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
 
 @kernel
 def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-               source, controls, touch, pre, tidx, tbuf, zone):
+               source, controls, touch, pre, tidx, tbuf, zone, route):
     """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
 
     Scratch buffers: old_progress float64[C] (progress before the tick), source int8[C] (who moves
@@ -76,7 +80,8 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
     unchanged heading are computed once, not per kernel), tidx
     int64[C] and tbuf float64[3, C] (the drivers' traffic, then the poses before the contacts);
-    zone: ``vehicle.wheels.pit_zone`` of the track. Each stage runs all cars of the world in one call of its module (``ai_world``,
+    zone: ``vehicle.wheels.pit_zone`` of the track; route float64[ROUTE_MAX, N_COLS]: a policy car's pit
+    route (``race.pit_route_path``). Each stage runs all cars of the world in one call of its module (``ai_world``,
     ``classify_world``, ``update_rules_world``): one call per world and stage, whose per-car bodies are
     inlined, so the track's arrays are unpacked once per world and stage. The built-in drivers all
     decide from the state at the start of the tick, before any car moves.
@@ -94,9 +99,17 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
         cars_f[w, c, F_PREV_Y] = cars_f[w, c, F_Y]
         cars_f[w, c, F_PREV_HEADING] = cars_f[w, c, F_HEADING]
         cars_f[w, c, F_PJS_PREV_PROGRESS] = cars_f[w, c, F_PJS_PROGRESS]
+        if cars_i[w, c, I_MANUAL] != 0 and cars_i[w, c, I_PIT_INTENT] > 0 and not pit_route_active(cars_i, w, c):
+            # a policy car's stop starts here, from the state the last tick left (PaddockJS's
+            # advancePitStopCar, at the beginning of the car's tick)
+            start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars)
         if pit_route_active(cars_i, w, c):
-            pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
-                           n_cars, DT)
+            if cars_i[w, c, I_PIT_ROUTE] != ROUTE_NONE:       # a policy car: PaddockJS's route
+                pit_route_car_tick(tr, cars_f, cars_i, car_params, car_flags, world_i, rules, w, c, n_cars,
+                                   route, DT)
+            else:
+                pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
+                               n_cars, DT)
             continue
         if car_is_held(cars_i, world_i, w, c):
             hold_car(cars_f, w, c)
@@ -207,12 +220,13 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     tidx = np.empty(n_cars, np.int64)
     tbuf = np.empty((3, n_cars), np.float64)
     zone = pit_zone(tr)
+    route = np.empty((ROUTE_MAX, N_COLS), np.float64)
     was_running = np.empty(n_cars, np.int8)
     episode_running(cars_i, car_flags, w, was_running)
     begin_env_step(cars_f, cars_i, actions, apply_actions, w)
     for _ in range(n_ticks):
         tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-                   source, controls, touch, pre, tidx, tbuf, zone)
+                   source, controls, touch, pre, tidx, tbuf, zone, route)
     end_env_step(cars_i, world_i, w, was_running, max_episode_steps, end_on_race_finish)
 
 

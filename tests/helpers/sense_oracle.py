@@ -185,11 +185,12 @@ def near_pit_connector(tr, s) -> bool:
     return any(min(g, tr.length - g) <= PIT_CONNECTOR_WINDOW for g in gaps)
 
 
-def sampled_patch(tr, wx, wy, fx, fy):
+def sampled_patch(tr, wx, wy, fx, fy, pit=True):
     """PaddockJS's full sampling of a contact patch centred at (wx, wy) on a car heading (fx, fy):
     (surface code, offset m) of the worst of its centre and four corners (first of equals: centre,
     front-right, front-left, rear-left, rear-right), each point's offset from its own nearest sample
-    along that sample's normal; beyond the kerb a pit surface there counts."""
+    along that sample's normal; beyond the kerb a pit surface there counts (unless ``pit`` is False: a
+    policy car without a committed stop, PaddockJS's ``pitOverrideAllowedForCar``)."""
     rx, ry = -fy, fx
     best = None
     for sl, sw in ((0, 0), (1, 1), (1, -1), (-1, -1), (-1, 1)):
@@ -199,18 +200,19 @@ def sampled_patch(tr, wx, wy, fx, fy):
         hq = sample_heading(tr, jq)
         so = (qx - tr.cx[jq]) * -math.sin(hq) + (qy - tr.cy[jq]) * math.cos(hq)
         code = int(band_of(abs(so), tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge))
-        if abs(so) > tr.kerb_edge and pit_surface(tr, qx, qy) >= 0:
+        if pit and abs(so) > tr.kerb_edge and pit_surface(tr, qx, qy) >= 0:
             code = int(pit_surface(tr, qx, qy))
         if best is None or SURFACE_PRIORITY[code] > SURFACE_PRIORITY[best[0]]:
             best = (code, so)
     return best
 
 
-def oracle_self(tr, cars_f, w, c):
+def oracle_self(tr, cars_f, w, c, pit=True):
     """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces;
     as PaddockJS measures them, the heading error to the nearest centreline sample's heading, that
     sample's lap distance ("sample_s") and the patch centres' offsets from it along its normal, and
-    near the pit connectors each patch's full sampling ("sampled": (code, offset) or None)."""
+    near the pit connectors each patch's full sampling ("sampled": (code, offset) or None). ``pit``
+    False: the pit surfaces do not count (a policy car PaddockJS's pit override leaves out)."""
     x, y, h = cars_f[w, c, L.F_X], cars_f[w, c, L.F_Y], cars_f[w, c, L.F_HEADING]
     seg, s, off, th, k = locate(tr, x, y, -1)
     j = nearest_sample_index(tr, x, y)
@@ -231,9 +233,12 @@ def oracle_self(tr, cars_f, w, c):
             for sw in (-1, 1):
                 cx = wx + sl * 0.5 * L.PATCH_LENGTH * fx + sw * 0.5 * L.PATCH_WIDTH * rx
                 cy = wy + sl * 0.5 * L.PATCH_LENGTH * fy + sw * 0.5 * L.PATCH_WIDTH * ry
-                corners.add(int(surface_at(tr, cx, cy, -1)[0]))
+                code, off_q, _ = surface_at(tr, cx, cy, -1)
+                if not pit and code >= L.SURF_PIT_ENTRY:
+                    code = band_of(abs(off_q), tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge)
+                corners.add(int(code))
         patches.append((corners, woff))
-        sampled.append(sampled_patch(tr, wx, wy, fx, fy) if near else None)
+        sampled.append(sampled_patch(tr, wx, wy, fx, fy, pit) if near else None)
     return {"progress": s, "offset": off, "heading_error": wrap(h - hj), "curvature": k, "sampled": sampled,
             "sample_s": tr.cs[j], "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches}
 

@@ -13,6 +13,7 @@ from paddock_ma.sim.race.start import new_race
 from paddock_ma.sim.step import step_state
 from paddock_ma.sim.track.load import load_track
 from paddock_ma.sim.vehicle.dynamics import integrate_car
+from paddock_ma.sim.vehicle.wheels import classify_car
 
 LENGTH = 1000.0
 STARTS = np.array([100.0, 600.0])
@@ -129,11 +130,30 @@ def test_finished_destroyed_unclassified_and_red_flag_have_no_drs():
     assert drs(s, 1) == (0, 0, 0)
 
 
-def test_race_distance_follows_paddockjs_progress():
-    s = make(1)
-    move(s, {0: (990.0, 4.0)}, 1.0)                            # over the line: +14 m
-    move(s, {0: (4.0, 2.0)}, 1.1)                              # backwards: -2 m
-    assert s["cf"][0, 0, L.F_PJS_RACE_DISTANCE] == pytest.approx(12.0)
+def test_race_distance_follows_paddockjs_progress(pjs):
+    """The wheel classification advances PaddockJS's race distance by the wrapped change of the nearest
+    sample's lap distance; not from a placement's unset progress (-1), nor on PaddockJS's pit route."""
+    cf, ci = np.zeros((1, 1, L.NF)), np.zeros((1, 1, L.NI), np.int32)
+    ci[0, 0, L.I_ACTIVE] = 1
+    cf[0, 0, L.F_PJS_PROGRESS] = -1.0
+    cf[0, 0, L.F_PJS_RACE_DISTANCE] = 500.0
+
+    def at(sample, route=L.ROUTE_NONE):
+        cf[0, 0, L.F_X], cf[0, 0, L.F_Y], cf[0, 0, L.F_HEADING] = pjs.cx[sample], pjs.cy[sample], pjs.ch[sample]
+        ci[0, 0, L.I_PIT_ROUTE] = route
+        classify_car(pjs, cf, ci, 0, 0)
+        assert cf[0, 0, L.F_PJS_PROGRESS] == pjs.cs[sample]
+        return cf[0, 0, L.F_PJS_RACE_DISTANCE]
+
+    last = len(pjs.cs) - 2                                      # the sample before the line
+    assert at(last - 3) == 500.0                                # first classification: no change
+    step = pjs.cs[last] - pjs.cs[last - 3]
+    assert at(last) == pytest.approx(500.0 + step)
+    over = (pjs.length - pjs.cs[last]) + pjs.cs[2]              # over the line: forwards
+    assert at(2) == pytest.approx(500.0 + step + over)
+    assert at(1) == pytest.approx(500.0 + step + over - pjs.cs[2] + pjs.cs[1])   # backwards
+    before = cf[0, 0, L.F_PJS_RACE_DISTANCE]
+    assert at(40, route=L.ROUTE_ENTRY) == before                # the pit route sets it itself
 
 
 @pytest.mark.parametrize("mode", [L.PHYSICS_ARCADE, L.PHYSICS_SIMULATOR])

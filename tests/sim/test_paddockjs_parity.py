@@ -6,7 +6,11 @@ grand-prix track given to PaddockJS as a track object) give, per scenario and ph
 the car's parameters and state after reset, the actions of 300 env steps at frame skip 4, the four
 wheel surfaces each physics tick's dynamics read, and the state after every step. The replay feeds
 the same actions and wheel surfaces to ``integrate_car`` tick by tick (no Node, no PaddockJS, no
-track: this isolates the vehicle model) and compares the state after each step.
+track: this isolates the vehicle model) and compares the state after each step. The pit-entry trace
+(car-00 asks for a committed stop) also needs the track: after each tick our wheel classification gives
+PaddockJS's race distance and our rules start the stop where PaddockJS's do
+(``race.pit_route.start_pit_route``); from then our port of PaddockJS's pit route
+(``race.pit_route.pit_route_car_tick``) moves the car instead of the dynamics.
 
 Tolerances (issue 22): position within 1 cm and heading within 1e-3 rad where nothing chaotic
 happens; within 0.5 m once the car has spun (PaddockJS's spin-risk label or a body slip over 0.42 rad)
@@ -33,7 +37,12 @@ import pytest
 
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.race.collisions import resolve_contacts
+from paddock_ma.sim.race.pit_route import pit_route_car_tick, start_pit_route
+from paddock_ma.sim.race.pit_route_path import N_COLS, ROUTE_MAX
+from paddock_ma.sim.race.pit_service import pit_route_active
+from paddock_ma.sim.track.paddockjs_track import paddockjs_track
 from paddock_ma.sim.vehicle.dynamics import integrate_car
+from paddock_ma.sim.vehicle.wheels import classify_car
 
 TRACES = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "traces"
 SHIPPED_TRACKS = ("grand-prix", "technical")      # the same scenarios on shipped tracks, traces/<track>/
@@ -100,6 +109,7 @@ def replay(trace):
                             ("speed", L.F_SPEED), ("yawRate", L.F_YAW_RATE), ("steeringAngle", L.F_STEER_ANGLE),
                             ("tireEnergy", L.F_TIRE_ENERGY)):
             cars_f[0, c, field] = s[col[name]]
+    pit = pit_setup(trace, cars_f, cars_i, rules, flags)
     dt = trace["dt"]
     skip = trace["frameSkip"]
     n_steps = len(trace["actions"])
@@ -119,8 +129,16 @@ def replay(trace):
                 cars_f[0, c, L.F_PREV_X] = cars_f[0, c, L.F_X]
                 cars_f[0, c, L.F_PREV_Y] = cars_f[0, c, L.F_Y]
                 cars_f[0, c, L.F_PREV_HEADING] = cars_f[0, c, L.F_HEADING]
-                integrate_car(cars_f, cars_i, params, rules, 0, c, steer, throttle, brake, dt)
+                if pit is not None and not pit_route_active(cars_i, 0, c):
+                    start_pit_route(pit[0], cars_f, cars_i, flags, pit[1], rules, 0, c, n)
+                if pit is not None and pit_route_active(cars_i, 0, c):
+                    tr, world_i, buf = pit
+                    pit_route_car_tick(tr, cars_f, cars_i, params, flags, world_i, rules, 0, c, n, buf, dt)
+                else:
+                    integrate_car(cars_f, cars_i, params, rules, 0, c, steer, throttle, brake, dt)
             resolve_contacts(cars_f, cars_i, flags, rules, 0, n, dt)
+            if pit is not None:
+                pit_rules(pit, cars_f, cars_i, rules, flags, n)
         for c, cid in enumerate(ids):
             f = cars_f[0, c]
             slip = f[L.F_SLIP_FRONT]
@@ -128,6 +146,45 @@ def replay(trace):
                               f[L.F_LONG_ACC], f[L.F_GRIP_USAGE], slip, cars_i[0, c, L.I_TRACTION_LIMITED])
             stab[cid][step] = cars_i[0, c, L.I_INSTABILITY]
     return out, stab
+
+
+def pit_setup(trace, cars_f, cars_i, rules, flags):
+    """A pit-entry trace (one with ``pit``, on a trackSeed track): its cars are policy cars with the
+    trace's pit intent in box 0 (PaddockJS's first team), pit stops on as in its config (80 km/h, 2.8 s,
+    no variability), PaddockJS's race distance from the placement. Returns (track, world_i, route
+    scratch), or None for any other trace."""
+    if "pit" not in trace:
+        return None
+    tr = paddockjs_track(trace["config"]["trackSeed"])
+    world_i = np.zeros((1, L.NWI), np.int64)
+    world_i[0, L.WI_PIT_LANE_OPEN] = 1
+    world_i[0, L.WI_RACE_MODE] = L.MODE_GREEN
+    rules[0, L.R_PIT_STOPS] = 1.0
+    rules[0, L.R_TOTAL_LAPS] = trace["config"]["totalLaps"]
+    rules[0, L.R_PIT_SPEED_LIMIT] = 80.0 * L.MPS_PER_KPH
+    rules[0, L.R_PIT_STOP_SECONDS] = 2.8
+    rules[0, L.R_PIT_MAX_CONCURRENT] = 3.0
+    rules[0, L.R_PIT_MIN_GAP] = 20.0
+    flags[:] |= L.FLAG_PIT_OCCUPIES
+    placements = trace["config"]["scenario"]["placements"]
+    for c, cid in enumerate(trace["cars"]):
+        cars_i[0, c, L.I_MANUAL] = 1
+        cars_i[0, c, L.I_PIT_INTENT] = trace["pitIntent"]
+        cars_i[0, c, L.I_PIT_BOX] = 0
+        cars_i[0, c, L.I_SEG_HINT] = -1
+        cars_f[0, c, L.F_PJS_RACE_DISTANCE] = placements[cid]["distanceMeters"]
+        cars_f[0, c, L.F_PJS_PROGRESS] = -1.0
+        classify_car(tr, cars_f, cars_i, 0, c)
+    return tr, world_i, np.zeros((ROUTE_MAX, N_COLS))
+
+
+def pit_rules(pit, cars_f, cars_i, rules, flags, n):
+    """After a tick of a pit-entry trace: PaddockJS's race distance from the nearest sample (our wheel
+    classification; the surfaces it writes are overwritten by the trace's before the next tick). The next
+    tick starts the stop where PaddockJS starts it (``race.pit_route.start_pit_route``)."""
+    tr = pit[0]
+    for c in range(n):
+        classify_car(tr, cars_f, cars_i, 0, c)
 
 
 REST_SPEED = 0.5   # m/s

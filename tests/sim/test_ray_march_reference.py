@@ -53,6 +53,8 @@ def measure():
                 place(cars_f, 0, c, x, y, h)
                 cars_i[0, c, L.I_SEG_HINT] = locate(tr, x, y, -1)[0]
                 cars_i[0, c, L.I_IN_PIT_LANE] = int(pit)
+                if pit:       # the rays read the pit surfaces for a car with a wheel on one
+                    cars_i[0, c, L.I_WHEEL_SURFACE_FL] = L.SURF_PIT_LANE
                 if batch:
                     flags[0, c] |= L.FLAG_MAIN_TRACK_RAYS
             got = sense(tr, cars_f, cars_i, flags, angles, lengths, channels=CHANNELS, debug=debug)

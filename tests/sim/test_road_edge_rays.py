@@ -48,6 +48,8 @@ def _compare(tr, poses, angles, lengths, *, debug=0, in_pit_lane=False, batch_tr
         place(cars_f, 0, c, x, y, h)
         cars_i[0, c, L.I_SEG_HINT] = locate(tr, x, y, -1)[0]
         cars_i[0, c, L.I_IN_PIT_LANE] = int(in_pit_lane)
+        if in_pit_lane:       # the rays read the pit surfaces for a car with a wheel on one
+            cars_i[0, c, L.I_WHEEL_SURFACE_FL] = L.SURF_PIT_LANE
         if batch_training:
             flags[0, c] |= L.FLAG_MAIN_TRACK_RAYS
     out = sense(tr, cars_f, cars_i, flags, angles, lengths, channels=M.CH_ROAD_EDGE, debug=debug)

@@ -31,6 +31,9 @@
 //   events      per car: [tick, kind] (tick 0-based over the whole run): 'contact', 'car-destroyed',
 //               'drs-on' / 'drs-off' (DRS opened or closed during that tick)
 //   vectors     car-00's observation vector after reset and every VECTOR_EVERY steps (default 1; env VECTOR_EVERY)
+//   pitIntent, pit  (scenarios with a pit intent: pit-entry) the intent the first step's actions carry, and
+//               per car and step its pit stop's [status, phase, route progress m, race distance m]
+// The config of the pit scenarios also switches pit stops on (rules.modules.pitStops) and races 3 laps.
 // The actions come from a scripted driver (lane keeping and a speed target, with per-scenario
 // overrides); what is replayed is the recorded actions, so the driver need not be reproduced.
 
@@ -200,6 +203,29 @@ const SCENARIOS = {
     placements: { 'car-00': { distanceMeters: 7300, offsetMeters: 0, speedKph: 120 } },
     policy: (sim, car, step) => [laneKeep(sim, car, step < 10 ? 0 : 60, 30), 0.6, 0],
   },
+  // pit entry (trackSeed 2601: the entry connector leaves the track on the left, side -1, at 7,497 m of its
+  // 8,005 m lap; the lane is beside the start straight): car-00 asks for a committed stop (pitIntent 2)
+  // from the first step, drives to the stop's start (250 m before the entry), then PaddockJS's pit route
+  // moves it (advancePitStopCar): approach, entry road, fast lane, queue point, service, exit.
+  'pit-entry': {
+    placements: { 'car-00': { distanceMeters: 7140, offsetMeters: 0, speedKph: 200 } },
+    rules: { modules: { pitStops: { enabled: true } } },
+    totalLaps: 3,
+    pitIntent: 2,
+    policy: (sim, car) => drive(sim, car, { latLimit: 24 }),
+  },
+  // the same stretch without a pit intent: car-00 swerves left across the pit entry's access road and
+  // back; PaddockJS reads the main track's bands there (pitOverrideAllowedForCar), not the pit surfaces
+  'pit-entry-cut': {
+    placements: { 'car-00': { distanceMeters: 7330, offsetMeters: 0, speedKph: 140 } },
+    rules: { modules: { pitStops: { enabled: true } } },
+    totalLaps: 3,
+    policy: (sim, car, step) => {
+      const offset = step < 120 ? rampOffset(step, 0, -24, 10, 70) : rampOffset(step, -24, 0, 120, 90);
+      const a = drive(sim, car, { offset, latLimit: 20 });
+      return [a[0], Math.min(a[1], 0.7), a[2]];
+    },
+  },
   'car-contact': {
     controlled: ['car-00', 'car-01'],
     placements: {
@@ -302,7 +328,8 @@ function record(name, scenario, physicsMode) {
     controlledDrivers: controlled,
     physicsMode,
     frameSkip: FRAME_SKIP,
-    rules: { standingStart: false },
+    rules: { standingStart: false, ...(scenario.rules ?? {}) },
+    ...(scenario.totalLaps ? { totalLaps: scenario.totalLaps } : {}),
     scenario: {
       participants: controlled,
       placements: TRACK_OBJECT ? TRACK_PLACEMENTS[TRACK_OBJECT.shippedTrack][name] : scenario.placements,
@@ -336,6 +363,13 @@ function record(name, scenario, physicsMode) {
     steps: Object.fromEntries(controlled.map((id) => [id, []])),
     events: Object.fromEntries(controlled.map((id) => [id, []])),
     vectors: { steps: [0], values: [vectorOf(reset)] },
+    // scenarios with a pit intent: the intent the first step's actions carry (PaddockJS refuses an intent
+    // once the stop is under way, so only the first step sends it), and per car and step the pit stop's
+    // [status, phase, route progress (m), race distance (m)] after the step
+    ...(scenario.pitIntent != null ? {
+      pitIntent: scenario.pitIntent,
+      pit: Object.fromEntries(controlled.map((id) => [id, []])),
+    } : {}),
   };
   recording = { ids: controlled, surfaces: out.surfaces, events: out.events, drs: {}, tick: 0 };
   for (let step = 0; step < STEPS; step += 1) {
@@ -345,12 +379,20 @@ function record(name, scenario, physicsMode) {
       const a = scenario.policy(sim, carOf(id), step);
       const action = [clamp(a[0], -1, 1), clamp(a[1], 0, 1), clamp(a[2], 0, 1)].map((v) => Number(v.toFixed(4)));
       row.push(action);
-      actions[id] = { steering: action[0], throttle: action[1], brake: action[2] };
+      actions[id] = { steering: action[0], throttle: action[1], brake: action[2],
+        ...(scenario.pitIntent != null && step === 0 ? { pitIntent: scenario.pitIntent } : {}) };
     }
     out.actions.push(row);
     const result = env.step(actions);
     if (currentSim !== sim) throw new Error('the environment replaced its simulation mid-run');
     for (const id of controlled) out.steps[id].push(carState(carOf(id)));
+    if (out.pit) {
+      for (const id of controlled) {
+        const stop = carOf(id).pitStop;
+        out.pit[id].push([stop?.status ?? null, stop?.phase ?? null, Number((stop?.routeProgress ?? 0) / U).toFixed(6) * 1,
+          Number((carOf(id).raceDistance ?? 0) / U).toFixed(6) * 1]);
+      }
+    }
     if ((step + 1) % VECTOR_EVERY === 0) {
       out.vectors.steps.push(step + 1);
       out.vectors.values.push(vectorOf(result));
@@ -361,7 +403,10 @@ function record(name, scenario, physicsMode) {
 }
 
 fs.mkdirSync(outDir, { recursive: true });
-const only = process.env.SCENARIOS ? process.env.SCENARIOS.split(',') : Object.keys(SCENARIOS);
+// on a shipped track, the scenarios that have placements there (the pit-entry ones are trackSeed 2601's)
+const only = process.env.SCENARIOS
+  ? process.env.SCENARIOS.split(',')
+  : Object.keys(SCENARIOS).filter((name) => !TRACK_OBJECT || TRACK_PLACEMENTS[TRACK_OBJECT.shippedTrack]?.[name]);
 for (const name of only) {
   for (const mode of ['arcade', 'simulator']) {
     const trace = record(name, SCENARIOS[name], mode);

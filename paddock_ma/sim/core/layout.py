@@ -77,17 +77,28 @@ F_WHEEL_EDGE_FL = 47    # m, each contact patch's offset as PaddockJS reports it
 F_WHEEL_EDGE_FR = 48    # the patch edge farthest from the centreline; the patch centre's on a pit surface;
 F_WHEEL_EDGE_RL = 49    # near the pit entry and exit, that of the sampled point (centre or corner) of the
 F_WHEEL_EDGE_RR = 50    # patch's worst surface (``vehicle.wheels``)
-# PaddockJS's own progress and race distance (``raceProgress.js``), which its DRS latch and DRS race
-# order read: the lap distance of the centreline sample nearest the car (its ``trackState.distance``,
+# PaddockJS's own progress and race distance (``raceProgress.js``), which its DRS latch, DRS race order and
+# pit route read: the lap distance of the centreline sample nearest the car (its ``trackState.distance``,
 # legacy mode; F_PROGRESS is the projection), and the race distance advanced by that progress
-F_PJS_PROGRESS = 51     # m, [0, L): lap distance of the nearest centreline sample (``vehicle.wheels``)
+F_PJS_PROGRESS = 51     # m, [0, L): lap distance of the nearest centreline sample at the car's latest
+                        # classification (``vehicle.wheels``); < 0: none yet (the next classification sets it)
 F_PJS_PREV_PROGRESS = 52  # m, F_PJS_PROGRESS at the start of the latest tick (PaddockJS's previousProgress)
 F_PJS_RACE_DISTANCE = 53  # m, PaddockJS's raceDistance: placement's race distance + its progress deltas
+                          # (``vehicle.wheels``); PaddockJS's pit route sets it itself (``race.pit_route``)
 F_DRS_TIME_0 = 54       # s (world time) of the car's latest crossing of DRS zone k's start, k < MAX_DRS_ZONES
 F_DRS_TIME_1 = 55       # (its drsDetection[zone].time; meaningful while I_DRS_PASSAGE_k > 0)
 F_DRS_TIME_2 = 56
 F_DRS_TIME_3 = 57
-NF = 58
+# PaddockJS's pit route (``race.pit_route``: a policy car's stop follows PaddockJS's advancePitStopCar), so
+# a stop starts at the tick PaddockJS starts it
+F_PIT_ENTRY_RD = 58     # m, race distance of the pit entry the stop was scheduled at (stop.entryRaceDistance)
+F_ROUTE_START_RD = 59   # m, race distance at the start of the current route (stop.routeStartRaceDistance)
+F_ROUTE_END_RD = 60     # m, race distance at its end (stop.routeEndRaceDistance)
+F_ROUTE_X0 = 61         # m, the car's pose when the current route was made: its first point
+F_ROUTE_Y0 = 62
+F_ROUTE_H0 = 63         # rad
+F_ROUTE_OFFSET0 = 64    # m, the approach's start offset (the car's signed offset then; 0 on a pit surface)
+NF = 65
 
 MAX_DRS_ZONES = 4        # DRS zones a track may have (PaddockJS derives at most 3)
 
@@ -155,7 +166,17 @@ I_DRS_PASSAGE_0 = 51    # crossings of DRS zone k's start since the car was plac
 I_DRS_PASSAGE_1 = 52
 I_DRS_PASSAGE_2 = 53
 I_DRS_PASSAGE_3 = 54
-NI = 55
+I_PIT_ROUTE = 55        # ROUTE_*: which of PaddockJS's pit routes moves the car (0: none, or our pit service's)
+I_PIT_ROUTE_CURSOR = 56  # the route's segment cursor (PaddockJS's route.segmentCursor)
+NI = 57
+
+# I_PIT_ROUTE codes: a policy car in a stop follows PaddockJS's routes (``race.pit_route``)
+ROUTE_NONE = 0          # not on PaddockJS's route (no stop, or a built-in driver's stop: ``race.pit_service``)
+ROUTE_ENTRY = 1         # entering: approach, entry road, fast lane to the queue point (phase 'entry')
+ROUTE_RELEASE = 2       # entering: queue point into the service area at 30 km/h (phase 'queue-release')
+ROUTE_HELD = 3          # queued or servicing: no route, the car stands at the queue point or in the box
+ROUTE_EXIT = 4          # exiting: box to the fast lane, the lane, the exit road (phase 'exit')
+ROUTE_NAMES = ("none", "entry", "queue-release", "held", "exit")
 
 WHEEL_SURFACE_FIELDS = (I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR)
 FIRST_COUNTER = I_CNT_CONTACTS

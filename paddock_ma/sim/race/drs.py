@@ -134,22 +134,11 @@ def _latch(cars_f, cars_i, car_flags, rules, w, c, k, n_cars, length, now):
 @kernel(inline="always")
 def update_drs_world(drs_start, drs_end, length, cars_f, cars_i, car_flags, world_f, world_i, rules, w, n_cars,
                      crossed, order):
-    """PaddockJS's race progress and DRS latch for every car of world ``w`` after its tick (module
+    """PaddockJS's DRS latch for every car of world ``w`` after its tick (module
     docstring). drs_start, drs_end: the track's zones (float64[Z], m); length: lap (m). Scratch:
     crossed int8[C] (the zone whose start each car crossed, -1 none), order int64[C] (the crossing
-    cars in race order). Reads F_PJS_PROGRESS and F_PJS_PREV_PROGRESS; writes F_PJS_RACE_DISTANCE
-    and the DRS fields."""
-    half = length / 2.0
-    for c in range(n_cars):
-        if cars_i[w, c, I_ACTIVE] == 0:
-            continue
-        # raceProgress.js: race distance advances by the wrapped change of progress
-        delta = cars_f[w, c, F_PJS_PROGRESS] - cars_f[w, c, F_PJS_PREV_PROGRESS]
-        if delta < -half:
-            delta += length
-        if delta > half:
-            delta -= length
-        cars_f[w, c, F_PJS_RACE_DISTANCE] += delta
+    cars in race order). Reads F_PJS_PROGRESS, F_PJS_PREV_PROGRESS and F_PJS_RACE_DISTANCE (which
+    ``vehicle.wheels`` advances); writes the DRS fields."""
     n_zones = drs_start.shape[0]
     if n_zones == 0:
         return
@@ -168,8 +157,8 @@ def update_drs_world(drs_start, drs_end, length, cars_f, cars_i, car_flags, worl
             cars_i[w, c, I_DRS_ZONE] = 0
             cars_i[w, c, I_DRS_ENABLED] = 0
             z = -1
-        if z < 0:
-            prev = cars_f[w, c, F_PJS_PREV_PROGRESS]
+        prev = cars_f[w, c, F_PJS_PREV_PROGRESS]
+        if z < 0 and prev >= 0.0:          # < 0: placed and not yet classified (no progress to cross from)
             for k in range(n_zones):
                 if crosses(prev, p, drs_start[k], length):
                     crossed[c] = k

@@ -8,7 +8,8 @@ import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import (
-    F_BEST_LAP_TIME, F_CONTACT_COOLDOWN, F_CURVATURE, F_DRS_TIME_0, F_FINISH_TIME, F_PJS_RACE_DISTANCE,
+    F_BEST_LAP_TIME, F_CONTACT_COOLDOWN, F_CURVATURE, F_DRS_TIME_0, F_FINISH_TIME, F_PJS_PROGRESS,
+    F_PJS_RACE_DISTANCE, F_PIT_ENTRY_RD, F_ROUTE_OFFSET0, I_PIT_ROUTE, I_PIT_ROUTE_CURSOR, ROUTE_NONE,
     F_HEADING, F_HEADING_ERROR,
     F_LAP_START_TIME, F_LAST_LAP_TIME, F_GRIP_USAGE, F_LAT_ACC, F_LONG_ACC, F_OFFSET, F_PIT_PATH_S,
     F_PIT_SERVICE_LEFT, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS, F_RACE_DISTANCE, F_SECTOR1_TIME,
@@ -83,7 +84,10 @@ def _place_pose(tr, cars_f, w, c, race_distance, offset, speed, heading_error):
     f[F_HEADING_ERROR] = wrap_angle(h - ph)
     f[F_CURVATURE] = pcurv
     f[F_RACE_DISTANCE] = race_distance
-    f[F_PJS_RACE_DISTANCE] = race_distance   # PaddockJS's starts at the placement's too (race.drs)
+    # PaddockJS's: its race distance is the placement's; its progress is the nearest sample's lap
+    # distance, which the next classification sets without moving the race distance (as PaddockJS's reset)
+    f[F_PJS_RACE_DISTANCE] = race_distance
+    f[F_PJS_PROGRESS] = -1.0
     return seg
 
 
@@ -117,6 +121,10 @@ def _clear_race_state(tr, cars_f, cars_i, w, c, race_distance, seg, now):
     i[I_SECTOR] = sector_of(tr, s) if race_distance >= 0.0 else 0
     i[I_LAP] = int(math.floor(rd / L)) + 1      # clamped to the race's laps by update_car_rules
     i[I_PIT_STATUS] = PIT_PENDING
+    i[I_PIT_ROUTE] = ROUTE_NONE
+    i[I_PIT_ROUTE_CURSOR] = 0
+    for k in range(F_PIT_ENTRY_RD, F_ROUTE_OFFSET0 + 1):
+        f[k] = 0.0
     i[I_PIT_INTENT] = 0
     i[I_PIT_STOPS] = 0
     i[I_IN_PIT_LANE] = 0

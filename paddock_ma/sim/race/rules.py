@@ -25,6 +25,7 @@ from ..core.layout import (
     F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_VX, F_VY, F_WHEEL_OFFSET_FL, F_WHEEL_OFFSET_FR,
     F_WHEEL_OFFSET_RL, F_WHEEL_OFFSET_RR, I_ACTIVE, I_CNT_KERB_TICKS, I_CNT_LAPS, I_CNT_OFFTRACK_TICKS,
     I_CNT_SEVERE_CUT_TICKS, I_CNT_SLOW_TICKS, I_CNT_SPIN_TICKS, I_COMPLETED_LAPS, I_DESTROYED, I_END_REASON,
+    F_PJS_PROGRESS, I_MANUAL, I_PIT_ROUTE, ROUTE_NONE,
     I_FINISHED, I_GRID_LOCKED, I_IN_PIT_LANE, I_INSTABILITY, I_LAP, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
     I_RETIRED, I_SECTOR, I_TERMINATED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL,
     I_WHEEL_SURFACE_RR, END_STALLED, MPS_PER_KPH, NO_CLOCK, MODE_RED_FLAG, PIT_COMPLETED, PIT_PENDING,
@@ -167,9 +168,14 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
         return False
     in_route = pit_route_active(cars_i, w, c)
     if in_route:
-        cars_f[w, c, F_PROGRESS] = pit_track_s_of(L, pit_entry_s, pit_exit_s, pit_length,
-                                                  cars_f[w, c, F_PIT_PATH_S])
-        cars_i[w, c, I_IN_PIT_LANE] = 1
+        if cars_i[w, c, I_PIT_ROUTE] != ROUTE_NONE:
+            # PaddockJS's route (a policy car): its progress is its nearest sample's (PaddockJS's
+            # ``trackState.distance`` off the pit surfaces), its race distance runs along the route
+            cars_f[w, c, F_PROGRESS] = cars_f[w, c, F_PJS_PROGRESS]
+        else:
+            cars_f[w, c, F_PROGRESS] = pit_track_s_of(L, pit_entry_s, pit_exit_s, pit_length,
+                                                      cars_f[w, c, F_PIT_PATH_S])
+            cars_i[w, c, I_IN_PIT_LANE] = 1
     delta = wrap_half(cars_f[w, c, F_PROGRESS] - old_progress, L)
     rd_old = cars_f[w, c, F_RACE_DISTANCE]
     rd = rd_old + delta
@@ -199,6 +205,14 @@ def _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars
 
 
 @kernel
+def _start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c):
+    """Start a built-in driver's stop if its rules allow (``race.pit_service.try_start_pit``); a policy
+    car's starts at the next tick's beginning, as PaddockJS's does (``sim.step``, ``race.pit_route``)."""
+    if cars_i[w, c, I_MANUAL] == 0:
+        try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+
+
+@kernel
 def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
                      old_progress, dt):
     """Rules of car ``c`` after its tick: progress, laps, timing, finish, counters, stall, pit entry.
@@ -209,7 +223,7 @@ def update_car_rules(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i
     """
     if _rules_one(tr.length, tr.sector_s, tr.kerb_edge, tr.pit_entry_s, tr.pit_exit_s, tr.pit_length,
                   cars_f, cars_i, world_f, world_i, rules, w, c, old_progress, dt):
-        try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+        _start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c)
 
 
 # inlined into tick_world: a call passes the track tuple as ~300 machine words, per world and tick
@@ -229,4 +243,4 @@ def update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world
             continue
         if _rules_one(L, sector_s, kerb_edge, pit_entry_s, pit_exit_s, pit_length, cars_f, cars_i,
                       world_f, world_i, rules, w, c, old_progress[c], dt):
-            try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, cars_f.shape[1])
+            _start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c)

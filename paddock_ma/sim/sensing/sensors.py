@@ -32,7 +32,8 @@ from numba import prange
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
     F_HEADING, F_OFFSET, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_MAIN_TRACK_RAYS, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
-    I_ACTIVE, I_DESTROYED, I_IN_PIT_LANE, I_LAP, I_SEG_HINT,
+    I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT, I_WHEEL_SURFACE_FL, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT,
+    SURF_PIT_LANE,
 )
 from ..core.trig import wrap_angle
 from ..track.geometry import edge_distances, heading_curvature_at, nearest_sample, sample_curvature_at
@@ -175,7 +176,13 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         progress = 0.0
         oseg = -1
         ooff = 0.0
-        include_pit = cars_i[w, c, I_IN_PIT_LANE] != 0
+        # the track rays read the pit surfaces for a car with a wheel on one (PaddockJS: the car in the pit
+        # lane, or its origin's state on a pit surface)
+        include_pit = False
+        for k in range(4):
+            sc = cars_i[w, c, I_WHEEL_SURFACE_FL + k]
+            if sc == SURF_PIT_ENTRY or sc == SURF_PIT_LANE or sc == SURF_PIT_EXIT or sc == SURF_PIT_BOX:
+                include_pit = True
         main_only = (car_flags[w, c] & FLAG_MAIN_TRACK_RAYS) != 0    # batch-training: sample mode
         use_lines = False
         use_straight = False

@@ -23,9 +23,10 @@ import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import (
-    F_CURVATURE, F_HEADING, F_HEADING_ERROR, F_OFFSET, F_PJS_PROGRESS, F_PROGRESS, F_WHEEL_EDGE_FL, F_WHEEL_OFFSET_FL,
-    F_X, F_Y, I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_SEG_HINT, I_SURFACE, I_WHEEL_SURFACE_FL,
-    PATCH_LENGTH, PATCH_WIDTH, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE,
+    F_CURVATURE, F_HEADING, F_HEADING_ERROR, F_OFFSET, F_PJS_PROGRESS, F_PJS_RACE_DISTANCE, F_PROGRESS,
+    F_WHEEL_EDGE_FL, F_WHEEL_OFFSET_FL, F_X, F_Y, I_ACTIVE, I_IN_PIT_LANE, I_MANUAL, I_ON_TRACK, I_PIT_INTENT,
+    I_PIT_ROUTE, I_PIT_STATUS, I_SEG_HINT, I_SURFACE, I_WHEEL_SURFACE_FL, PATCH_LENGTH, PATCH_WIDTH, PIT_ENTERING,
+    PIT_EXITING, PIT_QUEUED, PIT_SERVICING, ROUTE_NONE, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE,
     SURF_TRACK, PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
 from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
@@ -46,6 +47,21 @@ PitArrays = namedtuple("PitArrays", ["px", "py", "pit_side", "pit_width", "box_x
 def is_pit_surface(code):
     """True for pit-entry, pit-lane, pit-exit and pit-box."""
     return code == SURF_PIT_ENTRY or code == SURF_PIT_LANE or code == SURF_PIT_EXIT or code == SURF_PIT_BOX
+
+
+@kernel(inline="always")
+def pit_override_allowed(cars_i, w, c):
+    """PaddockJS's ``pitOverrideAllowedForCar``: whether car ``c``'s wheels (and rays) read the pit
+    surfaces where they override the main track's bands. A built-in driver's car always does; a
+    policy-controlled car (I_MANUAL, PaddockJS's ``environmentControlled``) only once it has committed
+    to a stop (pit intent 2) or while its stop is under way (entering, queued, servicing, exiting);
+    before that its wheels near the pits read the main track's bands (gravel, grass, barrier)."""
+    if cars_i[w, c, I_MANUAL] == 0:
+        return True
+    st = cars_i[w, c, I_PIT_STATUS]
+    if st == PIT_ENTERING or st == PIT_QUEUED or st == PIT_SERVICING or st == PIT_EXITING:
+        return True
+    return cars_i[w, c, I_PIT_INTENT] >= 2
 
 
 @kernel(inline="always")
@@ -117,14 +133,25 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     ny = cny[j]
     c_off = (x - cx[j]) * nx + (y - cy[j]) * ny
     cars_f[w, c, F_PROGRESS] = s
-    cars_f[w, c, F_PJS_PROGRESS] = cs[j]      # PaddockJS's progress (its DRS latch reads it: race.drs)
     cars_f[w, c, F_OFFSET] = off
+    # PaddockJS's progress (its DRS latch and pit route read it) and race distance, which advances by
+    # the progress's wrapped change (``raceProgress.js``); PaddockJS's pit route sets it itself
+    sp = cs[j]
+    prev = cars_f[w, c, F_PJS_PROGRESS]
+    if prev >= 0.0 and cars_i[w, c, I_PIT_ROUTE] == ROUTE_NONE:
+        d = sp - prev
+        d -= length * math.floor(d / length + 0.5)
+        cars_f[w, c, F_PJS_RACE_DISTANCE] += d
+    cars_f[w, c, F_PJS_PROGRESS] = sp
     cars_f[w, c, F_HEADING_ERROR] = wrap_angle(h - ch[j])
     cars_f[w, c, F_CURVATURE] = k
     cars_i[w, c, I_SEG_HINT] = seg
     # near the pit entry or exit PaddockJS samples each patch at its centre and corners, each point
     # from its own nearest sample (``calculateWheelSurfaceState``'s full sampling)
     sampled = bx0 <= bx1 and near_pit_connector(cs[j], entry_s, exit_s, length, PIT_CONNECTOR_WINDOW)
+    if not pit_override_allowed(cars_i, w, c):
+        bx0 = np.inf             # no point is inside the pit box: the main track's bands only
+        bx1 = -np.inf
     rx = -fy
     ry = fx
     hl = 0.5 * PATCH_LENGTH
@@ -138,6 +165,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     worst_p = 0
     on_track = 1
     in_pit = 0
+    any_pit_wheel = False
     for wi in range(4):
         lon = WHEEL_X if wi < 2 else -WHEEL_X
         lat = -WHEEL_Y if wi % 2 == 0 else WHEEL_Y
@@ -208,13 +236,18 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
             worst_p = code_p
             worst = code
         if is_pit_surface(code):
-            in_pit = 1
+            in_pit += 1
+            any_pit_wheel = True
         elif SURFACE_LEGAL[code] == 0:
             on_track = 0
     cars_i[w, c, I_SURFACE] = worst
     cars_i[w, c, I_ON_TRACK] = on_track
-    cars_i[w, c, I_IN_PIT_LANE] = in_pit
-    if in_pit == 1:
+    # PaddockJS's ``inPitLane``: every wheel on a pit surface
+    cars_i[w, c, I_IN_PIT_LANE] = 1 if in_pit == 4 else 0
+    st = cars_i[w, c, I_PIT_STATUS]
+    if any_pit_wheel or st == PIT_ENTERING or st == PIT_QUEUED or st == PIT_SERVICING or st == PIT_EXITING:
+        # a pit route moves the car (PaddockJS runs no runoff response for it); a car partly on a pit
+        # surface is not destroyed by the barrier either (our pit surfaces: ``race.pit_service``)
         return False
     # PaddockJS's barrier (``applyRunoffResponse``): the car's visual footprint (5.63 x 1.9 m, which
     # holds its body and wheels) reaches past the barrier's inner face, half the barrier's 0.55 m
@@ -235,7 +268,9 @@ def classify_car(tr, cars_f, cars_i, w, c):
     F_HEADING_ERROR (rad, to the sample's heading), F_WHEEL_OFFSET_* (patch centres, m) and
     I_WHEEL_SURFACE_* (FL, FR, RL, RR: the band of the patch edge farthest from the centreline; pit
     surfaces beyond the kerb near the pits), I_SURFACE (worst wheel), I_ON_TRACK (every wheel on
-    track, kerb or pit) and I_IN_PIT_LANE (some wheel on a pit surface).
+    track, kerb or pit) and I_IN_PIT_LANE (every wheel on a pit surface, PaddockJS's ``inPitLane``). Pit
+    surfaces count only where ``pit_override_allowed``. F_PJS_RACE_DISTANCE (PaddockJS's race
+    distance) follows F_PJS_PROGRESS's change, but on PaddockJS's pit route.
     Barrier (PaddockJS's ``applyRunoffResponse``): the 5.63 x 1.9 m visual footprint reaches past
     grass_edge - 0.275 m, while no wheel is on a pit surface.
     """
