@@ -29,11 +29,11 @@ from ..core.layout import (
     F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_CONTACT_COOLDOWN, F_HEADING, F_PIT_ENTRY_RD, F_PIT_PATH_S, F_PIT_SERVICE_LEFT,
     F_ROUTE_END_RD, F_ROUTE_OFFSET0, F_ROUTE_START_RD, F_PJS_PROGRESS, F_PJS_RACE_DISTANCE, F_SPEED,
     F_STEER_ANGLE, F_TIRE_ENERGY, F_X, F_Y, F_YAW_RATE, FLAG_PIT_OCCUPIES, I_ACTIVE, I_CNT_PIT_ENTRY,
-    I_CNT_PIT_EXIT, I_CNT_PIT_STOP_DONE, I_COMPOUND, I_DESTROYED, I_FINISHED, I_GRID_LOCKED, I_IN_PIT_LANE,
+    I_CNT_PIT_EXIT, I_CNT_PIT_STOP_DONE, I_COMPOUND, I_DESTROYED, I_IN_PIT_LANE,
     I_PIT_BOX, I_PIT_INTENT, I_PIT_ROUTE, I_PIT_ROUTE_CURSOR, I_PIT_STATUS, I_PIT_STOPS, I_PIT_TARGET,
     I_RETIRED, I_TERMINATED, I_USED_COMPOUNDS, MAX_SPEED, MAX_STEER_ANGLE, MODE_RED_FLAG, MPS_PER_KPH,
     PIT_COMPLETED, PIT_ENTERING, PIT_EXITING, PIT_PENDING, PIT_QUEUED, PIT_SERVICING, R_PIT_MAX_CONCURRENT,
-    R_PIT_MIN_GAP, R_PIT_SPEED_LIMIT, R_PIT_STOPS, R_TOTAL_LAPS, ROUTE_ENTRY, ROUTE_EXIT, ROUTE_HELD,
+    R_PIT_MIN_GAP, R_PIT_SPEED_LIMIT, ROUTE_ENTRY, ROUTE_EXIT, ROUTE_HELD,
     ROUTE_NONE, ROUTE_RELEASE, WHEELBASE, WI_RACE_MODE,
 )
 from ..core.trig import clamp, wrap_angle
@@ -42,7 +42,7 @@ from .pit_route_path import (
     build_route, distance_to_limiter, hinted_offset, lane_frame, limiter_at, nearest_on_route, queue_point,
     route_end, sample_route, service_distances, start_pose,
 )
-from .pit_service import pit_lane_is_open, pit_route_active, service_seconds
+from .pit_service import may_start_pit_stop, pit_route_active, service_seconds
 
 APPROACH_DISTANCE = 250.0                  # m, a stop starts this far before the pit entry
 LATE_THRESHOLD = 90.0                      # m, ... and up to this far past it
@@ -119,17 +119,9 @@ def start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars)
 
     Call at the beginning of a tick, before the car moves (``sim.step``), as PaddockJS does. Records the route's start: the car's pose, PaddockJS's
     race distance, the entry's race distance and the approach's start offset."""
-    if not has_pit_lane(tr) or tr.box_x.shape[0] == 0:
+    if tr.box_x.shape[0] == 0 or not may_start_pit_stop(tr, cars_i, world_i, rules, w, c):
         return False
     intent = cars_i[w, c, I_PIT_INTENT]
-    st = cars_i[w, c, I_PIT_STATUS]
-    if intent <= 0 or (st != PIT_PENDING and st != PIT_COMPLETED):
-        return False
-    if rules[w, R_PIT_STOPS] < 0.5 or rules[w, R_TOTAL_LAPS] < 2.0 or not pit_lane_is_open(world_i, w):
-        return False
-    if (cars_i[w, c, I_FINISHED] != 0 or cars_i[w, c, I_DESTROYED] != 0 or cars_i[w, c, I_RETIRED] != 0
-            or cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_GRID_LOCKED] != 0):
-        return False
     L = tr.length
     rd = cars_f[w, c, F_PJS_RACE_DISTANCE]
     d = tr.pit_entry_s - rd

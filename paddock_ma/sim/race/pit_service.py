@@ -148,6 +148,23 @@ def service_seconds(car_params, world_i, rules, w, c):
     return max(min(SERVICE_FLOOR, base), secs)
 
 
+@kernel(inline="always")
+def may_start_pit_stop(tr, cars_i, world_i, rules, w, c):
+    """What every stop start asks first (spec 4.6; PaddockJS's ``shouldStartPitStop``), for our pit service
+    and PaddockJS's route alike: a pit lane, pit intent > 0, status pending (or completed and re-armed by
+    a new intent), pit stops on with >= 2 laps, the lane open, and the car not finished, destroyed,
+    retired, terminated or held on the grid."""
+    if not has_pit_lane(tr):
+        return False
+    st = cars_i[w, c, I_PIT_STATUS]
+    if cars_i[w, c, I_PIT_INTENT] <= 0 or (st != PIT_PENDING and st != PIT_COMPLETED):
+        return False
+    if rules[w, R_PIT_STOPS] < 0.5 or rules[w, R_TOTAL_LAPS] < 2.0 or not pit_lane_is_open(world_i, w):
+        return False
+    return not (cars_i[w, c, I_FINISHED] != 0 or cars_i[w, c, I_DESTROYED] != 0 or cars_i[w, c, I_RETIRED] != 0
+                or cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_GRID_LOCKED] != 0)
+
+
 @kernel
 def try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars):
     """Start a stop for car ``c`` when its intent and the rules allow it; True when started.
@@ -159,17 +176,9 @@ def try_start_pit(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars):
     R_PIT_MIN_GAP metres ahead. On start: status entering, path distance = -(distance to entry).
     Never on a track without a pit lane.
     """
-    if not has_pit_lane(tr):
+    if not may_start_pit_stop(tr, cars_i, world_i, rules, w, c):
         return False
     intent = cars_i[w, c, I_PIT_INTENT]
-    st = cars_i[w, c, I_PIT_STATUS]
-    if intent <= 0 or (st != PIT_PENDING and st != PIT_COMPLETED):
-        return False
-    if rules[w, R_PIT_STOPS] < 0.5 or rules[w, R_TOTAL_LAPS] < 2.0 or not pit_lane_is_open(world_i, w):
-        return False
-    if (cars_i[w, c, I_FINISHED] != 0 or cars_i[w, c, I_DESTROYED] != 0 or cars_i[w, c, I_RETIRED] != 0
-            or cars_i[w, c, I_TERMINATED] != 0 or cars_i[w, c, I_GRID_LOCKED] != 0):
-        return False
     L = tr.length
     p = cars_f[w, c, F_PROGRESS]
     d = tr.pit_entry_s - p

@@ -365,15 +365,7 @@ def nearest_sample_in_window(cx, cy, cs, length, j, x, y):
     jb = j % n
     best = (x - cx[jb]) ** 2 + (y - cy[jb]) ** 2       # seeds the bound; its window position is NEAREST_WINDOW
     pb = NEAREST_WINDOW
-    if n < span:                                      # a window longer than the lap: measure every position
-        for p in range(span):
-            kk = (lo + p) % n
-            d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
-            if d2 < best or (d2 == best and p < pb):
-                best = d2
-                pb = p
-                jb = kk
-        return jb
+    prune = n >= span           # a window longer than the lap (a sample in it twice): measure every position
     p = 0
     while p < span:
         kk = (lo + p) % n
@@ -384,7 +376,7 @@ def nearest_sample_in_window(cx, cy, cs, length, j, x, y):
             jb = kk
         gap = math.sqrt(d2) - math.sqrt(best) - _SKIP_MARGIN
         p += 1
-        if gap > 0.0 and p < span:
+        if prune and gap > 0.0 and p < span:
             # the last position q with arc(kk, q) < gap: positions p..q cannot be nearer than the best
             if _arc_between(cs, length, kk, (lo + p) % n) < gap:
                 step = 1
