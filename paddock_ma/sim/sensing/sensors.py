@@ -178,6 +178,7 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         oseg = -1
         ooff = 0.0
         include_pit = False
+        pit_allowed = False
         main_only = (car_flags[w, c] & FLAG_MAIN_TRACK_RAYS) != 0    # batch-training: sample mode
         use_lines = False
         use_straight = False
@@ -191,7 +192,8 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             # lane (every wheel on a pit surface), or whose centre state (from its nearest sample) or
             # ray origin's state (``track_state``) its pit override puts in the pit lane
             include_pit = cars_i[w, c, I_IN_PIT_LANE] != 0
-            if (not include_pit and pit_override_allowed(cars_i, w, c) and geo[G_PX0] <= ox <= geo[G_PX1]
+            pit_allowed = has_pit and pit_override_allowed(cars_i, w, c)
+            if (not include_pit and pit_allowed and geo[G_PX0] <= ox <= geo[G_PX1]
                     and geo[G_PY0] <= oy <= geo[G_PY1]):
                 p = pit_surface(pv, ox, oy)
                 c_off = (ox - cx[j0]) * cnx[j0] + (oy - cy[j0]) * cny[j0]
@@ -241,7 +243,8 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             if sense_track:
                 ray_kind[w, c, r] = track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress,
                                                max_hint2, main_only, oseg, ooff, use_lines, use_straight,
-                                               include_pit, road_edge, want_kerb, want_illegal, ox, oy, dx, dy,
+                                               include_pit, pit_allowed, road_edge, want_kerb, want_illegal, ox, oy,
+                                               dx, dy,
                                                length, debug_precision, ray_dist[w, c, r], ray_hit[w, c, r])
             if n_cand > 0:
                 best = FAR
