@@ -8,7 +8,7 @@ import pytest
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.vehicle.surface_table import SURFACE_PRIORITY
 from paddock_ma.sim.vehicle.wheels import classify_car
-from paddock_ma.sim.track.load import oval_track
+from paddock_ma.sim.track.load import load_track, oval_track
 from paddock_ma.sim.track.geometry import point_at
 
 WHEELS = [L.I_WHEEL_SURFACE_FL, L.I_WHEEL_SURFACE_FR, L.I_WHEEL_SURFACE_RL, L.I_WHEEL_SURFACE_RR]
@@ -171,7 +171,7 @@ def test_patch_point_nearest_sample_is_paddockjs_window_search():
     import json
     from pathlib import Path
     from paddock_ma.sim.track.load import paddockjs_track_document
-    from paddock_ma.sim.vehicle.wheels import nearest_sample_from
+    from paddock_ma.sim.track.geometry import nearest_sample_in_window
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
     t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
     x, y, h = 1719.10489, 1114.477662, 0.423289       # the car (m, rad) after that step
@@ -181,7 +181,51 @@ def test_patch_point_nearest_sample_is_paddockjs_window_search():
     window = np.arange(456 - 240, 456 + 241) % n
     want = int(window[np.argmin((t.cx[window] - qx) ** 2 + (t.cy[window] - qy) ** 2)])
     assert want == 451
-    j = nearest_sample_from(t.cx, t.cy, 456, qx, qy)
+    j = nearest_sample_in_window(t.cx, t.cy, t.cs, t.length, 456, qx, qy)
     assert j == want
     offset = (qx - t.cx[j]) * t.cnx[j] + (qy - t.cy[j]) * t.cny[j]
     assert abs(offset - 28.5924) < 1e-4
+
+
+def _window_scan(t, j, x, y):
+    """The plain scan the pruned search must equal: the 481 samples around j in window order, the
+    first of equals."""
+    n = len(t.cx) - 1
+    window = np.arange(j - 240, j + 241) % n
+    return int(window[np.argmin((t.cx[window] - x) ** 2 + (t.cy[window] - y) ** 2)])
+
+
+@pytest.mark.parametrize("name", ["technical", "grand-prix", "paddockjs:2601", "technical-object"])
+def test_pruned_window_search_equals_the_plain_scan(name):
+    # Points up to 60 m from the track (inside tight corners, where the distances have local minima,
+    # and beside the parts of the lap that come back near), hinted by a sample up to 40 away from
+    # their nearest, plus ties: points equidistant from two samples (on a perpendicular bisector).
+    import json
+    from pathlib import Path
+    from paddock_ma.sim.track.geometry import nearest_sample_in_window
+    from paddock_ma.sim.track.load import paddockjs_track_document
+    if name == "technical-object":
+        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
+        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
+    else:
+        t = load_track(name)
+    n = len(t.cx) - 1
+    rng = np.random.default_rng(61)
+    base = rng.integers(0, n, 4000)
+    radius = rng.uniform(0.0, 60.0, base.size)
+    angle = rng.uniform(-np.pi, np.pi, base.size)
+    xs = t.cx[base] + radius * np.cos(angle)
+    ys = t.cy[base] + radius * np.sin(angle)
+    hints = (base + rng.integers(-40, 41, base.size)) % n
+    a, b = base, (base + 1) % n                      # ties: the midpoint of two samples, pushed along the bisector
+    mx, my = (t.cx[a] + t.cx[b]) / 2, (t.cy[a] + t.cy[b]) / 2
+    push = rng.uniform(-20.0, 20.0, base.size)
+    dx, dy = t.cx[b] - t.cx[a], t.cy[b] - t.cy[a]
+    norm = np.hypot(dx, dy)
+    xs = np.concatenate([xs, mx - dy / norm * push])
+    ys = np.concatenate([ys, my + dx / norm * push])
+    hints = np.concatenate([hints, a])
+    got = [nearest_sample_in_window(t.cx, t.cy, t.cs, t.length, int(j), float(x), float(y))
+           for j, x, y in zip(hints, xs, ys)]
+    want = [_window_scan(t, int(j), x, y) for j, x, y in zip(hints, xs, ys)]
+    assert got == want

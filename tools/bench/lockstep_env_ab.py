@@ -11,6 +11,9 @@ cancels.
 
     python tools/bench/lockstep_env_ab.py OLD_TREE NEW_TREE --actions constant --rounds 12
 
+``--workload core`` compares ``paddock-ma bench core``'s workload instead (``step_state``, 4 ticks a call, no
+sensing), in the same lockstep.
+
 For trees older than the ``physics`` option of ``env_bench_config`` the mode is set in the config.
 """
 
@@ -20,6 +23,30 @@ import os
 import subprocess
 import sys
 import time
+
+
+def core_worker(worlds: int, physics: str) -> None:
+    """``paddock-ma bench core``'s workload (``bench_core``: W worlds of 20 built-in drivers, grand prix,
+    scattered, pit stops and tyre wear on), 4 ticks a call; prints sensing time 0."""
+    from paddock_ma.sim.core import layout as L
+    from paddock_ma.sim.race.start import new_race, scatter_cars
+    from paddock_ma.sim.step import step_state
+    from paddock_ma.sim.track.load import load_track
+
+    track = load_track("grand-prix")
+    mode = L.PHYSICS_SIMULATOR if physics == "simulator" else L.PHYSICS_ARCADE
+    state = new_race(track, worlds, 20, seed=1, standing_start=0, pit_stops=1, tire_degradation=1,
+                     stalled_dnf=1, total_laps=50, physics_mode=mode)   # a rule override on older trees
+    scatter_cars(track, state)
+    for _ in range(300):
+        step_state(state, n_ticks=4)
+    print("ready", flush=True)
+    for line in sys.stdin:
+        n = int(line)
+        t = time.perf_counter()
+        for _ in range(n):
+            step_state(state, n_ticks=4)
+        print(0.0, (time.perf_counter() - t) / n, flush=True)
 
 
 def worker(actions: str, worlds: int, physics: str) -> None:
@@ -74,10 +101,15 @@ def main() -> None:
     parser.add_argument("--worlds", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=12)
     parser.add_argument("--physics", choices=("simulator", "arcade"), default="simulator")
+    parser.add_argument("--workload", choices=("env", "core"), default="env",
+                        help="env: BatchEnv steps (sensing timed apart); core: step_state, 4 ticks a call")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.actions, args.worlds, args.physics)
+        if args.workload == "core":
+            core_worker(args.worlds, args.physics)
+        else:
+            worker(args.actions, args.worlds, args.physics)
         return
     import numpy as np
 
@@ -85,7 +117,7 @@ def main() -> None:
     for tree in (args.tree_a, args.tree_b):
         env = dict(os.environ, PYTHONPATH=os.path.abspath(tree), OMP_NUM_THREADS="1")
         command = [sys.executable, __file__, tree, tree, "--worker", "--actions", args.actions,
-                   "--worlds", str(args.worlds), "--physics", args.physics]
+                   "--worlds", str(args.worlds), "--physics", args.physics, "--workload", args.workload]
         procs.append(subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env))
     for p in procs:
         if p.stdout.readline().strip() != "ready":
@@ -105,6 +137,12 @@ def main() -> None:
     a, b = np.array(sense[0]), np.array(sense[1])
     aw, bw = np.array(step[0]), np.array(step[1])
     cars = args.worlds * 20
+    if args.workload == "core":
+        print(f"core, {args.physics}, W = {args.worlds}: ms per 4 ticks A {1e3 * np.median(aw):.2f}, "
+              f"B {1e3 * np.median(bw):.2f}, B/A {np.median(bw / aw):.3f} [{np.quantile(bw / aw, 0.25):.3f}, "
+              f"{np.quantile(bw / aw, 0.75):.3f}]; car-ticks/s A {4 * cars / np.median(aw):,.0f}, "
+              f"B {4 * cars / np.median(bw):,.0f}")
+        return
     print(f"{args.physics}, {args.actions}, W = {args.worlds}: sensing ms A {1e3 * np.median(a):.1f}, "
           f"B {1e3 * np.median(b):.1f}, B/A {np.median(b / a):.3f} [{np.quantile(b / a, 0.25):.3f}, {np.quantile(b / a, 0.75):.3f}]; step ms "
           f"A {1e3 * np.median(aw):.1f}, B {1e3 * np.median(bw):.1f}, B/A {np.median(bw / aw):.3f}; car-steps/s "

@@ -28,6 +28,7 @@ from ..core.layout import (
     F_Y, ROUTE_ENTRY, ROUTE_EXIT, ROUTE_RELEASE,
 )
 from ..core.trig import clamp, wrap_angle
+from ..track.geometry import nearest_sample_in_window
 from ..track.surface import PIT_CONN_STEPS
 
 U = 12.0                        # PaddockJS sim units per metre
@@ -40,7 +41,6 @@ APPROACH_STEP = 74.0            # m between the approach's track points
 WORKING_LANE_OFFSET = 11.5      # m, the working lane's centre from the fast lane's (6 + 1.5 + 4)
 QUEUE_GAP = 12.0                # m, PIT_SERVICE_QUEUE_GAP
 BOX_APPROACH = 34.0             # m, PIT_BOX_APPROACH_DISTANCE
-NEAREST_WINDOW = 240            # samples either side of the hint, NEAREST_HINT_WINDOW_SAMPLES
 FALLBACK_BEYOND_RUNOFF = 180.0  # m past the runoff's edge: a hinted nearest sample farther is not trusted
 
 
@@ -75,18 +75,12 @@ def track_point(cx, cy, cs, cnx, cny, length, d):
 @kernel(inline="always")
 def hinted_offset(cx, cy, cs, cnx, cny, length, fallback2, hint, x, y):
     """PaddockJS's ``nearestTrackState(track, point, hint, {indexMode: 'legacy'})``'s signed offset (m) of
-    (x, y): from the nearest sample among NEAREST_WINDOW either side of the hint's sample (the first of
+    (x, y): from the nearest sample among the 240 either side of the hint's sample (the first of
     equals), or of the whole lap when that one is farther than sqrt(fallback2) m."""
     n = cx.shape[0] - 1
     j0 = sample_index_at(cs, ((hint % length) + length) % length)
-    best = math.inf
-    jb = 0
-    for k in range(j0 - NEAREST_WINDOW, j0 + NEAREST_WINDOW + 1):
-        kk = ((k % n) + n) % n
-        d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
-        if d2 < best:
-            best = d2
-            jb = kk
+    jb = nearest_sample_in_window(cx, cy, cs, length, j0 % n, x, y)
+    best = (x - cx[jb]) ** 2 + (y - cy[jb]) ** 2
     if best > fallback2:
         best = math.inf
         for kk in range(n):

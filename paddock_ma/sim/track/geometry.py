@@ -335,6 +335,74 @@ def nearest_sample(cx, cy, seg, x, y):
     return j
 
 
+NEAREST_WINDOW = 240         # samples either side of the hint: PaddockJS's NEAREST_HINT_WINDOW_SAMPLES
+_SKIP_MARGIN = 1e-6          # m: a skipped sample is farther than the best by at least this (rounding-proof)
+
+
+@kernel(inline="always")
+def _arc_between(cs, length, a, b):
+    """Lap distance (m) from sample a forward to sample b (indices in [0, N)), wrapping once."""
+    d = cs[b] - cs[a]
+    return d + length if d < 0.0 else d
+
+
+@kernel(inline="always")
+def nearest_sample_in_window(cx, cy, cs, length, j, x, y):
+    """PaddockJS's ``nearestSampleInRange`` (``nearestTrackState``, legacy mode, with a hint): the index
+    of the centreline sample nearest (x, y) (m) among the NEAREST_WINDOW samples either side of sample
+    ``j``, the first of equals in window order (from ``j - NEAREST_WINDOW`` on). cx, cy, cs: float64[N+1]
+    (the last sample closes the lap); length: lap (m).
+
+    Exactly the answer of scanning all 481 samples, without measuring most of them: a sample k at arc
+    length a from a measured sample m is at least d_m - a from (x, y) (a chord is never longer than its
+    arc), so after measuring m the scan jumps past every sample whose arc from m is under d_m - best
+    (found by a galloping search on the monotone lap distances). Far samples (the rest of the window
+    typically lies tens of metres away) are thus passed over in a few comparisons; where the track
+    comes back near the point (a hairpin) they are measured. A walk from ``j`` alone is not enough: far
+    out on the inside of a tight corner the distances to the samples have local minima."""
+    n = cx.shape[0] - 1
+    lo = j - NEAREST_WINDOW
+    span = 2 * NEAREST_WINDOW + 1
+    jb = j % n
+    best = (x - cx[jb]) ** 2 + (y - cy[jb]) ** 2       # seeds the bound; its window position is NEAREST_WINDOW
+    pb = NEAREST_WINDOW
+    if n < span:                                      # a window longer than the lap: measure every position
+        for p in range(span):
+            kk = (lo + p) % n
+            d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
+            if d2 < best or (d2 == best and p < pb):
+                best = d2
+                pb = p
+                jb = kk
+        return jb
+    p = 0
+    while p < span:
+        kk = (lo + p) % n
+        d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
+        if d2 < best or (d2 == best and p < pb):
+            best = d2
+            pb = p
+            jb = kk
+        gap = math.sqrt(d2) - math.sqrt(best) - _SKIP_MARGIN
+        p += 1
+        if gap > 0.0 and p < span:
+            # the last position q with arc(kk, q) < gap: positions p..q cannot be nearer than the best
+            if _arc_between(cs, length, kk, (lo + p) % n) < gap:
+                step = 1
+                while p + step < span and _arc_between(cs, length, kk, (lo + p + step) % n) < gap:
+                    step *= 2
+                a = p + step // 2         # arc < gap here
+                b = min(p + step, span)   # arc >= gap here, or the window's end
+                while b - a > 1:
+                    mid = (a + b) // 2
+                    if _arc_between(cs, length, kk, (lo + mid) % n) < gap:
+                        a = mid
+                    else:
+                        b = mid
+                p = b
+    return jb
+
+
 @kernel(inline="always")
 def edge_distances(tr, offset):
     """Distances (m) from a lateral offset (m, + right) to the white lines: (left_m, right_m).

@@ -33,7 +33,9 @@ from ..core.layout import (
     SURF_TRACK, PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
 from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
-from ..track.geometry import HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, walk_segments
+from ..track.geometry import (
+    HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, nearest_sample_in_window, walk_segments,
+)
 from ..track.surface import near_pit_connector, pit_bbox, pit_overrides, pit_state_call, pit_surface_call
 from ..core.trig import wrap_angle
 
@@ -41,7 +43,6 @@ VISUAL_LENGTH = 5.63     # m, PaddockJS's REAL_F1_CAR_LENGTH_METERS (the car's v
 VISUAL_WIDTH = 1.9       # m, REAL_F1_CAR_WIDTH_METERS
 BARRIER_WIDTH = 0.55     # m, PaddockJS's TRACK.barrierWidth
 PIT_CONNECTOR_WINDOW = 35.0  # m, PaddockJS's PIT_CONNECTOR_FULL_SAMPLE_WINDOW
-NEAREST_WINDOW = 240         # samples either side, PaddockJS's NEAREST_HINT_WINDOW_SAMPLES
 
 # The TrackArrays fields ``track.surface.pit_surface`` reads: built only where a pit test runs.
 PitArrays = namedtuple("PitArrays", ["pit_geom"])
@@ -93,27 +94,6 @@ def pit_zone(tr):
     and the pit entry's and exit's lap distances (m). Computed once per step by the caller."""
     x0, y0, x1, y1 = pit_bbox(tr.pit_geom)
     return x0, y0, x1, y1, tr.pit_entry_s, tr.pit_exit_s
-
-
-@kernel(inline="always")
-def nearest_sample_from(cx, cy, j, x, y):
-    """The centreline sample nearest (x, y) (m) among the NEAREST_WINDOW samples either side of sample
-    ``j`` (the car's nearest sample), the first of equals from ``j - NEAREST_WINDOW`` on: PaddockJS's
-    ``nearestTrackState`` (legacy mode: ``nearestSampleInRange`` around the car's progress) for a patch
-    point a few metres from the car (its fallback to the whole lap, for a point over ~220 m from every
-    sample of the window, never applies to one). A walk from ``j`` is not enough: far out on the inside
-    of a tight corner the distances to the samples have local minima (28.6 m inside the 35-55 m corner
-    at 345 m of the technical track a walk stopped two samples from the nearest, 3.4 mm off)."""
-    n = cx.shape[0] - 1
-    best = np.inf
-    jb = j
-    for k in range(j - NEAREST_WINDOW, j + NEAREST_WINDOW + 1):
-        kk = k % n
-        d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
-        if d2 < best:
-            best = d2
-            jb = kk
-    return jb
 
 
 @kernel(inline="always")
@@ -220,7 +200,7 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
                 sw = 0.0 if q == 0 else (1.0 if (q == 1 or q == 4) else -1.0)
                 qx = wx + sl * hl * fx + sw * hpw * rx
                 qy = wy + sl * hl * fy + sw * hpw * ry
-                jq = nearest_sample_from(cx, cy, j, qx, qy)
+                jq = nearest_sample_in_window(cx, cy, cs, length, j, qx, qy)
                 so = (qx - cx[jq]) * cnx[jq] + (qy - cy[jq]) * cny[jq]
                 qc = band_of(abs(so), hw, kerb, gravel, grass)
                 if bx0 <= qx <= bx1 and by0 <= qy <= by1:
