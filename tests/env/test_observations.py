@@ -80,14 +80,14 @@ def assert_object_matches_oracle(env, driver, obj, tol):
     # centre's), the patches measured from the car's nearest sample along its normal
     he = o["heading_error"]
     reach = abs(math.sin(he)) * L.PATCH_LENGTH / 2 + abs(math.cos(he)) * L.PATCH_WIDTH / 2
-    pit = [ci[0, c, f] >= L.SURF_PIT_ENTRY for f in L.WHEEL_SURFACE_FIELDS]
-    # (near the pit entry and exit: the offset of the worst of the patch's five sampled points)
-    edges = [sampled[1] if sampled else woff if in_pit else max(woff - reach, woff + reach, key=abs)
-             for (_, woff), in_pit, sampled in zip(o["patches"], pit, o["sampled"])]
+    # (in the pit lane: the centre's offset, or the offset of the worst of the patch's five sampled points,
+    # as near the pit entry and exit)
+    edges = [o["centre_offset"] if o["analytic_pit"] else sampled[1] if sampled
+             else max(woff - reach, woff + reach, key=abs) for (_, woff), sampled in zip(o["patches"], o["sampled"])]
     outer = max(edges, key=abs)
     assert s["track_offset_meters"] == pytest.approx(outer, abs=1e-6)
-    # (a policy car on PaddockJS's pit route: its progress is its nearest sample's, as PaddockJS's)
-    progress = o["sample_s"] if ci[0, c, L.I_PIT_ROUTE] != L.ROUTE_NONE else o["progress"]
+    # (a policy car on PaddockJS's pit route: its progress is its centre state's lap distance, as PaddockJS's)
+    progress = o["centre_distance"] if ci[0, c, L.I_PIT_ROUTE] != L.ROUTE_NONE else o["progress"]
     assert s["lap_progress_meters"] == pytest.approx(progress, abs=1e-6)
     assert s["track_heading_error_radians"] == pytest.approx(o["heading_error"], abs=1e-9)
     assert obj["track"]["curvature"] == pytest.approx(o["curvature"], abs=1e-9)
@@ -119,18 +119,20 @@ def assert_object_matches_oracle(env, driver, obj, tol):
                     assert not ray[ch]["hit"] and ray[ch]["distance_meters"] == length
             continue
         x, y, h = cf[0, c, L.F_X], cf[0, c, L.F_Y], cf[0, c, L.F_HEADING]
+        # PaddockJS's includePitLane: the car in the pit lane, or its centre's (or ray origin's) state
+        include_pit = road_edge_oracle.include_pit_lane(tr, x, y, bool(ci[0, c, L.I_IN_PIT_LANE]), pit_allowed)
         if "track" in ray:
             # PaddockJS's road edge (edge lines, straight edge or 1 m march), its own oracle
             hit, d, kind, _ = road_edge_oracle.road_edge(
                 tr, x, y, h, math.radians(ray["angle_degrees"]), length, tr.cs[nearest_sample_index(tr, x, y)],
-                debug=tol < 0.05, include_pit=bool(ci[0, c, L.I_IN_PIT_LANE]))
+                debug=tol < 0.05, include_pit=include_pit)
             assert ray["track"]["hit"] == bool(hit), (what, ray["track"], d)
             assert ray["track"]["distance_meters"] == pytest.approx(d, abs=1e-4 * max(1.0, d)), (what, ray["track"])
             assert ray["track"]["kind"] == (None, "exit", "entry")[kind], what
         if "kerb" in ray or "illegal_surface" in ray:
             want, _ = road_edge_oracle.surface_rays(
                 tr, x, y, h, math.radians(ray["angle_degrees"]), length, tr.cs[nearest_sample_index(tr, x, y)],
-                debug=tol < 0.05, include_pit=bool(ci[0, c, L.I_IN_PIT_LANE]))
+                debug=tol < 0.05, include_pit=include_pit, pit_override=pit_allowed)
             for key, name in (("kerb", "kerb"), ("illegal_surface", "illegal")):
                 if key in ray:
                     hit, d = want[name]

@@ -52,11 +52,6 @@ REST_SPEED = 0.5            # m/s: a simulator-mode trace ends once PaddockJS's 
 # progress (2 m steps) from the placement's distance, ours by the projection, so when car-00 passes
 # car-01 PaddockJS ranks it ahead 5 steps later (2 on the grand-prix track; on the technical track, where
 # the two cars run side by side, at single steps where their race distances are under 0.6 m apart).
-# The pit-entry traces: car-00's vector is compared until the step before its pit route brings its wheels
-# onto the pit entry road's merge, where our pit surfaces part from PaddockJS's (its merge buffer reads
-# the main track's gravel where ours reads the kerb, then the pit-lane rays and the lap progress on
-# the pit road differ: docs/paddockjs-compatibility.md). The poses are compared for all 300 steps.
-VECTOR_COMPARED_UNTIL = {"pit-entry.arcade": 153, "pit-entry.simulator": 166}
 KNOWN_VECTOR_DIFFERENCES = {"car-contact.arcade": {"race.positionNormalized"},
                             "car-contact.arcade.grand-prix": {"race.positionNormalized"},
                             "car-contact.arcade.technical": {"race.positionNormalized"},
@@ -136,11 +131,10 @@ def run(trace):
                  "vector": None, "vector_steps": 0, "vector_index": None, "vector_name": None, "vector_diff": None}
            for cid in ids}
 
-    until = VECTOR_COMPARED_UNTIL.get(trace_id_of(trace), 10 ** 9)
     lap_progress = names.index("self.lapProgressRatio")
 
     def compare_vector(step, agree):
-        if step not in vec_values or not agree or any(step > ends[cid] for cid in ids) or step > until:
+        if step not in vec_values or not agree or any(step > ends[cid] for cid in ids):
             return
         ours = np.asarray(result["observation"]["car-00"]["vector"], dtype=np.float64)
         ref = np.asarray(vec_values[step], dtype=np.float64)

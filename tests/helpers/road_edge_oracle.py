@@ -20,7 +20,8 @@ import math
 import numpy as np
 
 from paddock_ma.sim.core import layout as L
-from paddock_ma.sim.track.surface import surface_at
+from paddock_ma.sim.track.geometry import locate
+from paddock_ma.sim.track.surface import pit_surface
 
 ANALYTIC_MAX_CURVATURE = 5e-5
 PIT_WINDOW = 55.0
@@ -139,6 +140,26 @@ def near_pit(tr, s):
     return any(min(abs(s - e), tr.length - abs(s - e)) <= PIT_WINDOW for e in (tr.pit_entry_s, tr.pit_exit_s))
 
 
+def pit_override_of(tr, x, y, a):
+    """PaddockJS's pit override of a point's state at |offset| ``a`` (m, its own track state's): a pit
+    box anywhere, another pit surface beyond the kerb (``pit_surface``: PaddockJS's pit-lane state)."""
+    p = int(pit_surface(tr, x, y))
+    return p == L.SURF_PIT_BOX or (p >= 0 and a > tr.kerb_edge)
+
+
+def include_pit_lane(tr, x, y, in_pit_lane=False, allowed=True):
+    """PaddockJS's ``includePitLane`` of a car at (x, y): in the pit lane (every wheel), or, its pit override
+    ``allowed``, its centre's state (from its nearest sample) or its ray origin's (the projection) put in
+    the pit lane by the override."""
+    if in_pit_lane:
+        return True
+    if not allowed:
+        return False
+    j = int(np.argmin((tr.cx[:-1] - x) ** 2 + (tr.cy[:-1] - y) ** 2))
+    c_off = (x - tr.cx[j]) * tr.cnx[j] + (y - tr.cy[j]) * tr.cny[j]
+    return any(pit_override_of(tr, x, y, abs(a)) for a in (c_off, locate(tr, x, y, -1)[2]))
+
+
 def road_edge(tr, x, y, heading, angle, length, progress, *, debug=False, include_pit=False, batch_training=False):
     """-> (hit 0/1, distance m, kind 0 miss / 1 exit / 2 entry, path): one ray of a car at (x, y)
     whose progress (its nearest sample's lap distance) is ``progress``; ``angle`` rad from the heading.
@@ -170,9 +191,10 @@ def road_edge(tr, x, y, heading, angle, length, progress, *, debug=False, includ
 
     def inside(t):
         px, py = x + dx * t, y + dy * t
-        if abs(track_state(tr, ids, progress, px, py, batch_training)["offset"]) <= hw:
+        a = abs(track_state(tr, ids, progress, px, py, batch_training)["offset"])
+        if a <= hw:
             return True
-        return include_pit and surface_at(tr, px, py, -1)[0] >= L.SURF_PIT_ENTRY
+        return include_pit and pit_override_of(tr, px, py, a)
 
     prev = inside(0.0)
     k = 1
@@ -210,8 +232,13 @@ def kerb_outer_distance(tr, ox, oy, dx, dy, length):
 
 
 def surface_rays(tr, x, y, heading, angle, length, progress, channels=("kerb", "illegal"), *, debug=False,
-                 include_pit=False, batch_training=False):
-    """-> {channel: (hit 0/1, distance m)} and the path: PaddockJS's kerb and illegal-surface rays."""
+                 include_pit=False, batch_training=False, pit_override=None):
+    """-> {channel: (hit 0/1, distance m)} and the path: PaddockJS's kerb and illegal-surface rays.
+    include_pit: the car (or its ray origin) in the pit lane: the march, always; pit_override: the car's
+    pit override allowed (``pitOverrideAllowedForCar``; default ``include_pit``): the march's samples
+    read it."""
+    if pit_override is None:
+        pit_override = include_pit
     dx, dy = math.cos(heading + angle), math.sin(heading + angle)
     ids = hinted_segments(tr, progress)
     origin = track_state(tr, ids, progress, x, y, batch_training)
@@ -255,7 +282,7 @@ def surface_rays(tr, x, y, heading, angle, length, progress, channels=("kerb", "
     def surface(t):
         px, py = x + dx * t, y + dy * t
         so = track_state(tr, ids, progress, px, py, batch_training)["offset"]
-        if include_pit and abs(so) > ke and surface_at(tr, px, py, -1)[0] >= L.SURF_PIT_ENTRY:
+        if pit_override and pit_override_of(tr, px, py, abs(so)):
             return "pit"
         return band_surface(tr, so)
 

@@ -15,7 +15,7 @@ from numba import njit
 
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.track.geometry import band_of, locate, point_at
-from paddock_ma.sim.track.surface import pit_surface, surface_at
+from paddock_ma.sim.track.surface import pit_state, pit_surface, surface_at
 from paddock_ma.sim.vehicle.surface_table import SURFACE_PRIORITY
 
 STEP = 0.01          # m, oracle march step
@@ -189,8 +189,9 @@ def sampled_patch(tr, wx, wy, fx, fy, pit=True):
     """PaddockJS's full sampling of a contact patch centred at (wx, wy) on a car heading (fx, fy):
     (surface code, offset m) of the worst of its centre and four corners (first of equals: centre,
     front-right, front-left, rear-left, rear-right), each point's offset from its own nearest sample
-    along that sample's normal; beyond the kerb a pit surface there counts (unless ``pit`` is False: a
-    policy car without a committed stop, PaddockJS's ``pitOverrideAllowedForCar``)."""
+    along that sample's normal; a pit surface there counts where PaddockJS's pit override applies (a pit
+    box anywhere, another pit surface beyond the kerb; unless ``pit`` is False: a policy car without a
+    committed stop, PaddockJS's ``pitOverrideAllowedForCar``)."""
     rx, ry = -fy, fx
     best = None
     for sl, sw in ((0, 0), (1, 1), (1, -1), (-1, -1), (-1, 1)):
@@ -200,8 +201,9 @@ def sampled_patch(tr, wx, wy, fx, fy, pit=True):
         hq = sample_heading(tr, jq)
         so = (qx - tr.cx[jq]) * -math.sin(hq) + (qy - tr.cy[jq]) * math.cos(hq)
         code = int(band_of(abs(so), tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge))
-        if pit and abs(so) > tr.kerb_edge and pit_surface(tr, qx, qy) >= 0:
-            code = int(pit_surface(tr, qx, qy))
+        p = int(pit_surface(tr, qx, qy)) if pit else -1
+        if p == L.SURF_PIT_BOX or (p >= 0 and abs(so) > tr.kerb_edge):
+            code = p
         if best is None or SURFACE_PRIORITY[code] > SURFACE_PRIORITY[best[0]]:
             best = (code, so)
     return best
@@ -211,21 +213,37 @@ def oracle_self(tr, cars_f, w, c, pit=True):
     """Track-relative facts of car c from its pose: locate, boundaries, contact-patch corner surfaces;
     as PaddockJS measures them, the heading error to the nearest centreline sample's heading, that
     sample's lap distance ("sample_s") and the patch centres' offsets from it along its normal, and
-    near the pit connectors each patch's full sampling ("sampled": (code, offset) or None). ``pit``
-    False: the pit surfaces do not count (a policy car PaddockJS's pit override leaves out)."""
+    the patches' surfaces by PaddockJS's three ways: with the car's centre state in the pit lane (its pit
+    override) and every patch within its pit road's width, every patch reads the centre's pit surface
+    and offset ("analytic_pit", "centre_offset"); else, with the centre in the pit lane or near the pit
+    connectors, each patch's full sampling ("sampled": (code, offset) or None); else the main track's
+    bands of its corners. ``pit`` False: the pit surfaces do not count (a policy car PaddockJS's pit
+    override leaves out)."""
     x, y, h = cars_f[w, c, L.F_X], cars_f[w, c, L.F_Y], cars_f[w, c, L.F_HEADING]
     seg, s, off, th, k = locate(tr, x, y, -1)
     j = nearest_sample_index(tr, x, y)
     hj = sample_heading(tr, j)
     fx, fy = math.cos(h), math.sin(h)
     rx, ry = -fy, fx
-    patches = []
-    near = near_pit_connector(tr, tr.cs[j])
-    sampled = []
+    c_off = (x - tr.cx[j]) * -math.sin(hj) + (y - tr.cy[j]) * math.cos(hj)
+    cp, qx, qy, qnx, qny, qw, qd = pit_state(tr, x, y) if pit else (-1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    if not (cp == L.SURF_PIT_BOX or (cp >= 0 and abs(c_off) > tr.kerb_edge)):
+        cp = -1
+    wheels = []
     for wi in range(4):
         lon = L.WHEEL_X if wi < 2 else -L.WHEEL_X
         lat = -L.WHEEL_Y if wi % 2 == 0 else L.WHEEL_Y
-        wx, wy = x + lon * fx + lat * rx, y + lon * fy + lat * ry
+        wheels.append((x + lon * fx + lat * rx, y + lon * fy + lat * ry))
+    analytic_pit = cp >= 0 and qw > 0
+    if analytic_pit:
+        ph = abs(fx * qnx + fy * qny) * 0.5 * L.PATCH_LENGTH + abs(rx * qnx + ry * qny) * 0.5 * L.PATCH_WIDTH
+        for wx, wy in wheels:
+            wc = (wx - qx) * qnx + (wy - qy) * qny
+            analytic_pit = analytic_pit and -qw / 2 - 0.001 / 12 <= wc - ph and wc + ph <= qw / 2 + 0.001 / 12
+    near = not analytic_pit and (cp >= 0 or near_pit_connector(tr, tr.cs[j]))
+    patches = []
+    sampled = []
+    for wx, wy in wheels:
         # PaddockJS (``analyticWheelState``): from the car's centre sample along its normal, linearly
         woff = (wx - tr.cx[j]) * -math.sin(hj) + (wy - tr.cy[j]) * math.cos(hj)
         corners = set()
@@ -234,13 +252,16 @@ def oracle_self(tr, cars_f, w, c, pit=True):
                 cx = wx + sl * 0.5 * L.PATCH_LENGTH * fx + sw * 0.5 * L.PATCH_WIDTH * rx
                 cy = wy + sl * 0.5 * L.PATCH_LENGTH * fy + sw * 0.5 * L.PATCH_WIDTH * ry
                 code, off_q, _ = surface_at(tr, cx, cy, -1)
-                if not pit and code >= L.SURF_PIT_ENTRY:
+                if code >= L.SURF_PIT_ENTRY:
                     code = band_of(abs(off_q), tr.half_width, tr.kerb_edge, tr.gravel_edge, tr.grass_edge)
                 corners.add(int(code))
-        patches.append((corners, woff))
         sampled.append(sampled_patch(tr, wx, wy, fx, fy, pit) if near else None)
+        patches.append(({int(cp)} if analytic_pit else {sampled[-1][0]} if near else corners, woff))
     return {"progress": s, "offset": off, "heading_error": wrap(h - hj), "curvature": k, "sampled": sampled,
-            "sample_s": tr.cs[j], "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches}
+            "sample_s": tr.cs[j], "left": tr.half_width + off, "right": tr.half_width - off, "patches": patches,
+            "analytic_pit": analytic_pit, "centre_offset": c_off,
+            # PaddockJS's car progress: its centre state's lap distance (in the pit lane, the pit road's mapping)
+            "centre_distance": tr.cs[j] if cp < 0 else qd}
 
 
 def oracle_lookahead(tr, sample_s, distances):

@@ -3,13 +3,14 @@ marching with its skips (``sensing.march_skip``: ``sample_quiet``, ``projection_
 surfaces' box and ``pit_test_quiet`` inside it) gives, bit for bit, what the same march gives when it measures every whole metre (its Python body with the skip
 replaced by ``k + 1``), for rays forced onto the march from origins on the track, the kerb, the runoff,
 beyond the grass, in the pit lane and around the pit box, in sample and projection mode, for a car in
-the pit lane and not, each channel alone and all three together."""
+the pit lane and not (its pit override allowed or not), each channel alone and all three together."""
 
 import math
 
 import numpy as np
 import pytest
 
+from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.sensing import road_edge as R
 from paddock_ma.sim.sensing import track_state as S
 from paddock_ma.sim.sensing.geometry import G_EDGE_AT, pit_view, sensor_geometry
@@ -37,7 +38,7 @@ def _origins(tr, rng, n):
     return out
 
 
-def _march(fn, tr, geo, pv, x, y, h, sample_mode, include_pit, channels, length):
+def _march(fn, tr, geo, pv, x, y, h, sample_mode, include_pit, channels, length, pit_allowed=True):
     """Every channel of ``channels`` by the march alone (no edge lines, no straight edge)."""
     seg = locate(tr, x, y, -1)[0]
     progress = tr.cs[nearest_sample(tr.cx, tr.cy, seg, x, y)]
@@ -48,7 +49,7 @@ def _march(fn, tr, geo, pv, x, y, h, sample_mode, include_pit, channels, length)
     dist = np.zeros(4, np.float32)
     hit = np.zeros(4, np.int8)
     kind = fn(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.grid_seg, pv, geo, int(geo[G_EDGE_AT]), i0, count, progress,
-              max_hint2, sample_mode, oseg, off, False, False, include_pit, *channels, x, y, math.cos(h),
+              max_hint2, sample_mode, oseg, off, False, False, include_pit, pit_allowed, *channels, x, y, math.cos(h),
               math.sin(h), length, 0, dist, hit)
     return kind, dist, hit
 
@@ -65,7 +66,7 @@ def test_skipping_metres_changes_no_answer(name, monkeypatch):
             for include_pit in (False, True):
                 channels = CHANNELS[rng.integers(0, len(CHANNELS))]
                 cases.append((x, y, h + rng.uniform(-math.pi, math.pi), sample_mode, include_pit, channels,
-                              rng.uniform(20.0, 240.0)))
+                              rng.uniform(20.0, 240.0), include_pit or bool(rng.integers(0, 2))))
     skipping = [_march(R.track_rays, tr, geo, pv, *case) for case in cases]
     monkeypatch.setattr(R, "next_metre", lambda *a: a[-2] + 1.0)     # the every-metre march
     every_metre = [_march(R.track_rays.py_func, tr, geo, pv, *case) for case in cases]
@@ -80,7 +81,7 @@ def test_skipping_metres_changes_no_answer(name, monkeypatch):
 @pytest.mark.parametrize("name", TRACKS)
 def test_pit_surface_keeps_its_answer_as_far_as_its_bound_says(name):
     """``pit_surface_quiet``: from points around the pit complex (lane, working lane, boxes, garages,
-    connectors), whether ``pit_surface`` finds a pit surface does not change at 200 points of the ray
+    connectors), whether ``pit_surface`` finds a pit surface, and whether a pit box, does not change at 200 points of the ray
     short of the bound; and the bound is not vacuous (most rays get a whole metre or more)."""
     from numba import njit
 
@@ -98,9 +99,11 @@ def test_pit_surface_keeps_its_answer_as_far_as_its_bound_says(name):
         h = rng.uniform(-math.pi, math.pi)
         dx, dy = math.cos(h), math.sin(h)
         t = quiet(tr, x, y, dx, dy)
-        first = surface(tr, x, y) >= 0
-        on_pit += first
+        code = surface(tr, x, y)
+        first = (code >= 0, code == L.SURF_PIT_BOX)
+        on_pit += first[0]
         long_enough += t >= 1.0
         for s in np.linspace(0.0, t, 200, endpoint=False):
-            assert (surface(tr, x + dx * s, y + dy * s) >= 0) == first, (x, y, h, t, s)
+            code = surface(tr, x + dx * s, y + dy * s)
+            assert (code >= 0, code == L.SURF_PIT_BOX) == first, (x, y, h, t, s)
     assert on_pit > 400 and long_enough > 1000, (on_pit, long_enough)

@@ -65,7 +65,7 @@ def test_a_no_pit_track_has_empty_pit_geometry(no_pit, with_pit):
     for name in ("px", "py", "ps", "ph", "box_x", "box_y", "box_path_s"):
         assert getattr(no_pit, name).shape == (0,), name
     assert no_pit.pit_length == 0.0 and no_pit.pit_width == 0.0
-    x0, y0, x1, y1 = pit_bbox(no_pit.px, no_pit.py, no_pit.box_x, no_pit.box_y, no_pit.pit_width)
+    x0, y0, x1, y1 = pit_bbox(no_pit.pit_geom)
     assert not (x1 > x0 or y1 > y0)                     # empty: no kernel tests a pit surface
 
 

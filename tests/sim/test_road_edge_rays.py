@@ -56,9 +56,10 @@ def _compare(tr, poses, angles, lengths, *, debug=0, in_pit_lane=False, batch_tr
     bad, paths = [], {}
     for c, (x, y, h) in enumerate(poses):
         j = int(np.argmin((tr.cx[:-1] - x) ** 2 + (tr.cy[:-1] - y) ** 2))
+        include = O.include_pit_lane(tr, x, y, in_pit_lane)      # (a built-in car: its pit override allowed)
         for r in range(angles.shape[1]):
             hit, d, kind, path = O.road_edge(tr, x, y, h, math.radians(angles[c, r]), lengths[c, r], tr.cs[j],
-                                             debug=bool(debug), include_pit=in_pit_lane,
+                                             debug=bool(debug), include_pit=include,
                                              batch_training=batch_training)
             paths[path] = paths.get(path, 0) + 1
             got = (int(out["ray_hit"][0, c, r, M.RAY_ROAD_EDGE]), float(out["ray_dist"][0, c, r, M.RAY_ROAD_EDGE]),

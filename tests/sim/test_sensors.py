@@ -13,7 +13,9 @@ from paddock_ma.sim.sensing import sensors as S
 from paddock_ma.sim.sensing import geometry as G
 from paddock_ma.sim.track.geometry import locate, point_at
 from paddock_ma.sim.track.load import list_tracks, load_track
-from paddock_ma.sim.track.surface import PIT_WORK_WIDTH, pit_lane_frame, pit_point_at, surface_at
+from paddock_ma.sim.track.surface import (
+    GARAGE_DEPTH, PIT_WORK_GAP, PIT_WORK_WIDTH, pit_lane_frame, pit_point_at, surface_at,
+)
 from tests.helpers import road_edge_oracle
 from tests.helpers.sense_oracle import nearest_sample_index, oracle_lookahead
 
@@ -132,8 +134,11 @@ def _compare_surface(tr, poses, rng, debug, n_rays=8):
     for c, (x, y, h) in enumerate(poses):
         progress = tr.cs[nearest_sample_index(tr, x, y)]
         for r in range(n_rays):
+            # (built-in cars: PaddockJS's pit override allowed, their samples read pit surfaces)
             want, path = road_edge_oracle.surface_rays(tr, x, y, h, math.radians(angles[c, r]), lengths[c, r],
-                                                       progress, debug=bool(debug))
+                                                       progress, debug=bool(debug),
+                                                       include_pit=road_edge_oracle.include_pit_lane(tr, x, y),
+                                                       pit_override=True)
             for ch, name in ((M.RAY_KERB, "kerb"), (M.RAY_ILLEGAL, "illegal")):
                 hit, d = want[name]
                 hits[ch] += hit
@@ -161,11 +166,11 @@ def pit_area_poses(tr, rng, n):
     margin round them), headings arbitrary or along the lane."""
     sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)
     hw = 0.5 * tr.pit_width
-    v_work = hw + PIT_WORK_WIDTH
+    v_garage = hw + PIT_WORK_GAP + PIT_WORK_WIDTH + PIT_WORK_GAP + GARAGE_DEPTH
     poses = []
     for i in range(n):
         u = rng.uniform(-15.0, lane_len + 15.0)
-        v = rng.uniform(-hw - 3.0, v_work + 6.0)
+        v = rng.uniform(-hw - 3.0, v_garage)
         x = sx + u * dx + v * nx
         y = sy + u * dy + v * ny
         lane_h = math.atan2(dy, dx)
@@ -197,8 +202,8 @@ def connector_poses(tr, rng, n):
 @pytest.mark.parametrize("name", TRACKS)
 @pytest.mark.parametrize("where", ["lane", "connectors"])
 def test_pit_area_rays_follow_paddockjs_rules(name, where):
-    # Rays from all over the pit lane and its connectors (cars not in the pit lane: PaddockJS classifies
-    # their samples by the main track's bands).
+    # Rays from all over the pit lane and its connectors (built-in cars: PaddockJS's pit override applies
+    # to their samples, and the car whose centre it puts in the pit lane marches).
     tr = load_track(name)
     assert pit_lane_frame(tr.px, tr.py, tr.pit_side)[-1] > 100.0
     if where == "lane":

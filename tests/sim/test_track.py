@@ -12,8 +12,7 @@ from paddock_ma.sim.track.geometry import edge_distances, locate, point_at
 from paddock_ma.sim.track.load import TrackFormatError, list_tracks, load_track, oval_track, procedural_track
 from paddock_ma.sim.track.build import validate_centreline
 from paddock_ma.sim.track.surface import (
-    GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH, SERVICE_LENGTH, WORK_LANE_MARGIN,
-    edge_distance_at, pit_point_at, surface_at, surface_fast,
+    PIT_CONN_STEPS, PIT_WORK_GAP, PIT_WORK_WIDTH, edge_distance_at, pit_point_at, surface_at, surface_fast,
 )
 
 SHIPPED = ["grand-prix", "oval", "technical"]
@@ -47,39 +46,72 @@ def oracle_project(tr, x, y, chunk=400):
 
 
 def oracle_pit(tr, x, y):
-    """Pit surface code per point (-1 none), from the pit geometry written out independently."""
+    """Pit surface code per point (-1 none), from PaddockJS's pit complex written out independently
+    (``nearestPitLaneState``): the rectangles (service and queue areas, two garages a team) are the pit
+    box; else the entry road, fast lane, working lane and exit road, each segment a strip of half the
+    road's width about its line, among the segments PaddockJS's 32 m road grid offers; the nearest road
+    wins. Nothing outside the complex's bounds."""
+    out = np.full(len(x), -1)
     m = len(tr.px)
+    if m == 0:
+        return out
+    p = np.stack([x, y], axis=1)
     i0, i1 = PIT_CONN_STEPS, m - 1 - PIT_CONN_STEPS
     start = np.array([tr.px[i0], tr.py[i0]])
-    d = np.array([tr.px[i1], tr.py[i1]]) - start
-    lane_len = np.linalg.norm(d)
-    d /= lane_len
-    nrm = np.array([-d[1], d[0]]) * tr.pit_side
-    u = (x - start[0]) * d[0] + (y - start[1]) * d[1]
-    v = (x - start[0]) * nrm[0] + (y - start[1]) * nrm[1]
+    end = np.array([tr.px[i1], tr.py[i1]])
+    lane_len = np.linalg.norm(end - start)
+    f = (end - start) / lane_len
+    n = np.array([-f[1], f[0]]) * tr.pit_side
     hw = tr.pit_width / 2
-    box_u = (tr.box_x - start[0]) * d[0] + (tr.box_y - start[1]) * d[1]
-    out = np.full(len(x), -1)
-
-    def poly_d(lo, hi):
-        best = np.full(len(x), np.inf)
-        for k in range(lo, hi):
-            a = np.array([tr.px[k], tr.py[k]]); b = np.array([tr.px[k + 1], tr.py[k + 1]])
-            e = b - a
-            t = np.clip(((x - a[0]) * e[0] + (y - a[1]) * e[1]) / (e @ e), 0, 1)
-            best = np.minimum(best, np.hypot(x - a[0] - t * e[0], y - a[1] - t * e[1]))
-        return best
-    d_in, d_out = poly_d(0, i0), poly_d(i1, m - 1)
-    conn = np.minimum(d_in, d_out) <= hw
-    out[conn] = np.where(d_in <= d_out, L.SURF_PIT_ENTRY, L.SURF_PIT_EXIT)[conn]
-    vw = hw + PIT_WORK_WIDTH
-    work = (v > hw) & (v <= vw) & (u >= 0) & (u <= lane_len) & \
-        (u >= box_u[0] - SERVICE_LENGTH / 2 - WORK_LANE_MARGIN) & (u <= box_u[-1] + SERVICE_LENGTH / 2 + WORK_LANE_MARGIN)
-    out[work | ((np.abs(v) <= hw) & (u >= 0) & (u <= lane_len))] = L.SURF_PIT_LANE
-    du = np.abs(u[:, None] - box_u[None, :]).min(axis=1)
-    service = (v > vw - SERVICE_DEPTH) & (v <= vw) & (du <= SERVICE_LENGTH / 2)
-    garage = (v > vw) & (v <= vw + GARAGE_DEPTH) & (du <= GARAGE_LENGTH / 2)
-    out[service | garage] = L.SURF_PIT_BOX
+    work = hw + 1.5 + 4.0
+    routes = [(L.SURF_PIT_ENTRY, [np.array([tr.px[k], tr.py[k]]) for k in range(i0 + 1)], hw),
+              (L.SURF_PIT_LANE, [start, end], hw),
+              (L.SURF_PIT_LANE, [start + n * work, start + f * lane_len + n * work], 4.0),
+              (L.SURF_PIT_EXIT, [np.array([tr.px[k], tr.py[k]]) for k in range(i1, m)], hw)]
+    rects = []
+    for bx, by, bs in zip(tr.box_x, tr.box_y, tr.box_path_s):
+        u = bs - tr.pit_lane_start
+        rects.append((np.array([bx, by]), 11.0, 5.0))
+        rects.append((start + f * max(6.0, u - 12.0) + n * work, 11.0 * 0.72, 5.0))
+        for k in (-1, 1):
+            rects.append((start + f * (u + 6.5 * k) + n * (work + 4.0 + 1.5 + 2.25), 9.0, 4.5))
+    pts = [q for _, qs, _ in routes for q in qs]
+    for c, ln, dp in rects:
+        pts += [c + f * a * ln / 2 + n * b * dp / 2 for a in (-1, 1) for b in (-1, 1)]
+    pts = np.array(pts)
+    lo, hi = pts.min(axis=0) - 9.0, pts.max(axis=0) + 9.0
+    inb = np.all((p >= lo) & (p <= hi), axis=1)
+    box = np.zeros(len(x), bool)
+    for c, ln, dp in rects:
+        q = p - c
+        box |= (np.abs(q @ f) <= ln / 2) & (np.abs(q @ n) <= dp / 2)
+    # the road grid: cells of 32 m from the bounds less a cell; a segment covers the cells of its box
+    # widened by a cell; a point takes the segments of its cell, else of its 3 x 3 cells, else all
+    g0 = lo - 32.0
+    shape = np.maximum(1, np.ceil((hi + 32.0 - g0) / 32.0)).astype(int)
+    cell = np.floor((p - g0) / 32.0)
+    segs = [(ri, a, b, half) for ri, (_, qs, half) in enumerate(routes) for a, b in zip(qs[:-1], qs[1:])]
+    cand = {}
+    for r in (0, 1):
+        cand[r] = np.zeros((len(x), len(segs)), bool)
+        for k, (_, a, b, _) in enumerate(segs):
+            c0 = np.clip(np.floor((np.minimum(a, b) - 32.0 - g0) / 32.0), 0, shape - 1)
+            c1 = np.clip(np.floor((np.maximum(a, b) + 32.0 - g0) / 32.0), 0, shape - 1)
+            cand[r][:, k] = np.all((c0 <= cell + r) & (c1 >= cell - r), axis=1)
+    use = np.where(cand[0].any(axis=1)[:, None], cand[0],
+                   np.where(cand[1].any(axis=1)[:, None], cand[1], True))
+    lateral = np.full((len(x), 4), np.inf)
+    for k, (ri, a, b, half) in enumerate(segs):
+        e = (b - a) / np.linalg.norm(b - a)
+        off = np.abs((p - a) @ np.array([-e[1], e[0]]))
+        lateral[:, ri] = np.where(use[:, k], np.minimum(lateral[:, ri], off), lateral[:, ri])
+    halves = np.array([hw, hw, 4.0, hw])
+    lateral = np.where(lateral <= halves[None, :], lateral, np.inf)
+    best = np.argmin(lateral, axis=1)
+    road = np.isfinite(lateral.min(axis=1))
+    codes = np.array([L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_LANE, L.SURF_PIT_EXIT])
+    out[inb & road] = codes[best[inb & road]]
+    out[inb & box] = L.SURF_PIT_BOX
     return out
 
 
@@ -88,7 +120,8 @@ def oracle_surface(tr, x, y):
     code = np.select([dist <= tr.half_width, dist <= tr.kerb_edge, dist <= tr.gravel_edge, dist <= tr.grass_edge],
                      [L.SURF_TRACK, L.SURF_KERB, L.SURF_GRAVEL, L.SURF_GRASS], L.SURF_BARRIER)
     pit = oracle_pit(tr, x, y)
-    use = (dist > tr.kerb_edge) & (pit >= 0)
+    # PaddockJS's pit override: a pit box anywhere, another pit surface beyond the kerb
+    use = (pit == L.SURF_PIT_BOX) | ((dist > tr.kerb_edge) & (pit >= 0))
     code[use] = pit[use]
     return code, dist, s, off
 
@@ -160,6 +193,10 @@ def test_index_matches_bruteforce_oracle(shipped, hint_kind):
     # one cell of a boundary; the conservative edge field must then read 0 there.
     bad = fast != ocode
     assert bad.mean() < 0.03
+    # (but between two pit roads: where PaddockJS's nearest road switches from an access road's strip to
+    # the fast lane's, a sliver of the other road can be thinner than a cell, invisible to the raster)
+    roads = [L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT]
+    bad &= ~(np.isin(fast, roads) & np.isin(ocode, roads))
     assert np.all(edge[bad] <= 1e-6)
     # The edge field is a lower bound of the distance to the nearest main-band boundary (checked
     # where no pit surface is within reach, i.e. the oracle pit test says none at 20 m around)
@@ -373,21 +410,27 @@ def test_pit_lane_geometry(name):
         assert abs(math.remainder(th - tr.ch[0], 2 * math.pi)) < 1e-3
         assert abs(off) - tr.pit_width / 2 > tr.kerb_edge
         assert np.sign(off) == tr.pit_side
-        assert surface_at(tr, x, y, seg)[0] == L.SURF_PIT_LANE
+        # (an access road's end segments lie along the lane's centre line: PaddockJS's strips of equal
+        # offset there, the entry road's first, then the fast lane's, then the exit road's)
+        assert surface_at(tr, x, y, seg)[0] in (L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT)
     # the whole path is drivable: every metre is a pit surface, or track/kerb near its ends
     for ps in np.arange(0.0, tr.pit_length, 1.0):
         x, y, h = pit_point_at(tr, ps)
         code = surface_at(tr, x, y, -1)[0]
         assert code in (L.SURF_TRACK, L.SURF_KERB, L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT), (ps, code)
-    # boxes: 10, one per team, beside the fast lane at their path distance, reachable across the
-    # working lane (every point between the lane and the box centre is pit surface)
+    # boxes: 10, one per team, beside the fast lane at their path distance, on the working lane's centre
+    # line, reachable across the working lane (every point between the lane and the box centre is a pit
+    # surface, but PaddockJS's 1.5 m gap between the fast lane and the working lane)
     assert len(tr.box_x) == 10
     assert np.all(np.diff(tr.box_path_s) > 0)
     assert tr.pit_lane_start < tr.box_path_s[0] and tr.box_path_s[-1] < tr.pit_lane_end
     for bx, by, bs in zip(tr.box_x, tr.box_y, tr.box_path_s):
         x, y, h = pit_point_at(tr, bs)
-        assert math.hypot(bx - x, by - y) == pytest.approx(tr.pit_width / 2 + PIT_WORK_WIDTH - SERVICE_DEPTH / 2)
+        lateral = tr.pit_width / 2 + PIT_WORK_GAP + PIT_WORK_WIDTH / 2
+        assert math.hypot(bx - x, by - y) == pytest.approx(lateral)
         assert surface_at(tr, bx, by, -1)[0] == L.SURF_PIT_BOX
         for f in np.linspace(0, 1, 12):
+            if tr.pit_width / 2 < f * lateral < tr.pit_width / 2 + PIT_WORK_GAP:
+                continue
             code = surface_at(tr, x + f * (bx - x), y + f * (by - y), -1)[0]
             assert code in (L.SURF_PIT_LANE, L.SURF_PIT_BOX)

@@ -7,7 +7,8 @@ lanes, garage boxes, service areas, teams). ``track_model(batch)`` builds the sa
 centreline (on a ``trackSeed`` track, PaddockJS's own 3,600 samples), the pit lane our pit path (on a
 ``trackSeed`` track PaddockJS's access roads and fast lane) and our service boxes (PaddockJS's service
 areas on a ``trackSeed`` track). Garage boxes are placed behind each service area as PaddockJS lays them
-out; their positions are drawn, never raced on here. A track without a pit lane (a ``trackGeneration``
+out, where the pit surfaces have them (``sim.track.pit_lane.pit_geometry``); the bounds are the pit
+complex's. A track without a pit lane (a ``trackGeneration``
 training profile) has ``pit_lane`` None, as PaddockJS's model has ``pitLane: null``. A ``trackSeed``
 track adds PaddockJS's seed, control points and generation options (its ``trackGeneration`` resolved). The model is static: built once per track and config, shared.
 """
@@ -183,7 +184,9 @@ def _pit_lane(batch) -> dict | None:
         for k in range(BOXES_PER_TEAM):
             shift = (k - 0.5) * (BOX_LENGTH + 4.0)
             lx, ly = sx + fx * shift, sy + fy * shift
-            cx, cy = lx + nx * (SERVICE_DEPTH / 2 + 1.5 + BOX_DEPTH / 2) * 2, ly + ny * (SERVICE_DEPTH + 1.5) * 2
+            # PaddockJS's garage: beyond the working lane (8 m wide, on the service area's centre line) and
+            # a 1.5 m gap, as the pit surfaces lay it (``sim.track.pit_lane.pit_geometry``)
+            cx, cy = lx + nx * (4.0 + 1.5 + BOX_DEPTH / 2), ly + ny * (4.0 + 1.5 + BOX_DEPTH / 2)
             boxes.append({
                 "id": team["box_ids"][k], "index": len(boxes), "team_index": t, "team_box_index": k,
                 "distance_along_lane": _u(along + shift), "lane_target": _pt(lx, ly), "center": _pt(cx, cy),
@@ -212,7 +215,9 @@ def _pit_lane(batch) -> dict | None:
                          "offset": _u(working_offset), "width": _u(8.0)},
         "service_normal": {"x": nx, "y": ny, "length": math.hypot(nx, ny)},
         "boxes": boxes, "service_areas": service_areas,
-        "bounds": {"min_x": min(xs), "max_x": max(xs), "min_y": min(ys), "max_y": max(ys)},
+        "bounds": ({"min_x": _u(tr.pit_geom[2]), "max_x": _u(tr.pit_geom[3]), "min_y": _u(tr.pit_geom[4]),
+                    "max_y": _u(tr.pit_geom[5])} if len(tr.pit_geom) else
+                   {"min_x": min(xs), "max_x": max(xs), "min_y": min(ys), "max_y": max(ys)}),
         "teams": teams,
     }
 

@@ -9,9 +9,8 @@ import numpy as np
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER
-from ..track.surface import pit_surface
+from ..track.surface import pit_bbox, pit_overrides, pit_surface
 from ..track.geometry import GRID_WINDOW, seg_d2a, band_of
-from ..track.surface import pit_bbox
 from .edge_lines import edge_line_grid
 
 FAR = 1.0e30
@@ -19,7 +18,7 @@ _WALK_MAX = 48           # descent steps before falling back to the raster (a st
 
 # The fields of TrackArrays that ``pit_surface`` reads. Hot kernels take single arrays and this small
 # view, never the whole TrackArrays tuple, so a call unpacks only what it reads.
-PitView = namedtuple("PitView", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
+PitView = namedtuple("PitView", ["pit_geom"])
 
 
 # sensor_geometry() slots
@@ -51,8 +50,7 @@ def sensor_geometry(tr):
     geo[at:at + start.shape[0]] = start
     at += start.shape[0]
     geo[at:at + flat_entries.shape[0]] = flat_entries
-    geo[G_PX0], geo[G_PY0], geo[G_PX1], geo[G_PY1] = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y,
-                                                                  tr.pit_width)
+    geo[G_PX0], geo[G_PY0], geo[G_PX1], geo[G_PY1] = pit_bbox(tr.pit_geom)
     kmax = np.abs(tr.ccurv).max()
     trust = 1.0 / kmax if kmax > 0.0 else FAR
     geo[G_TRUST] = min(max(trust, tr.kerb_edge + 2.0), tr.grass_edge)
@@ -139,16 +137,16 @@ def _band(geo, a):
 
 @kernel(inline='always')
 def surface_code(pv, geo, x, y, a, seg, want_pit):
-    """Surface code at (x, y) of |offset| a: the band, or the pit surface over it when ``want_pit``
+    """Surface code at (x, y) of |offset| a: the band, or the pit surface over it where it overrides
+    (``track.surface.pit_overrides``) when ``want_pit``
     (callers whose open channels treat pit surfaces like the band underneath skip the pit test).
     pv: PitView."""
     if seg < 0:
         return SURF_BARRIER
     code = _band(geo, a)
-    if (want_pit and a > geo[G_KE] and geo[G_PX0] <= x <= geo[G_PX1]
-            and geo[G_PY0] <= y <= geo[G_PY1]):
+    if want_pit and geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
         p = pit_surface(pv, x, y)
-        if p >= 0:
+        if pit_overrides(p, a, geo[G_KE]):
             code = p
     return code
 
@@ -179,7 +177,7 @@ def classify_arrays(cx, cy, gseg, pv, geo, x, y, seg):
 @kernel
 def pit_view(tr):
     """The PitView of a track (its pit arrays, no copy)."""
-    return PitView(tr.px, tr.py, tr.pit_side, tr.pit_width, tr.box_x, tr.box_y)
+    return PitView(tr.pit_geom)
 
 
 

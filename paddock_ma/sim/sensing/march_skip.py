@@ -5,8 +5,7 @@ same band (``sample_quiet``, ``projection_quiet``), and the march's next whole m
 import math
 
 from ..core.jit import kernel
-from ..track.index import BARRIER_STAMP_DEPTH
-from .geometry import G_CELL, G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
+from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
 from ..track.surface import pit_surface_quiet
 from .track_state import project_segment
 
@@ -211,22 +210,13 @@ def _pit_box_exit(geo, x, y, dx, dy):
     return max(0.0, t - 1e-7)
 
 
-# A point within the grass edge + BARRIER_STAMP_DEPTH of the centreline (less half a cell's diagonal) has a
-# raster segment: every segment stamps the cells whose centres lie that near it.
-HALF_CELL_DIAGONAL = 0.7072
-
-
 @kernel(inline="always")
-def pit_test_quiet(pv, geo, ta, tseg, x, y, dx, dy):
-    """How far (m) along the ray from (x, y) (unit (dx, dy)) the march's pit test of a car in the pit lane
-    (``surface_code`` of ``nearest_segment``'s (ta, tseg) at a sample beyond the white line) keeps its
-    answer: 0 when the point has no raster segment (barrier); else while the raster surely has one
-    (ta + t within the stamped depth), ta stays on its side of the kerb's outer edge (1-Lipschitz), the
-    ray stays in the pit surfaces' box and ``pit_surface_quiet`` vouches for the pit surface."""
-    if tseg < 0:
-        return 0.0
-    t = min(abs(ta - geo[G_KE]), geo[G_GRASS] + BARRIER_STAMP_DEPTH - HALF_CELL_DIAGONAL * geo[G_CELL] - ta)
-    t = min(t, pit_surface_quiet(pv, x, y, dx, dy), _pit_box_exit(geo, x, y, dx, dy))
+def pit_test_quiet(pv, geo, x, y, dx, dy):
+    """How far (m) along the ray from (x, y) (unit (dx, dy)), inside the pit surfaces' box, the march's
+    pit test of a car in the pit lane (``pit_surface`` there) keeps its answer (on a pit surface or
+    not, on a pit box or not): while the ray stays in the box and ``pit_surface_quiet`` vouches for it.
+    Whether the answer overrides the band (beyond the kerb) is the band's: the march's levels."""
+    t = min(pit_surface_quiet(pv, x, y, dx, dy), _pit_box_exit(geo, x, y, dx, dy))
     return max(0.0, t - 1e-7)
 
 

@@ -31,7 +31,9 @@ The same query classifies the march's samples, so a sample far ahead along the l
 the nearest of those segments, clamped to its end, as PaddockJS does.
 
 A car in the pit lane (PaddockJS's ``includePitLane``) always marches, a sample being inside when it is
-on the asphalt or on a pit surface (``sensing.geometry.surface_code``: pit surfaces beyond the kerb).
+on the asphalt or its state is overridden by a pit surface (``track.surface.pit_overrides``: a pit box
+anywhere, another pit surface beyond the kerb, by the sample's own ``track_state`` offset); the kerb and
+illegal channels then read that pit surface (legal, not a kerb).
 
 A batch-training car's rays (``layout.FLAG_MAIN_TRACK_RAYS``; PaddockJS's ``usesMainTrackOnlyRays``)
 ignore the pit window, and their queries run in PaddockJS's sample mode: the nearest centreline sample
@@ -41,11 +43,11 @@ among the candidates' ends, at any distance, the offset along that sample's norm
 import math
 
 from ..core.jit import kernel
-from ..core.layout import SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_PIT_ENTRY
+from ..core.layout import SURF_GRASS, SURF_GRAVEL, SURF_KERB
 from ..track.geometry import band_of, sample_turn
-from ..track.surface import near_pit_connector
+from ..track.surface import near_pit_connector, pit_overrides, pit_surface
 from .edge_lines import NONE, edge_line_hits
-from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, nearest_segment, surface_code
+from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
 from .march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
 from .march_skip import next_metre, pit_test_quiet
 from .track_state import track_state
@@ -83,12 +85,20 @@ def _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2,
     lane) on a pit surface."""
     _, _, offset = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
                                x, y)
-    if abs(offset) <= hw:
+    a = abs(offset)
+    if a <= hw:
         return True
     if include_pit:
-        a, seg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
-        return surface_code(pv, geo, x, y, a, seg, True) >= SURF_PIT_ENTRY
+        return pit_overrides(_pit_code(pv, geo, x, y), a, geo[G_KE])
     return False
+
+
+@kernel(inline="always")
+def _pit_code(pv, geo, x, y):
+    """``pit_surface`` at (x, y), -1 outside the pit surfaces' box without a look."""
+    if geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
+        return pit_surface(pv, x, y)
+    return -1
 
 
 # ------------------------------------------------------------------------------------------------
@@ -124,17 +134,16 @@ def _band_hit(offset, lateral, lo, hi, length):
 
 
 @kernel(inline="always")
-def _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, include_pit, x, y):
-    """The march's surface at (x, y): the band of ``track_state``'s |offset|, or (in the pit lane) the pit
-    surface beyond the kerb."""
+def _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, pit_allowed, x, y):
+    """The march's surface at (x, y): the band of ``track_state``'s |offset|, or (for a car PaddockJS's pit
+    override allows) the pit surface where it overrides the band."""
     _, _, offset = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
                                x, y)
     a = abs(offset)
-    if include_pit and a > geo[G_KE]:
-        ta, seg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
-        code = surface_code(pv, geo, x, y, ta, seg, True)
-        if code >= SURF_PIT_ENTRY:
-            return code
+    if pit_allowed:
+        p = _pit_code(pv, geo, x, y)
+        if pit_overrides(p, a, geo[G_KE]):
+            return p
     return band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
 
 
@@ -168,7 +177,8 @@ def _straight_edge_hit(offset, lateral, hw, length):
 
 @kernel
 def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress, max_hint2, sample_mode, seg,
-               offset, edge_lines, straight_edge, include_pit, want_edge, want_kerb, want_illegal, ox, oy, dx, dy,
+               offset, edge_lines, straight_edge, include_pit, pit_allowed, want_edge, want_kerb, want_illegal, ox, oy,
+               dx, dy,
                length, debug, out_dist, out_hit):
     """The track channels of one ray of a car at (ox, oy) m along the unit (dx, dy), ``length`` m, as
     PaddockJS measures them: the road edge (``estimateTrackHit``), the kerb and the illegal surface
@@ -176,6 +186,9 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
     out_hit for the wanted channels; returns the road edge's kind (KIND_*; KIND_MISS when not wanted).
 
     (i0, count, progress, max_hint2): the car's ``hint_range``, progress and squared acceptance radius;
+    include_pit: PaddockJS's ``includePitLane`` (a sample its pit override puts in the pit lane is inside
+    the road edge); pit_allowed: its ``pitOverrideAllowedForCar`` (the kerb and illegal channels read
+    the pit override's surface);
     (seg, offset): its ``track_state``; (edge_lines, straight_edge): ``origin_paths``; grid_at: where
     ``geo`` holds the edge-line grid. Each channel takes the first of PaddockJS's paths that answers
     (module docstring): the edge lines (one walk of the grid serves all three; road edge: the nearest
@@ -229,6 +242,7 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
     march_kerb = march_surface and want_kerb
     march_illegal = march_surface and want_illegal
     k = 0.0
+    read_pit = include_pit or (pit_allowed and (march_kerb or march_illegal))
     prev_inside = False
     while k <= length and (march_edge or march_kerb or march_illegal):
         x = ox + dx * k
@@ -239,13 +253,15 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         code = band_of(a, hw, ke, geo[G_GRAVEL], geo[G_GRASS])
         inside = a <= hw
         pit_t = math.inf
-        if include_pit and a > hw:
-            ta, tseg = nearest_segment(cx, cy, gseg, geo, x, y, -1)
-            pit_code = surface_code(pv, geo, x, y, ta, tseg, True)
-            pit_t = pit_test_quiet(pv, geo, ta, tseg, x, y, dx, dy)
-            if pit_code >= SURF_PIT_ENTRY:
-                inside = True
-                if a > ke:
+        if read_pit and geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
+            # PaddockJS's pit override of the sample's state: a pit box anywhere, another pit surface
+            # beyond the kerb (the state then in the pit lane: inside the road edge for a car in the pit
+            # lane; its surface for the surface channels)
+            pit_code = pit_surface(pv, x, y)
+            pit_t = pit_test_quiet(pv, geo, x, y, dx, dy)
+            if pit_overrides(pit_code, a, ke):
+                inside = inside or include_pit
+                if pit_allowed:
                     code = pit_code
         if march_edge:
             if k == 0.0:
@@ -273,7 +289,7 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
                 for _ in range(DEBUG_REFINE_STEPS if (debug and k > 0.0) else 0):
                     mid = 0.5 * (lo + hi)
                     c = _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode,
-                                 include_pit, ox + dx * mid, oy + dy * mid)
+                                 pit_allowed, ox + dx * mid, oy + dy * mid)
                     if (c == SURF_KERB) if ch == RAY_KERB else _is_illegal(c):
                         hi = mid
                     else:
@@ -288,6 +304,7 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
         # bands, or the road edge's inside / outside alone: for a car in the pit lane also the kerb's
         # outer edge, beyond which a pit surface counts as inside)
         levels = 4 if (march_kerb or march_illegal) else 2 if include_pit else 1
-        k = next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, pit_t, levels, max_hint2,
+        read_pit = include_pit or (pit_allowed and (march_kerb or march_illegal))
+        k = next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, read_pit, pit_t, levels, max_hint2,
                        x, y, dx, dy, k, length)
     return kind

@@ -32,8 +32,7 @@ from numba import prange
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
     F_HEADING, F_OFFSET, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_MAIN_TRACK_RAYS, FLAG_RADAR_VISIBLE, FLAG_RAY_VISIBLE,
-    I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT, I_WHEEL_SURFACE_FL, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT,
-    SURF_PIT_LANE,
+    I_ACTIVE, I_DESTROYED, I_IN_PIT_LANE, I_LAP, I_SEG_HINT,
 )
 from ..core.trig import wrap_angle
 from ..track.geometry import edge_distances, heading_curvature_at, nearest_sample, sample_curvature_at
@@ -66,7 +65,9 @@ LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_
 # The track channels are measured in sensing.road_edge, the geometry of their samples in sensing.geometry;
 # the channels' names and bits are sensing.march's.
 from .geometry import FAR, nearest_segment, pit_view  # noqa: E402
-from .geometry import G_EDGE_AT  # noqa: E402
+from .geometry import G_EDGE_AT, G_PX0, G_PX1, G_PY0, G_PY1  # noqa: E402
+from ..track.surface import pit_overrides, pit_surface  # noqa: E402
+from ..vehicle.wheels import pit_override_allowed  # noqa: E402
 from .march import (  # noqa: E402
     BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR,
 )
@@ -176,21 +177,27 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
         progress = 0.0
         oseg = -1
         ooff = 0.0
-        # the track rays read the pit surfaces for a car with a wheel on one (PaddockJS: the car in the pit
-        # lane, or its origin's state on a pit surface)
         include_pit = False
-        for k in range(4):
-            sc = cars_i[w, c, I_WHEEL_SURFACE_FL + k]
-            if sc == SURF_PIT_ENTRY or sc == SURF_PIT_LANE or sc == SURF_PIT_EXIT or sc == SURF_PIT_BOX:
-                include_pit = True
+        pit_allowed = False
         main_only = (car_flags[w, c] & FLAG_MAIN_TRACK_RAYS) != 0    # batch-training: sample mode
         use_lines = False
         use_straight = False
         if sense_track:
-            progress = cs[nearest_sample(cx, cy, seg0 if seg0 >= 0 else cars_i[w, c, I_SEG_HINT], ox, oy)]
+            j0 = nearest_sample(cx, cy, seg0 if seg0 >= 0 else cars_i[w, c, I_SEG_HINT], ox, oy)
+            progress = cs[j0]
             i0, count = hint_range(cs, length_l, progress)
             oseg, oalong, ooff = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2,
                                              main_only, ox, oy)
+            # the track rays read the pit surfaces (PaddockJS's ``includePitLane``) for a car in the pit
+            # lane (every wheel on a pit surface), or whose centre state (from its nearest sample) or
+            # ray origin's state (``track_state``) its pit override puts in the pit lane
+            include_pit = cars_i[w, c, I_IN_PIT_LANE] != 0
+            pit_allowed = has_pit and pit_override_allowed(cars_i, w, c)
+            if (not include_pit and pit_allowed and geo[G_PX0] <= ox <= geo[G_PX1]
+                    and geo[G_PY0] <= oy <= geo[G_PY1]):
+                p = pit_surface(pv, ox, oy)
+                c_off = (ox - cx[j0]) * cnx[j0] + (oy - cy[j0]) * cny[j0]
+                include_pit = pit_overrides(p, abs(c_off), tr.kerb_edge) or pit_overrides(p, abs(ooff), tr.kerb_edge)
             use_lines, use_straight = origin_paths(cx, cy, chead, oseg, ooff, oalong, hw, grass_edge, has_pit,
                                                    entry_s, exit_s, length_l, include_pit, main_only)
         # ---- rays
@@ -236,7 +243,8 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             if sense_track:
                 ray_kind[w, c, r] = track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress,
                                                max_hint2, main_only, oseg, ooff, use_lines, use_straight,
-                                               include_pit, road_edge, want_kerb, want_illegal, ox, oy, dx, dy,
+                                               include_pit, pit_allowed, road_edge, want_kerb, want_illegal, ox, oy,
+                                               dx, dy,
                                                length, debug_precision, ray_dist[w, c, r], ray_hit[w, c, r])
             if n_cand > 0:
                 best = FAR

@@ -37,6 +37,7 @@ TrackArrays = namedtuple("TrackArrays", [
     "pit_lane_start", "pit_lane_end",
     "pit_side",
     "box_x", "box_y", "box_path_s",
+    "pit_geom",             # float64[K]: the pit complex's roads, rectangles, bounds and grid (pit_lane.pit_geometry)
     "ai_preview",           # the built-in driver's table of the centreline ahead (track.preview)
     "drs_start", "drs_end",  # float64[Z] m, DRS zones (race.drs): lap distance of each start, and of its end
                              # (> start; beyond L when the zone wraps the line); Z <= MAX_DRS_ZONES, 0 = none

@@ -3,7 +3,8 @@
 * ``grid_seg[ny, nx]`` int32: the centreline segment nearest to each cell centre (exact, by
   projection), or -1 when every segment is farther than its reach (grass_edge + 10 m; around the start
   straight, far enough to cover the pit area).
-* ``grid_surf[ny, nx]`` int8: the exact surface code (``surface_at``) at each cell centre.
+* ``grid_surf[ny, nx]`` int8: the exact surface code (``surface_at``) at each cell centre (the raster
+  covers the pit complex's bounds, to which PaddockJS's pit road strips reach).
 * ``grid_edge[ny, nx]`` float32: a lower bound (m) of the distance from ANY point of the cell to the
   nearest surface boundary, for sphere tracing: the Euclidean distance between cell centres to the
   nearest cell whose surface differs from a 4-neighbour's (a chamfer transform, scaled down to a lower
@@ -22,7 +23,7 @@ from .preview import PREVIEW_D, build_ai_preview
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER
 from .geometry import TrackArrays, seg_d2, band_code
-from .surface import pit_surface
+from .surface import PITG_BOUNDS, pit_overrides, pit_surface
 
 # m beyond the grass edge every segment stamps the raster (the barrier band; the march's skips rely on it)
 BARRIER_STAMP_DEPTH = 10.0
@@ -108,10 +109,9 @@ def _classify_cells(tr, nx, ny):
             d2, t = seg_d2(tr, g, x, y)
             a = math.sqrt(d2)
             code = band_code(tr, a)
-            if a > tr.kerb_edge:
-                p = pit_surface(tr, x, y)
-                if p >= 0:
-                    code = p
+            p = pit_surface(tr, x, y)
+            if pit_overrides(p, a, tr.kerb_edge):
+                code = p
             out[gy, gx] = code
     return out
 
@@ -170,8 +170,12 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
     The raster covers the bounding box of the centreline and the pit path plus ``margin`` m (and the
     pit's outer edge); ``reach`` covers the barrier band and the whole pit area.
     """
-    xs = np.concatenate([fields["cx"], fields["px"], fields["box_x"]])
-    ys = np.concatenate([fields["cy"], fields["py"], fields["box_y"]])
+    # the pit complex's bounds (``pit_geom``): its roads' strips reach them (``surface.pit_state``)
+    g = fields["pit_geom"]
+    corner_x = g[PITG_BOUNDS:PITG_BOUNDS + 2][[0, 0, 1, 1]] if g.shape[0] else np.zeros(0)
+    corner_y = g[PITG_BOUNDS + 2:PITG_BOUNDS + 4][[0, 1, 0, 1]] if g.shape[0] else np.zeros(0)
+    xs = np.concatenate([fields["cx"], fields["px"], fields["box_x"], corner_x])
+    ys = np.concatenate([fields["cy"], fields["py"], fields["box_y"], corner_y])
     x0 = math.floor(xs.min() - margin)
     y0 = math.floor(ys.min() - margin)
     nx = int(math.ceil((xs.max() + margin - x0) / cell))
@@ -179,8 +183,8 @@ def build_index(fields: dict, cell: float = 1.0, margin: float = 45.0) -> TrackA
     # reach: every pit point must find its segment; barrier beyond grass_edge needs a margin too
     pit_far = 0.0
     if fields["px"].shape[0] > 0:
-        px = np.concatenate([fields["px"], fields["box_x"]])
-        py = np.concatenate([fields["py"], fields["box_y"]])
+        px = np.concatenate([fields["px"], fields["box_x"], corner_x])
+        py = np.concatenate([fields["py"], fields["box_y"], corner_y])
         d = np.hypot(px[:, None] - fields["cx"][None, :], py[:, None] - fields["cy"][None, :]).min(axis=1)
         pit_far = float(d.max())
     # the barrier band is stamped 10 m deep everywhere; around the start straight (pit entry to pit

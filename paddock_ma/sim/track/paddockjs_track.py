@@ -31,7 +31,7 @@ from .paddockjs_generator.jsmath import SAMPLE_COUNT, U, normalize_seed
 from .paddockjs_generator.options import RACE_DEFAULTS
 from .paddockjs_generator.pit_lane import PitLane
 from .paddockjs_generator.pit_lane import pit_lane as place_pit_lane
-from .pit_lane import no_pit_fields
+from .pit_lane import no_pit_fields, pit_geometry
 from .build import GRASS_WIDTH, GRAVEL_WIDTH, HALF_WIDTH, KERB_WIDTH, TrackGeometryError, build_from_samples
 from .geometry import TrackArrays
 from .index import read_only
@@ -50,10 +50,11 @@ def _bezier_headings(controls: np.ndarray, steps: int) -> np.ndarray:
     return np.arctan2(der[:, 1], der[:, 0])
 
 
-def pit_fields(pit: PitLane) -> dict:
+def pit_fields(pit: PitLane, length: float) -> dict:
     """The pit fields of TrackArrays (see ``pit_lane.build_pit``) for PaddockJS's pit lane: the path
     runs along the entry access road, the fast lane and the exit access road; the service boxes are
-    PaddockJS's ten service areas."""
+    PaddockJS's ten service areas; ``pit_geom`` is its whole complex (``pit_lane.pit_geometry``: the
+    working lane, service and queue areas and its twenty garages where PaddockJS puts them)."""
     assert pit.entry_road.shape[0] == PIT_CONN_STEPS + 1 and pit.exit_road.shape[0] == PIT_CONN_STEPS + 1
     a = np.asarray(pit.lane_start)
     b = np.asarray(pit.lane_end)
@@ -66,6 +67,7 @@ def pit_fields(pit: PitLane) -> dict:
     heading[PIT_CONN_STEPS] = heading[len(path) - 1 - PIT_CONN_STEPS] = lane_heading
     ps = np.concatenate([[0.0], np.cumsum(np.hypot(np.diff(path[:, 0]), np.diff(path[:, 1])))])
     lane_start = float(ps[PIT_CONN_STEPS])
+    service_u = np.asarray(pit.service_lane_distance, np.float64)
     return dict(
         px=np.ascontiguousarray(path[:, 0]), py=np.ascontiguousarray(path[:, 1]), ps=ps, ph=heading,
         pit_length=float(ps[-1]), pit_width=float(pit.width),
@@ -73,7 +75,12 @@ def pit_fields(pit: PitLane) -> dict:
         pit_lane_start=lane_start, pit_lane_end=float(ps[len(ps) - 1 - PIT_CONN_STEPS]),
         pit_side=float(pit.side),
         box_x=np.ascontiguousarray(pit.service_areas[:, 0]), box_y=np.ascontiguousarray(pit.service_areas[:, 1]),
-        box_path_s=lane_start + np.asarray(pit.service_lane_distance, np.float64),
+        box_path_s=lane_start + service_u,
+        pit_geom=pit_geometry(path[:, 0], path[:, 1], float(pit.side), float(pit.width), pit.service_areas[:, 0],
+                              pit.service_areas[:, 1], service_u,
+                              (pit.entry_from_start, pit.layout_entry, pit.layout_exit, pit.exit_from_start),
+                              length, normal=pit.service_normal, garages=pit.boxes,
+                              garage_lane_u=pit.box_lane_distance),
     )
 
 
@@ -84,7 +91,8 @@ def _arrays(x, y, distance, pit: PitLane | None, widths, drs=()) -> TrackArrays:
         raise TrackGeometryError(f"'drsZones': {len(drs)} zones, at most {MAX_DRS_ZONES} are simulated")
     try:
         tr = build_from_samples(x, y, distance, *widths, validate=True, min_radius=None, runoff_apart=False,
-                                pit=pit_fields(pit) if pit is not None else no_pit_fields())
+                                pit=pit_fields(pit, float(distance[-1])) if pit is not None
+                                else no_pit_fields())
     except TrackGeometryError:
         raise
     except ValueError as exc:

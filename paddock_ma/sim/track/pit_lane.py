@@ -5,8 +5,9 @@ v across it, positive away from the track on the pit side):
 
 * fast lane: a straight ``PIT_WIDTH`` (12 m) road at ``v = lane_offset`` (31 m first, then 43, 55 m
   if the nearer ones touch another part of the track), from ``u = -0.64 Lp`` to ``u = +0.36 Lp``;
-* working lane (8 m) and 10 service boxes (11 x 5 m, one per team, 16 m apart) beside it, a
-  9 x 4.5 m garage behind each box;
+* 10 service boxes (one per team, 16 m apart) beside it; the working lane, the service areas with
+  their queue areas and two garages a team are PaddockJS's, laid out from the fast lane and the
+  service boxes by ``pit_geometry`` (``track.surface`` reads them);
 * entry connector: a cubic Bezier from a point on the track asphalt ``PIT_CONN_LENGTH`` before the
   lane start to the lane start; exit connector: from the lane end to a point on the track
   ``PIT_CONN_LENGTH`` after it.
@@ -20,7 +21,12 @@ import math
 import numpy as np
 
 from .geometry import point_at_arrays
-from .surface import GARAGE_DEPTH, PIT_CONN_STEPS, PIT_WORK_WIDTH, SERVICE_DEPTH
+from .surface import (
+    BOX_PAIR_GAP, GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_GAP, PIT_WORK_WIDTH, PITG_BOUNDS,
+    PITG_GRID, PITG_LENGTH, PITG_MAP, PITG_N_QUAD, PITG_N_SEG, PITG_QUAD0, PITG_SEG0, PIT_GRID_CELL, QUAD_GARAGE, QUAD_QUEUE,
+    QUAD_SERVICE, QUAD_SIZE, QUEUE_GAP, QUEUE_LENGTH_RATIO, ROUTE_ENTRY, ROUTE_EXIT, ROUTE_MAIN, ROUTE_WORKING,
+    SEG_SIZE, SERVICE_DEPTH, SERVICE_LENGTH,
+)
 
 N_BOXES = 10
 PIT_WIDTH = 12.0
@@ -41,7 +47,7 @@ def no_pit_fields() -> dict:
         return np.zeros(0, np.float64)
     return dict(px=empty(), py=empty(), ps=empty(), ph=empty(), pit_length=0.0, pit_width=0.0,
                 pit_entry_s=0.0, pit_exit_s=0.0, pit_lane_start=0.0, pit_lane_end=0.0, pit_side=0.0,
-                box_x=empty(), box_y=empty(), box_path_s=empty())
+                box_x=empty(), box_y=empty(), box_path_s=empty(), pit_geom=empty())
 
 
 def track_has_pit_lane(track) -> bool:
@@ -51,6 +57,105 @@ def track_has_pit_lane(track) -> bool:
 
 class PitPlacementError(ValueError):
     """No side of the start straight has room for the pit lane."""
+
+
+def _rect(cx, cy, fx, fy, nx, ny, length, depth):
+    """PaddockJS's ``createPitRectangleCorners``: the four corners (x0, y0, ..., x3, y3) m of a
+    ``length`` x ``depth`` rectangle centred at (cx, cy), ``length`` along (fx, fy)."""
+    hl = length / 2
+    hd = depth / 2
+    return [cx + fx * hl + nx * hd, cy + fy * hl + ny * hd, cx - fx * hl + nx * hd, cy - fy * hl + ny * hd,
+            cx - fx * hl - nx * hd, cy - fy * hl - ny * hd, cx + fx * hl - nx * hd, cy + fy * hl - ny * hd]
+
+
+def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping, length, normal=None, garages=None,
+                 garage_lane_u=None) -> np.ndarray:
+    """The pit complex as PaddockJS's ``nearestPitLaneState`` reads it, flat (``track.surface``'s
+    ``PITG_*`` layout): its bounds (every road point and rectangle corner, padded by 9 m:
+    ``createPitLaneBounds``), its road grid (the bounds widened by a 32 m cell, ``createPitQueryIndex``),
+    the road segments of its four routes (entry road, fast lane, working lane, exit road) with their
+    half widths and the grid cells each covers (its box widened by a cell), and its rectangles (service
+    areas, their queue areas, garages).
+
+    px, py: the pit path (entry road, fast lane, exit road; m); box_x, box_y: the service areas'
+    centres (m), box_lane_u their distances (m) along the fast lane from its start; normal: the unit
+    normal pointing away from the track (PaddockJS's ``serviceNormal``; default the fast lane's right
+    normal times ``pit_side``); garages: float64[G, 2] garage centres (m; default two a service area, as
+    PaddockJS pairs them: 9 m garages 4 m apart, centred on the service area), garage_lane_u their
+    distances along the fast lane; mapping: the lap distances (m) PaddockJS maps its roads onto (the
+    entry connection's, the fast lane's start and end, the exit connection's; unwrapped), length: the
+    lap's (m). Empty for no pit lane."""
+    m = len(px)
+    if m == 0:
+        return np.zeros(0, np.float64)
+    i0, i1 = PIT_CONN_STEPS, m - 1 - PIT_CONN_STEPS
+    sx, sy = float(px[i0]), float(py[i0])
+    ex, ey = float(px[i1]), float(py[i1])
+    lane_len = math.hypot(ex - sx, ey - sy) or 1.0
+    fx, fy = (ex - sx) / lane_len, (ey - sy) / lane_len
+    if normal is None:
+        nx, ny = -fy * pit_side, fx * pit_side
+    else:
+        nx, ny = float(normal[0]), float(normal[1])
+    work = pit_width / 2 + PIT_WORK_GAP + PIT_WORK_WIDTH / 2        # the working lane's centre line
+    box_lateral = work + PIT_WORK_WIDTH / 2 + PIT_WORK_GAP + GARAGE_DEPTH / 2
+    if garages is None:
+        half_pair = (GARAGE_LENGTH + BOX_PAIR_GAP) / 2
+        garage_lane_u = [u + k * half_pair for u in box_lane_u for k in (-1.0, 1.0)]
+        garages = [(sx + fx * u + nx * box_lateral, sy + fy * u + ny * box_lateral) for u in garage_lane_u]
+    garages = np.asarray(garages, np.float64).reshape(-1, 2)
+    routes = [
+        (ROUTE_ENTRY, [(float(px[k]), float(py[k])) for k in range(0, i0 + 1)], pit_width),
+        (ROUTE_MAIN, [(sx, sy), (ex, ey)], pit_width),
+        (ROUTE_WORKING, [(sx + nx * work, sy + ny * work),
+                         (sx + fx * lane_len + nx * work, sy + fy * lane_len + ny * work)], PIT_WORK_WIDTH),
+        (ROUTE_EXIT, [(float(px[k]), float(py[k])) for k in range(i1, m)], pit_width),
+    ]
+    quads = []
+    for k in range(len(box_x)):
+        u = float(box_lane_u[k])
+        quads.append(_rect(float(box_x[k]), float(box_y[k]), fx, fy, nx, ny, SERVICE_LENGTH, SERVICE_DEPTH)
+                     + [QUAD_SERVICE, u])
+        q = max(QUEUE_GAP / 2, u - QUEUE_GAP)
+        # a queue area maps by its service area's distance along the lane (PaddockJS's box state's target)
+        quads.append(_rect(sx + fx * q + nx * work, sy + fy * q + ny * work, fx, fy, nx, ny,
+                           SERVICE_LENGTH * QUEUE_LENGTH_RATIO, SERVICE_DEPTH) + [QUAD_QUEUE, u])
+    for (gx, gy), u in zip(garages, garage_lane_u):
+        quads.append(_rect(gx, gy, fx, fy, nx, ny, GARAGE_LENGTH, GARAGE_DEPTH) + [QUAD_GARAGE, float(u)])
+    pts = [p for _, points, _ in routes for p in points]
+    for q in quads:
+        pts += [(q[2 * k], q[2 * k + 1]) for k in range(4)]
+    pts = np.asarray(pts)
+    pad = max(pit_width, PIT_WORK_WIDTH, GARAGE_DEPTH, SERVICE_DEPTH) / 2 + 3.0
+    bounds = (pts[:, 0].min() - pad, pts[:, 0].max() + pad, pts[:, 1].min() - pad, pts[:, 1].max() + pad)
+    cell = PIT_GRID_CELL
+    gx0, gy0 = bounds[0] - cell, bounds[2] - cell
+    cols = max(1, math.ceil((bounds[1] + cell - gx0) / cell))
+    rows = max(1, math.ceil((bounds[3] + cell - gy0) / cell))
+
+    def cell_of(x, y):
+        return (min(max(math.floor((x - gx0) / cell), 0), cols - 1), min(max(math.floor((y - gy0) / cell), 0), rows - 1))
+
+    segs = []
+    for route, points, width in routes:
+        lengths = [math.hypot(bx - ax, by - ay) for (ax, ay), (bx, by) in zip(points[:-1], points[1:])]
+        before = 0.0
+        for ((ax, ay), (bx, by)), ln in zip(zip(points[:-1], points[1:]), lengths):
+            c0, r0 = cell_of(min(ax, bx) - cell, min(ay, by) - cell)
+            c1, r1 = cell_of(max(ax, bx) + cell, max(ay, by) + cell)
+            segs.append([ax, ay, bx, by, width / 2, route, c0, r0, c1, r1, before, sum(lengths)])
+            before += ln
+    head = np.zeros(PITG_SEG0)
+    head[PITG_N_SEG] = len(segs)
+    head[PITG_N_QUAD] = len(quads)
+    head[PITG_BOUNDS:PITG_BOUNDS + 4] = bounds
+    head[PITG_GRID:PITG_GRID + 5] = (gx0, gy0, cell, cols, rows)
+    head[PITG_QUAD0] = PITG_SEG0 + SEG_SIZE * len(segs)
+    head[PITG_MAP:PITG_MAP + 4] = mapping
+    head[PITG_LENGTH] = length
+    out = np.concatenate([head, np.asarray(segs, np.float64).ravel(), np.asarray(quads, np.float64).ravel()])
+    assert len(out) == head[PITG_QUAD0] + QUAD_SIZE * len(quads)
+    return np.ascontiguousarray(out)
 
 
 def lane_length() -> float:
@@ -126,6 +231,7 @@ def _layout(cx, cy, cs, ch, ccurv, side, lane_offset, kerb_edge):
     pts.append(exit_[0:PIT_CONN_STEPS - k_lo + 1])
     pts = np.concatenate(pts, axis=0)
     return dict(path=path, heading=heading, boxes=boxes, box_u=box_u, entry_s=(u_start - PIT_CONN_LENGTH) % L,
+                mapping=(u_start - PIT_CONN_LENGTH, u_start, u_end, u_end + PIT_CONN_LENGTH),
                 exit_s=(u_end + PIT_CONN_LENGTH) % L, probe=pts, lane_offset=lane_offset)
 
 
@@ -152,6 +258,7 @@ def build_pit(cx, cy, cs, ch, ccurv, kerb_edge):
         raise PitPlacementError("no room for the pit lane beside the start straight")
     side, lay = chosen
     path = lay["path"]
+    boxes = lay["boxes"]
     seg = np.hypot(np.diff(path[:, 0]), np.diff(path[:, 1]))
     ps = np.concatenate([[0.0], np.cumsum(seg)])
     ph = lay["heading"]
@@ -162,6 +269,8 @@ def build_pit(cx, cy, cs, ch, ccurv, kerb_edge):
         pit_length=float(ps[-1]), pit_width=PIT_WIDTH,
         pit_entry_s=float(lay["entry_s"]), pit_exit_s=float(lay["exit_s"]),
         pit_lane_start=lane_start, pit_lane_end=lane_end, pit_side=float(side),
-        box_x=np.ascontiguousarray(lay["boxes"][:, 0]), box_y=np.ascontiguousarray(lay["boxes"][:, 1]),
+        box_x=np.ascontiguousarray(boxes[:, 0]), box_y=np.ascontiguousarray(boxes[:, 1]),
         box_path_s=lane_start + lay["box_u"],
+        pit_geom=pit_geometry(path[:, 0], path[:, 1], float(side), PIT_WIDTH, boxes[:, 0], boxes[:, 1], lay["box_u"],
+                              lay["mapping"], float(cs[-1])),
     )

@@ -4,10 +4,17 @@ the raster reads.
 Pit path layout (fixed so the kernels find the parts without extra fields): points
 ``0..PIT_CONN_STEPS`` are the entry connector (point 0 on the track, point ``PIT_CONN_STEPS`` the
 fast-lane start), the fast lane runs straight to point ``M - 1 - PIT_CONN_STEPS`` and the last
-``PIT_CONN_STEPS + 1`` points are the exit connector, ending on the track. Beside the fast lane, on
-the side away from the track, lie the working lane and the service boxes (``box_x``, ``box_y`` are
-the service-box centres) with a garage behind each. Pit surfaces override the main-track bands
-wherever they apply, except on the track asphalt and kerb.
+``PIT_CONN_STEPS + 1`` points are the exit connector, ending on the track (``box_x``, ``box_y`` are
+the service areas' centres).
+
+The pit surfaces are PaddockJS 2.0.0's (``nearestPitLaneState``, ``pitLaneState.js``), read from the
+track's ``pit_geom`` (``pit_lane.pit_geometry``): beside the 12 m fast lane, on the side away from the
+track, a 1.5 m gap, the 8 m working lane (7.5-15.5 m from the fast lane's centre line), the 11 x 5 m
+service areas on it with their 7.92 x 5 m queue areas, another 1.5 m gap and two 9 x 4.5 m garages a
+team (17-21.5 m). A road counts wherever a point lies within half its width of the line of one of
+its candidate segments (PaddockJS's offset from the clamped projection), the candidates being those
+its road grid offers. A pit surface overrides the main-track band beyond the kerb, a pit box
+everywhere (``pit_overrides``).
 
 A track without a pit lane (PaddockJS's ``pitLane.enabled: false``) has an empty pit path and no
 service boxes (``pit_lane.no_pit_fields``): ``has_pit_lane`` is False, ``pit_surface`` is -1
@@ -18,23 +25,43 @@ import math
 
 import numpy as np
 
-from ..core.jit import allocating_kernel, kernel
+from ..core.jit import kernel
 from ..core.layout import SURF_BARRIER, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE
 from .geometry import seg_d2a, band_code, locate
 from ..core.trig import lerp_angle_at, lerp_at
 
-# Pit geometry constants (metres), shared by the builder (pit_lane.py) and the kernels below.
+# Pit geometry constants (metres): PaddockJS 2.0.0's pit complex (``trackConstants.js``,
+# ``pitLaneLayout.js``), shared by the builders (pit_lane.py, paddockjs_track.py) and the kernels below.
 PIT_CONN_STEPS = 24        # Bezier steps of each connector (the path has PIT_CONN_STEPS + 1 points each)
-PIT_WORK_WIDTH = 8.0       # working lane width, beside the fast lane
-SERVICE_LENGTH = 11.0      # service box along the lane
-SERVICE_DEPTH = 5.0        # service box across, the outer part of the working lane
-GARAGE_LENGTH = 9.0        # garage behind each service box
+PIT_WORK_GAP = 1.5         # between the fast lane and the working lane, and the working lane and the garages
+PIT_WORK_WIDTH = 8.0       # working lane width (its centre line 11.5 m from the fast lane's)
+SERVICE_LENGTH = 11.0      # service area along the lane, centred on the working lane
+SERVICE_DEPTH = 5.0        # service area across
+QUEUE_GAP = 12.0           # the queue area's centre this far before its service area's (PIT_SERVICE_QUEUE_GAP)
+QUEUE_LENGTH_RATIO = 0.72  # the queue area's length over the service area's
+GARAGE_LENGTH = 9.0        # garage box (two a team) beyond the working lane
 GARAGE_DEPTH = 4.5
+BOX_PAIR_GAP = 4.0         # between a team's two garages
+PIT_GRID_CELL = 32.0       # PaddockJS's query-index cell: its pit road grid's cell and each segment's margin
 BOX_EASE = 34.0            # path length over which a pit-route car eases sideways into / out of its box
-# The working lane starts BOX_EASE before the first box's centre and ends BOX_EASE after the last one's,
-# so the whole sideways ease of a stop runs on pit surface (a shorter lane left a strip of grass
-# between the fast lane and the working lane under the route's wheels).
-WORK_LANE_MARGIN = BOX_EASE - 0.5 * SERVICE_LENGTH
+
+# ``pit_geom`` (``pit_lane.pit_geometry``), a flat float64 array: a header, then the road segments
+# (SEG_SIZE values each: ax, ay, bx, by, half width, route, the grid cells c0, r0, c1, r1 it covers, ...),
+# then the rectangles (QUAD_SIZE values each: four corners x0, y0 .. x3, y3, the kind, ...). Empty: no pit
+# lane.
+PITG_N_SEG = 0
+PITG_N_QUAD = 1
+PITG_BOUNDS = 2            # min x, max x, min y, max y (m): outside, no point is a pit surface
+PITG_GRID = 6              # road grid: x0, y0, cell, columns, rows
+PITG_QUAD0 = 11            # index of the first rectangle
+PITG_MAP = 12              # the lap distances (m) PaddockJS maps the pit roads onto (``mapPitDistance``): the
+                           # entry connection's, the fast lane's start and end, the exit connection's
+PITG_LENGTH = 16           # the lap length (m)
+PITG_SEG0 = 17             # index of the first segment
+SEG_SIZE = 12              # ... c1, r1, then the route's length (m) before the segment and the route's length
+QUAD_SIZE = 10             # ... kind, then the distance (m) along the fast lane PaddockJS maps the box by
+ROUTE_ENTRY, ROUTE_MAIN, ROUTE_WORKING, ROUTE_EXIT = 0, 1, 2, 3
+QUAD_SERVICE, QUAD_QUEUE, QUAD_GARAGE = 0, 1, 2
 
 
 @kernel(inline="always")
@@ -108,123 +135,261 @@ def pit_lane_frame(px, py, pit_side):
 
 
 @kernel(inline="always")
-def pit_quick_box(px, py, sx, sy, dx, dy, nx, ny, lane_len, hw):
-    """``pit_surface``'s quick reject: the box (u0, u1, v0, v1) m of the fast lane's frame
-    (``pit_lane_frame``'s sx .. lane_len) outside which no point is a pit surface (the path's end
-    points, the lane, the garages' outer edge and margins). hw: half the pit width (m)."""
-    m = px.shape[0]
-    u_a = (px[0] - sx) * dx + (py[0] - sy) * dy
-    u_b = (px[m - 1] - sx) * dx + (py[m - 1] - sy) * dy
-    v_a = (px[0] - sx) * nx + (py[0] - sy) * ny
-    v_b = (px[m - 1] - sx) * nx + (py[m - 1] - sy) * ny
-    return (min(u_a, 0.0) - hw - 2.0, max(u_b, lane_len) + hw + 2.0, min(v_a, v_b) - hw - 2.0,
-            hw + PIT_WORK_WIDTH + GARAGE_DEPTH)
+def pit_overrides(p, a, kerb_edge):
+    """PaddockJS's ``nearestTrackState`` pit override: whether the pit surface ``p`` (``pit_surface``'s
+    answer, -1 none) replaces the main-track band of a point at |offset| ``a`` (m): a pit box always
+    (the pit-box rule), another pit surface beyond the kerb's outer edge only. (Its merge buffer, the
+    main track kept on the asphalt at an access road's first or last 1.92 m, never applies: the
+    asphalt already keeps the main track.)"""
+    return p == SURF_PIT_BOX or (p >= 0 and a > kerb_edge)
 
+
+@kernel(inline="always")
+def in_pit_bounds(g, x, y):
+    """(x, y) (m) inside the pit complex's bounds (``pit_geom`` g; False without a pit lane)."""
+    if g.shape[0] == 0:
+        return False
+    return g[PITG_BOUNDS] <= x <= g[PITG_BOUNDS + 1] and g[PITG_BOUNDS + 2] <= y <= g[PITG_BOUNDS + 3]
+
+
+@kernel(inline="always")
+def _seg_projection(g, o, x, y):
+    """PaddockJS's ``projectPointToSegment`` of (x, y) on the pit segment at g[o] -> (signed offset m,
+    projected x, y, unit normal x, y). The offset is measured along the segment's normal from the
+    clamped projection: the distance to the segment's line, beyond its ends too."""
+    ax = g[o]
+    ay = g[o + 1]
+    dx = g[o + 2] - ax
+    dy = g[o + 3] - ay
+    ls = dx * dx + dy * dy
+    amount = 0.0
+    if ls > 0.0:
+        amount = min(max(((x - ax) * dx + (y - ay) * dy) / ls, 0.0), 1.0)
+    qx = ax + dx * amount
+    qy = ay + dy * amount
+    length = math.sqrt(ls)
+    nx = -dy / length if length > 0.0 else 0.0
+    ny = dx / length if length > 0.0 else 1.0
+    return (x - qx) * nx + (y - qy) * ny, qx, qy, nx, ny
+
+
+@kernel(inline="always")
+def _road_radius(g, x, y):
+    """Which pit road segments PaddockJS's road grid offers for (x, y) (``queryPitRoadSegmentCandidatesByRoute``):
+    those covering the point's cell (radius 0), else its 3 x 3 cells (1), else every segment (-1: the
+    grid found none). Returns (radius, column, row)."""
+    col = math.floor((x - g[PITG_GRID]) / g[PITG_GRID + 2])
+    row = math.floor((y - g[PITG_GRID + 1]) / g[PITG_GRID + 2])
+    n = int(g[PITG_N_SEG])
+    for r in range(2):
+        for k in range(n):
+            o = PITG_SEG0 + SEG_SIZE * k
+            if g[o + 6] <= col + r and g[o + 8] >= col - r and g[o + 7] <= row + r and g[o + 9] >= row - r:
+                return r, col, row
+    return -1, col, row
+
+
+@kernel(inline="always")
+def _seg_candidate(g, o, r, col, row):
+    """Whether the segment at g[o] is a candidate at radius ``r`` around (col, row) (-1: all are)."""
+    if r < 0:
+        return True
+    return g[o + 6] <= col + r and g[o + 8] >= col - r and g[o + 7] <= row + r and g[o + 9] >= row - r
+
+
+@kernel(inline="always")
+def point_in_quad(g, o, x, y):
+    """PaddockJS's ``pointIsInsidePolygon`` (crossings) for the rectangle at g[o] (corners x0, y0 .. x3, y3)."""
+    inside = False
+    j = 3
+    for i in range(4):
+        xi = g[o + 2 * i]
+        yi = g[o + 2 * i + 1]
+        xj = g[o + 2 * j]
+        yj = g[o + 2 * j + 1]
+        if (yi > y) != (yj > y):
+            x_at = ((xj - xi) * (y - yi)) / (yj - yi) + xi
+            if x < x_at:
+                inside = not inside
+        j = i
+    return inside
+
+
+@kernel(inline="always")
+def _first_of_route(g, route):
+    """Index of the first segment of ``route`` in ``pit_geom`` g."""
+    for k in range(int(g[PITG_N_SEG])):
+        if g[PITG_SEG0 + SEG_SIZE * k + 5] == route:
+            return k
+    return 0
+
+
+@kernel(inline="always")
+def map_pit_distance(g, start, end, amount):
+    """PaddockJS's ``mapPitDistance``: the lap distance (m, wrapped to the lap) ``amount`` (clamped to
+    [0, 1]) of the way from ``start`` to ``end`` (m)."""
+    d = start + (end - start) * min(max(amount, 0.0), 1.0)
+    length = g[PITG_LENGTH]
+    if length > 0.0:
+        d = d - length * math.floor(d / length)
+    return d
+
+
+@kernel(inline="always")
+def pit_state(tr, x, y):
+    """PaddockJS's ``nearestPitLaneState`` at (x, y) (m) -> (code, cx, cy, nx, ny, width, distance): the
+    pit surface (SURF_PIT_*, -1 none), what its analytic wheel test reads: the state's point (the road's
+    projection, a box's centre; m), the unit normal there and the road's (box's) width (m), and the lap
+    distance (m) PaddockJS maps the point to (``mapPitDistance``: along the road, or the box's place along
+    the fast lane, between the road's ends' lap distances).
+
+    Inside the complex's bounds: a service or queue area, else a garage, is the pit box; else the
+    roads (entry road, fast lane, working lane, exit road; each the nearest of its candidate segments
+    by the offset from its line) within half their width, the nearest wins (the first of equals).
+    ``tr``: any namedtuple with ``pit_geom``."""
+    g = tr.pit_geom
+    if not in_pit_bounds(g, x, y):
+        return -1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    nq = int(g[PITG_N_QUAD])
+    q0 = int(g[PITG_QUAD0])
+    for kind in range(2):
+        for k in range(nq):
+            o = q0 + QUAD_SIZE * k
+            t = g[o + 8]
+            if ((t != QUAD_GARAGE) if kind == 0 else (t == QUAD_GARAGE)) and point_in_quad(g, o, x, y):
+                # corner 0 - corner 3: the rectangle's depth along the service normal
+                nx = g[o] - g[o + 6]
+                ny = g[o + 1] - g[o + 7]
+                dd = math.sqrt(nx * nx + ny * ny)
+                lane = g[PITG_SEG0 + SEG_SIZE * _first_of_route(g, ROUTE_MAIN) + 11]
+                amount = g[o + 9] / lane if lane > 0.0 else 0.0
+                return (SURF_PIT_BOX, 0.5 * (g[o] + g[o + 4]), 0.5 * (g[o + 1] + g[o + 5]), nx / dd, ny / dd, dd,
+                        map_pit_distance(g, g[PITG_MAP + 1], g[PITG_MAP + 2], amount))
+    r, col, row = _road_radius(g, x, y)
+    n = int(g[PITG_N_SEG])
+    best_code = -1
+    best = np.inf
+    bx = 0.0
+    by = 0.0
+    bnx = 0.0
+    bny = 0.0
+    bw = 0.0
+    route = -1
+    route_best = np.inf
+    rx = 0.0
+    ry = 0.0
+    rnx = 0.0
+    rny = 0.0
+    bd = 0.0
+    rd = 0.0
+    for k in range(n + 1):
+        o = PITG_SEG0 + SEG_SIZE * k
+        this_route = int(g[o + 5]) if k < n else -2
+        if this_route != route:
+            # the previous route's nearest segment, if within its half width
+            if route >= 0 and route_best <= g[o - SEG_SIZE + 4] and route_best < best:
+                best = route_best
+                best_code = (SURF_PIT_ENTRY if route == ROUTE_ENTRY else SURF_PIT_EXIT if route == ROUTE_EXIT
+                             else SURF_PIT_LANE)
+                bx = rx
+                by = ry
+                bnx = rnx
+                bny = rny
+                bw = 2.0 * g[o - SEG_SIZE + 4]
+                total = g[o - SEG_SIZE + 11]
+                start = g[PITG_MAP + 1] if route == ROUTE_MAIN or route == ROUTE_WORKING else (
+                    g[PITG_MAP] if route == ROUTE_ENTRY else g[PITG_MAP + 2])
+                end = g[PITG_MAP + 2] if route == ROUTE_MAIN or route == ROUTE_WORKING else (
+                    g[PITG_MAP + 1] if route == ROUTE_ENTRY else g[PITG_MAP + 3])
+                bd = map_pit_distance(g, start, end, rd / total if total > 0.0 else 0.0)
+            route = this_route
+            route_best = np.inf
+        if k == n:
+            break
+        if not _seg_candidate(g, o, r, col, row):
+            continue
+        off, qx, qy, nx, ny = _seg_projection(g, o, x, y)
+        if abs(off) < route_best:
+            route_best = abs(off)
+            rx = qx
+            ry = qy
+            rnx = nx
+            rny = ny
+            # the distance along the route (PaddockJS's ``distanceAlong``)
+            rd = g[o + 10] + math.sqrt((qx - g[o]) ** 2 + (qy - g[o + 1]) ** 2)
+    return best_code, bx, by, bnx, bny, bw, bd
 
 
 @kernel(inline="always")
 def pit_surface(tr, x, y):
-    """Pit surface code at (x, y) (m), or -1 when the point is on no pit surface.
-
-    Uses the fast-lane frame: u along the lane from its start (m), v across it, positive away from
-    the track. Boxes win over lanes, lanes over connectors. -1 everywhere without a pit lane.
-    """
-    m = tr.px.shape[0]
-    if m == 0:
-        return -1
-    i0 = PIT_CONN_STEPS
-    i1 = m - 1 - PIT_CONN_STEPS
-    sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)
-    qx = x - sx
-    qy = y - sy
-    u = qx * dx + qy * dy
-    v = qx * nx + qy * ny
-    hw = 0.5 * tr.pit_width
-    u0, u1, v0, v1 = pit_quick_box(tr.px, tr.py, sx, sy, dx, dy, nx, ny, lane_len, hw)
-    if u < u0 or u > u1 or v < v0 or v > v1:
-        return -1
-    nb = tr.box_x.shape[0]
-    v_work = hw + PIT_WORK_WIDTH
-    if v > v_work - SERVICE_DEPTH:
-        for k in range(nb):
-            uk = (tr.box_x[k] - sx) * dx + (tr.box_y[k] - sy) * dy
-            if v <= v_work:
-                if abs(u - uk) <= 0.5 * SERVICE_LENGTH:
-                    return SURF_PIT_BOX
-            elif abs(u - uk) <= 0.5 * GARAGE_LENGTH:
-                return SURF_PIT_BOX
-    if 0.0 <= u <= lane_len:
-        if -hw <= v <= hw:
-            return SURF_PIT_LANE
-        if hw < v <= v_work and nb > 0:
-            u_first = (tr.box_x[0] - sx) * dx + (tr.box_y[0] - sy) * dy
-            u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
-            if u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN <= u <= u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN:
-                return SURF_PIT_LANE
-    d_in = polyline_d2(tr.px, tr.py, 0, i0, x, y)
-    d_out = polyline_d2(tr.px, tr.py, i1, m - 1, x, y)
-    if min(d_in, d_out) <= hw * hw:
-        return SURF_PIT_ENTRY if d_in <= d_out else SURF_PIT_EXIT
-    return -1
+    """Pit surface code at (x, y) (m), or -1 when the point is on no pit surface: PaddockJS's
+    ``nearestPitLaneState`` (``pit_state``). -1 everywhere without a pit lane. ``tr``: any namedtuple
+    with ``pit_geom``."""
+    return pit_state(tr, x, y)[0]
 
 
 @kernel(inline="always")
-def _nearest_line(q, line, best):
-    """min(best, |q - line|): the distance (m) from coordinate q to an axis line of the lane frame."""
-    return min(best, abs(q - line))
+def _line_time(q, rate, line, best):
+    """min(best, the distance (m) along a ray, moving q by ``rate`` a metre, to the line q = ``line``)."""
+    if rate > 0.0:
+        return min(best, abs(q - line) / rate)
+    return best
+
+
+@kernel(inline="always")
+def _quad_distance(g, o, x, y):
+    """Distance (m) from (x, y) to the edges of the rectangle at g[o]."""
+    best = np.inf
+    j = 3
+    for i in range(4):
+        ax = g[o + 2 * j]
+        ay = g[o + 2 * j + 1]
+        dx = g[o + 2 * i] - ax
+        dy = g[o + 2 * i + 1] - ay
+        t = ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)
+        t = min(max(t, 0.0), 1.0)
+        ex = x - ax - t * dx
+        ey = y - ay - t * dy
+        best = min(best, math.sqrt(ex * ex + ey * ey))
+        j = i
+    return best
 
 
 @kernel(inline="always")
 def pit_surface_quiet(tr, x, y, rdx, rdy):
     """How far (m) along the unit ray (rdx, rdy) from (x, y) ``pit_surface`` keeps answering as it does
-    at (x, y) whether the point is on a pit surface (>= 0) or not (-1); inf without a pit lane.
+    at (x, y) whether the point is on a pit surface and whether on a pit box; inf without a pit lane.
 
-    ``pit_surface``'s answer is a function of a few tests: u or v against lines of the lane frame (the
-    quick box, the lane, the working lane, each service box and garage) and the distance to the
-    connectors against half the pit width. On the ray u and v change by at most |ru| and |rv| a metre
-    and a distance by at most 1, so none of the tests can change its answer before the nearest line
-    over its rate or |distance - hw|. The u lines of a part count only where the v tests put the point
-    in that part's band (crossing into another band is a v line's). The result is shortened by 1e-9 of
-    itself and 1e-7 m for rounding."""
-    m = tr.px.shape[0]
-    if m == 0:
+    ``pit_surface``'s answer changes only where the ray crosses a line of the bounds (in or out of
+    the complex), a line of the road grid's cell (another set of candidate segments), a rectangle's
+    edge (a box) or where a candidate segment's offset from its line (which changes by |ray . normal| a
+    metre) crosses its half width. The result is shortened by 1e-9 of itself and 1e-7 m for rounding."""
+    g = tr.pit_geom
+    if g.shape[0] == 0:
         return np.inf
-    i0 = PIT_CONN_STEPS
-    i1 = m - 1 - PIT_CONN_STEPS
-    sx, sy, dx, dy, nx, ny, lane_len = pit_lane_frame(tr.px, tr.py, tr.pit_side)
-    qx = x - sx
-    qy = y - sy
-    u = qx * dx + qy * dy
-    v = qx * nx + qy * ny
-    ru = abs(rdx * dx + rdy * dy)
-    rv = abs(rdx * nx + rdy * ny)
-    hw = 0.5 * tr.pit_width
-    u0, u1, v0, v1 = pit_quick_box(tr.px, tr.py, sx, sy, dx, dy, nx, ny, lane_len, hw)
-    v_work = hw + PIT_WORK_WIDTH
-    dv = np.inf
-    for line in (v0, v1, -hw, hw, v_work - SERVICE_DEPTH, v_work):
-        dv = _nearest_line(v, line, dv)
-    du = _nearest_line(u, u0, _nearest_line(u, u1, np.inf))
-    nb = tr.box_x.shape[0]
-    if -hw <= v <= v_work:
-        du = _nearest_line(u, 0.0, _nearest_line(u, lane_len, du))
-        if hw < v and nb > 0:
-            u_first = (tr.box_x[0] - sx) * dx + (tr.box_y[0] - sy) * dy
-            u_last = (tr.box_x[nb - 1] - sx) * dx + (tr.box_y[nb - 1] - sy) * dy
-            du = _nearest_line(u, u_first - 0.5 * SERVICE_LENGTH - WORK_LANE_MARGIN, du)
-            du = _nearest_line(u, u_last + 0.5 * SERVICE_LENGTH + WORK_LANE_MARGIN, du)
-    if v > v_work - SERVICE_DEPTH:
-        half = 0.5 * SERVICE_LENGTH if v <= v_work else 0.5 * GARAGE_LENGTH
-        for k in range(nb):
-            uk = (tr.box_x[k] - sx) * dx + (tr.box_y[k] - sy) * dy
-            du = _nearest_line(u, uk - half, _nearest_line(u, uk + half, du))
+    ax = abs(rdx)
+    ay = abs(rdy)
     t = np.inf
-    if ru > 0.0:
-        t = du / ru
-    if rv > 0.0:
-        t = min(t, dv / rv)
-    d = math.sqrt(min(polyline_d2(tr.px, tr.py, 0, i0, x, y), polyline_d2(tr.px, tr.py, i1, m - 1, x, y)))
-    t = min(t, abs(d - hw))
+    for k in range(2):
+        t = _line_time(x, ax, g[PITG_BOUNDS + k], t)
+        t = _line_time(y, ay, g[PITG_BOUNDS + 2 + k], t)
+    if in_pit_bounds(g, x, y):
+        r, col, row = _road_radius(g, x, y)
+        cell = g[PITG_GRID + 2]
+        for k in range(2):
+            t = _line_time(x, ax, g[PITG_GRID] + (col + k) * cell, t)
+            t = _line_time(y, ay, g[PITG_GRID + 1] + (row + k) * cell, t)
+        nq = int(g[PITG_N_QUAD])
+        q0 = int(g[PITG_QUAD0])
+        for k in range(nq):
+            t = min(t, _quad_distance(g, q0 + QUAD_SIZE * k, x, y))
+        n = int(g[PITG_N_SEG])
+        for k in range(n):
+            o = PITG_SEG0 + SEG_SIZE * k
+            if not _seg_candidate(g, o, r, col, row):
+                continue
+            off, _qx, _qy, nx, ny = _seg_projection(g, o, x, y)
+            t = _line_time(abs(off), abs(rdx * nx + rdy * ny), g[o + 4], t)
     return max(0.0, t * (1.0 - 1e-9) - 1e-7)
 
 
@@ -235,44 +400,38 @@ def pit_surface_call(tr, x, y):
     return pit_surface(tr, x, y)
 
 
+@kernel
+def pit_state_call(tr, x, y):
+    """``pit_state`` as an ordinary (not inlined) call."""
+    return pit_state(tr, x, y)
+
 
 @kernel(inline="always")
 def surface_at(tr, x, y, hint):
     """Exact surface at (x, y) (m): the main-track band of the nearest centreline point, overridden by
-    a pit surface beyond the kerb (|offset| > kerb_edge).
+    a pit surface as PaddockJS overrides it (``pit_overrides``: a pit box anywhere, another pit
+    surface beyond the kerb, |offset| > kerb_edge).
 
     hint: int segment hint as for ``locate``. Returns (surface code int, offset float64 m, seg int).
     """
     seg, s, offset, h, k = locate(tr, x, y, hint)
     a = abs(offset)
     code = band_code(tr, a)
-    if a > tr.kerb_edge:
+    if in_pit_bounds(tr.pit_geom, x, y):
         p = pit_surface_call(tr, x, y)
-        if p >= 0:
+        if pit_overrides(p, a, tr.kerb_edge):
             code = p
     return code, offset, seg
 
 
-
-@allocating_kernel
-def pit_bbox(px, py, box_x, box_y, pit_width):
-    """(x0, y0, x1, y1) m: a box around every pit surface (path points and service boxes, widened
-    by the farthest a pit surface reaches from them: the working lane, garages and their margins).
-    Outside it ``pit_surface`` is -1. An empty pit path gives an empty box."""
-    if px.shape[0] == 0:
+@kernel(inline="always")
+def pit_bbox(pit_geom):
+    """(x0, y0, x1, y1) m: the pit complex's bounds (``pit_geom``), outside which ``pit_surface`` is -1.
+    No pit lane gives an empty box."""
+    if pit_geom.shape[0] == 0:
         return np.inf, np.inf, -np.inf, -np.inf
-    x0 = px.min()
-    x1 = px.max()
-    y0 = py.min()
-    y1 = py.max()
-    if box_x.shape[0] > 0:
-        x0 = min(x0, box_x.min())
-        x1 = max(x1, box_x.max())
-        y0 = min(y0, box_y.min())
-        y1 = max(y1, box_y.max())
-    m = 0.5 * pit_width + PIT_WORK_WIDTH + GARAGE_DEPTH + SERVICE_LENGTH + WORK_LANE_MARGIN + 2.0
-    return x0 - m, y0 - m, x1 + m, y1 + m
-
+    return (pit_geom[PITG_BOUNDS], pit_geom[PITG_BOUNDS + 2], pit_geom[PITG_BOUNDS + 1],
+            pit_geom[PITG_BOUNDS + 3])
 
 
 @kernel(inline="always")

@@ -4,11 +4,14 @@ Each car has four 0.72 x 0.38 m contact patches centred at (+-WHEEL_X, +-WHEEL_Y
 (FL, FR, RL, RR; left = lateral -1). As PaddockJS 2.0.0 classifies them (``wheelSurface.js``,
 ``mainTrackWheelSurface.js``): offsets are measured from the centreline sample nearest the car, along
 that sample's normal, linearly (no curvature term); a patch's surface is the band of its edge farthest
-from the centreline. Beyond the kerb and inside a bounding box of the pit complex, the patch's corners
-are also point-tested for pit surfaces (``track.surface.pit_surface``). Within 35 m of the pit entry
-and exit (lap distance of the car's centre sample) PaddockJS samples each patch instead: its centre and
-four corners, each point from its own nearest sample, the patch taking the worst surface among them
-(``calculateWheelSurfaceState``'s full sampling). Each patch's reported offset (F_WHEEL_EDGE_*, the
+from the centreline. The car's centre state takes PaddockJS's pit override (``track.surface.pit_state``
+and ``pit_overrides``, for a car ``pit_override_allowed``): when it puts the centre in the pit lane and
+every patch lies within the width of the centre's pit road (or box) along its normal, every wheel reads
+the centre's pit surface and its main-track offset (``analyticPitWheelState``). Otherwise, with the
+centre in the pit lane or within 35 m of the pit entry or exit (lap distance of the car's centre sample),
+PaddockJS samples each patch: its centre and four corners, each point from its own nearest sample and
+its pit override, the patch taking the worst surface among them (``calculateWheelSurfaceState``'s full
+sampling). Elsewhere no wheel reads a pit surface. Each patch's reported offset (F_WHEEL_EDGE_*, the
 vector's and trackOffsetMeters') is the one PaddockJS's wheel state carries. The car's progress and
 offset are the projection on the centreline polyline (searched from the car's segment).
 
@@ -33,7 +36,7 @@ from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
 from ..track.geometry import (
     HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, nearest_sample_in_window, walk_segments,
 )
-from ..track.surface import near_pit_connector, pit_bbox, pit_surface_call
+from ..track.surface import near_pit_connector, pit_bbox, pit_overrides, pit_state_call, pit_surface_call
 from ..core.trig import wrap_angle
 
 VISUAL_LENGTH = 5.63     # m, PaddockJS's REAL_F1_CAR_LENGTH_METERS (the car's visual footprint)
@@ -42,7 +45,9 @@ BARRIER_WIDTH = 0.55     # m, PaddockJS's TRACK.barrierWidth
 PIT_CONNECTOR_WINDOW = 35.0  # m, PaddockJS's PIT_CONNECTOR_FULL_SAMPLE_WINDOW
 
 # The TrackArrays fields ``track.surface.pit_surface`` reads: built only where a pit test runs.
-PitArrays = namedtuple("PitArrays", ["px", "py", "pit_side", "pit_width", "box_x", "box_y"])
+PitArrays = namedtuple("PitArrays", ["pit_geom"])
+# PaddockJS's ``canUseAnalyticPitWheels`` margin: 0.001 sim units (1/12 mm)
+PIT_ANALYTIC_TOLERANCE = 0.001 / 12.0
 
 @kernel(inline="always")
 def is_pit_surface(code):
@@ -87,19 +92,19 @@ def _project(cx, cy, grid_seg, gx0, gy0, gcell, gravel, x, y, hint):
 def pit_zone(tr):
     """What the wheel classification needs of the pit: ``track.surface.pit_bbox`` (x0, y0, x1, y1; m)
     and the pit entry's and exit's lap distances (m). Computed once per step by the caller."""
-    x0, y0, x1, y1 = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_width)
+    x0, y0, x1, y1 = pit_bbox(tr.pit_geom)
     return x0, y0, x1, y1, tr.pit_entry_s, tr.pit_exit_s
 
 
 @kernel(inline="always")
 def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, length, hw, kerb,
-                  gravel, grass, px, py, box_x, box_y, pit_side, pit_width, zone, cars_f, cars_i,
-                  w, c, fx, fy):
+                  gravel, grass, pit_geom, zone, cars_f, cars_i, w, c, fx, fy):
     """classify_car on unpacked track arrays and ``pit_zone`` (the pit box bx0, by0, bx1, by1 and
     the pit entry's and exit's lap distances); fx, fy: cos and sin of the car's F_HEADING. Takes no
     tuple: an inlined body that receives the track tuple increfs and decrefs every array of it per
     car. (numba inlines at most 30 arguments: the zone is one tuple.)"""
     bx0, by0, bx1, by1, entry_s, exit_s = zone
+    has_pit = bx0 <= bx1
     x = cars_f[w, c, F_X]
     y = cars_f[w, c, F_Y]
     h = cars_f[w, c, F_HEADING]
@@ -114,9 +119,30 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     c_off = (x - cx[j]) * nx + (y - cy[j]) * ny
     cars_f[w, c, F_PROGRESS] = s
     cars_f[w, c, F_OFFSET] = off
-    # PaddockJS's progress (its DRS latch and pit route read it) and race distance, which advances by
+    if not pit_override_allowed(cars_i, w, c):
+        bx0 = np.inf             # no point is inside the pit box: the main track's bands only
+        bx1 = -np.inf
+    rx = -fy
+    ry = fx
+    hl = 0.5 * PATCH_LENGTH
+    hpw = 0.5 * PATCH_WIDTH
+    # PaddockJS's centre state with its pit override (``nearestTrackStateForCar``): in the pit lane
+    # when a pit surface overrides the centre sample's band there
+    cp = -1
+    qx0 = 0.0
+    qy0 = 0.0
+    qnx = 0.0
+    qny = 0.0
+    qw = 0.0
+    qd = 0.0
+    if bx0 <= x <= bx1 and by0 <= y <= by1:
+        cp, qx0, qy0, qnx, qny, qw, qd = pit_state_call(PitArrays(pit_geom), x, y)
+        if not pit_overrides(cp, abs(c_off), kerb):
+            cp = -1
+    # PaddockJS's progress (its DRS latch and pit route read it; the centre state's lap distance: its
+    # nearest sample's, or in the pit lane the pit road's mapping) and race distance, which advances by
     # the progress's wrapped change (``raceProgress.js``); PaddockJS's pit route sets it itself
-    sp = cs[j]
+    sp = cs[j] if cp < 0 else qd
     prev = cars_f[w, c, F_PJS_PROGRESS]
     if prev >= 0.0 and cars_i[w, c, I_PIT_ROUTE] == ROUTE_NONE:
         d = sp - prev
@@ -126,16 +152,22 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     cars_f[w, c, F_HEADING_ERROR] = wrap_angle(h - ch[j])
     cars_f[w, c, F_CURVATURE] = k
     cars_i[w, c, I_SEG_HINT] = seg
-    # near the pit entry or exit PaddockJS samples each patch at its centre and corners, each point
-    # from its own nearest sample (``calculateWheelSurfaceState``'s full sampling)
-    sampled = bx0 <= bx1 and near_pit_connector(cs[j], entry_s, exit_s, length, PIT_CONNECTOR_WINDOW)
-    if not pit_override_allowed(cars_i, w, c):
-        bx0 = np.inf             # no point is inside the pit box: the main track's bands only
-        bx1 = -np.inf
-    rx = -fy
-    ry = fx
-    hl = 0.5 * PATCH_LENGTH
-    hpw = 0.5 * PATCH_WIDTH
+    # ``canUseAnalyticPitWheels``: every patch within the width of the centre's pit road (box), measured
+    # along its normal from its point; then every wheel reads the centre's pit surface
+    analytic_pit = cp >= 0 and qw > 0.0
+    if analytic_pit:
+        half = 0.5 * qw + PIT_ANALYTIC_TOLERANCE
+        ph = abs(fx * qnx + fy * qny) * hl + abs(rx * qnx + ry * qny) * hpw
+        for wi in range(4):
+            lon = WHEEL_X if wi < 2 else -WHEEL_X
+            lat = -WHEEL_Y if wi % 2 == 0 else WHEEL_Y
+            wc = (x + lon * fx + lat * rx - qx0) * qnx + (y + lon * fy + lat * ry - qy0) * qny
+            if wc - ph < -half or wc + ph > half:
+                analytic_pit = False
+    # in the pit lane, or near the pit entry or exit, PaddockJS samples each patch at its centre and
+    # corners, each point from its own nearest sample (``calculateWheelSurfaceState``'s full sampling)
+    sampled = not analytic_pit and (cp >= 0 or (has_pit and near_pit_connector(cs[j], entry_s, exit_s, length,
+                                                                               PIT_CONNECTOR_WINDOW)))
     fn = fx * nx + fy * ny          # forward . normal
     rn = rx * nx + ry * ny          # right . normal
     a = hl * fn                     # offset change to a patch's front edge
@@ -152,7 +184,12 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
         woff = c_off + lon * fn + lat * rn
         wx = x + lon * fx + lat * rx
         wy = y + lon * fy + lat * ry
-        if sampled:
+        if analytic_pit:
+            # ``analyticPitWheelState``: the centre's pit surface and main-track offset
+            code = cp
+            code_p = SURFACE_PRIORITY[code]
+            edge_off = c_off
+        elif sampled:
             # the worst surface of the five points (the first of equals: centre, then the corners
             # front-right, front-left, rear-left, rear-right), and that point's offset
             code = SURF_TRACK
@@ -166,9 +203,9 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
                 jq = nearest_sample_in_window(cx, cy, cs, length, j, qx, qy)
                 so = (qx - cx[jq]) * cnx[jq] + (qy - cy[jq]) * cny[jq]
                 qc = band_of(abs(so), hw, kerb, gravel, grass)
-                if abs(so) > kerb and bx0 <= qx <= bx1 and by0 <= qy <= by1:
-                    pc = pit_surface_call(PitArrays(px, py, pit_side, pit_width, box_x, box_y), qx, qy)
-                    if pc >= 0:
+                if bx0 <= qx <= bx1 and by0 <= qy <= by1:
+                    pc = pit_surface_call(PitArrays(pit_geom), qx, qy)
+                    if pit_overrides(pc, abs(so), kerb):
                         qc = pc
                 if SURFACE_PRIORITY[qc] > code_p:
                     code_p = SURFACE_PRIORITY[qc]
@@ -179,36 +216,8 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
             low = woff - reach
             high = woff + reach
             edge_off = low if abs(low) > abs(high) else high
-            edge = abs(edge_off)
-            code = band_of(edge, hw, kerb, gravel, grass)
+            code = band_of(abs(edge_off), hw, kerb, gravel, grass)
             code_p = SURFACE_PRIORITY[code]
-            if edge > kerb:
-                # pit surfaces override beyond the kerb only, and only near the pits (point tests at the
-                # patch corners; the worst of them when one is a pit surface)
-                any_pit = False
-                corner_code = SURF_TRACK
-                corner_p = 0
-                for q in range(4):
-                    sl = 1.0 if q < 2 else -1.0
-                    sw = 1.0 if q % 2 == 0 else -1.0
-                    ao = abs(woff + sl * a + sw * b)
-                    qc = band_of(ao, hw, kerb, gravel, grass)
-                    qx = wx + sl * hl * fx + sw * hpw * rx
-                    qy = wy + sl * hl * fy + sw * hpw * ry
-                    if ao > kerb and bx0 <= qx <= bx1 and by0 <= qy <= by1:
-                        pc = pit_surface_call(PitArrays(px, py, pit_side, pit_width, box_x, box_y), qx, qy)
-                        if pc >= 0:
-                            qc = pc
-                            any_pit = True
-                    if SURFACE_PRIORITY[qc] > corner_p:
-                        corner_p = SURFACE_PRIORITY[qc]
-                        corner_code = qc
-                if any_pit:
-                    code = corner_code
-                    code_p = corner_p
-                    # a pit surface reports the patch centre's offset (``analyticPitWheelState``)
-                    if is_pit_surface(code):
-                        edge_off = woff
         cars_i[w, c, I_WHEEL_SURFACE_FL + wi] = code
         cars_f[w, c, F_WHEEL_OFFSET_FL + wi] = woff
         cars_f[w, c, F_WHEEL_EDGE_FL + wi] = edge_off
@@ -247,7 +256,7 @@ def classify_car(tr, cars_f, cars_i, w, c):
     from the nearest centreline sample and its normal (``wheelSurface.js`` analytic path):
     F_HEADING_ERROR (rad, to the sample's heading), F_WHEEL_OFFSET_* (patch centres, m) and
     I_WHEEL_SURFACE_* (FL, FR, RL, RR: the band of the patch edge farthest from the centreline; pit
-    surfaces beyond the kerb near the pits), I_SURFACE (worst wheel), I_ON_TRACK (every wheel on
+    surfaces as PaddockJS's pit override and wheel sampling read them, module docstring), I_SURFACE (worst wheel), I_ON_TRACK (every wheel on
     track, kerb or pit) and I_IN_PIT_LANE (every wheel on a pit surface, PaddockJS's ``inPitLane``). Pit
     surfaces count only where ``pit_override_allowed``. F_PJS_RACE_DISTANCE (PaddockJS's race
     distance) follows F_PJS_PROGRESS's change, but on PaddockJS's pit route.
@@ -259,8 +268,7 @@ def classify_car(tr, cars_f, cars_i, w, c):
     sin_h = math.sin(cars_f[w, c, F_HEADING])
     return _classify_one(tr.cx, tr.cy, tr.cs, tr.ch, tr.ccurv, tr.cnx, tr.cny, tr.grid_seg,
                          tr.grid_x0, tr.grid_y0, tr.grid_cell, tr.length, tr.half_width, tr.kerb_edge,
-                         tr.gravel_edge, tr.grass_edge, tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_side,
-                         tr.pit_width, zone, cars_f, cars_i, w, c, cos_h, sin_h)
+                         tr.gravel_edge, tr.grass_edge, tr.pit_geom, zone, cars_f, cars_i, w, c, cos_h, sin_h)
 
 
 # inlined into tick_world: a call passes the track tuple as ~300 machine words, per world and tick
@@ -290,12 +298,7 @@ def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, zone):
     kerb = tr.kerb_edge
     gravel = tr.gravel_edge
     grass = tr.grass_edge
-    px = tr.px
-    py = tr.py
-    box_x = tr.box_x
-    box_y = tr.box_y
-    pit_side = tr.pit_side
-    pit_width = tr.pit_width
+    pit_geom = tr.pit_geom
     for c in range(n_cars):
         touch[c] = 0
         if cars_i[w, c, I_ACTIVE] == 0:
@@ -308,6 +311,5 @@ def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, zone):
         cos_h = trig[c, PRE_COS]
         sin_h = trig[c, PRE_SIN]
         if _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, length, hw,
-                         kerb, gravel, grass, px, py, box_x, box_y, pit_side, pit_width,
-                         zone, cars_f, cars_i, w, c, cos_h, sin_h):
+                         kerb, gravel, grass, pit_geom, zone, cars_f, cars_i, w, c, cos_h, sin_h):
             touch[c] = 1

@@ -209,6 +209,13 @@ class PitLane:
     box_lane_distance: np.ndarray   # float64[20] m along the lane from its start
     service_areas: np.ndarray       # float64[10, 2] service area centres (one per team)
     service_lane_distance: np.ndarray  # float64[10] m along the lane from its start
+    # the lap distances (m, unwrapped: the entry's and the lane start's negative) PaddockJS maps its pit
+    # roads onto (``mapPitDistance``): the entry connection's, the lane start's and end's (its layout's
+    # entry and exit distances), the exit connection's
+    entry_from_start: float = 0.0
+    layout_entry: float = 0.0
+    layout_exit: float = 0.0
+    exit_from_start: float = 0.0
 
 
 def pit_lane(s: Samples, total: float, width: float = TRACK_WIDTH, kerb: float = KERB_WIDTH) -> PitLane:
@@ -272,4 +279,6 @@ def pit_lane(s: Samples, total: float, width: float = TRACK_WIDTH, kerb: float =
         entry_road=m(entry_road), exit_road=m(exit_road), entry_controls=m(entry_controls),
         exit_controls=m(exit_controls), service_normal=(snx, sny), working_lane_offset=WORKING_LANE_OFFSET / U,
         boxes=m(boxes), box_lane_distance=np.asarray(box_d) / U, service_areas=m(services),
-        service_lane_distance=np.asarray(service_d) / U)
+        service_lane_distance=np.asarray(service_d) / U,
+        entry_from_start=entry["distanceFromStart"] / U, layout_entry=layout["entryDistance"] / U,
+        layout_exit=layout["exitDistance"] / U, exit_from_start=exit_["distanceFromStart"] / U)
