@@ -78,14 +78,19 @@ def _box_race_distance(tr, cars_f, w, c, along):
     return cars_f[w, c, F_PIT_ENTRY_RD] + span * (along / lane_len if lane_len > 0.0 else 0.0)
 
 
+@kernel(inline="always")
+def _rival_of_box(tr, cars_i, car_flags, w, c, j, b):
+    """Car j is another active pit-occupying car of service area ``b`` than car c."""
+    return (j != c and cars_i[w, j, I_ACTIVE] != 0 and (car_flags[w, j] & FLAG_PIT_OCCUPIES) != 0
+            and _box(tr, cars_i, w, j) == b)
+
+
 @kernel
 def service_busy(tr, cars_f, cars_i, car_flags, w, c, b, n_cars):
     """PaddockJS's ``isPitServiceBusy``: another pit-occupying car of service area ``b`` is serviced in
     it, rolls into it from the queue, or is leaving it and still within SERVICE_CLEAR m of its centre."""
     for j in range(n_cars):
-        if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_PIT_OCCUPIES) == 0:
-            continue
-        if _box(tr, cars_i, w, j) != b:
+        if not _rival_of_box(tr, cars_i, car_flags, w, c, j, b):
             continue
         st = cars_i[w, j, I_PIT_STATUS]
         if st == PIT_SERVICING:
@@ -103,9 +108,7 @@ def queue_occupied(tr, cars_i, car_flags, w, c, b, n_cars):
     """PaddockJS's ``isPitServiceQueueOccupied``: another pit-occupying car of service area ``b`` is
     queued or on its way to the queue point."""
     for j in range(n_cars):
-        if j == c or cars_i[w, j, I_ACTIVE] == 0 or (car_flags[w, j] & FLAG_PIT_OCCUPIES) == 0:
-            continue
-        if _box(tr, cars_i, w, j) != b:
+        if not _rival_of_box(tr, cars_i, car_flags, w, c, j, b):
             continue
         st = cars_i[w, j, I_PIT_STATUS]
         if st == PIT_QUEUED or (st == PIT_ENTERING and cars_i[w, j, I_PIT_ROUTE] == ROUTE_ENTRY):

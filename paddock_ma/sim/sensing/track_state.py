@@ -7,6 +7,7 @@ import math
 
 from ..core.jit import kernel
 from .edge_lines import NONE
+from ..track.geometry import clamped_projection
 from .geometry import nearest_segment
 
 ARC_BUCKETS = 512               # PaddockJS's query index: the lap in 512 buckets ...
@@ -61,10 +62,7 @@ def project_segment(cx, cy, cs, cnx, cny, i, x, y):
     ay = cy[i]
     ex = cx[i + 1] - ax
     ey = cy[i + 1] - ay
-    l2 = ex * ex + ey * ey
-    amount = 0.0
-    if l2 > 0.0:
-        amount = min(max(((x - ax) * ex + (y - ay) * ey) / l2, 0.0), 1.0)
+    amount = clamped_projection(ax, ay, ex, ey, x, y)
     qx = x - (ax + ex * amount)
     qy = y - (ay + ey * amount)
     return qx * qx + qy * qy, cs[i] + (cs[i + 1] - cs[i]) * amount, qx * cnx[i] + qy * cny[i]

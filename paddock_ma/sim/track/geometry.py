@@ -319,6 +319,16 @@ def band_of(ao, hw, kerb, gravel, grass):
 
 
 @kernel(inline="always")
+def clamped_projection(ax, ay, dx, dy, x, y):
+    """PaddockJS's clamped projection parameter of (x, y) (m) on the segment from (ax, ay) along (dx, dy):
+    the quotient clamped to [0, 1], 0 for a zero-length segment."""
+    ls = dx * dx + dy * dy
+    if ls > 0.0:
+        return min(max(((x - ax) * dx + (y - ay) * dy) / ls, 0.0), 1.0)
+    return 0.0
+
+
+@kernel(inline="always")
 def nearest_sample(cx, cy, seg, x, y):
     """PaddockJS's centre sample (``nearestTrackState``, legacy mode): the index of the centreline
     sample nearest (x, y) (m), searched among the samples around ``seg``, the nearest segment of

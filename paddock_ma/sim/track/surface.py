@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import SURF_BARRIER, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE
-from .geometry import seg_d2a, band_code, locate
+from .geometry import band_code, clamped_projection, locate, seg_d2a
 from ..core.trig import lerp_angle_at, lerp_at
 
 # Pit geometry constants (metres): PaddockJS 2.0.0's pit complex (``trackConstants.js``,
@@ -161,13 +161,10 @@ def _seg_projection(g, o, x, y):
     ay = g[o + 1]
     dx = g[o + 2] - ax
     dy = g[o + 3] - ay
-    ls = dx * dx + dy * dy
-    amount = 0.0
-    if ls > 0.0:
-        amount = min(max(((x - ax) * dx + (y - ay) * dy) / ls, 0.0), 1.0)
+    amount = clamped_projection(ax, ay, dx, dy, x, y)
     qx = ax + dx * amount
     qy = ay + dy * amount
-    length = math.sqrt(ls)
+    length = math.sqrt(dx * dx + dy * dy)
     nx = -dy / length if length > 0.0 else 0.0
     ny = dx / length if length > 0.0 else 1.0
     return (x - qx) * nx + (y - qy) * ny, qx, qy, nx, ny
