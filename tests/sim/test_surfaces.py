@@ -229,3 +229,61 @@ def test_pruned_window_search_equals_the_plain_scan(name):
            for j, x, y in zip(hints, xs, ys)]
     want = [_window_scan(t, int(j), x, y) for j, x, y in zip(hints, xs, ys)]
     assert got == want
+
+
+def _unmasked(g):
+    """``pit_geom`` g with its mask replaced by one cell allowing roads and boxes everywhere: every point
+    searched."""
+    from paddock_ma.sim.track.surface import MASK_BOX, MASK_ROAD, PITG_MASK
+    g = np.concatenate([g, [MASK_ROAD + MASK_BOX]])
+    g[PITG_MASK:PITG_MASK + 6] = (len(g) - 1, g[PITG_MASK + 1] - 1e6, g[PITG_MASK + 2] - 1e6, 1e9, 1, 1)
+    return g
+
+
+@pytest.mark.parametrize("name", ["grand-prix", "paddockjs:2601", "technical-object"])
+def test_pit_mask_changes_no_answer(name):
+    # The mask lets ``pit_state`` answer "none" without its search; it must never change an answer. Points:
+    # uniform over the complex's bounds, and a band of +-2 cm around every road strip's edge (its segment's
+    # line at half its width, out to 40 m beyond the segment's ends) and every rectangle's edges.
+    import json
+    from collections import namedtuple
+    from pathlib import Path
+    from paddock_ma.sim.track.load import paddockjs_track_document
+    from paddock_ma.sim.track.surface import PITG_BOUNDS, PITG_N_QUAD, PITG_N_SEG, PITG_QUAD0, PITG_SEG0, QUAD_SIZE, SEG_SIZE, pit_state
+    if name == "technical-object":
+        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
+        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
+    else:
+        t = load_track(name)
+    g = t.pit_geom
+    assert g.shape[0] > 0
+    Pit = namedtuple("Pit", ["pit_geom"])
+    masked, plain = Pit(g), Pit(_unmasked(g))
+    rng = np.random.default_rng(7)
+    x0, x1, y0, y1 = g[PITG_BOUNDS:PITG_BOUNDS + 4]
+    xs = [rng.uniform(x0, x1, 6000)]
+    ys = [rng.uniform(y0, y1, 6000)]
+    for k in range(int(g[PITG_N_SEG])):
+        ax, ay, bx, by, half = g[PITG_SEG0 + SEG_SIZE * k:PITG_SEG0 + SEG_SIZE * k + 5]
+        ln = math.hypot(bx - ax, by - ay)
+        u = rng.uniform(-40.0 / ln, 1.0 + 40.0 / ln, 120)
+        side = rng.choice([-1.0, 1.0], 120) * (half + rng.uniform(-0.02, 0.02, 120))
+        xs.append(ax + u * (bx - ax) - side * (by - ay) / ln)
+        ys.append(ay + u * (by - ay) + side * (bx - ax) / ln)
+    for k in range(int(g[PITG_N_QUAD])):
+        q = g[int(g[PITG_QUAD0]) + QUAD_SIZE * k:][:8]
+        e = rng.integers(0, 4, 40)
+        u = rng.uniform(0.0, 1.0, 40)
+        jx, jy = rng.uniform(-0.02, 0.02, (2, 40))
+        xs.append(q[2 * e] + u * (q[2 * ((e + 1) % 4)] - q[2 * e]) + jx)
+        ys.append(q[2 * e + 1] + u * (q[2 * ((e + 1) % 4) + 1] - q[2 * e + 1]) + jy)
+    xs, ys = np.concatenate(xs), np.concatenate(ys)
+    got = [pit_state(masked, float(x), float(y)) for x, y in zip(xs, ys)]
+    want = [pit_state(plain, float(x), float(y)) for x, y in zip(xs, ys)]
+    assert got == want
+    # the mask does its job: most uniform points of the bounds are answered without a search
+    from paddock_ma.sim.track.surface import pit_mask_at
+    spared = np.mean([pit_mask_at(g, float(x), float(y)) == 0 for x, y in zip(xs[:6000], ys[:6000])])
+    assert spared > 0.3
+    # and a point on a road's strip is found: the test reaches pit surfaces
+    assert sum(a[0] >= 0 for a in got) > 1000
