@@ -281,6 +281,14 @@ def test_pit_mask_changes_no_answer(name):
     got = [pit_state(masked, float(x), float(y)) for x, y in zip(xs, ys)]
     want = [pit_state(plain, float(x), float(y)) for x, y in zip(xs, ys)]
     assert got == want
+    # ``pit_override`` (boxes only on the asphalt and kerb) is ``pit_overrides`` of the full answer
+    from paddock_ma.sim.track.surface import pit_override, pit_overrides
+    kerb = t.kerb_edge
+    offsets = rng.uniform(0.0, 2.0 * kerb, xs.size)
+    offsets[::7] = kerb                                  # the kerb's edge itself
+    overridden = [pit_override(masked, float(x), float(y), float(a), kerb) for x, y, a in zip(xs, ys, offsets)]
+    assert overridden == [w[0] if pit_overrides(w[0], a, kerb) else -1 for w, a in zip(want, offsets)]
+    assert sum(o == L.SURF_PIT_BOX for o in overridden) > 50 and sum(o >= 0 for o in overridden) > 500
     # the mask does its job: most uniform points of the bounds are answered without a search
     from paddock_ma.sim.track.surface import pit_mask_at
     spared = np.mean([pit_mask_at(g, float(x), float(y)) == 0 for x, y in zip(xs[:6000], ys[:6000])])

@@ -83,6 +83,7 @@ def worker(worlds: int, physics: str, reps: int) -> None:
     car_is_held, tyre_factor, tick_world = S.car_is_held, S.tyre_factor, S.tick_world
     DT, F_X, F_HEADING, F_PROGRESS, F_TIRE_ENERGY = L.DT, L.F_X, L.F_HEADING, L.F_PROGRESS, L.F_TIRE_ENERGY
     I_ACTIVE, I_MANUAL = L.I_ACTIVE, L.I_MANUAL
+    CONTROL_BUILTIN, CONTROL_POLICY = L.CONTROL_BUILTIN, L.CONTROL_POLICY
 
     @njit
     def restore(sf, si, swf, swi):
@@ -104,7 +105,7 @@ def worker(worlds: int, physics: str, reps: int) -> None:
                             continue
                         if car_is_held(cars_i, world_i, w, c):
                             continue
-                        source[w, c] = 2 if cars_i[w, c, I_MANUAL] == 0 else 1
+                        source[w, c] = CONTROL_BUILTIN if cars_i[w, c, I_MANUAL] == 0 else CONTROL_POLICY
                         h = cars_f[w, c, F_HEADING]
                         pre[w, c, 0] = h
                         pre[w, c, 1] = math.cos(h)

@@ -253,6 +253,21 @@ def map_pit_distance(g, start, end, amount):
 
 
 @kernel(inline="always")
+def _box_at(g, x, y):
+    """PaddockJS's pit-box rule at (x, y) (m) in ``pit_geom`` g: the index in g of the rectangle that holds
+    the point (a service or queue area first, else a garage), -1 none."""
+    nq = int(g[PITG_N_QUAD])
+    q0 = int(g[PITG_QUAD0])
+    for kind in range(2):
+        for k in range(nq):
+            o = q0 + QUAD_SIZE * k
+            t = g[o + 8]
+            if ((t != QUAD_GARAGE) if kind == 0 else (t == QUAD_GARAGE)) and point_in_quad(g, o, x, y):
+                return o
+    return -1
+
+
+@kernel(inline="always")
 def pit_state(tr, x, y):
     """PaddockJS's ``nearestPitLaneState`` at (x, y) (m) -> (code, cx, cy, nx, ny, width, distance): the
     pit surface (SURF_PIT_*, -1 none), what its analytic wheel test reads: the state's point (the road's
@@ -269,21 +284,16 @@ def pit_state(tr, x, y):
     allowed = pit_mask_at(g, x, y) if in_pit_bounds(g, x, y) else 0
     if allowed == 0:
         return -1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    nq = int(g[PITG_N_QUAD]) if (allowed & MASK_BOX) != 0 else 0
-    q0 = int(g[PITG_QUAD0])
-    for kind in range(2):
-        for k in range(nq):
-            o = q0 + QUAD_SIZE * k
-            t = g[o + 8]
-            if ((t != QUAD_GARAGE) if kind == 0 else (t == QUAD_GARAGE)) and point_in_quad(g, o, x, y):
-                # corner 0 - corner 3: the rectangle's depth along the service normal
-                nx = g[o] - g[o + 6]
-                ny = g[o + 1] - g[o + 7]
-                dd = math.sqrt(nx * nx + ny * ny)
-                lane = g[PITG_SEG0 + SEG_SIZE * _first_of_route(g, ROUTE_MAIN) + 11]
-                amount = g[o + 9] / lane if lane > 0.0 else 0.0
-                return (SURF_PIT_BOX, 0.5 * (g[o] + g[o + 4]), 0.5 * (g[o + 1] + g[o + 5]), nx / dd, ny / dd, dd,
-                        map_pit_distance(g, g[PITG_MAP + 1], g[PITG_MAP + 2], amount))
+    o = _box_at(g, x, y) if (allowed & MASK_BOX) != 0 else -1
+    if o >= 0:
+        # corner 0 - corner 3: the rectangle's depth along the service normal
+        nx = g[o] - g[o + 6]
+        ny = g[o + 1] - g[o + 7]
+        dd = math.sqrt(nx * nx + ny * ny)
+        lane = g[PITG_SEG0 + SEG_SIZE * _first_of_route(g, ROUTE_MAIN) + 11]
+        amount = g[o + 9] / lane if lane > 0.0 else 0.0
+        return (SURF_PIT_BOX, 0.5 * (g[o] + g[o + 4]), 0.5 * (g[o + 1] + g[o + 5]), nx / dd, ny / dd, dd,
+                map_pit_distance(g, g[PITG_MAP + 1], g[PITG_MAP + 2], amount))
     if (allowed & MASK_ROAD) == 0:
         return -1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     r, col, row = _road_radius(g, x, y)
@@ -414,6 +424,26 @@ def pit_surface_quiet(tr, x, y, rdx, rdy):
     return max(0.0, t * (1.0 - 1e-9) - 1e-7)
 
 
+@kernel(inline="always")
+def pit_override(tr, x, y, a, kerb_edge):
+    """The pit surface that replaces the main-track band at (x, y) (m), a point at |offset| ``a`` (m) from
+    the centreline: ``pit_surface`` where ``pit_overrides`` lets it, else -1. On the asphalt and kerb
+    (a <= kerb_edge) only a pit box overrides, so only the boxes are searched there. ``tr``: any
+    namedtuple with ``pit_geom``."""
+    if a > kerb_edge:
+        return pit_surface(tr, x, y)
+    g = tr.pit_geom
+    if in_pit_bounds(g, x, y) and (pit_mask_at(g, x, y) & MASK_BOX) != 0 and _box_at(g, x, y) >= 0:
+        return SURF_PIT_BOX
+    return -1
+
+
+@kernel
+def pit_override_call(tr, x, y, a, kerb_edge):
+    """``pit_override`` as an ordinary (not inlined) call, for hot kernels that reach it rarely."""
+    return pit_override(tr, x, y, a, kerb_edge)
+
+
 @kernel
 def pit_surface_call(tr, x, y):
     """``pit_surface`` as an ordinary (not inlined) call, for hot kernels that reach it rarely: keeps
@@ -439,8 +469,8 @@ def surface_at(tr, x, y, hint):
     a = abs(offset)
     code = band_code(tr, a)
     if in_pit_bounds(tr.pit_geom, x, y):
-        p = pit_surface_call(tr, x, y)
-        if pit_overrides(p, a, tr.kerb_edge):
+        p = pit_override_call(tr, x, y, a, tr.kerb_edge)
+        if p >= 0:
             code = p
     return code, offset, seg
 

@@ -36,7 +36,7 @@ from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
 from ..track.geometry import (
     HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, nearest_sample_in_window, walk_segments,
 )
-from ..track.surface import near_pit_connector, pit_bbox, pit_overrides, pit_state_call, pit_surface_call
+from ..track.surface import near_pit_connector, pit_bbox, pit_override_call, pit_overrides, pit_state_call
 from ..core.trig import wrap_angle
 
 VISUAL_LENGTH = 5.63     # m, PaddockJS's REAL_F1_CAR_LENGTH_METERS (the car's visual footprint)
@@ -135,7 +135,9 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     qny = 0.0
     qw = 0.0
     qd = 0.0
-    if bx0 <= x <= bx1 and by0 <= y <= by1:
+    # (on the asphalt and kerb only a pit box overrides: the roads are searched beyond the kerb only)
+    if bx0 <= x <= bx1 and by0 <= y <= by1 and (
+            abs(c_off) > kerb or pit_override_call(PitArrays(pit_geom), x, y, abs(c_off), kerb) >= 0):
         cp, qx0, qy0, qnx, qny, qw, qd = pit_state_call(PitArrays(pit_geom), x, y)
         if not pit_overrides(cp, abs(c_off), kerb):
             cp = -1
@@ -204,8 +206,8 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
                 so = (qx - cx[jq]) * cnx[jq] + (qy - cy[jq]) * cny[jq]
                 qc = band_of(abs(so), hw, kerb, gravel, grass)
                 if bx0 <= qx <= bx1 and by0 <= qy <= by1:
-                    pc = pit_surface_call(PitArrays(pit_geom), qx, qy)
-                    if pit_overrides(pc, abs(so), kerb):
+                    pc = pit_override_call(PitArrays(pit_geom), qx, qy, abs(so), kerb)
+                    if pc >= 0:
                         qc = pc
                 if SURFACE_PRIORITY[qc] > code_p:
                     code_p = SURFACE_PRIORITY[qc]
