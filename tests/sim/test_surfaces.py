@@ -231,6 +231,45 @@ def test_pruned_window_search_equals_the_plain_scan(name):
     assert got == want
 
 
+@pytest.mark.parametrize("name", ["technical", "grand-prix", "paddockjs:2601", "technical-object"])
+def test_shared_window_run_equals_the_plain_scan(name):
+    # A car's 20 sampled patch points share one run of window positions (``window_run_near``): each
+    # point's nearest sample in that run must be the plain scan's answer. Cars up to 60 m from the track
+    # (hairpins bring other parts of the lap near: the run is then refused and the per-point search
+    # used), hinted by a sample up to 40 away; points anywhere within the reach, on its rim too.
+    import json
+    from pathlib import Path
+    from paddock_ma.sim.track.geometry import nearest_sample_in_run, window_run_near
+    from paddock_ma.sim.track.load import paddockjs_track_document
+    from paddock_ma.sim.vehicle.wheels import PATCH_REACH
+    if name == "technical-object":
+        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
+        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
+    else:
+        t = load_track(name)
+    n = len(t.cx) - 1
+    rng = np.random.default_rng(17)
+    base = rng.integers(0, n, 1500)
+    radius = rng.uniform(0.0, 60.0, base.size) ** 2 / 60.0           # most cars near the centreline
+    angle = rng.uniform(-np.pi, np.pi, base.size)
+    xs = t.cx[base] + radius * np.cos(angle)
+    ys = t.cy[base] + radius * np.sin(angle)
+    hints = (base + rng.integers(-40, 41, base.size)) % n
+    refused = 0
+    for j, x, y in zip(hints, xs, ys):
+        first, last = window_run_near(t.cx, t.cy, t.cs, t.length, int(j), float(x), float(y), PATCH_REACH)
+        if first < 0:
+            refused += 1
+            continue
+        r = PATCH_REACH * np.sqrt(rng.uniform(0.0, 1.0, 20))
+        r[:4] = PATCH_REACH                                              # on the rim
+        a = rng.uniform(-np.pi, np.pi, 20)
+        for qx, qy in zip(x + r * np.cos(a), y + r * np.sin(a)):
+            got = nearest_sample_in_run(t.cx, t.cy, int(j), first, last, float(qx), float(qy))
+            assert got == _window_scan(t, int(j), qx, qy)
+    assert refused < base.size // 4                                      # the shared run is the rule
+
+
 def _unmasked(g):
     """``pit_geom`` g with its mask replaced by one cell allowing roads and boxes everywhere: every point
     searched."""

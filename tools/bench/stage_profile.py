@@ -85,17 +85,21 @@ def worker(worlds: int, physics: str, reps: int) -> None:
     I_ACTIVE, I_MANUAL = L.I_ACTIVE, L.I_MANUAL
     CONTROL_BUILTIN, CONTROL_POLICY = L.CONTROL_BUILTIN, L.CONTROL_POLICY
 
+    # numba freezes arrays a jitted closure captures (read-only constants): every array is an argument
     @njit
-    def restore(sf, si, swf, swi):
-        cars_f[:] = sf
-        cars_i[:] = si
-        world_f[:] = swf
-        world_i[:] = swi
+    def restore(a, sf, si, swf, swi):
+        a[0][:] = sf
+        a[1][:] = si
+        a[2][:] = swf
+        a[3][:] = swi
 
     @njit
-    def stage(kind, reps, sf, si, swf, swi):
+    def stage(kind, reps, a, sf, si, swf, swi, tr, car_params, car_flags, rules, source, controls, pre, touch, tidx,
+              tbuf, old_progress, zone):
+        cars_f, cars_i, world_f, world_i = a
+        n_cars = cars_f.shape[1]
         for _ in range(reps):
-            restore(sf, si, swf, swi)
+            restore(a, sf, si, swf, swi)
             for w in range(cars_f.shape[0]):
                 if kind == 0:
                     race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, DT)
@@ -138,49 +142,58 @@ def worker(worlds: int, physics: str, reps: int) -> None:
                     update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, tidx[w])
 
     @njit
-    def drs_stage(reps, sf, si, swf, swi):
+    def drs_stage(reps, a, sf, si, swf, swi, tr, car_flags, rules, source, tidx):
+        cars_f, cars_i, world_f, world_i = a
+        n_cars = cars_f.shape[1]
         for _ in range(reps):
-            restore(sf, si, swf, swi)
+            restore(a, sf, si, swf, swi)
             for w in range(cars_f.shape[0]):
                 update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, tidx[w])
                 update_drs_world(tr.drs_start, tr.drs_end, tr.length, cars_f, cars_i, car_flags, world_f,
                                  world_i, rules, w, n_cars, source[w], tidx[w])
 
     @njit
-    def tick_stage(reps, sf, si, swf, swi, zone):
+    def tick_stage(reps, a, sf, si, swf, swi, tr, car_params, car_flags, rules, source, controls, pre, touch, tidx,
+                   tbuf, old_progress, zone):
+        cars_f, cars_i, world_f, world_i = a
         for _ in range(reps):
-            restore(sf, si, swf, swi)
+            restore(a, sf, si, swf, swi)
             for w in range(cars_f.shape[0]):
                 tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress[w],
                            source[w], controls[w], touch[w], pre[w], tidx[w], tbuf[w], zone)
 
     @njit
-    def tick_stage_route(reps, sf, si, swf, swi, zone, route):
+    def tick_stage_route(reps, a, sf, si, swf, swi, tr, car_params, car_flags, rules, source, controls, pre, touch,
+                         tidx, tbuf, old_progress, zone, route):
+        cars_f, cars_i, world_f, world_i = a
         for _ in range(reps):
-            restore(sf, si, swf, swi)
+            restore(a, sf, si, swf, swi)
             for w in range(cars_f.shape[0]):
                 tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress[w],
                            source[w], controls[w], touch[w], pre[w], tidx[w], tbuf[w], zone, route)
 
     @njit
-    def restore_only(reps, sf, si, swf, swi):
+    def restore_only(reps, a, sf, si, swf, swi):
         for _ in range(reps):
-            restore(sf, si, swf, swi)
+            restore(a, sf, si, swf, swi)
+
+    a = (cars_f, cars_i, world_f, world_i)
+    scratch = (source, controls, pre, touch, tidx, tbuf, old_progress, zone)
 
     def run(name: str, n: int) -> None:
         if name == "restore":
-            restore_only(n, *saved)
+            restore_only(n, a, *saved)
         elif name == "tick":
             if has_route:
-                tick_stage_route(n, *saved, zone, route)
+                tick_stage_route(n, a, *saved, tr, car_params, car_flags, rules, *scratch, route)
             else:
-                tick_stage(n, *saved, zone)
+                tick_stage(n, a, *saved, tr, car_params, car_flags, rules, *scratch)
         elif name == "order" and has_drs:
-            drs_stage(n, *saved)
+            drs_stage(n, a, *saved, tr, car_flags, rules, source, tidx)
         else:
-            stage(STAGES.index(name), n, *saved)
+            stage(STAGES.index(name), n, a, *saved, tr, car_params, car_flags, rules, *scratch)
         if name == "control":           # the later stages read what the set-up and the driver wrote
-            stage(2, 1, *saved)
+            stage(2, 1, a, *saved, tr, car_params, car_flags, rules, *scratch)
 
     for name in ("restore", "control") + STAGES:  # compile, and fill source, pre and controls
         run(name, 1)
