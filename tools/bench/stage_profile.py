@@ -43,6 +43,7 @@ def worker(worlds: int, physics: str, reps: int) -> None:
     from paddock_ma.sim.core import layout as L
     from paddock_ma.sim.race.start import new_race, scatter_cars
     from paddock_ma.sim.track.load import load_track
+    from paddock_ma.sim.vehicle.tyres import tyre_factor
 
     track = load_track("grand-prix")
     mode = L.PHYSICS_SIMULATOR if physics == "simulator" else L.PHYSICS_ARCADE
@@ -72,7 +73,10 @@ def worker(worlds: int, physics: str, reps: int) -> None:
 
     source = np.zeros((worlds, n_cars), np.int8)
     controls = np.zeros((worlds, n_cars, 3), np.float64)
-    pre = np.full((worlds, n_cars, 4), np.nan, np.float64)
+    # newer trees share the simulator's start state between the driver and the model (``prepare_car``)
+    shares_start_state = hasattr(S, "prepare_car")
+    prepare_car = S.prepare_car if shares_start_state else None
+    pre = np.full((worlds, n_cars, getattr(L, "N_PRE", 4)), np.nan, np.float64)
     touch = np.zeros((worlds, n_cars), np.int8)
     tidx = np.zeros((worlds, n_cars), np.int64)
     tbuf = np.zeros((worlds, 3, n_cars), np.float64)
@@ -80,7 +84,7 @@ def worker(worlds: int, physics: str, reps: int) -> None:
     race_control_tick, ai_world, integrate_car_pre = S.race_control_tick, S.ai_world, S.integrate_car_pre
     classify_world, resolve_contacts, update_rules_world = S.classify_world, S.resolve_contacts, S.update_rules_world
     update_ranks, pit_route_tick, pit_route_active = S.update_ranks, S.pit_route_tick, S.pit_route_active
-    car_is_held, tyre_factor, tick_world = S.car_is_held, S.tyre_factor, S.tick_world
+    car_is_held, tick_world = S.car_is_held, S.tick_world
     DT, F_X, F_HEADING, F_PROGRESS, F_TIRE_ENERGY = L.DT, L.F_X, L.F_HEADING, L.F_PROGRESS, L.F_TIRE_ENERGY
     I_ACTIVE, I_MANUAL = L.I_ACTIVE, L.I_MANUAL
     CONTROL_BUILTIN, CONTROL_POLICY = L.CONTROL_BUILTIN, L.CONTROL_POLICY
@@ -110,11 +114,14 @@ def worker(worlds: int, physics: str, reps: int) -> None:
                         if car_is_held(cars_i, world_i, w, c):
                             continue
                         source[w, c] = CONTROL_BUILTIN if cars_i[w, c, I_MANUAL] == 0 else CONTROL_POLICY
-                        h = cars_f[w, c, F_HEADING]
-                        pre[w, c, 0] = h
-                        pre[w, c, 1] = math.cos(h)
-                        pre[w, c, 2] = math.sin(h)
-                        pre[w, c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+                        if shares_start_state:
+                            prepare_car(cars_f, rules, w, c, pre[w])
+                        else:
+                            h = cars_f[w, c, F_HEADING]
+                            pre[w, c, 0] = h
+                            pre[w, c, 1] = math.cos(h)
+                            pre[w, c, 2] = math.sin(h)
+                            pre[w, c, 3] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
                 elif kind == 1:
                     for c in range(n_cars):
                         if cars_i[w, c, I_ACTIVE] != 0 and pit_route_active(cars_i, w, c):
@@ -126,9 +133,15 @@ def worker(worlds: int, physics: str, reps: int) -> None:
                 elif kind == 3:
                     for c in range(n_cars):
                         if source[w, c] != 0:
-                            integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[w, c, 0],
-                                              controls[w, c, 1], controls[w, c, 2], DT, pre[w, c, 3],
-                                              pre[w, c, 1], pre[w, c, 2])
+                            if shares_start_state:
+                                integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[w, c, 0],
+                                                  controls[w, c, 1], controls[w, c, 2], DT, pre[w, c, 3],
+                                                  pre[w, c, 1], pre[w, c, 2], pre[w, c, 4], pre[w, c, 5],
+                                                  pre[w, c, 6])
+                            else:
+                                integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[w, c, 0],
+                                                  controls[w, c, 1], controls[w, c, 2], DT, pre[w, c, 3],
+                                                  pre[w, c, 1], pre[w, c, 2])
                 elif kind == 4:
                     classify_world(tr, cars_f, cars_i, w, n_cars, touch[w], pre[w], zone)
                 elif kind == 5:
