@@ -20,8 +20,6 @@ Worlds are independent: ``step_worlds_parallel`` splits them over threads with `
 bit-identical results to ``step_worlds`` for any thread count (no reduction crosses worlds).
 """
 
-import math
-
 import numpy as np
 from numba import prange
 
@@ -30,15 +28,15 @@ from .driver.builtin import ai_world
 from .core.jit import allocating_kernel, kernel
 from .core.layout import (
     CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_RACE_FINISH,
-    END_STALLED, F_BRAKE_CMD, F_HEADING, F_TIRE_ENERGY, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS,
+    END_STALLED, F_BRAKE_CMD, F_HEADING, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS,
     F_PJS_PREV_PROGRESS, F_PJS_PROGRESS, F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD,
     F_X, F_Y, FIRST_COUNTER,
     FLAG_CONTROLLED, I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL,
-    I_PIT_INTENT, I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, ROUTE_NONE, PRE_COS,
-    PRE_HEADING, PRE_SIN, PRE_TYRE, WI_ENV_STEP,
+    I_PIT_INTENT, I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, N_PRE, ROUTE_NONE, PRE_COS,
+    PRE_ENGINE, PRE_HEADING, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, WI_ENV_STEP,
     WI_RACE_FINISHED,
 )
-from .vehicle.dynamics import hold_car, integrate_car_pre
+from .vehicle.dynamics import hold_car, integrate_car_pre, prepare_car
 from .race.pit_route import pit_route_car_tick, start_pit_route
 from .race.pit_route_path import N_COLS, ROUTE_MAX
 from .race.pit_service import pit_route_active, pit_route_tick
@@ -46,7 +44,6 @@ from .race.control import car_is_held, race_control_tick, update_ranks
 from .race.drs import update_drs_world
 from .race.rules import update_rules_world
 from .vehicle.wheels import classify_car, classify_world, pit_zone
-from .vehicle.tyres import tyre_factor
 
 
 @kernel
@@ -76,9 +73,10 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
 
     Scratch buffers: old_progress float64[C] (progress before the tick), source int8[C] (who moves
-    the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, 4] (columns
+    the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, N_PRE] (columns
     layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
-    unchanged heading are computed once, not per kernel), tidx
+    unchanged heading are computed once, not per kernel; in simulator mode also layout.PRE_SLIP..PRE_ENGINE),
+    tidx
     int64[C] and tbuf float64[3, C] (the drivers' traffic, then the poses before the contacts);
     zone: ``vehicle.wheels.pit_zone`` of the track; route float64[ROUTE_MAX, N_COLS]: a policy car's pit
     route (``race.pit_route_path``). Each stage runs all cars of the world in one call of its module (``ai_world``,
@@ -122,12 +120,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
         else:
             source[c] = CONTROL_BUILTIN
             n_ai += 1
-        h = cars_f[w, c, F_HEADING]
-        if pre[c, PRE_HEADING] != h:
-            pre[c, PRE_HEADING] = h
-            pre[c, PRE_COS] = math.cos(h)
-            pre[c, PRE_SIN] = math.sin(h)
-        pre[c, PRE_TYRE] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+        prepare_car(cars_f, rules, w, c, pre)
     if n_ai > 0:
         ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source, controls, pre,
                  tidx, tbuf)
@@ -135,7 +128,8 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
         if source[c] != CONTROL_NONE:
             h2, c2, s2 = integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[c, 0],
                                            controls[c, 1], controls[c, 2], DT, pre[c, PRE_TYRE],
-                                           pre[c, PRE_COS], pre[c, PRE_SIN])
+                                           pre[c, PRE_COS], pre[c, PRE_SIN], pre[c, PRE_SLIP],
+                                           pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE])
             pre[c, PRE_HEADING] = h2
             pre[c, PRE_COS] = c2
             pre[c, PRE_SIN] = s2
@@ -216,7 +210,7 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     source = np.empty(n_cars, np.int8)
     controls = np.zeros((n_cars, 3), np.float64)
     touch = np.empty(n_cars, np.int8)
-    pre = np.full((n_cars, 4), np.nan, np.float64)
+    pre = np.full((n_cars, N_PRE), np.nan, np.float64)
     tidx = np.empty(n_cars, np.int64)
     tbuf = np.empty((3, n_cars), np.float64)
     zone = pit_zone(tr)

@@ -508,3 +508,19 @@ def test_determinism_bit_identical(mode):
         hist_f, hist_i = drive(state, steer, throttle, brake, n)
         runs.append((hist_f.tobytes(), hist_i.tobytes(), state[0].tobytes()))
     assert runs[0] == runs[1]
+
+
+def test_normalize_angle_is_the_fmod_rule_bit_for_bit():
+    # PaddockJS's normalizeAngle, ((a + pi) fmod 2 pi) - pi, then + 2 pi below -pi; our kernel skips
+    # the library fmod within one turn, which must not change a bit (headings follow PaddockJS's)
+    from paddock_ma.sim.vehicle.limits import TWO_PI, normalize_angle
+    rng = np.random.default_rng(3)
+    values = np.concatenate([rng.uniform(-4 * np.pi, 4 * np.pi, 20000), rng.uniform(-1e-3, 1e-3, 2000) + np.pi,
+                             rng.uniform(-1e-3, 1e-3, 2000) - np.pi, [np.pi, -np.pi, 0.0, -0.0, TWO_PI - np.pi,
+                                                                      np.nextafter(np.pi, 0), 1e6, -1e6]])
+    for a in values:
+        want = np.fmod(a + np.pi, TWO_PI) - np.pi
+        if want < -np.pi:
+            want += TWO_PI
+        got = normalize_angle(float(a))
+        assert got == want or (np.isnan(got) and np.isnan(want)), a

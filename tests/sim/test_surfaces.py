@@ -229,3 +229,108 @@ def test_pruned_window_search_equals_the_plain_scan(name):
            for j, x, y in zip(hints, xs, ys)]
     want = [_window_scan(t, int(j), x, y) for j, x, y in zip(hints, xs, ys)]
     assert got == want
+
+
+@pytest.mark.parametrize("name", ["technical", "grand-prix", "paddockjs:2601", "technical-object"])
+def test_shared_window_run_equals_the_plain_scan(name):
+    # A car's 20 sampled patch points share one run of window positions (``window_run_near``): each
+    # point's nearest sample in that run must be the plain scan's answer. Cars up to 60 m from the track
+    # (hairpins bring other parts of the lap near: the run is then refused and the per-point search
+    # used), hinted by a sample up to 40 away; points anywhere within the reach, on its rim too.
+    import json
+    from pathlib import Path
+    from paddock_ma.sim.track.geometry import nearest_sample_in_run, window_run_near
+    from paddock_ma.sim.track.load import paddockjs_track_document
+    from paddock_ma.sim.vehicle.wheels import PATCH_REACH
+    if name == "technical-object":
+        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
+        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
+    else:
+        t = load_track(name)
+    n = len(t.cx) - 1
+    rng = np.random.default_rng(17)
+    base = rng.integers(0, n, 1500)
+    radius = rng.uniform(0.0, 60.0, base.size) ** 2 / 60.0           # most cars near the centreline
+    angle = rng.uniform(-np.pi, np.pi, base.size)
+    xs = t.cx[base] + radius * np.cos(angle)
+    ys = t.cy[base] + radius * np.sin(angle)
+    hints = (base + rng.integers(-40, 41, base.size)) % n
+    refused = 0
+    for j, x, y in zip(hints, xs, ys):
+        first, last = window_run_near(t.cx, t.cy, t.cs, t.length, int(j), float(x), float(y), PATCH_REACH)
+        if first < 0:
+            refused += 1
+            continue
+        r = PATCH_REACH * np.sqrt(rng.uniform(0.0, 1.0, 20))
+        r[:4] = PATCH_REACH                                              # on the rim
+        a = rng.uniform(-np.pi, np.pi, 20)
+        for qx, qy in zip(x + r * np.cos(a), y + r * np.sin(a)):
+            got = nearest_sample_in_run(t.cx, t.cy, int(j), first, last, float(qx), float(qy))
+            assert got == _window_scan(t, int(j), qx, qy)
+    assert refused < base.size // 4                                      # the shared run is the rule
+
+
+def _unmasked(g):
+    """``pit_geom`` g with its mask replaced by one cell allowing roads and boxes everywhere: every point
+    searched."""
+    from paddock_ma.sim.track.surface import MASK_BOX, MASK_ROAD, PITG_MASK
+    g = np.concatenate([g, [MASK_ROAD + MASK_BOX]])
+    g[PITG_MASK:PITG_MASK + 6] = (len(g) - 1, g[PITG_MASK + 1] - 1e6, g[PITG_MASK + 2] - 1e6, 1e9, 1, 1)
+    return g
+
+
+@pytest.mark.parametrize("name", ["grand-prix", "paddockjs:2601", "technical-object"])
+def test_pit_mask_changes_no_answer(name):
+    # The mask lets ``pit_state`` answer "none" without its search; it must never change an answer. Points:
+    # uniform over the complex's bounds, and a band of +-2 cm around every road strip's edge (its segment's
+    # line at half its width, out to 40 m beyond the segment's ends) and every rectangle's edges.
+    import json
+    from collections import namedtuple
+    from pathlib import Path
+    from paddock_ma.sim.track.load import paddockjs_track_document
+    from paddock_ma.sim.track.surface import PITG_BOUNDS, PITG_N_QUAD, PITG_N_SEG, PITG_QUAD0, PITG_SEG0, QUAD_SIZE, SEG_SIZE, pit_state
+    if name == "technical-object":
+        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
+        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
+    else:
+        t = load_track(name)
+    g = t.pit_geom
+    assert g.shape[0] > 0
+    Pit = namedtuple("Pit", ["pit_geom"])
+    masked, plain = Pit(g), Pit(_unmasked(g))
+    rng = np.random.default_rng(7)
+    x0, x1, y0, y1 = g[PITG_BOUNDS:PITG_BOUNDS + 4]
+    xs = [rng.uniform(x0, x1, 6000)]
+    ys = [rng.uniform(y0, y1, 6000)]
+    for k in range(int(g[PITG_N_SEG])):
+        ax, ay, bx, by, half = g[PITG_SEG0 + SEG_SIZE * k:PITG_SEG0 + SEG_SIZE * k + 5]
+        ln = math.hypot(bx - ax, by - ay)
+        u = rng.uniform(-40.0 / ln, 1.0 + 40.0 / ln, 120)
+        side = rng.choice([-1.0, 1.0], 120) * (half + rng.uniform(-0.02, 0.02, 120))
+        xs.append(ax + u * (bx - ax) - side * (by - ay) / ln)
+        ys.append(ay + u * (by - ay) + side * (bx - ax) / ln)
+    for k in range(int(g[PITG_N_QUAD])):
+        q = g[int(g[PITG_QUAD0]) + QUAD_SIZE * k:][:8]
+        e = rng.integers(0, 4, 40)
+        u = rng.uniform(0.0, 1.0, 40)
+        jx, jy = rng.uniform(-0.02, 0.02, (2, 40))
+        xs.append(q[2 * e] + u * (q[2 * ((e + 1) % 4)] - q[2 * e]) + jx)
+        ys.append(q[2 * e + 1] + u * (q[2 * ((e + 1) % 4) + 1] - q[2 * e + 1]) + jy)
+    xs, ys = np.concatenate(xs), np.concatenate(ys)
+    got = [pit_state(masked, float(x), float(y)) for x, y in zip(xs, ys)]
+    want = [pit_state(plain, float(x), float(y)) for x, y in zip(xs, ys)]
+    assert got == want
+    # ``pit_override`` (boxes only on the asphalt and kerb) is ``pit_overrides`` of the full answer
+    from paddock_ma.sim.track.surface import pit_override, pit_overrides
+    kerb = t.kerb_edge
+    offsets = rng.uniform(0.0, 2.0 * kerb, xs.size)
+    offsets[::7] = kerb                                  # the kerb's edge itself
+    overridden = [pit_override(masked, float(x), float(y), float(a), kerb) for x, y, a in zip(xs, ys, offsets)]
+    assert overridden == [w[0] if pit_overrides(w[0], a, kerb) else -1 for w, a in zip(want, offsets)]
+    assert sum(o == L.SURF_PIT_BOX for o in overridden) > 50 and sum(o >= 0 for o in overridden) > 500
+    # the mask does its job: most uniform points of the bounds are answered without a search
+    from paddock_ma.sim.track.surface import pit_mask_at
+    spared = np.mean([pit_mask_at(g, float(x), float(y)) == 0 for x, y in zip(xs[:6000], ys[:6000])])
+    assert spared > 0.3
+    # and a point on a road's strip is found: the test reaches pit surfaces
+    assert sum(a[0] >= 0 for a in got) > 1000

@@ -41,11 +41,12 @@ import numpy as np
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import (
-    CONTROL_BUILTIN, DT, F_AI_LANE_OFFSET, F_HEADING, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS,
+    CONTROL_BUILTIN, DT, F_AI_LANE_OFFSET, F_HEADING_ERROR, F_LAT_ACC, F_OFFSET, F_PROGRESS,
     F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_DRS_ACTIVE,
     I_AI_REJOIN, I_COMPOUND, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED,
     MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE,
-    P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, PRE_COS, PRE_HEADING, PRE_SIN, PRE_TYRE,
+    P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, N_PRE, PRE_COS, PRE_ENGINE, PRE_SIN,
+    PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE,
     R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
     SURF_TRACK, WHEELBASE,
 )
@@ -56,7 +57,8 @@ from .simulator_controls import (
     STABILIZE_TICKS, should_stabilize, sim_racing_controls, sim_rejoin_controls,
 )
 from .traffic import gather_traffic, scan_traffic
-from ..vehicle.tyres import COMPOUND_GRIP, compound_index, tyre_factor
+from ..vehicle.dynamics import prepare_car
+from ..vehicle.tyres import COMPOUND_GRIP, compound_index
 
 # Preview interval boundaries (m ahead) and the per-track table: see track.preview.PREVIEW_D.
 
@@ -266,10 +268,11 @@ def _pedals(cars_f, car_params, w, c, v, v_target, mass, mu, aero_b, rejoin):
 
 @kernel(inline="always")
 def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, car_flags, rules,
-            w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h):
+            w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h, slip, gain, engine):
     """One built-in car's controls (steer, throttle, brake) on bare track arrays (inlined into
     ``ai_world``): traffic from ``gather_traffic`` (tidx..tspd, tm cars), tf the tyre factor of the
-    car's F_TIRE_ENERGY, cos_h / sin_h of its F_HEADING."""
+    car's F_TIRE_ENERGY, cos_h / sin_h of its F_HEADING, slip, gain, engine its simulator start state
+    (``vehicle.simulator.sim_start_state``; simulator mode only)."""
     update_pit_intent(cars_f, cars_i, car_flags, rules, w, c)
     if cars_i[w, c, I_GRID_LOCKED] != 0:
         return 0.0, 0.0, 1.0
@@ -313,7 +316,8 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
             return sim_rejoin_controls(cx, cy, cs, cnx, cny, length, hw, cars_f, cars_i, w, c, v_target)
         tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
         return sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_target, turn_near, cos_h,
-                                   sin_h, tf, COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])])
+                                   sin_h, tf, COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])], slip, gain,
+                                   engine)
 
     # Pure pursuit toward the lane point one lookahead ahead.
     tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
@@ -327,8 +331,9 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source
              tbuf):
     """The built-in driver's controls of every car of world ``w`` whose ``source[c]`` (int8[C]) is
     CONTROL_BUILTIN, written to ``controls`` float64[C, 3] (steer in [-1, 1] as a fraction of the
-    maximum road-wheel angle, throttle, brake in [0, 1]). pre float64[C, 4] (columns PRE_*: heading,
-    its cos, its sin, tyre factor) of each such car, computed by the step. Side effects:
+    maximum road-wheel angle, throttle, brake in [0, 1]). pre float64[C, N_PRE] (columns PRE_*: heading,
+    its cos, its sin, tyre factor, the simulator start state) of each such car, filled by
+    ``vehicle.dynamics.prepare_car``. Side effects:
     F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks left), I_PIT_INTENT (tyre-driven
     pit requests). Reads the car's track position as ``vehicle.wheels.classify_car`` wrote it. Scratch:
     tidx int64[C], tbuf float64[3, C] (the gathered traffic). One call per world: the track
@@ -350,7 +355,8 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source
             continue
         st, th, br = _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params,
                              car_flags, rules, w, c, tidx, tprog, toffs, tspd, tm, pre[c, PRE_TYRE],
-                             pre[c, PRE_COS], pre[c, PRE_SIN])
+                             pre[c, PRE_COS], pre[c, PRE_SIN], pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN],
+                             pre[c, PRE_ENGINE])
         controls[c, 0] = st
         controls[c, 1] = th
         controls[c, 2] = br
@@ -368,19 +374,14 @@ def ai_actions(tr, cars_f, cars_i, car_params, car_flags, rules, slots, out):
     n_cars = cars_f.shape[1]
     source = np.zeros(n_cars, np.int8)
     controls = np.zeros((n_cars, 3))
-    pre = np.zeros((n_cars, 4))
+    pre = np.full((n_cars, N_PRE), np.nan)
     tidx = np.empty(n_cars, np.int64)
     tbuf = np.empty((3, n_cars))
     for k in range(slots.shape[0]):
         source[slots[k]] = CONTROL_BUILTIN
     for w in range(cars_f.shape[0]):
         for k in range(slots.shape[0]):
-            c = slots[k]
-            h = cars_f[w, c, F_HEADING]
-            pre[c, PRE_HEADING] = h
-            pre[c, PRE_COS] = math.cos(h)
-            pre[c, PRE_SIN] = math.sin(h)
-            pre[c, PRE_TYRE] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+            prepare_car(cars_f, rules, w, slots[k], pre)
         ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source, controls, pre, tidx, tbuf)
         for k in range(slots.shape[0]):
             for j in range(3):

@@ -115,10 +115,13 @@ def _pumped_angle(cars_f, w, c, delta, amp, jump):
 
 
 @kernel(inline="always")
-def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_ahead, cos_h, sin_h, tf, cgrip):
+def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_ahead, cos_h, sin_h, tf, cgrip, slip,
+                        gain, engine_curve):
     """(steer fraction, throttle, brake) of car (w, c) racing toward the lane point (tx, ty) m at the
     planned speed ``v_plan`` (m/s); ``turn_ahead`` (rad, + = right) the heading change of the road
-    just ahead, cos_h / sin_h of the heading, tf the tyre factor, cgrip the compound's grip.
+    just ahead, cos_h / sin_h of the heading, tf the tyre factor, cgrip the compound's grip; slip
+    (body slip, rad), gain (steering gain of the speed) and engine_curve: the car's
+    ``vehicle.simulator.sim_start_state``, as the model reads them this tick.
 
     Pure pursuit along the velocity gives the lateral acceleration wanted; ``_road_wheel_angle``
     delivers it; the slip is regulated toward SLIP_GOAL inside the turn (module docstring); the
@@ -134,7 +137,7 @@ def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_a
     total = max(0.1, (car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
                       + car_params[w, c, P_DOWNFORCE_CL] * v * v / mass) * sgrip)
     damping = 4.2 + sgrip * 2.1 + ratio * 1.6
-    speed_steer = clamp(1.0 / (1.0 + math.pow(abs(u) / 58.0, 1.85) * 2.35), 0.16, 1.0)
+    speed_steer = clamp(gain, 0.16, 1.0)
 
     # Pure pursuit in the frame of the velocity (of the heading when nearly stopped).
     dx = tx - cars_f[w, c, F_X]
@@ -153,7 +156,6 @@ def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_a
     delta = _road_wheel_angle(a_lat, lat_v, u, damping, speed_steer)
 
     # Slip regulation toward SLIP_GOAL on the inside of the turn.
-    slip = math.atan2(lat_v, max(abs(u), 0.1))
     side = a_lat if abs(a_lat) > 0.5 else turn_ahead
     goal = -SLIP_GOAL if side > 0.0 else (SLIP_GOAL if side < 0.0 else 0.0)
     err = slip - goal
@@ -181,7 +183,7 @@ def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_a
     a_long_max = max(lu * 0.52 * total, 1.0)
     err_v = v_plan - v
     if err_v > -BRAKE_DEADBAND:
-        engine = car_params[w, c, P_POWER] * max(0.08, 1.0 - math.pow(ratio, 1.22)) / mass
+        engine = car_params[w, c, P_POWER] * engine_curve / mass
         throttle = clamp(0.35 + 0.45 * err_v, 0.0, 1.0)
         return steer, min(throttle, a_long_max / max(engine, 1e-6)), 0.0
     a_dec = min(6.0 * (-err_v), a_long_max)

@@ -37,7 +37,7 @@ from ..core.layout import (
     ROUTE_NONE, ROUTE_RELEASE, WHEELBASE, WI_RACE_MODE,
 )
 from ..core.trig import clamp, wrap_angle
-from ..track.surface import has_pit_lane, pit_overrides, pit_surface_call
+from ..track.surface import has_pit_lane, pit_override_call
 from .pit_route_path import (
     build_route, distance_to_limiter, hinted_offset, lane_frame, limiter_at, nearest_on_route, queue_point,
     route_end, sample_route, service_distances, start_pose,
@@ -152,7 +152,7 @@ def start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars)
     fallback = tr.grass_edge + 180.0
     off = hinted_offset(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, L, fallback * fallback,
                         cars_f[w, c, F_PJS_PROGRESS], x, y)
-    if pit_overrides(pit_surface_call(tr, x, y), abs(off), tr.kerb_edge):
+    if pit_override_call(tr, x, y, abs(off), tr.kerb_edge) >= 0:
         off = 0.0
     start_pose(cars_f, w, c)
     cars_f[w, c, F_ROUTE_OFFSET0] = off

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER
-from ..track.surface import pit_bbox, pit_overrides, pit_surface
+from ..track.surface import pit_bbox, pit_override
 from ..track.geometry import GRID_WINDOW, seg_d2a, band_of
 from .edge_lines import edge_line_grid
 
@@ -138,15 +138,15 @@ def _band(geo, a):
 @kernel(inline='always')
 def surface_code(pv, geo, x, y, a, seg, want_pit):
     """Surface code at (x, y) of |offset| a: the band, or the pit surface over it where it overrides
-    (``track.surface.pit_overrides``) when ``want_pit``
+    (``track.surface.pit_override``) when ``want_pit``
     (callers whose open channels treat pit surfaces like the band underneath skip the pit test).
     pv: PitView."""
     if seg < 0:
         return SURF_BARRIER
     code = _band(geo, a)
     if want_pit and geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
-        p = pit_surface(pv, x, y)
-        if pit_overrides(p, a, geo[G_KE]):
+        p = pit_override(pv, x, y, a, geo[G_KE])
+        if p >= 0:
             code = p
     return code
 

@@ -31,7 +31,7 @@ The same query classifies the march's samples, so a sample far ahead along the l
 the nearest of those segments, clamped to its end, as PaddockJS does.
 
 A car in the pit lane (PaddockJS's ``includePitLane``) always marches, a sample being inside when it is
-on the asphalt or its state is overridden by a pit surface (``track.surface.pit_overrides``: a pit box
+on the asphalt or its state is overridden by a pit surface (``track.surface.pit_override``: a pit box
 anywhere, another pit surface beyond the kerb, by the sample's own ``track_state`` offset); the kerb and
 illegal channels then read that pit surface (legal, not a kerb).
 
@@ -45,7 +45,7 @@ import math
 from ..core.jit import kernel
 from ..core.layout import SURF_GRASS, SURF_GRAVEL, SURF_KERB
 from ..track.geometry import band_of, sample_turn
-from ..track.surface import near_pit_connector, pit_overrides, pit_surface
+from ..track.surface import near_pit_connector, pit_override
 from .edge_lines import NONE, edge_line_hits
 from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
 from .march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
@@ -89,15 +89,16 @@ def _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2,
     if a <= hw:
         return True
     if include_pit:
-        return pit_overrides(_pit_code(pv, geo, x, y), a, geo[G_KE])
+        return _pit_code(pv, geo, x, y, a) >= 0
     return False
 
 
 @kernel(inline="always")
-def _pit_code(pv, geo, x, y):
-    """``pit_surface`` at (x, y), -1 outside the pit surfaces' box without a look."""
+def _pit_code(pv, geo, x, y, a):
+    """``track.surface.pit_override`` at (x, y) of |offset| a, -1 outside the pit surfaces' box without a
+    look."""
     if geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
-        return pit_surface(pv, x, y)
+        return pit_override(pv, x, y, a, geo[G_KE])
     return -1
 
 
@@ -141,8 +142,8 @@ def _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2
                                x, y)
     a = abs(offset)
     if pit_allowed:
-        p = _pit_code(pv, geo, x, y)
-        if pit_overrides(p, a, geo[G_KE]):
+        p = _pit_code(pv, geo, x, y, a)
+        if p >= 0:
             return p
     return band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
 
@@ -257,9 +258,9 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
             # PaddockJS's pit override of the sample's state: a pit box anywhere, another pit surface
             # beyond the kerb (the state then in the pit lane: inside the road edge for a car in the pit
             # lane; its surface for the surface channels)
-            pit_code = pit_surface(pv, x, y)
+            pit_code = pit_override(pv, x, y, a, ke)
             pit_t = pit_test_quiet(pv, geo, x, y, dx, dy)
-            if pit_overrides(pit_code, a, ke):
+            if pit_code >= 0:
                 inside = inside or include_pit
                 if pit_allowed:
                     code = pit_code

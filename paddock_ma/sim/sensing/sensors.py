@@ -66,7 +66,7 @@ LIDAR_LITE_LENGTHS = tuple(260.0 if abs(a) <= 70 else 100.0 for a in LIDAR_LITE_
 # the channels' names and bits are sensing.march's.
 from .geometry import FAR, nearest_segment, pit_view  # noqa: E402
 from .geometry import G_EDGE_AT, G_PX0, G_PX1, G_PY0, G_PY1  # noqa: E402
-from ..track.surface import pit_overrides, pit_surface  # noqa: E402
+from ..track.surface import pit_override  # noqa: E402
 from ..vehicle.wheels import pit_override_allowed  # noqa: E402
 from .march import (  # noqa: E402
     BODY_RADIUS, CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, HALF_L, HALF_W, N_RAY_CHANNELS, RAY_CAR,
@@ -195,9 +195,9 @@ def sense_cars(tr, geo, cars_f, cars_i, car_flags, ray_dir, ray_length, ray_coun
             pit_allowed = has_pit and pit_override_allowed(cars_i, w, c)
             if (not include_pit and pit_allowed and geo[G_PX0] <= ox <= geo[G_PX1]
                     and geo[G_PY0] <= oy <= geo[G_PY1]):
-                p = pit_surface(pv, ox, oy)
                 c_off = (ox - cx[j0]) * cnx[j0] + (oy - cy[j0]) * cny[j0]
-                include_pit = pit_overrides(p, abs(c_off), tr.kerb_edge) or pit_overrides(p, abs(ooff), tr.kerb_edge)
+                # overridden at either offset: at the larger one
+                include_pit = pit_override(pv, ox, oy, max(abs(c_off), abs(ooff)), tr.kerb_edge) >= 0
             use_lines, use_straight = origin_paths(cx, cy, chead, oseg, ooff, oalong, hw, grass_edge, has_pit,
                                                    entry_s, exit_s, length_l, include_pit, main_only)
         # ---- rays

@@ -357,6 +357,27 @@ def _arc_between(cs, length, a, b):
 
 
 @kernel(inline="always")
+def _skip_nearer_than(cs, length, kk, lo, p, span, n, gap):
+    """The first window position from ``p`` on whose lap distance forward from sample ``kk`` is at
+    least ``gap`` (m), or ``span``: a galloping search, the lap distances being monotone along the window
+    (window position q is sample (lo + q) mod n)."""
+    if p >= span or _arc_between(cs, length, kk, (lo + p) % n) >= gap:
+        return p
+    step = 1
+    while p + step < span and _arc_between(cs, length, kk, (lo + p + step) % n) < gap:
+        step *= 2
+    a = p + step // 2         # arc < gap here
+    b = min(p + step, span)   # arc >= gap here, or the window's end
+    while b - a > 1:
+        mid = (a + b) // 2
+        if _arc_between(cs, length, kk, (lo + mid) % n) < gap:
+            a = mid
+        else:
+            b = mid
+    return b
+
+
+@kernel(inline="always")
 def nearest_sample_in_window(cx, cy, cs, length, j, x, y):
     """PaddockJS's ``nearestSampleInRange`` (``nearestTrackState``, legacy mode, with a hint): the index
     of the centreline sample nearest (x, y) (m) among the NEAREST_WINDOW samples either side of sample
@@ -387,21 +408,66 @@ def nearest_sample_in_window(cx, cy, cs, length, j, x, y):
             jb = kk
         gap = math.sqrt(d2) - math.sqrt(best) - _SKIP_MARGIN
         p += 1
-        if prune and gap > 0.0 and p < span:
-            # the last position q with arc(kk, q) < gap: positions p..q cannot be nearer than the best
-            if _arc_between(cs, length, kk, (lo + p) % n) < gap:
-                step = 1
-                while p + step < span and _arc_between(cs, length, kk, (lo + p + step) % n) < gap:
-                    step *= 2
-                a = p + step // 2         # arc < gap here
-                b = min(p + step, span)   # arc >= gap here, or the window's end
-                while b - a > 1:
-                    mid = (a + b) // 2
-                    if _arc_between(cs, length, kk, (lo + mid) % n) < gap:
-                        a = mid
-                    else:
-                        b = mid
-                p = b
+        if prune and gap > 0.0:
+            # positions from p whose arc from kk is under gap cannot be nearer than the best
+            p = _skip_nearer_than(cs, length, kk, lo, p, span, n, gap)
+    return jb
+
+
+@kernel(inline="always")
+def window_run_near(cx, cy, cs, length, j, x, y, reach):
+    """For queries within ``reach`` (m) of (x, y), all in PaddockJS's window around sample ``j``
+    (``nearest_sample_in_window``): the window positions (first, last) of the samples that may be
+    nearest one of them, when those form one run of consecutive positions; (-1, -1) when they do not (a
+    hairpin brings another part of the lap within reach) or the window is longer than the lap.
+
+    A query q within ``reach`` of (x, y) has its nearest sample within d_j + reach (d_j: the distance
+    of (x, y) to sample j), and a sample k is at least d_k - reach from q: samples with d_k > d_j +
+    2 reach (plus a rounding margin) are never nearest, nor tied. Those within are found with the
+    pruned scan's jumps, without measuring most of the window."""
+    n = cx.shape[0] - 1
+    span = 2 * NEAREST_WINDOW + 1
+    if n < span:
+        return -1, -1
+    lo = j - NEAREST_WINDOW
+    jb = j % n
+    limit = math.sqrt((x - cx[jb]) ** 2 + (y - cy[jb]) ** 2) + 2.0 * reach + _SKIP_MARGIN
+    first = -1
+    last = -1
+    count = 0
+    p = 0
+    while p < span:
+        kk = (lo + p) % n
+        d = math.sqrt((x - cx[kk]) ** 2 + (y - cy[kk]) ** 2)
+        if d <= limit:
+            if first < 0:
+                first = p
+            last = p
+            count += 1
+            p += 1
+        else:
+            p = _skip_nearer_than(cs, length, kk, lo, p + 1, span, n, d - limit - _SKIP_MARGIN)
+    if count != last - first + 1:
+        return -1, -1
+    return first, last
+
+
+@kernel(inline="always")
+def nearest_sample_in_run(cx, cy, j, first, last, x, y):
+    """``nearest_sample_in_window`` for a query that ``window_run_near``'s run (window positions
+    first..last around sample ``j``) covers: the first of the nearest samples of the run."""
+    n = cx.shape[0] - 1
+    kk = (j - NEAREST_WINDOW + first) % n
+    best = np.inf
+    jb = kk
+    for _ in range(last - first + 1):
+        d2 = (x - cx[kk]) ** 2 + (y - cy[kk]) ** 2
+        if d2 < best:
+            best = d2
+            jb = kk
+        kk += 1
+        if kk == n:
+            kk = 0
     return jb
 
 

@@ -23,7 +23,7 @@ from .preview import PREVIEW_D, build_ai_preview
 from ..core.jit import allocating_kernel, kernel
 from ..core.layout import SURF_BARRIER
 from .geometry import TrackArrays, seg_d2, band_code
-from .surface import PITG_BOUNDS, pit_overrides, pit_surface
+from .surface import PITG_BOUNDS, pit_override, pit_surface
 
 # m beyond the grass edge every segment stamps the raster (the barrier band; the march's skips rely on it)
 BARRIER_STAMP_DEPTH = 10.0
@@ -109,8 +109,8 @@ def _classify_cells(tr, nx, ny):
             d2, t = seg_d2(tr, g, x, y)
             a = math.sqrt(d2)
             code = band_code(tr, a)
-            p = pit_surface(tr, x, y)
-            if pit_overrides(p, a, tr.kerb_edge):
+            p = pit_override(tr, x, y, a, tr.kerb_edge)
+            if p >= 0:
                 code = p
             out[gy, gx] = code
     return out

@@ -22,8 +22,9 @@ import numpy as np
 
 from .geometry import point_at_arrays
 from .surface import (
-    BOX_PAIR_GAP, GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_GAP, PIT_WORK_WIDTH, PITG_BOUNDS,
-    PITG_GRID, PITG_LENGTH, PITG_MAP, PITG_N_QUAD, PITG_N_SEG, PITG_QUAD0, PITG_SEG0, PIT_GRID_CELL, QUAD_GARAGE, QUAD_QUEUE,
+    MASK_BOX, MASK_ROAD, BOX_PAIR_GAP, GARAGE_DEPTH, GARAGE_LENGTH, PIT_CONN_STEPS, PIT_WORK_GAP, PIT_WORK_WIDTH, PITG_BOUNDS,
+    PITG_GRID, PITG_LENGTH, PITG_MAP, PITG_MASK, PITG_N_QUAD, PITG_N_SEG, PITG_QUAD0, PITG_SEG0, PIT_GRID_CELL,
+    QUAD_GARAGE, QUAD_QUEUE,
     QUAD_SERVICE, QUAD_SIZE, QUEUE_GAP, QUEUE_LENGTH_RATIO, ROUTE_ENTRY, ROUTE_EXIT, ROUTE_MAIN, ROUTE_WORKING,
     SEG_SIZE, SERVICE_DEPTH, SERVICE_LENGTH,
 )
@@ -36,6 +37,8 @@ PIT_CONN_LENGTH = 110.0   # m along the track covered by each connector
 PIT_CONN_INSET = 2.0      # m, |offset| of the connector's end on the track asphalt
 LANE_OFFSETS = (31.0, 43.0, 55.0)
 LANE_POINT_STEP = 8.0     # m between fast-lane points of the pit path
+MASK_SPLIT = 16           # the pit mask's cells: the road grid's (32 m) split 16 ways each way, 2 m
+MASK_MARGIN = 1e-4        # m a mask cell is widened by: a point read into a neighbour cell by rounding
 
 
 def no_pit_fields() -> dict:
@@ -84,7 +87,8 @@ def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping,
     PaddockJS pairs them: 9 m garages 4 m apart, centred on the service area), garage_lane_u their
     distances along the fast lane; mapping: the lap distances (m) PaddockJS maps its roads onto (the
     entry connection's, the fast lane's start and end, the exit connection's; unwrapped), length: the
-    lap's (m). Empty for no pit lane."""
+    lap's (m). Empty for no pit lane. Last comes its mask (``pit_mask``), which lets ``surface.pit_state``
+    skip its search where no pit surface can be."""
     m = len(px)
     if m == 0:
         return np.zeros(0, np.float64)
@@ -145,6 +149,9 @@ def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping,
             c1, r1 = cell_of(max(ax, bx) + cell, max(ay, by) + cell)
             segs.append([ax, ay, bx, by, width / 2, route, c0, r0, c1, r1, before, sum(lengths)])
             before += ln
+    segs = np.asarray(segs, np.float64)
+    quads = np.asarray(quads, np.float64)
+    mask = pit_mask(segs, quads, gx0, gy0, cell, cols, rows)
     head = np.zeros(PITG_SEG0)
     head[PITG_N_SEG] = len(segs)
     head[PITG_N_QUAD] = len(quads)
@@ -153,9 +160,66 @@ def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping,
     head[PITG_QUAD0] = PITG_SEG0 + SEG_SIZE * len(segs)
     head[PITG_MAP:PITG_MAP + 4] = mapping
     head[PITG_LENGTH] = length
-    out = np.concatenate([head, np.asarray(segs, np.float64).ravel(), np.asarray(quads, np.float64).ravel()])
-    assert len(out) == head[PITG_QUAD0] + QUAD_SIZE * len(quads)
+    head[PITG_MASK:PITG_MASK + 6] = (head[PITG_QUAD0] + QUAD_SIZE * len(quads), gx0, gy0, cell / MASK_SPLIT,
+                                     mask.shape[1], mask.shape[0])
+    out = np.concatenate([head, segs.ravel(), quads.ravel(), mask.ravel()])
+    assert len(out) == head[PITG_MASK] + mask.size
     return np.ascontiguousarray(out)
+
+
+def _candidates(segs, col, row):
+    """bool[S]: the road segments PaddockJS's road grid offers in grid cell (col, row), as
+    ``surface._road_radius`` and ``_seg_candidate`` choose them (the cell's, else its 3 x 3 cells', else all)."""
+    c0, r0, c1, r1 = segs[:, 6], segs[:, 7], segs[:, 8], segs[:, 9]
+    for r in (0, 1):
+        hit = (c0 <= col + r) & (c1 >= col - r) & (r0 <= row + r) & (r1 >= row - r)
+        if hit.any():
+            return hit
+    return np.ones(len(segs), bool)
+
+
+def pit_mask(segs, quads, gx0, gy0, cell, cols, rows, margin=MASK_MARGIN):
+    """float64[rows * MASK_SPLIT, cols * MASK_SPLIT]: the road grid's cells split MASK_SPLIT ways each way
+    (cells of cell / MASK_SPLIT m from (gx0, gy0)), each the sum of MASK_ROAD where ``surface.pit_state``
+    may find a road and MASK_BOX where it may find a pit box (0.0: certainly no pit surface). A cell,
+    widened by ``margin`` m (rounding, and a point's cell read one off), may hold a box where it meets a
+    rectangle's bounding box, a road where the line of a road segment the grid offers there comes within
+    the segment's half width (``pit_state`` measures a road's offset from its segment's line, beyond the
+    segment's ends too). Cells at a grid cell's edge take the candidates of the grid cells they touch.
+
+    segs float64[S, SEG_SIZE], quads float64[Q, QUAD_SIZE]: ``pit_geometry``'s rows."""
+    fine = cell / MASK_SPLIT
+    nx, ny = cols * MASK_SPLIT, rows * MASK_SPLIT
+    x_lo = gx0 + fine * np.arange(nx)[None, :] - margin
+    y_lo = gy0 + fine * np.arange(ny)[:, None] - margin
+    x_hi = x_lo + fine + 2 * margin
+    y_hi = y_lo + fine + 2 * margin
+    box = np.zeros((ny, nx), bool)
+    for q in quads:
+        qx, qy = q[0:8:2], q[1:8:2]
+        box |= (x_hi >= qx.min()) & (x_lo <= qx.max()) & (y_hi >= qy.min()) & (y_lo <= qy.max())
+    road = np.zeros((ny, nx), bool)
+    # the candidate segments of every fine cell: the union over the grid cells its widened box touches
+    col_lo = np.floor((x_lo[0] - gx0) / cell).astype(int)
+    col_hi = np.floor((x_hi[0] - gx0) / cell).astype(int)
+    row_lo = np.floor((y_lo[:, 0] - gy0) / cell).astype(int)
+    row_hi = np.floor((y_hi[:, 0] - gy0) / cell).astype(int)
+    grid = np.array([[_candidates(segs, cc, rr) for cc in range(-1, cols + 1)] for rr in range(-1, rows + 1)])
+    cand = np.zeros((ny, nx, len(segs)), bool)
+    for rr in (row_lo, row_hi):
+        for cc in (col_lo, col_hi):
+            cand |= grid[rr[:, None] + 1, cc[None, :] + 1]
+    for k, (ax, ay, bx, by, half) in enumerate(segs[:, :5]):
+        dx, dy = bx - ax, by - ay
+        ln = math.hypot(dx, dy)
+        snx, sny = (-dy / ln, dx / ln) if ln > 0.0 else (0.0, 1.0)
+        # the offset from the segment's line is affine: its range over a cell is its corners' range
+        corners = [(x - ax) * snx + (y - ay) * sny for x in (x_lo, x_hi) for y in (y_lo, y_hi)]
+        low = np.minimum.reduce(corners)
+        high = np.maximum.reduce(corners)
+        nearest = np.where((low <= 0.0) & (high >= 0.0), 0.0, np.minimum(np.abs(low), np.abs(high)))
+        road |= cand[:, :, k] & (nearest <= half + margin)
+    return MASK_ROAD * road + MASK_BOX * box
 
 
 def lane_length() -> float:

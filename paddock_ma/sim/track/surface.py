@@ -47,8 +47,9 @@ BOX_EASE = 34.0            # path length over which a pit-route car eases sidewa
 
 # ``pit_geom`` (``pit_lane.pit_geometry``), a flat float64 array: a header, then the road segments
 # (SEG_SIZE values each: ax, ay, bx, by, half width, route, the grid cells c0, r0, c1, r1 it covers, ...),
-# then the rectangles (QUAD_SIZE values each: four corners x0, y0 .. x3, y3, the kind, ...). Empty: no pit
-# lane.
+# then the rectangles (QUAD_SIZE values each: four corners x0, y0 .. x3, y3, the kind, ...), then the mask's
+# cells (row-major: MASK_ROAD + MASK_BOX where a road, a box may lie; 0.0 where ``pit_state`` certainly
+# answers none). Empty: no pit lane.
 PITG_N_SEG = 0
 PITG_N_QUAD = 1
 PITG_BOUNDS = 2            # min x, max x, min y, max y (m): outside, no point is a pit surface
@@ -57,11 +58,13 @@ PITG_QUAD0 = 11            # index of the first rectangle
 PITG_MAP = 12              # the lap distances (m) PaddockJS maps the pit roads onto (``mapPitDistance``): the
                            # entry connection's, the fast lane's start and end, the exit connection's
 PITG_LENGTH = 16           # the lap length (m)
-PITG_SEG0 = 17             # index of the first segment
+PITG_MASK = 17             # the "no pit surface here" mask: index of its first cell, x0, y0, cell (m), columns, rows
+PITG_SEG0 = 23             # index of the first segment
 SEG_SIZE = 12              # ... c1, r1, then the route's length (m) before the segment and the route's length
 QUAD_SIZE = 10             # ... kind, then the distance (m) along the fast lane PaddockJS maps the box by
 ROUTE_ENTRY, ROUTE_MAIN, ROUTE_WORKING, ROUTE_EXIT = 0, 1, 2, 3
 QUAD_SERVICE, QUAD_QUEUE, QUAD_GARAGE = 0, 1, 2
+MASK_ROAD, MASK_BOX = 1, 2
 
 
 @kernel(inline="always")
@@ -153,6 +156,23 @@ def in_pit_bounds(g, x, y):
 
 
 @kernel(inline="always")
+def pit_mask_at(g, x, y):
+    """What the mask of ``pit_geom`` g (``pit_lane.pit_mask``) allows at (x, y) (m): MASK_ROAD if a
+    candidate road's strip may reach the point, plus MASK_BOX if a rectangle may; 0 where no pit surface
+    lies there. Off the mask both. The mask spares ``pit_state`` its searches for most points of the
+    complex's bounds (the main track beside the pit lane, the roads far from the boxes); the answer is
+    the same either way."""
+    o = int(g[PITG_MASK])
+    cell = g[PITG_MASK + 3]
+    col = math.floor((x - g[PITG_MASK + 1]) / cell)
+    row = math.floor((y - g[PITG_MASK + 2]) / cell)
+    cols = int(g[PITG_MASK + 4])
+    if 0 <= col < cols and 0 <= row < int(g[PITG_MASK + 5]):
+        return int(g[o + int(row) * cols + int(col)])
+    return MASK_ROAD + MASK_BOX
+
+
+@kernel(inline="always")
 def _seg_projection(g, o, x, y):
     """PaddockJS's ``projectPointToSegment`` of (x, y) on the pit segment at g[o] -> (signed offset m,
     projected x, y, unit normal x, y). The offset is measured along the segment's normal from the
@@ -233,6 +253,21 @@ def map_pit_distance(g, start, end, amount):
 
 
 @kernel(inline="always")
+def _box_at(g, x, y):
+    """PaddockJS's pit-box rule at (x, y) (m) in ``pit_geom`` g: the index in g of the rectangle that holds
+    the point (a service or queue area first, else a garage), -1 none."""
+    nq = int(g[PITG_N_QUAD])
+    q0 = int(g[PITG_QUAD0])
+    for kind in range(2):
+        for k in range(nq):
+            o = q0 + QUAD_SIZE * k
+            t = g[o + 8]
+            if ((t != QUAD_GARAGE) if kind == 0 else (t == QUAD_GARAGE)) and point_in_quad(g, o, x, y):
+                return o
+    return -1
+
+
+@kernel(inline="always")
 def pit_state(tr, x, y):
     """PaddockJS's ``nearestPitLaneState`` at (x, y) (m) -> (code, cx, cy, nx, ny, width, distance): the
     pit surface (SURF_PIT_*, -1 none), what its analytic wheel test reads: the state's point (the road's
@@ -243,25 +278,24 @@ def pit_state(tr, x, y):
     Inside the complex's bounds: a service or queue area, else a garage, is the pit box; else the
     roads (entry road, fast lane, working lane, exit road; each the nearest of its candidate segments
     by the offset from its line) within half their width, the nearest wins (the first of equals).
+    The complex's mask (``pit_mask_at``) spares the searches it vouches for.
     ``tr``: any namedtuple with ``pit_geom``."""
     g = tr.pit_geom
-    if not in_pit_bounds(g, x, y):
+    allowed = pit_mask_at(g, x, y) if in_pit_bounds(g, x, y) else 0
+    if allowed == 0:
         return -1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    nq = int(g[PITG_N_QUAD])
-    q0 = int(g[PITG_QUAD0])
-    for kind in range(2):
-        for k in range(nq):
-            o = q0 + QUAD_SIZE * k
-            t = g[o + 8]
-            if ((t != QUAD_GARAGE) if kind == 0 else (t == QUAD_GARAGE)) and point_in_quad(g, o, x, y):
-                # corner 0 - corner 3: the rectangle's depth along the service normal
-                nx = g[o] - g[o + 6]
-                ny = g[o + 1] - g[o + 7]
-                dd = math.sqrt(nx * nx + ny * ny)
-                lane = g[PITG_SEG0 + SEG_SIZE * _first_of_route(g, ROUTE_MAIN) + 11]
-                amount = g[o + 9] / lane if lane > 0.0 else 0.0
-                return (SURF_PIT_BOX, 0.5 * (g[o] + g[o + 4]), 0.5 * (g[o + 1] + g[o + 5]), nx / dd, ny / dd, dd,
-                        map_pit_distance(g, g[PITG_MAP + 1], g[PITG_MAP + 2], amount))
+    o = _box_at(g, x, y) if (allowed & MASK_BOX) != 0 else -1
+    if o >= 0:
+        # corner 0 - corner 3: the rectangle's depth along the service normal
+        nx = g[o] - g[o + 6]
+        ny = g[o + 1] - g[o + 7]
+        dd = math.sqrt(nx * nx + ny * ny)
+        lane = g[PITG_SEG0 + SEG_SIZE * _first_of_route(g, ROUTE_MAIN) + 11]
+        amount = g[o + 9] / lane if lane > 0.0 else 0.0
+        return (SURF_PIT_BOX, 0.5 * (g[o] + g[o + 4]), 0.5 * (g[o + 1] + g[o + 5]), nx / dd, ny / dd, dd,
+                map_pit_distance(g, g[PITG_MAP + 1], g[PITG_MAP + 2], amount))
+    if (allowed & MASK_ROAD) == 0:
+        return -1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     r, col, row = _road_radius(g, x, y)
     n = int(g[PITG_N_SEG])
     best_code = -1
@@ -390,6 +424,26 @@ def pit_surface_quiet(tr, x, y, rdx, rdy):
     return max(0.0, t * (1.0 - 1e-9) - 1e-7)
 
 
+@kernel(inline="always")
+def pit_override(tr, x, y, a, kerb_edge):
+    """The pit surface that replaces the main-track band at (x, y) (m), a point at |offset| ``a`` (m) from
+    the centreline: ``pit_surface`` where ``pit_overrides`` lets it, else -1. On the asphalt and kerb
+    (a <= kerb_edge) only a pit box overrides, so only the boxes are searched there. ``tr``: any
+    namedtuple with ``pit_geom``."""
+    if a > kerb_edge:
+        return pit_surface(tr, x, y)
+    g = tr.pit_geom
+    if in_pit_bounds(g, x, y) and (pit_mask_at(g, x, y) & MASK_BOX) != 0 and _box_at(g, x, y) >= 0:
+        return SURF_PIT_BOX
+    return -1
+
+
+@kernel
+def pit_override_call(tr, x, y, a, kerb_edge):
+    """``pit_override`` as an ordinary (not inlined) call, for hot kernels that reach it rarely."""
+    return pit_override(tr, x, y, a, kerb_edge)
+
+
 @kernel
 def pit_surface_call(tr, x, y):
     """``pit_surface`` as an ordinary (not inlined) call, for hot kernels that reach it rarely: keeps
@@ -415,8 +469,8 @@ def surface_at(tr, x, y, hint):
     a = abs(offset)
     code = band_code(tr, a)
     if in_pit_bounds(tr.pit_geom, x, y):
-        p = pit_surface_call(tr, x, y)
-        if pit_overrides(p, a, tr.kerb_edge):
+        p = pit_override_call(tr, x, y, a, tr.kerb_edge)
+        if p >= 0:
             code = p
     return code, offset, seg
 

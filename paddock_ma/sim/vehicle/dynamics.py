@@ -35,16 +35,17 @@ from ..core.layout import (
     F_SLIP_REAR, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY, F_X, F_Y, F_YAW_RATE, F_GRIP_USAGE,
     GRAVITY, I_COMPOUND, I_DRS_ACTIVE, I_INSTABILITY, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
     I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, INSTAB_NONE, INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE,
-    P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR,
-    R_PHYSICS_MODE, R_TIRE_DEGRADATION, STEER_RATE, WHEELBASE,
+    P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, PRE_COS,
+    PRE_ENGINE, PRE_HEADING, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, R_PHYSICS_MODE, R_TIRE_DEGRADATION,
+    STEER_RATE, WHEELBASE,
 )
 from .limits import acceleration_limit, braking_limit, normalize_angle, wheel_drag_yaw_rate
-from .simulator import simulator_tick
+from .simulator import sim_start_state, simulator_tick
 from .surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING, table_index
 from ..core.trig import clamp
 from .tyres import COMPOUND_GRIP, COMPOUND_WEAR, compound_index, tyre_factor
 
-__all__ = ["integrate_car", "integrate_car_pre", "hold_car"]
+__all__ = ["integrate_car", "integrate_car_pre", "prepare_car", "hold_car"]
 
 # DRS open (I_DRS_ACTIVE, race.drs): PaddockJS's arcade multipliers (vehiclePhysics.js)
 ARCADE_DRS_DRAG = 0.42      # of the aero drag coefficient
@@ -139,15 +140,36 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
     the applied inputs and (degradation on) the tyre energy. Leaves F_PREV_* alone.
     """
     h = cars_f[w, c, F_HEADING]
+    ch = math.cos(h)
+    sh = math.sin(h)
+    slip, gain, engine = sim_start_state(cars_f, w, c, ch, sh)
     integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt,
-                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), math.cos(h), math.sin(h))
+                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), ch, sh, slip, gain, engine)
 
 
 @kernel(error_model="numpy", inline="always")
-def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh):
+def prepare_car(cars_f, rules, w, c, pre):
+    """Fill row ``c`` of a tick's shared per-car inputs ``pre`` float64[C, N_PRE] (layout.PRE_*) for car
+    (w, c) before anyone reads it: cos and sin of F_HEADING (kept when the row already holds this
+    heading), the tyre factor, and in simulator mode ``sim_start_state``."""
+    h = cars_f[w, c, F_HEADING]
+    if pre[c, PRE_HEADING] != h:
+        pre[c, PRE_HEADING] = h
+        pre[c, PRE_COS] = math.cos(h)
+        pre[c, PRE_SIN] = math.sin(h)
+    pre[c, PRE_TYRE] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
+    if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
+        pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE] = sim_start_state(
+            cars_f, w, c, pre[c, PRE_COS], pre[c, PRE_SIN])
+
+
+@kernel(error_model="numpy", inline="always")
+def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh, slip, gain,
+                      engine):
     """``integrate_car`` with precomputed inputs the step shares between kernels: tf, the tyre
-    factor of the current F_TIRE_ENERGY (``tyre_factor``), and ch, sh, the cos and sin of the
-    current F_HEADING (the same values the caller would compute: results are identical).
+    factor of the current F_TIRE_ENERGY (``tyre_factor``), ch, sh, the cos and sin of the
+    current F_HEADING, and (simulator mode; ignored in arcade) slip, gain, engine, its
+    ``sim_start_state`` (the same values the caller would compute: results are identical).
 
     Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
     The returned cos/sin are math.cos/sin of the new heading (the ``pre`` cache of step.py reuses them).
@@ -166,7 +188,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     cgrip = COMPOUND_GRIP[compound]
     if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
         lat, h2, ch2, sh2, wear = simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake,
-                                                 tf, cgrip, dt, ch, sh)
+                                                 tf, cgrip, dt, ch, sh, slip, gain, engine)
     else:
         lat, h2, ch2, sh2, wear = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
                                           cgrip, dt)

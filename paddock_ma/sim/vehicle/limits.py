@@ -47,8 +47,10 @@ def wheel_drag_yaw_rate(drag, rolling, grip, fl, fr, rl, rr, speed):
 @kernel(error_model="numpy", inline="always")
 def normalize_angle(a):
     """PaddockJS's normalizeAngle: ((a + pi) mod 2 pi) - pi with JavaScript's remainder (sign of the
-    dividend), then one 2 pi added below -pi. Result in [-pi, pi]."""
-    value = np.fmod(a + math.pi, TWO_PI) - math.pi
+    dividend), then one 2 pi added below -pi. Result in [-pi, pi]. (fmod returns a dividend smaller
+    than the divisor unchanged, exactly: the library call is needed only beyond one turn.)"""
+    x = a + math.pi
+    value = (x if -TWO_PI < x < TWO_PI else np.fmod(x, TWO_PI)) - math.pi
     if value < -math.pi:
         value += TWO_PI
     return value

@@ -54,6 +54,23 @@ SLIP_MIN_SPEED = 0.01 / 12.0
 
 
 @kernel(error_model="numpy", inline="always")
+def sim_start_state(cars_f, w, c, ch, sh):
+    """What the simulator model and the built-in driver's simulator controls both derive from car (w, c)'s
+    velocity at the start of a tick (ch, sh: cos and sin of its heading), computed once a tick:
+    (body slip rad: atan2(sideways, max(|forward|, 0.1)) velocity; steering gain of the forward speed,
+    1 / (1 + (|u| / 58)^1.85 x 2.35), unclamped; engine curve max(0.08, 1 - (v / MAX_SPEED)^1.22))."""
+    vx = cars_f[w, c, F_VX]
+    vy = cars_f[w, c, F_VY]
+    v = math.sqrt(vx * vx + vy * vy)
+    ratio = clamp(v / MAX_SPEED, 0.0, 1.0)
+    fwd = vx * ch + vy * sh
+    lat_v = vx * -sh + vy * ch
+    slip = math.atan2(lat_v, max(abs(fwd), 0.1))
+    gain = 1.0 / (1.0 + math.pow(abs(fwd) / 58.0, 1.85) * 2.35)
+    return slip, gain, max(0.08, 1.0 - math.pow(ratio, 1.22))
+
+
+@kernel(error_model="numpy", inline="always")
 def _stability(grip_usage, slip, worst, brake, throttle):
     """PaddockJS's simulator stability label as an INSTAB_* code."""
     if grip_usage > 1.32 or abs(slip) > 0.42:
@@ -76,10 +93,12 @@ def _sign_or_one(x):
 
 
 @kernel(error_model="numpy", inline="always")
-def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh):
+def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh, current_slip,
+                   speed_steer, engine_curve):
     """One simulator tick (module docstring) of car (w, c): delta the road-wheel angle after this
     tick's rate limit (rad), throttle and brake in [0, 1], tf the tyre factor, cgrip the compound
-    grip (1 for the medium), dt (s), ch, sh the cos and sin of the current heading. Writes pose,
+    grip (1 for the medium), dt (s), ch, sh the cos and sin of the current heading, current_slip,
+    speed_steer and engine_curve the car's ``sim_start_state`` (the same values). Writes pose,
     velocity, speed, yaw rate, accelerations, grip usage, slip, traction-limited and stability.
     Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin, tyre wear %/s before the
     compound's factor)."""
@@ -108,18 +127,15 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     total_grip = max(0.1, (car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY + downforce) * surface_grip)
     fwd = vx * ch + vy * sh
     lat_v = vx * -sh + vy * ch
-    current_slip = math.atan2(lat_v, max(abs(fwd), 0.1))
 
     drs = cars_i[w, c, I_DRS_ACTIVE] != 0       # DRS open (race.drs): power x 1.07, drag x 0.46
-    engine = (throttle * car_params[w, c, P_POWER] * (SIM_DRS_POWER if drs else 1.0)
-              * max(0.08, 1.0 - math.pow(ratio, 1.22)))
+    engine = throttle * car_params[w, c, P_POWER] * (SIM_DRS_POWER if drs else 1.0) * engine_curve
     drive = min(engine / mass, acceleration_limit(prev_speed, surface_grip))
     braking = min(brake * car_params[w, c, P_BRAKE] / mass, braking_limit(prev_speed, surface_grip))
     drag = (car_params[w, c, P_DRAG_CD] * (SIM_DRS_DRAG if drs else 1.0) * 0.28 + s_drag * 0.018) * v * v / mass
     rolling = s_roll * GRAVITY
 
     norm_steer = abs(delta) / MAX_STEER_ANGLE
-    speed_steer = 1.0 / (1.0 + math.pow(abs(fwd) / 58.0, 1.85) * 2.35)
     eff_steer = delta * clamp(speed_steer, 0.16, 1.0)
     raw_yaw = 0.0 if abs(fwd) <= STILL_SPEED else (fwd / WHEELBASE) * math.tan(eff_steer)
     damping = 4.2 + surface_grip * 2.1 + ratio * 1.6

@@ -34,15 +34,18 @@ from ..core.layout import (
 )
 from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
 from ..track.geometry import (
-    HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, nearest_sample_in_window, walk_segments,
+    HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, nearest_sample_in_run, nearest_sample_in_window,
+    walk_segments, window_run_near,
 )
-from ..track.surface import near_pit_connector, pit_bbox, pit_overrides, pit_state_call, pit_surface_call
+from ..track.surface import near_pit_connector, pit_bbox, pit_override_call, pit_overrides, pit_state_call
 from ..core.trig import wrap_angle
 
 VISUAL_LENGTH = 5.63     # m, PaddockJS's REAL_F1_CAR_LENGTH_METERS (the car's visual footprint)
 VISUAL_WIDTH = 1.9       # m, REAL_F1_CAR_WIDTH_METERS
 BARRIER_WIDTH = 0.55     # m, PaddockJS's TRACK.barrierWidth
 PIT_CONNECTOR_WINDOW = 35.0  # m, PaddockJS's PIT_CONNECTOR_FULL_SAMPLE_WINDOW
+# m: the farthest a sampled patch point (a patch's centre or corner) lies from the car's centre
+PATCH_REACH = math.hypot(WHEEL_X + 0.5 * PATCH_LENGTH, WHEEL_Y + 0.5 * PATCH_WIDTH)
 
 # The TrackArrays fields ``track.surface.pit_surface`` reads: built only where a pit test runs.
 PitArrays = namedtuple("PitArrays", ["pit_geom"])
@@ -135,7 +138,9 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     qny = 0.0
     qw = 0.0
     qd = 0.0
-    if bx0 <= x <= bx1 and by0 <= y <= by1:
+    # (on the asphalt and kerb only a pit box overrides: the roads are searched beyond the kerb only)
+    if bx0 <= x <= bx1 and by0 <= y <= by1 and (
+            abs(c_off) > kerb or pit_override_call(PitArrays(pit_geom), x, y, abs(c_off), kerb) >= 0):
         cp, qx0, qy0, qnx, qny, qw, qd = pit_state_call(PitArrays(pit_geom), x, y)
         if not pit_overrides(cp, abs(c_off), kerb):
             cp = -1
@@ -173,6 +178,11 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
     a = hl * fn                     # offset change to a patch's front edge
     b = hpw * rn                    # offset change to its right edge
     reach = abs(a) + abs(b)         # a patch's half extent along the normal
+    # the window positions that may hold a sampled point's nearest sample, shared by the car's 20 points
+    run_a = -1
+    run_b = -1
+    if sampled:
+        run_a, run_b = window_run_near(cx, cy, cs, length, j, x, y, PATCH_REACH)
     worst = SURF_TRACK
     worst_p = 0
     on_track = 1
@@ -200,12 +210,15 @@ def _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, le
                 sw = 0.0 if q == 0 else (1.0 if (q == 1 or q == 4) else -1.0)
                 qx = wx + sl * hl * fx + sw * hpw * rx
                 qy = wy + sl * hl * fy + sw * hpw * ry
-                jq = nearest_sample_in_window(cx, cy, cs, length, j, qx, qy)
+                if run_a >= 0:
+                    jq = nearest_sample_in_run(cx, cy, j, run_a, run_b, qx, qy)
+                else:
+                    jq = nearest_sample_in_window(cx, cy, cs, length, j, qx, qy)
                 so = (qx - cx[jq]) * cnx[jq] + (qy - cy[jq]) * cny[jq]
                 qc = band_of(abs(so), hw, kerb, gravel, grass)
                 if bx0 <= qx <= bx1 and by0 <= qy <= by1:
-                    pc = pit_surface_call(PitArrays(pit_geom), qx, qy)
-                    if pit_overrides(pc, abs(so), kerb):
+                    pc = pit_override_call(PitArrays(pit_geom), qx, qy, abs(so), kerb)
+                    if pc >= 0:
                         qc = pc
                 if SURFACE_PRIORITY[qc] > code_p:
                     code_p = SURFACE_PRIORITY[qc]
