@@ -434,3 +434,30 @@ def test_pit_lane_geometry(name):
                 continue
             code = surface_at(tr, x + f * (bx - x), y + f * (by - y), -1)[0]
             assert code in (L.SURF_PIT_LANE, L.SURF_PIT_BOX)
+
+
+@pytest.mark.parametrize("name", ["oval", "grand-prix"])
+def test_pit_placement_probes_the_whole_complex(name):
+    # Placing our pit lane checks the clearance of points of its outline: they must reach as far from
+    # the fast lane as the complex ``pit_geometry`` lays out (the garages' outer edge), not stop short.
+    from paddock_ma.sim.track import pit_lane as PL
+    from paddock_ma.sim.track.surface import PIT_CONN_STEPS, PITG_N_QUAD, PITG_QUAD0, QUAD_GARAGE, QUAD_SIZE
+    t = load_track(name)
+    lay = next(lay for off in PL.LANE_OFFSETS
+               for lay in [PL._layout(t.cx, t.cy, t.cs, t.ch, t.ccurv, t.pit_side, off, t.kerb_edge)]
+               if np.array_equal(lay["path"][:, 0], t.px))
+    a = lay["path"][PIT_CONN_STEPS]
+    b = lay["path"][len(lay["path"]) - 1 - PIT_CONN_STEPS]
+    d = (b - a) / np.linalg.norm(b - a)
+    normal = np.array([-d[1], d[0]]) * t.pit_side          # away from the track
+
+    def across(points):
+        return (points - a) @ normal
+
+    g = t.pit_geom
+    q0 = int(g[PITG_QUAD0])
+    garages = [g[q0 + QUAD_SIZE * k:q0 + QUAD_SIZE * k + 8].reshape(4, 2) for k in range(int(g[PITG_N_QUAD]))
+               if g[q0 + QUAD_SIZE * k + 8] == QUAD_GARAGE]
+    outer = max(across(q).max() for q in garages)
+    assert outer == pytest.approx(21.5, abs=1e-6)
+    assert across(lay["probe"]).max() == pytest.approx(outer, abs=1e-6)

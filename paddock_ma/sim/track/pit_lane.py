@@ -285,10 +285,12 @@ def _layout(cx, cy, cs, ch, ccurv, side, lane_offset, kerb_edge):
     box_u = LANE_BUFFER + 0.5 * BOX_PITCH + BOX_PITCH * np.arange(N_BOXES)      # from the lane start
     boxes = lane_a[None, :] + box_u[:, None] * d[None, :] + v_box * n[None, :]
 
-    # clearance samples: the lane, working lane and garages' outlines and the connectors away from
-    # the track ends (the ends lie on the asphalt by design)
+    # clearance samples: the lane, working lane and garages' outlines as ``pit_geometry`` lays them (the
+    # working lane's outer edge 15.5 m, the garages' 21.5 m from the fast lane's centre line) and the
+    # connectors away from the track ends (the ends lie on the asphalt by design)
     us = np.linspace(0.0, lp, int(lp / 4.0) + 1)
-    vs = np.array([-hw, 0.0, hw, hw + PIT_WORK_WIDTH, hw + PIT_WORK_WIDTH + GARAGE_DEPTH])
+    work_out = hw + PIT_WORK_GAP + PIT_WORK_WIDTH
+    vs = np.array([-hw, 0.0, hw, work_out, work_out + PIT_WORK_GAP + GARAGE_DEPTH])
     pts = [lane_a[None, :] + us[:, None] * d[None, :] + v * n[None, :] for v in vs]
     k_lo, k_hi = int(0.45 * PIT_CONN_STEPS), PIT_CONN_STEPS
     pts.append(entry[k_lo:k_hi])
