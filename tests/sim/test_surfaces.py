@@ -187,6 +187,28 @@ def test_patch_point_nearest_sample_is_paddockjs_window_search():
     assert abs(offset - 28.5924) < 1e-4
 
 
+def _test_track(name):
+    """A track by ``load_track`` name, or "technical-object": PaddockJS's technical track object (fixture)."""
+    import json
+    from pathlib import Path
+    from paddock_ma.sim.track.load import paddockjs_track_document
+    if name == "technical-object":
+        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
+        return paddockjs_track_document(json.loads(fixture.read_text())["track"])
+    return load_track(name)
+
+
+def _hinted_points(t, rng, count, radius):
+    """``count`` points at ``radius`` (m, float64[count]) in random directions from random samples of track
+    ``t``, each hinted by a sample up to 40 from its own -> (samples, xs, ys, hints)."""
+    n = len(t.cx) - 1
+    base = rng.integers(0, n, count)
+    angle = rng.uniform(-np.pi, np.pi, count)
+    xs = t.cx[base] + radius * np.cos(angle)
+    ys = t.cy[base] + radius * np.sin(angle)
+    return base, xs, ys, (base + rng.integers(-40, 41, count)) % n
+
+
 def _window_scan(t, j, x, y):
     """The plain scan the pruned search must equal: the 481 samples around j in window order, the
     first of equals."""
@@ -200,23 +222,11 @@ def test_pruned_window_search_equals_the_plain_scan(name):
     # Points up to 60 m from the track (inside tight corners, where the distances have local minima,
     # and beside the parts of the lap that come back near), hinted by a sample up to 40 away from
     # their nearest, plus ties: points equidistant from two samples (on a perpendicular bisector).
-    import json
-    from pathlib import Path
     from paddock_ma.sim.track.geometry import nearest_sample_in_window
-    from paddock_ma.sim.track.load import paddockjs_track_document
-    if name == "technical-object":
-        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
-        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
-    else:
-        t = load_track(name)
+    t = _test_track(name)
     n = len(t.cx) - 1
     rng = np.random.default_rng(61)
-    base = rng.integers(0, n, 4000)
-    radius = rng.uniform(0.0, 60.0, base.size)
-    angle = rng.uniform(-np.pi, np.pi, base.size)
-    xs = t.cx[base] + radius * np.cos(angle)
-    ys = t.cy[base] + radius * np.sin(angle)
-    hints = (base + rng.integers(-40, 41, base.size)) % n
+    base, xs, ys, hints = _hinted_points(t, rng, 4000, rng.uniform(0.0, 60.0, 4000))
     a, b = base, (base + 1) % n                      # ties: the midpoint of two samples, pushed along the bisector
     mx, my = (t.cx[a] + t.cx[b]) / 2, (t.cy[a] + t.cy[b]) / 2
     push = rng.uniform(-20.0, 20.0, base.size)
@@ -237,24 +247,11 @@ def test_shared_window_run_equals_the_plain_scan(name):
     # point's nearest sample in that run must be the plain scan's answer. Cars up to 60 m from the track
     # (hairpins bring other parts of the lap near: the run is then refused and the per-point search
     # used), hinted by a sample up to 40 away; points anywhere within the reach, on its rim too.
-    import json
-    from pathlib import Path
     from paddock_ma.sim.track.geometry import nearest_sample_in_run, window_run_near
-    from paddock_ma.sim.track.load import paddockjs_track_document
     from paddock_ma.sim.vehicle.wheels import PATCH_REACH
-    if name == "technical-object":
-        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
-        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
-    else:
-        t = load_track(name)
-    n = len(t.cx) - 1
+    t = _test_track(name)
     rng = np.random.default_rng(17)
-    base = rng.integers(0, n, 1500)
-    radius = rng.uniform(0.0, 60.0, base.size) ** 2 / 60.0           # most cars near the centreline
-    angle = rng.uniform(-np.pi, np.pi, base.size)
-    xs = t.cx[base] + radius * np.cos(angle)
-    ys = t.cy[base] + radius * np.sin(angle)
-    hints = (base + rng.integers(-40, 41, base.size)) % n
+    base, xs, ys, hints = _hinted_points(t, rng, 1500, rng.uniform(0.0, 60.0, 1500) ** 2 / 60.0)  # most near the centreline
     refused = 0
     for j, x, y in zip(hints, xs, ys):
         first, last = window_run_near(t.cx, t.cy, t.cs, t.length, int(j), float(x), float(y), PATCH_REACH)
@@ -284,16 +281,9 @@ def test_pit_mask_changes_no_answer(name):
     # The mask lets ``pit_state`` answer "none" without its search; it must never change an answer. Points:
     # uniform over the complex's bounds, and a band of +-2 cm around every road strip's edge (its segment's
     # line at half its width, out to 40 m beyond the segment's ends) and every rectangle's edges.
-    import json
     from collections import namedtuple
-    from pathlib import Path
-    from paddock_ma.sim.track.load import paddockjs_track_document
     from paddock_ma.sim.track.surface import PITG_BOUNDS, PITG_N_QUAD, PITG_N_SEG, PITG_QUAD0, PITG_SEG0, QUAD_SIZE, SEG_SIZE, pit_state
-    if name == "technical-object":
-        fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
-        t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
-    else:
-        t = load_track(name)
+    t = _test_track(name)
     g = t.pit_geom
     assert g.shape[0] > 0
     Pit = namedtuple("Pit", ["pit_geom"])
