@@ -301,10 +301,12 @@ def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress
                     march_kerb = False
                 else:
                     march_illegal = False
-        # the next whole metre whose answer may differ for a channel still looking (the surfaces' four
-        # bands, or the road edge's inside / outside alone: for a car in the pit lane also the kerb's
-        # outer edge, beyond which a pit surface counts as inside)
-        levels = 4 if (march_kerb or march_illegal) else 2 if include_pit else 1
+        # the next whole metre whose answer may differ for a channel still looking: the illegal surface's
+        # four band edges; the kerb's two (the white line and the kerb's outer edge: a runoff car's kerb
+        # ray, its illegal channel answered at its origin, skips the gravel and grass edges); the road
+        # edge's inside / outside alone, for a car in the pit lane with the kerb's outer edge, beyond which
+        # a pit surface counts as inside
+        levels = 4 if march_illegal else 2 if (march_kerb or include_pit) else 1
         read_pit = include_pit or (pit_allowed and (march_kerb or march_illegal))
         k = next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, read_pit, pit_t, levels, max_hint2,
                        x, y, dx, dy, k, length)
