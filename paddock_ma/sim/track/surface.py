@@ -440,15 +440,9 @@ def pit_override(tr, x, y, a, kerb_edge):
 
 @kernel
 def pit_override_call(tr, x, y, a, kerb_edge):
-    """``pit_override`` as an ordinary (not inlined) call, for hot kernels that reach it rarely."""
-    return pit_override(tr, x, y, a, kerb_edge)
-
-
-@kernel
-def pit_surface_call(tr, x, y):
-    """``pit_surface`` as an ordinary (not inlined) call, for hot kernels that reach it rarely: keeps
+    """``pit_override`` as an ordinary (not inlined) call, for hot kernels that reach it rarely: keeps
     its large body out of their code."""
-    return pit_surface(tr, x, y)
+    return pit_override(tr, x, y, a, kerb_edge)
 
 
 @kernel
