@@ -15,7 +15,8 @@ from numba import njit
 
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.track.geometry import band_of, locate, point_at
-from paddock_ma.sim.track.surface import pit_state, pit_surface, surface_at
+from paddock_ma.sim.track.point_surface import surface_at
+from paddock_ma.sim.track.surface import pit_state, pit_surface
 from paddock_ma.sim.vehicle.surface_table import SURFACE_PRIORITY
 
 STEP = 0.01          # m, oracle march step

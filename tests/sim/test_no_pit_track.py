@@ -19,7 +19,8 @@ from paddock_ma.sim.sensing.geometry import classify, sensor_geometry
 from paddock_ma.sim.track.load import load_track
 from paddock_ma.sim.track.paddockjs_track import paddockjs_track, paddockjs_track_info
 from paddock_ma.sim.track.pit_lane import track_has_pit_lane
-from paddock_ma.sim.track.surface import pit_bbox, pit_surface, surface_at
+from paddock_ma.sim.track.point_surface import surface_at
+from paddock_ma.sim.track.surface import pit_bbox, pit_surface
 from tests.helpers.kinematic import kinematic_tick
 from tests.sim.test_pit import make, place
 

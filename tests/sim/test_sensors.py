@@ -13,9 +13,8 @@ from paddock_ma.sim.sensing import sensors as S
 from paddock_ma.sim.sensing import geometry as G
 from paddock_ma.sim.track.geometry import locate, point_at
 from paddock_ma.sim.track.load import list_tracks, load_track
-from paddock_ma.sim.track.surface import (
-    GARAGE_DEPTH, PIT_WORK_GAP, PIT_WORK_WIDTH, pit_lane_frame, pit_point_at, surface_at,
-)
+from paddock_ma.sim.track.point_surface import surface_at
+from paddock_ma.sim.track.surface import GARAGE_DEPTH, PIT_WORK_GAP, PIT_WORK_WIDTH, pit_lane_frame, pit_point_at
 from tests.helpers import road_edge_oracle
 from tests.helpers.sense_oracle import nearest_sample_index, oracle_lookahead
 

@@ -11,9 +11,8 @@ from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.track.geometry import edge_distances, locate, point_at
 from paddock_ma.sim.track.load import TrackFormatError, list_tracks, load_track, oval_track, procedural_track
 from paddock_ma.sim.track.build import validate_centreline
-from paddock_ma.sim.track.surface import (
-    PIT_CONN_STEPS, PIT_WORK_GAP, PIT_WORK_WIDTH, edge_distance_at, pit_point_at, surface_at, surface_fast,
-)
+from paddock_ma.sim.track.point_surface import edge_distance_at, surface_at, surface_fast
+from paddock_ma.sim.track.surface import PIT_CONN_STEPS, PIT_WORK_GAP, PIT_WORK_WIDTH, pit_point_at
 
 SHIPPED = ["grand-prix", "oval", "technical"]
 N_POINTS = 100_000

@@ -10,8 +10,8 @@ Frame (PaddockJS's): x right, y down; heading h points along ``(cos h, sin h)``;
 
 Cross-section, by absolute offset from the centreline: track <= half_width (7.5 m), kerb <=
 kerb_edge (9 m), gravel <= gravel_edge (21 m), grass <= grass_edge (41 m), barrier beyond
-(``band_of``). Pit surfaces override those bands beyond the kerb: the pit complex, ``surface_at`` and
-the raster reads are in ``track.surface``.
+(``band_of``). Pit surfaces override those bands beyond the kerb: the pit complex is in ``track.surface``,
+``surface_at`` and the raster reads in ``track.point_surface``.
 
 This module: the centreline queries (``locate``, ``point_at`` and their forms on bare arrays,
 ``sample_at``), the band rule and the white-line distances.

@@ -7,8 +7,8 @@
 * ``procedural_track(seed)``: paddock_ma's random, valid circuit, deterministic for its seed, cached.
 
 The query kernels are imported from the modules that define them: ``track.geometry`` (``locate``,
-``point_at``, ``edge_distances``, ``band_code``) and ``track.surface`` (``surface_at``, ``surface_fast``,
-``pit_point_at``, ``edge_distance_at``, ``pit_surface``).
+``point_at``, ``edge_distances``, ``band_code``), ``track.point_surface`` (``surface_at``, ``surface_fast``,
+``edge_distance_at``) and ``track.surface`` (``pit_point_at``, ``pit_surface``).
 
 Track JSON format (``envs/tracks/*.json``), metres, frame x right / y down::
 

@@ -1,5 +1,6 @@
-"""What surface lies at a point: the pit complex's layout and surfaces, the exact ``surface_at`` and
-the raster reads.
+"""The pit complex's layout and surfaces: which pit surface lies at a point and when a pit surface
+overrides the main track's band (the exact surface at a point and the raster reads are
+``track.point_surface``'s).
 
 Pit path layout (fixed so the kernels find the parts without extra fields): points
 ``0..PIT_CONN_STEPS`` are the entry connector (point 0 on the track, point ``PIT_CONN_STEPS`` the
@@ -26,8 +27,8 @@ import math
 import numpy as np
 
 from ..core.jit import kernel
-from ..core.layout import SURF_BARRIER, SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE
-from .geometry import band_code, clamped_projection, locate, seg_d2a
+from ..core.layout import SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE
+from .geometry import clamped_projection, seg_d2a
 from ..core.trig import lerp_angle_at, lerp_at
 
 # Pit geometry constants (metres): PaddockJS 2.0.0's pit complex (``trackConstants.js``,
@@ -452,24 +453,6 @@ def pit_state_call(tr, x, y):
 
 
 @kernel(inline="always")
-def surface_at(tr, x, y, hint):
-    """Exact surface at (x, y) (m): the main-track band of the nearest centreline point, overridden by
-    a pit surface as PaddockJS overrides it (``pit_overrides``: a pit box anywhere, another pit
-    surface beyond the kerb, |offset| > kerb_edge).
-
-    hint: int segment hint as for ``locate``. Returns (surface code int, offset float64 m, seg int).
-    """
-    seg, s, offset, h, k = locate(tr, x, y, hint)
-    a = abs(offset)
-    code = band_code(tr, a)
-    if in_pit_bounds(tr.pit_geom, x, y):
-        p = pit_override_call(tr, x, y, a, tr.kerb_edge)
-        if p >= 0:
-            code = p
-    return code, offset, seg
-
-
-@kernel(inline="always")
 def pit_bbox(pit_geom):
     """(x0, y0, x1, y1) m: the pit complex's bounds (``pit_geom``), outside which ``pit_surface`` is -1.
     No pit lane gives an empty box."""
@@ -477,28 +460,3 @@ def pit_bbox(pit_geom):
         return np.inf, np.inf, -np.inf, -np.inf
     return (pit_geom[PITG_BOUNDS], pit_geom[PITG_BOUNDS + 2], pit_geom[PITG_BOUNDS + 1],
             pit_geom[PITG_BOUNDS + 3])
-
-
-@kernel(inline="always")
-def surface_fast(tr, x, y):
-    """Surface code at (x, y) (m) read from the raster (exact at cell centres; may differ within one
-    cell of a boundary). Off the raster: barrier."""
-    ny, nx = tr.grid_surf.shape
-    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
-    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
-    if 0 <= gx < nx and 0 <= gy < ny:
-        return np.int64(tr.grid_surf[gy, gx])
-    return np.int64(SURF_BARRIER)
-
-
-@kernel(inline="always")
-def edge_distance_at(tr, x, y):
-    """Lower bound (m) of the distance from (x, y) to the nearest surface boundary (raster, 0 near
-    one; off the raster 0)."""
-    ny, nx = tr.grid_edge.shape
-    gx = int(math.floor((x - tr.grid_x0) / tr.grid_cell))
-    gy = int(math.floor((y - tr.grid_y0) / tr.grid_cell))
-    if 0 <= gx < nx and 0 <= gy < ny:
-        return np.float64(tr.grid_edge[gy, gx])
-    return 0.0
-
