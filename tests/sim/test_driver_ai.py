@@ -1,6 +1,8 @@
 """Built-in driver: races on every shipped track, stays on the legal surface, rejoins, traffic,
 pit intent."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -182,3 +184,94 @@ def test_pit_intent_from_tyre_energy(energy, expected):
     ai_controls(tr, state.cars_f, state.cars_i, state.car_params, state.car_flags, state.rules,
                 state.world_i, 0, 0, 2)
     assert state.cars_i[0, 0, L.I_PIT_INTENT] == 0
+
+
+def _plain_scan(cars_f, cars_i, car_flags, c, length):
+    """The built-in driver's traffic scan by its definition: every traffic car in slot order, the
+    first nearest car in the way wins. (pass_lane, follow_v, block_l, block_r) as ``scan_traffic``."""
+    from paddock_ma.sim.driver import traffic as T
+    v, s, off = cars_f[0, c, L.F_SPEED], cars_f[0, c, L.F_PROGRESS], cars_f[0, c, L.F_OFFSET]
+    lane = cars_f[0, c, L.F_AI_LANE_OFFSET]
+    follow_v, best_ds, pass_lane, block_l, block_r = L.MAX_SPEED, 1e9, math.nan, False, False
+    gap = T.FOLLOW_GAP0 + T.FOLLOW_GAP_T * max(v, 0.0)
+    vp = max(v, 0.0)
+    reach = max(T.TRAFFIC_AHEAD + vp + vp * vp / (2.0 * T.FOLLOW_DECEL), T.SIDE_BY_SIDE)
+    for j in range(cars_f.shape[1]):
+        if cars_i[0, j, L.I_ACTIVE] == 0 or cars_i[0, j, L.I_DESTROYED] != 0 or not car_flags[0, j] & L.FLAG_COLLIDES:
+            continue
+        ds = cars_f[0, j, L.F_PROGRESS] - s
+        ds = ds - length if ds > 0.5 * length else (ds + length if ds < -0.5 * length else ds)
+        if ds > reach or ds <= -T.SIDE_BY_SIDE or j == c:
+            continue
+        oj = cars_f[0, j, L.F_OFFSET]
+        dl = oj - off
+        if abs(ds) < T.SIDE_BY_SIDE:
+            block_l = block_l or -T.PASS_GAP < dl < 0.0
+            block_r = block_r or 0.0 <= dl < T.PASS_GAP
+        if ds <= 0.0:
+            continue
+        vj = max(cars_f[0, j, L.F_SPEED], 0.0)
+        closing = max(v - vj, 0.0)
+        if ds > T.TRAFFIC_AHEAD + closing + closing * closing / (2.0 * T.FOLLOW_DECEL):
+            continue
+        if (abs(oj - lane) < T.PASS_GAP + 0.1 or abs(dl) < T.SAME_LANE) and ds < best_ds:
+            best_ds = ds
+            pass_lane = oj - T.PASS_GAP if oj >= off else oj + T.PASS_GAP
+            if abs(dl) < T.FOLLOW_LANE:
+                follow_v = T._follow_speed(ds, dl, vj, gap)
+    return pass_lane, follow_v, block_l, block_r
+
+
+def test_traffic_scan_of_the_sorted_field_is_the_plain_scan():
+    # ``gather_traffic`` sorts the field by lap distance so that ``scan_traffic`` visits only the run
+    # of cars near a car. Its answers must be the plain scan's: fields bunched and spread, round the
+    # start line, with cars at the same lap distance (ties go to the lower slot), at the window's edges,
+    # inactive, destroyed and non-colliding ones.
+    from paddock_ma.sim.driver import traffic as T
+    from paddock_ma.sim.driver.traffic import gather_traffic, scan_traffic
+    rng = np.random.default_rng(11)
+    length = 1000.0
+    n = 20
+    cars_f = np.zeros((1, n, L.NF))
+    cars_i = np.zeros((1, n, L.NI), np.int32)
+    car_flags = np.zeros((1, n), np.int32)
+    idx, buf = np.empty(n, np.int64), np.empty((3, n))
+    checked = ties = 0
+    for trial in range(400):
+        spread = [10.0, 60.0, 400.0, length][trial % 4]
+        start = rng.uniform(0.0, length)
+        prog = (start + rng.uniform(0.0, spread, n)) % length
+        dup = rng.integers(0, n, n // 4)
+        prog[dup] = prog[rng.integers(0, n)]                 # several cars at one lap distance
+        cars_f[0, :, L.F_PROGRESS] = prog
+        cars_f[0, :, L.F_OFFSET] = rng.choice([-3.0, -1.0, 0.0, 0.5, 2.0], n) + rng.uniform(-0.3, 0.3, n)
+        cars_f[0, :, L.F_SPEED] = rng.uniform(0.0, 90.0, n)
+        cars_f[0, :, L.F_AI_LANE_OFFSET] = rng.uniform(-3.0, 3.0, n)
+        cars_i[0, :, L.I_ACTIVE] = rng.random(n) > 0.05
+        cars_i[0, :, L.I_DESTROYED] = rng.random(n) < 0.05
+        car_flags[0] = np.where(rng.random(n) < 0.9, L.FLAG_COLLIDES, 0)
+        m = gather_traffic(cars_f, cars_i, car_flags, 0, n, idx, buf[0], buf[1], buf[2])
+        assert np.all(np.diff(buf[0, :m]) >= 0.0)
+        for c in range(n):
+            if trial % 5 == 0:
+                # a car just inside the window's ends, where it still counts: stopped in our line just
+                # short of the reach, or alongside just short of SIDE_BY_SIDE behind
+                j = (c + 1) % n
+                v = cars_f[0, c, L.F_SPEED]
+                reach = max(T.TRAFFIC_AHEAD + v + v * v / (2.0 * T.FOLLOW_DECEL), T.SIDE_BY_SIDE)
+                ahead = c % 2 == 1
+                ds = reach - 1e-7 if ahead else -T.SIDE_BY_SIDE + 1e-7
+                cars_f[0, j, L.F_PROGRESS] = (cars_f[0, c, L.F_PROGRESS] + ds) % length
+                cars_f[0, j, L.F_OFFSET] = cars_f[0, c, L.F_OFFSET] + (0.0 if ahead else 1.0)
+                cars_f[0, j, L.F_SPEED] = 0.0 if ahead else cars_f[0, j, L.F_SPEED]
+                m = gather_traffic(cars_f, cars_i, car_flags, 0, n, idx, buf[0], buf[1], buf[2])
+            want = _plain_scan(cars_f, cars_i, car_flags, c, length)
+            got = scan_traffic(idx, buf[0], buf[1], buf[2], m, c, True, cars_f[0, c, L.F_SPEED],
+                               cars_f[0, c, L.F_PROGRESS], cars_f[0, c, L.F_OFFSET],
+                               cars_f[0, c, L.F_AI_LANE_OFFSET], length)
+            assert (got[1:] == want[1:] and (got[0] == want[0] or (math.isnan(got[0]) and math.isnan(want[0])))), \
+                (trial, c, got, want)
+            checked += not math.isnan(want[0])
+            same = prog == cars_f[0, c, L.F_PROGRESS]
+            ties += same.sum() > 1
+    assert checked > 1000 and ties > 500     # cars in the way were found, and ties met
