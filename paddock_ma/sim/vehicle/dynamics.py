@@ -39,7 +39,7 @@ from ..core.layout import (
     PRE_ENGINE, PRE_HEADING, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, R_PHYSICS_MODE, R_TIRE_DEGRADATION,
     STEER_RATE, WHEELBASE,
 )
-from .limits import acceleration_limit, braking_limit, normalize_angle, wheel_drag_yaw_rate
+from .limits import braking_limit, capped_drive, normalize_angle, wheel_drag_yaw_rate
 from .simulator import sim_start_state, simulator_tick
 from .surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING, table_index
 from ..core.trig import clamp
@@ -91,7 +91,7 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
               * max(0.12, 1.0 - math.pow(r, 1.15)))
     drag_force = (car_params[w, c, P_DRAG_CD] * drag_mult * 0.12 + SURFACE_DRAG[worst]) * v * v
     roll_force = SURFACE_ROLLING[worst] * mass * GRAVITY
-    drive = clamp(engine / mass, 0.0, acceleration_limit(v, sgrip))
+    drive = capped_drive(engine / mass, v, sgrip)     # engine >= 0: the same as clamping to [0, limit]
     drs_drive = drive * ARCADE_DRS_DRIVE if drs else 0.0
     braking = clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, braking_limit(v, sgrip))
     acc = drive + drs_drive - braking - (drag_force + roll_force) / mass

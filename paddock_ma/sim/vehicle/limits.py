@@ -23,6 +23,17 @@ def acceleration_limit(speed, surface_grip):
 
 
 @kernel(error_model="numpy", inline="always")
+def capped_drive(a, speed, surface_grip):
+    """min(a, acceleration_limit(speed, surface_grip)): a drive acceleration a (m/s^2) capped by the
+    limit, without its ``pow`` when a is below a cheap lower bound of the limit (r^2.1 <= r^2 on
+    [0, 1]; the margin covers the rounding of both), so the result is always the same."""
+    r = clamp(speed / MAX_SPEED, 0.0, 1.0)
+    if a <= surface_grip * (17.0 * (1.0 - r * r) + 1.2) * (1.0 - 1e-12):
+        return a
+    return min(a, acceleration_limit(speed, surface_grip))
+
+
+@kernel(error_model="numpy", inline="always")
 def braking_limit(speed, surface_grip):
     """Largest braking deceleration (m/s^2) at speed (m/s) on a surface of grip surface_grip."""
     r = clamp(speed / MAX_SPEED, 0.0, 1.0)

@@ -42,7 +42,7 @@ from ..core.trig import clamp
 from .surface_table import (
     SIM_SURFACE_DRAG, SIM_SURFACE_GRIP, SIM_SURFACE_ROLLING, SIM_SURFACE_SCRUB, SURFACE_PRIORITY, table_index,
 )
-from .limits import acceleration_limit, braking_limit, normalize_angle, wheel_drag_yaw_rate
+from .limits import braking_limit, capped_drive, normalize_angle, wheel_drag_yaw_rate
 
 SIM_DRS_POWER = 1.07       # DRS open (I_DRS_ACTIVE, race.drs): of the engine force
 SIM_DRS_DRAG = 0.46        # of the aero drag coefficient
@@ -130,7 +130,7 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
 
     drs = cars_i[w, c, I_DRS_ACTIVE] != 0       # DRS open (race.drs): power x 1.07, drag x 0.46
     engine = throttle * car_params[w, c, P_POWER] * (SIM_DRS_POWER if drs else 1.0) * engine_curve
-    drive = min(engine / mass, acceleration_limit(prev_speed, surface_grip))
+    drive = capped_drive(engine / mass, prev_speed, surface_grip)
     braking = min(brake * car_params[w, c, P_BRAKE] / mass, braking_limit(prev_speed, surface_grip))
     drag = (car_params[w, c, P_DRAG_CD] * (SIM_DRS_DRAG if drs else 1.0) * 0.28 + s_drag * 0.018) * v * v / mass
     rolling = s_roll * GRAVITY
