@@ -460,3 +460,37 @@ def test_pit_placement_probes_the_whole_complex(name):
     outer = max(across(q).max() for q in garages)
     assert outer == pytest.approx(21.5, abs=1e-6)
     assert across(lay["probe"]).max() == pytest.approx(outer, abs=1e-6)
+
+
+def _sample_at_by_the_wrap_rule(cs, length, s, walk):
+    """sample_at's answer as its rule states it: the distance wrapped by s - floor(s / L) L, a first
+    guess from it, a walk of at most ``walk`` steps, else a bisection."""
+    s = s - math.floor(s / length) * length
+    n = cs.shape[0] - 1
+    i = min(int(s / length * n), n - 1)
+    steps = 0
+    while i > 0 and cs[i] > s and steps < walk:
+        i, steps = i - 1, steps + 1
+    while i < n - 1 and cs[i + 1] < s and steps < walk:
+        i, steps = i + 1, steps + 1
+    if (i > 0 and cs[i] > s) or (i < n - 1 and cs[i + 1] < s):
+        i = max(int(np.searchsorted(cs[:n], s, side="right")) - 1, 0)
+    return i, (s - cs[i]) / (cs[i + 1] - cs[i])
+
+
+def test_sample_at_is_the_wrapped_interpolation_bit_for_bit():
+    # sample_at skips the lap wrap (and its second division) inside the lap, where the wrap leaves the
+    # distance as it is; its (segment, fraction) must be the wrap rule's for every distance, on uniform
+    # samples and on PaddockJS's uneven ones, at the lap's ends and beyond them
+    from paddock_ma.sim.track.geometry import SAMPLE_WALK, sample_at
+    rng = np.random.default_rng(7)
+    for tr in (load_track("grand-prix"), oval_track(), load_track("paddockjs:2601")):
+        cs, length = tr.cs, tr.length
+        ends = [0.0, -0.0, length, -length, np.nextafter(length, 0.0), np.nextafter(0.0, 1.0),
+                -np.nextafter(0.0, 1.0), np.nextafter(length, 2 * length), 3 * length + 1e-9]
+        for s in np.concatenate([rng.uniform(-2 * length, 3 * length, 4000), rng.uniform(0.0, length, 4000),
+                                 cs, ends]):
+            got = sample_at(cs, length, float(s))
+            want = _sample_at_by_the_wrap_rule(cs, length, float(s), SAMPLE_WALK)
+            assert got[0] == want[0] and got[1] == want[1], (s, got, want)
+            assert math.copysign(1.0, got[1]) == math.copysign(1.0, want[1]), s

@@ -222,9 +222,12 @@ def sample_at(cs, length, s):
     on samples of varying spacing (PaddockJS's tracks) a walk that does not arrive within
     SAMPLE_WALK steps ends in a bisection. Shared by every interpolation on bare arrays (track,
     driver, sensors)."""
-    s = s - math.floor(s / length) * length
+    q = s / length
+    if not 0.0 < q < 1.0:                  # (inside the lap the wrap leaves s and q as they are)
+        s = s - math.floor(q) * length
+        q = s / length
     n = cs.shape[0] - 1
-    i = int(s / length * n)
+    i = int(q * n)
     if i > n - 1:
         i = n - 1
     steps = 0
