@@ -103,7 +103,9 @@ def _advance_timing_a(L, sector_s, cars_f, cars_i, w, c, k_old, k_new, rd_old, r
 
 @kernel(inline="always")
 def _count_ticks(kerb_edge, cars_f, cars_i, w, c, in_pit):
-    """Per-tick event counters of car ``c`` (kerb, off-track, severe cut, slow, spin/backwards)."""
+    """Per-tick event counters of car ``c`` (kerb, off-track, severe cut, slow, spin/backwards). Returns
+    the speed (m/s) the slow and stall tests compare: max(|F_SPEED|, |velocity|) below SLOW_SPEED,
+    |F_SPEED| above it."""
     if (cars_i[w, c, I_WHEEL_SURFACE_FL] == SURF_KERB or cars_i[w, c, I_WHEEL_SURFACE_FR] == SURF_KERB
             or cars_i[w, c, I_WHEEL_SURFACE_RL] == SURF_KERB
             or cars_i[w, c, I_WHEEL_SURFACE_RR] == SURF_KERB):
@@ -118,7 +120,11 @@ def _count_ticks(kerb_edge, cars_f, cars_i, w, c, in_pit):
         o4 = cars_f[w, c, F_WHEEL_OFFSET_RR]
         if (min(o1, o2, o3, o4) > e) or (max(o1, o2, o3, o4) < -e):
             cars_i[w, c, I_CNT_SEVERE_CUT_TICKS] += 1
-    v = max(abs(cars_f[w, c, F_SPEED]), math.hypot(cars_f[w, c, F_VX], cars_f[w, c, F_VY]))
+    # the speed of the slow and stall tests: max(|F_SPEED|, |velocity|), whose hypot only matters below
+    # SLOW_SPEED (> STALL_SPEED); above it the tests read false either way
+    v = abs(cars_f[w, c, F_SPEED])
+    if v < SLOW_SPEED:
+        v = max(v, math.hypot(cars_f[w, c, F_VX], cars_f[w, c, F_VY]))
     if v < SLOW_SPEED:
         cars_i[w, c, I_CNT_SLOW_TICKS] += 1
     if cars_i[w, c, I_INSTABILITY] != 0 or abs(cars_f[w, c, F_HEADING_ERROR]) > SPIN_HEADING_ERROR:
