@@ -39,8 +39,10 @@ def gather_traffic(cars_f, cars_i, car_flags, w, n_cars, idx, prog, offs, spd):
             continue
         if (car_flags[w, j] & FLAG_COLLIDES) == 0:
             continue
-        # insertion by lap distance (stable: equal distances keep the slot order)
         p = cars_f[w, j, F_PROGRESS]
+        if p != p:
+            continue            # no lap distance (never expected): it could not count in a scan anyway
+        # insertion by lap distance (stable: equal distances keep the slot order)
         k = m
         while k > 0 and prog[k - 1] > p:
             idx[k] = idx[k - 1]
