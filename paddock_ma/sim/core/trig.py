@@ -1,9 +1,16 @@
 """Small math kernels every stage shares, each rule once: ``wrap_angle`` (angles to (-pi, pi]),
-``clamp``, ``lerp_at`` / ``lerp_angle_at`` (interpolation between samples of an array), and
-deterministic polynomial sin/cos for small angles (plain arithmetic, no libm, no fastmath).
+``clamp``, ``lerp_at`` / ``lerp_angle_at`` (interpolation between samples of an array), and the
+elementary functions of the per-car-tick kernels (vehicle model, built-in driver) in plain arithmetic:
+``tan_small`` and ``sincos_small`` (Taylor polynomials for steering angles), ``atan_poly`` /
+``atan2_poly`` (range reduction and a Taylor polynomial) and ``power`` (``exp(y log x)``, whose log
+several powers of one base share).
 
-Used by the vehicle dynamics for the road-wheel angle and the per-tick heading change, where two libm
-calls per car-tick would be a measurable share of the step.
+Why not the C library's. glibc's ``pow``, ``atan2``, ``atan`` and ``tan`` compute in extra precision
+to round correctly and cost 8-15 ns a call; a car-tick of simulator mode made about a dozen such calls
+(a fifth of the core's time). These kernels agree with them within a few ulp (``tests/sim/test_trig.py``
+measures it), are pure functions of their arguments (so every determinism property holds: the same
+inputs give the same bits, in any batch, thread or snapshot), use no fastmath and inline into their
+callers. PaddockJS's own V8 ``Math`` functions are not glibc's either: last bits were never shared.
 """
 
 import math
@@ -42,6 +49,7 @@ def lerp_angle_at(h, i, t):
     ``i + 1`` the shorter way round, wrapped to (-pi, pi]."""
     return wrap_angle(h[i] + t * wrap_angle(h[i + 1] - h[i]))
 
+
 # Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
 # truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.
 _S3, _S5, _S7, _S9 = -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0
@@ -50,10 +58,9 @@ _C2, _C4, _C6, _C8 = -0.5, 1.0 / 24.0, -1.0 / 720.0, 1.0 / 40320.0
 _C10, _C12, _C14, _C16 = (-1.0 / 3628800.0, 1.0 / 479001600.0, -1.0 / 87178291200.0,
                           1.0 / 20922789888000.0)
 SINCOS_POLY_MAX = 0.6        # rad; covers the road-wheel angle (<= MAX_STEER_ANGLE)
-SINCOS_TINY_MAX = 0.06       # rad; yaw_rate * dt of a car not spinning (3.6 rad/s at 60 Hz)
 
 
-@kernel(error_model="numpy")
+@kernel(error_model="numpy", inline="always")
 def sincos_small(x):
     """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials: plain arithmetic, so it is
     deterministic and cheaper than two libm calls; agrees with libm to an ulp or two."""
@@ -68,10 +75,70 @@ def sincos_small(x):
     return s, c
 
 
-@kernel(error_model="numpy")
-def sincos_tiny(x):
-    """(sin x, cos x) for |x| <= SINCOS_TINY_MAX (sin to x^7, cos to x^8: truncation < 1e-17)."""
-    x2 = x * x
-    s = x + x * x2 * (_S3 + x2 * (_S5 + x2 * _S7))
-    c = 1.0 + x2 * ((_C2 + x2 * _C4) + (x2 * x2) * (_C6 + x2 * _C8))
-    return s, c
+@kernel(error_model="numpy", inline="always")
+def tan_small(x):
+    """tan x for |x| <= SINCOS_POLY_MAX (a road-wheel angle), as sin / cos of ``sincos_small``, with
+    the sign of x (so tan(-0.0) is -0.0, as libm's)."""
+    s, c = sincos_small(x)
+    return math.copysign(s / c, x)
+
+
+SQRT3 = math.sqrt(3.0)
+TAN_PI_12 = 2.0 - SQRT3       # tan(pi / 12): the reduced argument of atan is at most this
+# atan t = t + t u Q(u), u = t^2, Q(u) = sum_k (-1)^(k+1) u^k / (2k + 3) for k = 0..11 (Taylor to t^25):
+# for |t| <= tan(pi / 12) the first term left out, t^27 / 27, is below 5e-17 of t.
+(_Q0, _Q1, _Q2, _Q3, _Q4, _Q5, _Q6, _Q7, _Q8, _Q9, _Q10, _Q11) = (
+    -1.0 / 3.0, 1.0 / 5.0, -1.0 / 7.0, 1.0 / 9.0, -1.0 / 11.0, 1.0 / 13.0, -1.0 / 15.0, 1.0 / 17.0,
+    -1.0 / 19.0, 1.0 / 21.0, -1.0 / 23.0, 1.0 / 25.0)
+
+
+@kernel(error_model="numpy", inline="always")
+def _atan_reduced(t):
+    """atan t for |t| <= TAN_PI_12 (Estrin's scheme: a short dependency chain)."""
+    u = t * t
+    u2 = u * u
+    u4 = u2 * u2
+    u8 = u4 * u4
+    q = (((_Q0 + u * _Q1) + u2 * (_Q2 + u * _Q3)) + u4 * ((_Q4 + u * _Q5) + u2 * (_Q6 + u * _Q7))
+         + u8 * ((_Q8 + u * _Q9) + u2 * (_Q10 + u * _Q11)))
+    return t + t * u * q
+
+
+@kernel(error_model="numpy", inline="always")
+def _atan_unit(a):
+    """atan a for a in [0, 1]: above tan(pi / 12) by atan a = pi / 6 + atan((a sqrt3 - 1) / (a + sqrt3))."""
+    if a <= TAN_PI_12:
+        return _atan_reduced(a)
+    return math.pi / 6.0 + _atan_reduced((a * SQRT3 - 1.0) / (a + SQRT3))
+
+
+@kernel(error_model="numpy", inline="always")
+def atan_poly(z):
+    """atan z (rad, in [-pi/2, pi/2]) for any float z; above 1 by atan z = pi / 2 - atan(1 / z)."""
+    a = abs(z)
+    r = _atan_unit(a) if a <= 1.0 else math.pi / 2.0 - _atan_unit(1.0 / a)
+    return math.copysign(r, z)
+
+
+@kernel(error_model="numpy", inline="always")
+def atan2_poly(y, x):
+    """atan2(y, x) (rad, in [-pi, pi]) for finite y, x: the angle of the vector (x, y), with libm's
+    signs of zero (y = +-0 gives +-0 or +-pi). Both zero: the C library's answer."""
+    ax = abs(x)
+    ay = abs(y)
+    if ay <= ax:
+        if ax == 0.0:
+            return math.atan2(y, x)
+        r = _atan_unit(ay / ax)
+    else:
+        r = math.pi / 2.0 - _atan_unit(ax / ay)
+    if x < 0.0:
+        r = math.pi - r
+    return math.copysign(r, y)
+
+
+@kernel(error_model="numpy", inline="always")
+def power(x, y):
+    """x^y for x >= 0 and y > 0 as exp(y log x) (0 at x = 0; NaN in, NaN out): relative error about
+    |y ln x| ulp. Powers of one base can share its log: ``math.exp(y * log_x)``."""
+    return math.exp(y * math.log(x))
