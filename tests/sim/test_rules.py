@@ -319,3 +319,39 @@ def test_ranks_by_race_distance(tr):
     update_ranks(cf, ci, s["fl"], s["wi"], 0, 5, np.empty(5, np.int64))
     # Ties on distance keep the lower slot ahead; the empty slot has rank 0.
     assert list(ci[0, :, L.I_RANK]) == [4, 1, 0, 2, 3]
+
+
+def test_ranks_do_not_depend_on_the_last_ranks_the_sort_starts_from():
+    # update_ranks starts its insertion sort from the cars' last ranks (cheap when few cars overtake);
+    # the ranks must be the one order of the rule whatever those last ranks hold: stale, duplicated,
+    # out of range, negative, or from other cars.
+    rng = np.random.default_rng(11)
+    n = 20
+    s = make(n)
+    cf, ci, fl, wi = s["cf"], s["ci"], s["fl"], s["wi"]
+    order = np.empty(n, np.int64)
+    for trial in range(3000):
+        ci[0, :, L.I_ACTIVE] = rng.random(n) < 0.9
+        fl[0, :] = np.where(rng.random(n) < 0.9, FLAGS, FLAGS & ~L.FLAG_CLASSIFIED)
+        ci[0, :, L.I_FINISHED] = rng.random(n) < 0.3
+        # few distinct values, so ties on distance and on finish time are common
+        cf[0, :, L.F_RACE_DISTANCE] = rng.integers(-2, 6, n) * 250.0
+        cf[0, :, L.F_FINISH_TIME] = rng.integers(0, 4, n) * 0.5
+        if trial % 3 == 0:
+            last = rng.integers(-2, n + 3, n)                      # anything
+        elif trial % 3 == 1:
+            last = rng.permutation(n) + 1                          # a stale order
+        else:
+            last = np.zeros(n, np.int64)                           # none yet: slot order
+        ci[0, :, L.I_RANK] = last
+        wi[0, L.WI_RACE_FINISHED] = 1                              # leave the race state alone
+        update_ranks(cf, ci, fl, wi, 0, n, order)
+        ranked = [c for c in range(n) if ci[0, c, L.I_ACTIVE] and fl[0, c] & L.FLAG_CLASSIFIED]
+        # the rule: finished first by finish time, then race distance descending, then slot
+        want_order = sorted(ranked, key=lambda c: (not ci[0, c, L.I_FINISHED],
+                                                   cf[0, c, L.F_FINISH_TIME] if ci[0, c, L.I_FINISHED]
+                                                   else -cf[0, c, L.F_RACE_DISTANCE], c))
+        want = np.zeros(n, np.int64)
+        for r, c in enumerate(want_order):
+            want[c] = r + 1
+        assert np.array_equal(ci[0, :, L.I_RANK], want), (trial, last)

@@ -118,9 +118,12 @@ def _ahead(cars_f, cars_i, a, b, w):
 def update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, order):
     """I_RANK (1-based) of active classified cars of world ``w``; 0 for the others.
 
-    Insertion sort of the classified slots in ``order`` (int64[>= n_cars] scratch). Sets WI_RACE_FINISHED (and the
-    safety-car mode, spec 4.2) once every classified active car has finished; a destroyed or
-    stopped car therefore keeps the race from finishing, as in PaddockJS.
+    Insertion sort of the classified slots in ``order`` (int64[>= n_cars] scratch), started from their
+    last ranks (I_RANK; unranked cars after the ranked ones, in slot order), so a tick with few
+    overtakes costs few moves. ``_ahead`` is a strict total order (ties by slot; race distances and
+    finish times are never NaN), so the ranks do not depend on where the sort starts. Sets
+    WI_RACE_FINISHED (and the safety-car mode, spec 4.2) once every classified active car has
+    finished; a destroyed or stopped car therefore keeps the race from finishing, as in PaddockJS.
     """
     m = 0
     all_finished = True
@@ -130,12 +133,35 @@ def update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, order):
             continue
         if cars_i[w, c, I_FINISHED] == 0:
             all_finished = False
-        j = m
+        if cars_i[w, c, I_RANK] < 1:
+            cars_i[w, c, I_RANK] = -1       # classified, unranked
+        m += 1
+    # the last order: a car ranked r at order[r - 1]; one whose rank is beyond m or taken is unranked
+    for r in range(m):
+        order[r] = -1
+    for c in range(n_cars):
+        r = cars_i[w, c, I_RANK]
+        if r > 0:
+            if r <= m and order[r - 1] == -1:
+                order[r - 1] = c
+            else:
+                cars_i[w, c, I_RANK] = -1
+    k = 0
+    for r in range(m):
+        if order[r] != -1:
+            order[k] = order[r]
+            k += 1
+    for c in range(n_cars):             # the unranked after the ranked, in slot order
+        if cars_i[w, c, I_RANK] == -1:
+            order[k] = c
+            k += 1
+    for i in range(1, m):
+        c = order[i]
+        j = i
         while j > 0 and _ahead(cars_f, cars_i, c, order[j - 1], w):
             order[j] = order[j - 1]
             j -= 1
         order[j] = c
-        m += 1
     for r in range(m):
         cars_i[w, order[r], I_RANK] = r + 1
     if m > 0 and all_finished and world_i[w, WI_RACE_FINISHED] == 0:
