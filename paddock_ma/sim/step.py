@@ -33,7 +33,7 @@ from .core.layout import (
     F_X, F_Y, FIRST_COUNTER,
     FLAG_CONTROLLED, I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL,
     I_PIT_INTENT, I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, N_PRE, ROUTE_NONE, PRE_COS,
-    PRE_ENGINE, PRE_HEADING, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, WI_ENV_STEP,
+    PRE_ENGINE, PRE_HEADING, PRE_LOG_RATIO, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, WI_ENV_STEP,
     WI_RACE_FINISHED,
 )
 from .vehicle.dynamics import hold_car, integrate_car_pre, prepare_car
@@ -75,7 +75,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
     Scratch buffers: old_progress float64[C] (progress before the tick), source int8[C] (who moves
     the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, N_PRE] (columns
     layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
-    unchanged heading are computed once, not per kernel; in simulator mode also layout.PRE_SLIP..PRE_ENGINE),
+    unchanged heading are computed once, not per kernel; in simulator mode also layout.PRE_SLIP..PRE_LOG_RATIO),
     tidx
     int64[C] and tbuf float64[3, C] (the drivers' traffic, then the poses before the contacts);
     zone: ``vehicle.wheels.pit_zone`` of the track; route float64[ROUTE_MAX, N_COLS]: a policy car's pit
@@ -129,7 +129,7 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
             h2, c2, s2 = integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[c, 0],
                                            controls[c, 1], controls[c, 2], DT, pre[c, PRE_TYRE],
                                            pre[c, PRE_COS], pre[c, PRE_SIN], pre[c, PRE_SLIP],
-                                           pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE])
+                                           pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE], pre[c, PRE_LOG_RATIO])
             pre[c, PRE_HEADING] = h2
             pre[c, PRE_COS] = c2
             pre[c, PRE_SIN] = s2

@@ -527,9 +527,9 @@ def test_normalize_angle_is_the_fmod_rule_bit_for_bit():
 
 
 def test_capped_drive_is_the_acceleration_limit_cap_bit_for_bit():
-    # The models cap their drive with ``capped_drive``, which skips the limit's pow below a cheap
+    # The models cap their drive with ``capped_drive``, which skips the limit's power below a cheap
     # lower bound of it; the answer must be min(a, acceleration_limit) exactly, also at the bound
-    from paddock_ma.sim.vehicle.limits import acceleration_limit, capped_drive
+    from paddock_ma.sim.vehicle.limits import acceleration_limit, capped_drive, speed_ratio
     rng = np.random.default_rng(5)
     speeds = np.concatenate([rng.uniform(0.0, L.MAX_SPEED + 5.0, 3000), [0.0, L.MAX_SPEED, 1e-9,
                                                                         L.MAX_SPEED - 1e-9]])
@@ -541,7 +541,7 @@ def test_capped_drive_is_the_acceleration_limit_cap_bit_for_bit():
         bound = sg * (17.0 * (1.0 - r * r) + 1.2)
         for a in (0.0, -0.0, bound, np.nextafter(bound, 0.0), bound * (1 - 1e-12), limit,
                   np.nextafter(limit, 0.0), np.nextafter(limit, 100.0), rng.uniform(0.0, 25.0)):
-            got = capped_drive(float(a), float(speed), sg)
+            got = capped_drive(float(a), *speed_ratio(float(speed)), sg)
             want = min(a, limit)
             assert got == want and math.copysign(1.0, got) == math.copysign(1.0, want), (a, speed, sg)
             skipped += a <= bound * (1.0 - 1e-12)

@@ -314,7 +314,8 @@ CONTROL_BUILTIN = 2     # the built-in driver (driver.builtin)
 # Columns of the step's per-car scratch ``pre`` float64[C, N_PRE]: the heading the row belongs to, its cos
 # and sin (computed once per heading, shared by the stages of a tick), the tyre grip factor, and in
 # simulator mode what the model and the built-in driver both derive from the velocity at the start of
-# the tick (``vehicle.simulator.sim_start_state``: body slip, steering gain, engine curve).
+# the tick (``vehicle.simulator.sim_start_state``: body slip, steering gain, engine curve, log of the
+# speed ratio).
 PRE_HEADING = 0
 PRE_COS = 1
 PRE_SIN = 2
@@ -322,7 +323,8 @@ PRE_TYRE = 3
 PRE_SLIP = 4
 PRE_STEER_GAIN = 5
 PRE_ENGINE = 6
-N_PRE = 7
+PRE_LOG_RATIO = 7
+N_PRE = 8
 
 # --------------------------------------------------------------------------------------------
 # Fixed constants of the simulation (PaddockJS values, converted to SI)

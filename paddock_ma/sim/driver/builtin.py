@@ -52,7 +52,7 @@ from ..core.layout import (
 )
 from ..track.preview import N_PREVIEW, PREVIEW_D, PREVIEW_KMAX, PREVIEW_NEAR, PREVIEW_TURN
 from ..track.geometry import sample_at
-from ..core.trig import lerp_at
+from ..core.trig import atan_poly, lerp_at
 from .simulator_controls import (
     STABILIZE_TICKS, should_stabilize, sim_racing_controls, sim_rejoin_controls,
 )
@@ -242,7 +242,7 @@ def _pursuit_steer(dx, dy, cos_h, sin_h, tf):
         return 1.0 if ly >= 0.0 else -1.0
     curv = 2.0 * ly / dist2
     # Arcade yaw rate is v / L tan(delta) * tf: worn tyres need proportionally more lock.
-    steer = math.atan(WHEELBASE * curv / tf) / MAX_STEER_ANGLE
+    steer = atan_poly(WHEELBASE * curv / tf) / MAX_STEER_ANGLE
     return min(max(steer, -1.0), 1.0)
 
 

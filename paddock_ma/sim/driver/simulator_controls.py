@@ -38,7 +38,7 @@ from ..core.layout import (
     MPS_PER_KPH, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_POWER, P_TIRE_GRIP, SURF_BARRIER, SURF_GRASS, SURF_GRAVEL,
     SURF_KERB, SURF_TRACK, WHEELBASE,
 )
-from ..core.trig import clamp, lerp_at, wrap_angle
+from ..core.trig import atan_poly, clamp, lerp_at, wrap_angle
 from ..track.geometry import sample_at
 from ..vehicle.surface_table import SIM_SURFACE_GRIP, table_index
 
@@ -91,7 +91,7 @@ def _road_wheel_angle(a_lat, lat_v, u, damping, speed_steer):
     u * yaw - lat_v * damping equal ``a_lat`` (m/s^2): the slip damping is steered out."""
     uu = max(u, 1.0)
     raw_yaw = (a_lat + lat_v * damping) / uu
-    return math.atan(WHEELBASE * raw_yaw / uu) / speed_steer
+    return atan_poly(WHEELBASE * raw_yaw / uu) / speed_steer
 
 
 @kernel(inline="always")

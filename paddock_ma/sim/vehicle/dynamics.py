@@ -36,13 +36,13 @@ from ..core.layout import (
     GRAVITY, I_COMPOUND, I_DRS_ACTIVE, I_INSTABILITY, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, I_WHEEL_SURFACE_FR,
     I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, INSTAB_NONE, INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE,
     P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER, P_TIRE_CARE, P_TIRE_GRIP, PHYSICS_SIMULATOR, PRE_COS,
-    PRE_ENGINE, PRE_HEADING, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, R_PHYSICS_MODE, R_TIRE_DEGRADATION,
-    STEER_RATE, WHEELBASE,
+    PRE_ENGINE, PRE_HEADING, PRE_LOG_RATIO, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, R_PHYSICS_MODE,
+    R_TIRE_DEGRADATION, STEER_RATE, WHEELBASE,
 )
-from .limits import braking_limit, capped_drive, normalize_angle, wheel_drag_yaw_rate
+from .limits import braking_limit, capped_drive, normalize_angle, speed_ratio, wheel_drag_yaw_rate
 from .simulator import sim_start_state, simulator_tick
 from .surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING, table_index
-from ..core.trig import clamp
+from ..core.trig import clamp, tan_small
 from .tyres import COMPOUND_GRIP, COMPOUND_WEAR, compound_index, tyre_factor
 
 __all__ = ["integrate_car", "integrate_car_pre", "prepare_car", "hold_car"]
@@ -83,20 +83,20 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
         if SURFACE_PRIORITY[s] > SURFACE_PRIORITY[worst]:
             worst = s
     sgrip = SURFACE_GRIP[worst] * tf * cgrip
-    r = clamp(v / MAX_SPEED, 0.0, 1.0)
+    r, log_r = speed_ratio(v)
     # DRS open (race.drs): drag x 0.42, power x 1.08, and 6 % more of the (limited) drive on top
     drs = cars_i[w, c, I_DRS_ACTIVE] != 0
     drag_mult = ARCADE_DRS_DRAG if drs else 1.0
     engine = (throttle * car_params[w, c, P_POWER] * (ARCADE_DRS_POWER if drs else 1.0)
-              * max(0.12, 1.0 - math.pow(r, 1.15)))
+              * max(0.12, 1.0 - math.exp(1.15 * log_r)))
     drag_force = (car_params[w, c, P_DRAG_CD] * drag_mult * 0.12 + SURFACE_DRAG[worst]) * v * v
     roll_force = SURFACE_ROLLING[worst] * mass * GRAVITY
-    drive = capped_drive(engine / mass, v, sgrip)     # engine >= 0: the same as clamping to [0, limit]
+    drive = capped_drive(engine / mass, r, log_r, sgrip)     # engine >= 0: the same as clamping to [0, limit]
     drs_drive = drive * ARCADE_DRS_DRIVE if drs else 0.0
     braking = clamp(brake * car_params[w, c, P_BRAKE] / mass, 0.0, braking_limit(v, sgrip))
     acc = drive + drs_drive - braking - (drag_force + roll_force) / mass
     v_new = clamp(v + acc * dt, 0.0, MAX_SPEED)
-    raw = (v_new / WHEELBASE) * math.tan(delta) * tf
+    raw = (v_new / WHEELBASE) * tan_small(delta) * tf
     budget = (car_params[w, c, P_TIRE_GRIP] * tf * GRAVITY
               + car_params[w, c, P_DOWNFORCE_CL] * v_new * v_new / mass) * sgrip
     cap = budget / max(v_new, 1.0)
@@ -142,9 +142,9 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
     h = cars_f[w, c, F_HEADING]
     ch = math.cos(h)
     sh = math.sin(h)
-    slip, gain, engine = sim_start_state(cars_f, w, c, ch, sh)
+    slip, gain, engine, log_ratio = sim_start_state(cars_f, w, c, ch, sh)
     integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt,
-                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), ch, sh, slip, gain, engine)
+                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), ch, sh, slip, gain, engine, log_ratio)
 
 
 @kernel(error_model="numpy", inline="always")
@@ -159,16 +159,16 @@ def prepare_car(cars_f, rules, w, c, pre):
         pre[c, PRE_SIN] = math.sin(h)
     pre[c, PRE_TYRE] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
     if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
-        pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE] = sim_start_state(
+        pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE], pre[c, PRE_LOG_RATIO] = sim_start_state(
             cars_f, w, c, pre[c, PRE_COS], pre[c, PRE_SIN])
 
 
 @kernel(error_model="numpy", inline="always")
 def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh, slip, gain,
-                      engine):
+                      engine, log_ratio):
     """``integrate_car`` with precomputed inputs the step shares between kernels: tf, the tyre
     factor of the current F_TIRE_ENERGY (``tyre_factor``), ch, sh, the cos and sin of the
-    current F_HEADING, and (simulator mode; ignored in arcade) slip, gain, engine, its
+    current F_HEADING, and (simulator mode; ignored in arcade) slip, gain, engine, log_ratio, its
     ``sim_start_state`` (the same values the caller would compute: results are identical).
 
     Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
@@ -188,7 +188,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     cgrip = COMPOUND_GRIP[compound]
     if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
         lat, h2, ch2, sh2, wear = simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake,
-                                                 tf, cgrip, dt, ch, sh, slip, gain, engine)
+                                                 tf, cgrip, dt, ch, sh, slip, gain, engine, log_ratio)
     else:
         lat, h2, ch2, sh2, wear = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
                                           cgrip, dt)

@@ -16,21 +16,34 @@ TWO_PI = 2.0 * math.pi
 
 
 @kernel(error_model="numpy", inline="always")
-def acceleration_limit(speed, surface_grip):
-    """Largest drive acceleration (m/s^2) at speed (m/s) on a surface of grip surface_grip."""
+def speed_ratio(speed):
+    """(r, log r): speed (m/s) / MAX_SPEED clamped to [0, 1], and its natural log (-inf at rest), the
+    base of the models' speed powers r^k = exp(k log r) (``core.trig.power``; one log for all of them)."""
     r = clamp(speed / MAX_SPEED, 0.0, 1.0)
-    return surface_grip * (17.0 * (1.0 - math.pow(r, 2.1)) + 1.2)
+    return r, math.log(r)
 
 
 @kernel(error_model="numpy", inline="always")
-def capped_drive(a, speed, surface_grip):
-    """min(a, acceleration_limit(speed, surface_grip)): a drive acceleration a (m/s^2) capped by the
-    limit, without its ``pow`` when a is below a cheap lower bound of the limit (r^2.1 <= r^2 on
-    [0, 1]; the margin covers the rounding of both), so the result is always the same."""
-    r = clamp(speed / MAX_SPEED, 0.0, 1.0)
+def _drive_limit(log_r, surface_grip):
+    return surface_grip * (17.0 * (1.0 - math.exp(2.1 * log_r)) + 1.2)
+
+
+@kernel(error_model="numpy", inline="always")
+def acceleration_limit(speed, surface_grip):
+    """Largest drive acceleration (m/s^2) at speed (m/s) on a surface of grip surface_grip:
+    surface_grip (17 (1 - r^2.1) + 1.2), r the speed ratio."""
+    return _drive_limit(speed_ratio(speed)[1], surface_grip)
+
+
+@kernel(error_model="numpy", inline="always")
+def capped_drive(a, r, log_r, surface_grip):
+    """min(a, acceleration_limit): a drive acceleration a (m/s^2) capped by the limit at speed ratio r
+    (log_r its log, ``speed_ratio``), without its power when a is below a cheap lower bound of the
+    limit (r^2.1 <= r^2 on [0, 1]; the margin covers the rounding of both), so the result is always
+    the same."""
     if a <= surface_grip * (17.0 * (1.0 - r * r) + 1.2) * (1.0 - 1e-12):
         return a
-    return min(a, acceleration_limit(speed, surface_grip))
+    return min(a, _drive_limit(log_r, surface_grip))
 
 
 @kernel(error_model="numpy", inline="always")

@@ -38,11 +38,11 @@ from ..core.layout import (
     INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE, P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER,
     P_TIRE_CARE, P_TIRE_GRIP, SURF_GRASS, SURF_GRAVEL, SURF_KERB, WHEELBASE,
 )
-from ..core.trig import clamp
+from ..core.trig import atan2_poly, clamp, power, tan_small
 from .surface_table import (
     SIM_SURFACE_DRAG, SIM_SURFACE_GRIP, SIM_SURFACE_ROLLING, SIM_SURFACE_SCRUB, SURFACE_PRIORITY, table_index,
 )
-from .limits import braking_limit, capped_drive, normalize_angle, wheel_drag_yaw_rate
+from .limits import braking_limit, capped_drive, normalize_angle, speed_ratio, wheel_drag_yaw_rate
 
 SIM_DRS_POWER = 1.07       # DRS open (I_DRS_ACTIVE, race.drs): of the engine force
 SIM_DRS_DRAG = 0.46        # of the aero drag coefficient
@@ -58,16 +58,17 @@ def sim_start_state(cars_f, w, c, ch, sh):
     """What the simulator model and the built-in driver's simulator controls both derive from car (w, c)'s
     velocity at the start of a tick (ch, sh: cos and sin of its heading), computed once a tick:
     (body slip rad: atan2(sideways, max(|forward|, 0.1)) velocity; steering gain of the forward speed,
-    1 / (1 + (|u| / 58)^1.85 x 2.35), unclamped; engine curve max(0.08, 1 - (v / MAX_SPEED)^1.22))."""
+    1 / (1 + (|u| / 58)^1.85 x 2.35), unclamped; engine curve max(0.08, 1 - r^1.22); log r, r =
+    v / MAX_SPEED clamped to [0, 1] (``limits.speed_ratio``; the tick's other powers of r share it))."""
     vx = cars_f[w, c, F_VX]
     vy = cars_f[w, c, F_VY]
     v = math.sqrt(vx * vx + vy * vy)
-    ratio = clamp(v / MAX_SPEED, 0.0, 1.0)
+    log_r = speed_ratio(v)[1]
     fwd = vx * ch + vy * sh
     lat_v = vx * -sh + vy * ch
-    slip = math.atan2(lat_v, max(abs(fwd), 0.1))
-    gain = 1.0 / (1.0 + math.pow(abs(fwd) / 58.0, 1.85) * 2.35)
-    return slip, gain, max(0.08, 1.0 - math.pow(ratio, 1.22))
+    slip = atan2_poly(lat_v, max(abs(fwd), 0.1))
+    gain = 1.0 / (1.0 + power(abs(fwd) / 58.0, 1.85) * 2.35)
+    return slip, gain, max(0.08, 1.0 - math.exp(1.22 * log_r)), log_r
 
 
 @kernel(error_model="numpy", inline="always")
@@ -94,11 +95,11 @@ def _sign_or_one(x):
 
 @kernel(error_model="numpy", inline="always")
 def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh, current_slip,
-                   speed_steer, engine_curve):
+                   speed_steer, engine_curve, log_ratio):
     """One simulator tick (module docstring) of car (w, c): delta the road-wheel angle after this
     tick's rate limit (rad), throttle and brake in [0, 1], tf the tyre factor, cgrip the compound
     grip (1 for the medium), dt (s), ch, sh the cos and sin of the current heading, current_slip,
-    speed_steer and engine_curve the car's ``sim_start_state`` (the same values). Writes pose,
+    speed_steer, engine_curve and log_ratio the car's ``sim_start_state`` (the same values). Writes pose,
     velocity, speed, yaw rate, accelerations, grip usage, slip, traction-limited and stability.
     Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin, tyre wear %/s before the
     compound's factor)."""
@@ -130,14 +131,16 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
 
     drs = cars_i[w, c, I_DRS_ACTIVE] != 0       # DRS open (race.drs): power x 1.07, drag x 0.46
     engine = throttle * car_params[w, c, P_POWER] * (SIM_DRS_POWER if drs else 1.0) * engine_curve
-    drive = capped_drive(engine / mass, prev_speed, surface_grip)
+    # the limits read the speed of the previous tick, nearly always the velocity's norm (then its log is known)
+    prev_r, prev_log_r = (ratio, log_ratio) if prev_speed == v else speed_ratio(prev_speed)
+    drive = capped_drive(engine / mass, prev_r, prev_log_r, surface_grip)
     braking = min(brake * car_params[w, c, P_BRAKE] / mass, braking_limit(prev_speed, surface_grip))
     drag = (car_params[w, c, P_DRAG_CD] * (SIM_DRS_DRAG if drs else 1.0) * 0.28 + s_drag * 0.018) * v * v / mass
     rolling = s_roll * GRAVITY
 
     norm_steer = abs(delta) / MAX_STEER_ANGLE
     eff_steer = delta * clamp(speed_steer, 0.16, 1.0)
-    raw_yaw = 0.0 if abs(fwd) <= STILL_SPEED else (fwd / WHEELBASE) * math.tan(eff_steer)
+    raw_yaw = 0.0 if abs(fwd) <= STILL_SPEED else (fwd / WHEELBASE) * tan_small(eff_steer)
     damping = 4.2 + surface_grip * 2.1 + ratio * 1.6
     desired_lat = fwd * raw_yaw - lat_v * damping
     long_usage = clamp(max(drive, braking) / max(total_grip * 0.52, 1.0), 0.0, 0.94)
@@ -147,7 +150,8 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     limited = grip_usage > 1.0 or long_usage > 0.9
     lat_acc = clamp(desired_lat, -lat_cap, lat_cap)
     steer_yaw = 0.0 if abs(fwd) <= STILL_SPEED else lat_acc / max(abs(fwd), 0.1)
-    scrub = (math.pow(norm_steer, 1.55) * math.pow(ratio, 1.05)
+    # norm_steer^1.55 r^1.05 as one exp (both bases in [0, 1]: the logs are <= 0, -inf at 0)
+    scrub = (math.exp(1.55 * math.log(norm_steer) + 1.05 * log_ratio)
              * (42.0 + s_scrub + max(0.0, grip_usage - 0.55) * 18.0))
     power_scale = clamp(1.0 - (grip_usage - 1.0) * 0.55 - long_usage * 0.18, 0.12, 1.0) if limited else 1.0
     brake_dir = 1.0 if fwd >= -0.2 else -1.0
@@ -189,7 +193,7 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     cars_f[w, c, F_SPEED] = speed
     cars_f[w, c, F_YAW_RATE] = yaw
     cars_f[w, c, F_HEADING] = h
-    slip = 0.0 if speed <= SLIP_MIN_SPEED else normalize_angle(math.atan2(vy, vx) - h)
+    slip = 0.0 if speed <= SLIP_MIN_SPEED else normalize_angle(atan2_poly(vy, vx) - h)
     cars_f[w, c, F_LAT_ACC] = lat_acc
     cars_f[w, c, F_LONG_ACC] = long_acc
     cars_f[w, c, F_GRIP_USAGE] = grip_usage

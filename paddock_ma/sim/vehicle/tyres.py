@@ -8,12 +8,11 @@ The wear rate of each physics mode is its dynamics' (``vehicle.dynamics``, ``veh
 Tyre energy ``E`` is a percentage in [1, 100] (``F_TIRE_ENERGY``); 100 = fresh.
 """
 
-import math
-
 import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import COMPOUND_H, COMPOUND_M, COMPOUND_S
+from ..core.trig import power
 
 N_COMPOUNDS = 3
 
@@ -47,5 +46,5 @@ def tyre_factor(energy):
     energy: float64, tyre energy in percent (1..100). Returns float64.
     """
     e = min(max(energy, 0.0), 100.0)
-    f = 0.45 + 0.55 * math.pow(e / 100.0, 0.72)
+    f = 0.45 + 0.55 * power(e / 100.0, 0.72)
     return min(max(f, 0.45), 1.0)
