@@ -1,19 +1,21 @@
 """Small math kernels every stage shares, each rule once: ``wrap_angle`` (angles to (-pi, pi]),
 ``clamp``, ``lerp_at`` / ``lerp_angle_at`` (interpolation between samples of an array), and the
-elementary functions of the per-car-tick kernels (vehicle model, built-in driver) in plain arithmetic:
-``tan_small`` and ``sincos_small`` (Taylor polynomials for steering angles), ``atan_poly`` /
-``atan2_poly`` (range reduction and a Taylor polynomial) and ``power`` (``exp(y log x)``, whose log
-several powers of one base share).
+elementary functions of the per-car-tick kernels (vehicle model, built-in driver) in plain
+arithmetic: ``sincos`` of a heading, ``tan_small`` of a steering angle and ``sincos_small`` (Taylor
+polynomials), ``atan_poly`` / ``atan2_poly`` (a range reduction and a Taylor polynomial) and ``power``
+(``exp(y log x)``, whose log several powers of one base share).
 
-Why not the C library's. glibc's ``pow``, ``atan2``, ``atan`` and ``tan`` compute in extra precision
-to round correctly and cost 8-15 ns a call; a car-tick of simulator mode made about a dozen such calls
-(a fifth of the core's time). These kernels agree with them within a few ulp (``tests/sim/test_trig.py``
-measures it), are pure functions of their arguments (so every determinism property holds: the same
-inputs give the same bits, in any batch, thread or snapshot), use no fastmath and inline into their
-callers. PaddockJS's own V8 ``Math`` functions are not glibc's either: last bits were never shared.
+Why not the C library's. glibc's ``pow``, ``atan2``, ``atan``, ``tan`` and ``sincos`` compute in
+extra precision to round correctly and cost 8-18 ns a call; a car-tick of simulator mode made about a
+dozen such calls (a fifth of the core's time). These kernels agree with them within a few ulp
+(``tests/sim/test_trig.py`` measures it), are pure functions of their arguments (so every
+determinism property holds: the same inputs give the same bits, in any batch, thread or snapshot),
+use no fastmath and inline into their callers. PaddockJS's own V8 ``Math`` functions are not glibc's
+either: the last bits were never shared.
 """
 
 import math
+from decimal import Decimal
 
 from .jit import kernel
 
@@ -50,29 +52,60 @@ def lerp_angle_at(h, i, t):
     return wrap_angle(h[i] + t * wrap_angle(h[i + 1] - h[i]))
 
 
-# Taylor coefficients of sin (x^1..x^15) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the
-# truncation error is below 1e-18, i.e. the result is correctly rounded up to an ulp or two.
+# Taylor coefficients of sin (x^1..x^17) and cos (x^0..x^16): for |x| <= SINCOS_POLY_MAX the first
+# terms left out are below 1e-19 and 3e-18, i.e. the result is correctly rounded up to an ulp or two.
 _S3, _S5, _S7, _S9 = -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0
-_S11, _S13, _S15 = -1.0 / 39916800.0, 1.0 / 6227020800.0, -1.0 / 1307674368000.0
+_S11, _S13, _S15, _S17 = (-1.0 / 39916800.0, 1.0 / 6227020800.0, -1.0 / 1307674368000.0,
+                          1.0 / 355687428096000.0)
 _C2, _C4, _C6, _C8 = -0.5, 1.0 / 24.0, -1.0 / 720.0, 1.0 / 40320.0
 _C10, _C12, _C14, _C16 = (-1.0 / 3628800.0, 1.0 / 479001600.0, -1.0 / 87178291200.0,
                           1.0 / 20922789888000.0)
-SINCOS_POLY_MAX = 0.6        # rad; covers the road-wheel angle (<= MAX_STEER_ANGLE)
+SINCOS_POLY_MAX = math.pi / 4.0 + 1e-9    # rad: a reduced angle (``sincos``), a road-wheel angle
 
 
 @kernel(error_model="numpy", inline="always")
 def sincos_small(x):
-    """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials: plain arithmetic, so it is
-    deterministic and cheaper than two libm calls; agrees with libm to an ulp or two."""
+    """(sin x, cos x) for |x| <= SINCOS_POLY_MAX by Taylor polynomials; agrees with libm to an ulp
+    or two (sin(-0.0) reads +0.0)."""
     # Estrin's scheme (independent sub-products) instead of Horner: a shorter dependency chain.
     x2 = x * x
     x4 = x2 * x2
     x8 = x4 * x4
     s = x + x * x2 * (((_S3 + x2 * _S5) + x4 * (_S7 + x2 * _S9))
-                      + x8 * ((_S11 + x2 * _S13) + x4 * _S15))
+                      + x8 * ((_S11 + x2 * _S13) + x4 * (_S15 + x2 * _S17)))
     c = 1.0 + x2 * (((_C2 + x2 * _C4) + x4 * (_C6 + x2 * _C8))
                     + x8 * (((_C10 + x2 * _C12) + x4 * (_C14 + x2 * _C16))))
     return s, c
+
+
+def _split(x: Decimal, bits: int) -> float:
+    """x rounded toward zero to ``bits`` significant bits."""
+    m, e = math.frexp(float(x))
+    return math.ldexp(math.floor(math.ldexp(m, bits)), e - bits)
+
+
+# pi / 2 as PIO2_1 + PIO2_2 + PIO2_3 (Cody and Waite): the first two of 33 bits, so k PIO2_1 and
+# k PIO2_2 are exact for |k| < 2^20 and the reduction h - k pi / 2 loses nothing to cancellation
+_PIO2 = Decimal("1.57079632679489661923132169163975144209858469968755291048747229615390820314310449931401741267")
+PIO2_1 = _split(_PIO2, 33)
+PIO2_2 = _split(_PIO2 - Decimal(PIO2_1), 33)
+PIO2_3 = float(_PIO2 - Decimal(PIO2_1) - Decimal(PIO2_2))
+TWO_OVER_PI = float(1 / _PIO2)
+SINCOS_REDUCE_MAX = 1e5       # rad: beyond, the C library's sin and cos (never for a wrapped heading)
+
+
+@kernel(error_model="numpy", inline="always")
+def sincos(h):
+    """(sin h, cos h) of an angle h (rad; a heading): h - k pi / 2 in [-pi/4, pi/4] by ``sincos_small``,
+    the quadrant k mod 4 by selection. Within 2 ulp of libm (sin(-0.0) reads +0.0)."""
+    if abs(h) > SINCOS_REDUCE_MAX:
+        return math.sin(h), math.cos(h)
+    k = math.floor(h * TWO_OVER_PI + 0.5)
+    s, c = sincos_small(((h - k * PIO2_1) - k * PIO2_2) - k * PIO2_3)
+    q = int(k) & 3
+    a = c if (q & 1) != 0 else s
+    b = s if (q & 1) != 0 else c
+    return (-a if (q & 2) != 0 else a), (-b if ((q + 1) & 2) != 0 else b)
 
 
 @kernel(error_model="numpy", inline="always")
