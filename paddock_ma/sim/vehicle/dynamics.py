@@ -42,7 +42,7 @@ from ..core.layout import (
 from .limits import braking_limit, capped_drive, normalize_angle, speed_ratio, wheel_drag_yaw_rate
 from .simulator import sim_start_state, simulator_tick
 from .surface_table import SURFACE_DRAG, SURFACE_GRIP, SURFACE_PRIORITY, SURFACE_ROLLING, table_index
-from ..core.trig import clamp, tan_small
+from ..core.trig import clamp, sincos, tan_small
 from .tyres import COMPOUND_GRIP, COMPOUND_WEAR, compound_index, tyre_factor
 
 __all__ = ["integrate_car", "integrate_car_pre", "prepare_car", "hold_car"]
@@ -104,8 +104,7 @@ def _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip,
     yaw = clamp(steer_yaw + wheel_drag_yaw_rate(SURFACE_DRAG, SURFACE_ROLLING, SURFACE_GRIP, fl, fr, rl, rr,
                                                 v_new), -cap, cap)
     h = normalize_angle(cars_f[w, c, F_HEADING] + yaw * dt)
-    ch = math.cos(h)
-    sh = math.sin(h)
+    sh, ch = sincos(h)
     cars_f[w, c, F_HEADING] = h
     cars_f[w, c, F_X] += ch * v_new * dt
     cars_f[w, c, F_Y] += sh * v_new * dt
@@ -139,9 +138,7 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
     Writes pose, speed, velocity, yaw rate, steering angle, accelerations, slips, instability label,
     the applied inputs and (degradation on) the tyre energy. Leaves F_PREV_* alone.
     """
-    h = cars_f[w, c, F_HEADING]
-    ch = math.cos(h)
-    sh = math.sin(h)
+    sh, ch = sincos(cars_f[w, c, F_HEADING])
     slip, gain, engine, log_ratio = sim_start_state(cars_f, w, c, ch, sh)
     integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt,
                       tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), ch, sh, slip, gain, engine, log_ratio)
@@ -155,8 +152,7 @@ def prepare_car(cars_f, rules, w, c, pre):
     h = cars_f[w, c, F_HEADING]
     if pre[c, PRE_HEADING] != h:
         pre[c, PRE_HEADING] = h
-        pre[c, PRE_COS] = math.cos(h)
-        pre[c, PRE_SIN] = math.sin(h)
+        pre[c, PRE_SIN], pre[c, PRE_COS] = sincos(h)
     pre[c, PRE_TYRE] = tyre_factor(cars_f[w, c, F_TIRE_ENERGY])
     if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
         pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE], pre[c, PRE_LOG_RATIO] = sim_start_state(
@@ -172,7 +168,8 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     ``sim_start_state`` (the same values the caller would compute: results are identical).
 
     Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
-    The returned cos/sin are math.cos/sin of the new heading (the ``pre`` cache of step.py reuses them).
+    The returned cos/sin are ``core.trig.sincos`` of the new heading, the one function the tick's users of
+    a heading's cos and sin call (the ``pre`` cache of step.py reuses them).
     """
     steer = _clean_input(steer, -1.0, 1.0)
     throttle = _clean_input(throttle, 0.0, 1.0)

@@ -38,7 +38,7 @@ from ..core.layout import (
     INSTAB_UNDERSTEER, MAX_SPEED, MAX_STEER_ANGLE, P_BRAKE, P_DOWNFORCE_CL, P_DRAG_CD, P_MASS, P_POWER,
     P_TIRE_CARE, P_TIRE_GRIP, SURF_GRASS, SURF_GRAVEL, SURF_KERB, WHEELBASE,
 )
-from ..core.trig import atan2_poly, clamp, power, tan_small
+from ..core.trig import atan2_poly, clamp, power, sincos, tan_small
 from .surface_table import (
     SIM_SURFACE_DRAG, SIM_SURFACE_GRIP, SIM_SURFACE_ROLLING, SIM_SURFACE_SCRUB, SURFACE_PRIORITY, table_index,
 )
@@ -204,4 +204,5 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     care = clamp(car_params[w, c, P_TIRE_CARE], 0.45, 1.8)
     heat = max(0.0, grip_usage - 0.72) * 0.24 + norm_steer * ratio * 0.08
     wear = (0.045 + abs(lat_acc) / GRAVITY * 0.16 + brake * 0.09 + throttle * 0.035 + heat) / care
-    return lat_acc, h, math.cos(h), math.sin(h), wear
+    sh2, ch2 = sincos(h)
+    return lat_acc, h, ch2, sh2, wear

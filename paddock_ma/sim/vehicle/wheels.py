@@ -38,7 +38,7 @@ from ..track.geometry import (
     walk_segments, window_run_near,
 )
 from ..track.surface import near_pit_connector, pit_bbox, pit_override_call, pit_overrides, pit_state_call
-from ..core.trig import wrap_angle
+from ..core.trig import sincos, wrap_angle
 
 VISUAL_LENGTH = 5.63     # m, PaddockJS's REAL_F1_CAR_LENGTH_METERS (the car's visual footprint)
 VISUAL_WIDTH = 1.9       # m, REAL_F1_CAR_WIDTH_METERS
@@ -277,8 +277,7 @@ def classify_car(tr, cars_f, cars_i, w, c):
     grass_edge - 0.275 m, while no wheel is on a pit surface.
     """
     zone = pit_zone(tr)
-    cos_h = math.cos(cars_f[w, c, F_HEADING])
-    sin_h = math.sin(cars_f[w, c, F_HEADING])
+    sin_h, cos_h = sincos(cars_f[w, c, F_HEADING])
     return _classify_one(tr.cx, tr.cy, tr.cs, tr.ch, tr.ccurv, tr.cnx, tr.cny, tr.grid_seg,
                          tr.grid_x0, tr.grid_y0, tr.grid_cell, tr.length, tr.half_width, tr.kerb_edge,
                          tr.gravel_edge, tr.grass_edge, tr.pit_geom, zone, cars_f, cars_i, w, c, cos_h, sin_h)
@@ -319,8 +318,7 @@ def classify_world(tr, cars_f, cars_i, w, n_cars, touch, trig, zone):
         h = cars_f[w, c, F_HEADING]
         if trig[c, PRE_HEADING] != h:
             trig[c, PRE_HEADING] = h
-            trig[c, PRE_COS] = math.cos(h)
-            trig[c, PRE_SIN] = math.sin(h)
+            trig[c, PRE_SIN], trig[c, PRE_COS] = sincos(h)
         cos_h = trig[c, PRE_COS]
         sin_h = trig[c, PRE_SIN]
         if _classify_one(cx, cy, cs, ch, ccurv, cnx, cny, grid_seg, gx0, gy0, gcell, length, hw,
