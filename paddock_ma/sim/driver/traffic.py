@@ -71,6 +71,13 @@ def _follow_speed(ds, dl, vj, gap):
 
 
 @kernel(inline="always")
+def _run_position(first, j, m):
+    """Position of the j-th car of the run that starts at position first of m, wrapping round."""
+    q = first + j
+    return q - m if q >= m else q
+
+
+@kernel(inline="always")
 def _window(prog, m, s, reach, length):
     """The run of the sorted traffic (``gather_traffic``) that can hold cars within
     (-SIDE_BY_SIDE, reach] m of lap distance s, wrapping round the lap: (first, count), the run is
@@ -91,9 +98,7 @@ def _window(prog, m, s, reach, length):
             hi = mid
     count = 0
     while count < m:                             # distances from lo grow along the run
-        q = first + count
-        if q >= m:
-            q -= m
+        q = _run_position(first, count, m)
         along = prog[q] - lo
         if along < 0.0:
             along += length
@@ -172,9 +177,7 @@ def scan_traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
     best_slot = -1
     follow_ds = 1e9
     for j in range(count):
-        q = first + j
-        if q >= m:
-            q -= m
+        q = _run_position(first, j, m)
         if idx[q] == c:
             continue
         ds, dl, bl, br = _ahead_in_the_way(prog, offs, spd, q, s, v, off, lane, length, reach)
@@ -193,9 +196,7 @@ def scan_traffic(idx, prog, offs, spd, m, c, collides, v, s, off, lane, length):
             # of a lower slot is as near (rare: only in-line cars are checked)
             first_nearest = True
             for k in range(count):
-                r = first + k
-                if r >= m:
-                    r -= m
+                r = _run_position(first, k, m)
                 if idx[r] == c or idx[r] >= idx[q]:
                     continue
                 ds_r = _ahead_in_the_way(prog, offs, spd, r, s, v, off, lane, length, reach)[0]
