@@ -50,6 +50,12 @@ def _ulps(got, want):
     return np.abs(got - want) / np.spacing(np.maximum(np.abs(want), np.finfo(float).tiny))
 
 
+def _assert_like_libm(got, want, max_ulps):
+    """got within max_ulps of libm's want everywhere, with its signs (of zeros too)."""
+    assert _ulps(got, want).max() <= max_ulps
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_atan2_poly_is_libm_atan2_within_four_ulp_in_every_quadrant():
     rng = np.random.default_rng(3)
     n = 400_000
@@ -65,9 +71,7 @@ def test_atan2_poly_is_libm_atan2_within_four_ulp_in_every_quadrant():
     got = np.empty_like(x)
     _atan2_all(y, x, got)
     want = np.arctan2(y, x)
-    assert _ulps(got, want).max() <= 4.0
-    # the signs of zero libm gives (an angle of +-0 or +-pi from the sign of y)
-    assert np.array_equal(np.signbit(got), np.signbit(want))
+    _assert_like_libm(got, want, 4.0)     # signs: an angle of +-0 or +-pi from the sign of y
     assert (got == want).mean() > 0.5                 # mostly the correctly rounded value itself
 
 
@@ -77,18 +81,14 @@ def test_atan_poly_is_libm_atan_within_four_ulp():
                         [0.0, -0.0, 1.0, -1.0, TAN_PI_12, -TAN_PI_12, 1e308, -1e308]])
     got = np.empty_like(z)
     _atan_all(z, got)
-    want = np.arctan(z)
-    assert _ulps(got, want).max() <= 4.0
-    assert np.array_equal(np.signbit(got), np.signbit(want))
+    _assert_like_libm(got, np.arctan(z), 4.0)
 
 
 def test_tan_small_is_libm_tan_within_three_ulp_over_the_steering_range():
     x = np.concatenate([np.linspace(-SINCOS_POLY_MAX, SINCOS_POLY_MAX, 200_001), [0.0, -0.0, 1e-300, 0.56]])
     got = np.empty_like(x)
     _tan_all(x, got)
-    want = np.tan(x)
-    assert _ulps(got, want).max() <= 3.0
-    assert np.array_equal(np.signbit(got), np.signbit(want))
+    _assert_like_libm(got, np.tan(x), 3.0)
 
 
 def test_sincos_is_libm_sin_and_cos_within_two_ulp_in_every_quadrant():
