@@ -13,7 +13,7 @@ _EXPORTS = {
     "PaddockEnv": ("paddock_ma.env.environment", "PaddockEnv"),
     "BatchEnv": ("paddock_ma.env.batch_env", "BatchEnv"),
     "EnvConfig": ("paddock_ma.env.config.root", "EnvConfig"),
-    "PaddockError": ("paddock_ma.env.errors", "PaddockError"),
+    "PaddockError": ("paddock_ma.errors", "PaddockError"),
     "make": ("paddock_ma.catalog", "make"),
     "list_envs": ("paddock_ma.catalog", "list_envs"),
     "parallel_env": ("paddock_ma.adapters.pettingzoo_env", "parallel_env"),

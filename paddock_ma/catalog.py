@@ -12,7 +12,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 from pathlib import Path
 
-from .env.errors import ConfigError, suggest
+from .errors import ConfigError, suggest
 
 if TYPE_CHECKING:
     from .env.config.root import EnvConfig

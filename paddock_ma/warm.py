@@ -75,7 +75,7 @@ def exercise_env(env_id: str, num_worlds: int = 2) -> None:
     import numpy as np
 
     from .catalog import make
-    from .env.reset.placements import PLACEMENT_POLICIES
+    from .value_rules import PLACEMENT_POLICIES
 
     batch = make(env_id, num_worlds=num_worlds, auto_reset=True, reset_placement="random")
     batch.reset(seed=0)

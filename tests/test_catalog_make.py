@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import paddock_ma
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 
 SMALL = {"drivers": 2, "controlled_drivers": ["car-00"],
          "sensors": {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]},

@@ -27,11 +27,10 @@ import numpy as np
 from ..env.episodes import (
     END_DESTROYED, END_REASON_NAMES, M_LEGAL_PROGRESS, METRIC_NAMES, EpisodeArrays, episode_dict, metrics_dict,
 )
-from ..env.errors import (
+from ..errors import (
     EPISODE_ENDED, INVALID_ACTION, NOT_RESET, SNAPSHOT_REJECTED, UNKNOWN_DRIVER, ConfigError, PaddockError,
 )
-from ..env.reset.placements import PLACEMENT_POLICIES
-from ..env.validation import check_integer
+from ..value_rules import check_integer, check_placement
 from .tally import EpisodeTally
 
 
@@ -41,8 +40,7 @@ from ..env.rewards import EXAMPLE_REWARDS, legal_progress_reward, progress_crash
 
 def check_options(max_lives, reset_placement, max_world_steps):
     check_integer(max_lives, "max_lives", low=1)
-    if reset_placement not in PLACEMENT_POLICIES:
-        raise ConfigError("reset_placement", f"got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
+    check_placement(reset_placement, "reset_placement")
     if max_world_steps is not None:
         check_integer(max_world_steps, "max_world_steps", low=1)    # or None: no cap
 

@@ -35,9 +35,9 @@ from pettingzoo import ParallelEnv
 from ..catalog import resolve_config
 from ..env.batch_env import BatchEnv
 from ..env.config.root import EnvConfig
-from ..env.errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
+from ..errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from ..env.rewards import reward_or_default
-from ..env.validation import integer_problem
+from ..value_rules import integer_problem
 from .lives import Lives, check_options, info_for
 from .spaces import observation_space, vehicle_action_space
 

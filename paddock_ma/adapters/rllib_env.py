@@ -47,7 +47,7 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from ..env.batch_env import BatchEnv
-from ..env.errors import SNAPSHOT_REJECTED, ConfigError, PaddockError
+from ..errors import SNAPSHOT_REJECTED, ConfigError, PaddockError
 from ..catalog import resolve_config
 from ..env.rewards import resolve_reward, reward_or_default
 from ..env.seeding import check_seed

@@ -32,8 +32,8 @@ from gymnasium.vector.utils import batch_space
 from ..catalog import resolve_config
 from ..env.batch_env import BatchEnv
 from ..env.episodes import M_LEGAL_PROGRESS
-from ..env.errors import ConfigError
-from ..env.reset.placements import PLACEMENT_POLICIES
+from ..errors import ConfigError
+from ..value_rules import check_placement
 from ..env.rewards import reward_or_default
 from .spaces import final_obs_info, observation_space, vehicle_action_space
 from .tally import EpisodeTally
@@ -56,8 +56,7 @@ class CarVectorEnv(VectorEnv):
         if mode not in AUTORESET_MODES:
             raise ConfigError("autoreset_mode", f"got {autoreset_mode!r}; supported: next_step, same_step")
         for name, value in (("reset_placement", reset_placement), ("start_placement", start_placement)):
-            if value not in PLACEMENT_POLICIES:
-                raise ConfigError(name, f"got {value!r}; expected one of {PLACEMENT_POLICIES}")
+            check_placement(value, name)
         if render_mode not in (None, "rgb_array"):
             raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
         config = resolve_config(config_or_env_id, overrides)

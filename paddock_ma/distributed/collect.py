@@ -59,9 +59,9 @@ import numpy as np
 from .. import __version__
 from ..catalog import resolve_config_dict
 from ..env.episodes import METRIC_NAMES
-from ..env.errors import ConfigError
+from ..errors import ConfigError
 from ..env.seeding import check_seed
-from ..env.validation import check_integer, is_finite_number
+from ..value_rules import check_integer, check_placement, is_finite_number
 from .dataset import (  # noqa: F401 - the format's names are part of this module's API
     DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, CollectError, config_hash,
     create_dirs, provenance_sha256, unstarted,
@@ -126,12 +126,8 @@ class CollectConfig:
         if self.fragment_steps % self.snapshot_every:
             raise CollectError(f"fragment_steps: got {self.fragment_steps}; it must be a multiple of snapshot_every "
                                f"({self.snapshot_every}) so every fragment ends on a snapshot")
-        from ..env.reset.placements import PLACEMENT_POLICIES
-        for name, value, none_ok in (("reset_placement", self.reset_placement, False),
-                                     ("start_placement", self.start_placement, True)):
-            if not (value is None and none_ok) and value not in PLACEMENT_POLICIES:
-                raise CollectError(f"{name}: got {value!r}; expected one of {', '.join(PLACEMENT_POLICIES)}"
-                                   + (" or None" if none_ok else ""))
+        check_placement(self.reset_placement, "reset_placement", error=CollectError)
+        check_placement(self.start_placement, "start_placement", none_ok=True, error=CollectError)
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..catalog import resolve_config_dict
 from ..env.seeding import check_seed
-from ..env.validation import check_integer, integer_problem
+from ..value_rules import check_integer, check_placement, integer_problem
 from .fleet_types import FleetError, ShardRecord, ShardStep, failure_types  # noqa: F401 - FleetError: API
 from .policies import resolve_policy
 from .shard import ShardCore, code_fingerprint
@@ -152,9 +152,7 @@ class ShardFleet(ShardLifecycle):
         submitted cannot take one (ValueError naming it). Give ``at_seq`` for a reproducible run: "the next
         step" depends on how far each shard has got. One placement per step and shard."""
         from ..env.config.root import EnvConfig
-        from ..env.reset.placements import PLACEMENT_POLICIES
-        if placement not in PLACEMENT_POLICIES:
-            raise ValueError(f"placement: got {placement!r}; expected one of {PLACEMENT_POLICIES}")
+        check_placement(placement, "placement", error=ValueError)
         controlled = list(EnvConfig.from_dict(self.config).controlled_drivers)
         worlds = np.atleast_1d(np.asarray(worlds))
         drivers = list(np.atleast_1d(np.asarray(drivers, dtype=object)))

@@ -46,7 +46,7 @@ import os
 import numpy as np
 
 from ..env.seeding import check_seed
-from ..env.validation import check_integer, integer_problem
+from ..value_rules import check_integer, check_placement, integer_problem
 
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                      "OPENBLAS_NUM_THREADS": "1", "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "")}
@@ -170,13 +170,11 @@ class ShardCore:
         first. A car whose episode ended in this step anyway is not reset twice.
         """
         if reset_mask is not None:
-            from ..env.reset.placements import PLACEMENT_POLICIES
             reset_mask = np.asarray(reset_mask)
             shape = (self.num_worlds, len(self.env.controlled))
             if reset_mask.shape != shape or reset_mask.dtype != np.bool_:
                 raise ShardError(f"reset_mask: got {reset_mask.dtype} {reset_mask.shape}; expected bool {shape}")
-            if reset_placement not in PLACEMENT_POLICIES:
-                raise ShardError(f"reset_placement: got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
+            check_placement(reset_placement, "reset_placement", error=ShardError)
         if self.seq is None:
             raise ShardError("step: the shard has not been reset; call reset(seed) first")
         if integer_problem(seq, self.seq + 1, self.seq + 2) is not None:

@@ -27,11 +27,10 @@ from gymnasium.vector.utils import batch_space
 from ..adapters.spaces import final_obs_info, observation_space, vehicle_action_space
 from ..catalog import resolve_config_dict
 from ..env.config.root import EnvConfig
-from ..env.errors import ConfigError
-from ..env.reset.placements import PLACEMENT_POLICIES
+from ..errors import ConfigError
 from ..env.rewards import DEFAULT_REWARD, resolve_reward
 from ..env.seeding import check_seed, fresh_seed
-from ..env.validation import check_integer
+from ..value_rules import check_integer, check_placement
 from .fleet import ShardFleet
 
 
@@ -49,8 +48,7 @@ class FleetVectorEnv(VectorEnv):
                  reset_placement: str = "random", start_placement: str = "random", reward=DEFAULT_REWARD,
                  fleet_options: dict | None = None, **overrides):
         for name, value in (("reset_placement", reset_placement), ("start_placement", start_placement)):
-            if value not in PLACEMENT_POLICIES:
-                raise ConfigError(name, f"got {value!r}; expected one of {PLACEMENT_POLICIES}")
+            check_placement(value, name)
         num_shards = check_integer(num_shards, "num_shards", low=1)
         worlds_per_shard = check_integer(worlds_per_shard, "worlds_per_shard", low=1)
         self.config = resolve_config_dict(config_or_env_id, overrides)

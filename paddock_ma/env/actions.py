@@ -19,8 +19,8 @@ import numpy as np
 
 from ..sim.core.jit import kernel
 from ..sim.core.layout import I_MANUAL, I_PIT_INTENT, I_PIT_TARGET, I_TERMINATED, I_TRUNCATED
-from .errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
-from .validation import integer_problem
+from ..errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
+from ..value_rules import integer_problem
 
 VEHICLE_FIELDS = ("steering", "throttle", "brake")
 OPTIONAL_FIELDS = ("pit_intent", "pit_compound")

@@ -32,10 +32,10 @@ from .actions import (
 )
 from .config.root import EnvConfig
 from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, running_slots
-from .errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
+from ..errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
 from .reset.interactions import flags_for_slots
 from .observations import observation_spec, resolve_senses, vector_schema
-from .reset.placements import PLACEMENT_POLICIES, place, policy_placements
+from .reset.placements import place, policy_placements
 from .rewards import engine_reward
 from .reset.scenarios import scenario_placements
 from .sensor_layout import SensorLayout
@@ -43,7 +43,7 @@ from .reset.start import (  # noqa: F401  (re-exported names)
     COMPOUND_INDEX, car_params, rules_from_config, start_state,
 )
 from .seeding import check_seed, fresh_seed
-from .validation import check_integer
+from ..value_rules import check_integer, check_placement
 
 # interaction flags through which a car enters other cars' observations (rays, radar, race order)
 _SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
@@ -102,8 +102,7 @@ class BatchEnv:
         self.config = config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config)
         num_worlds = check_integer(num_worlds, "num_worlds", low=1)
         self.world_offset = check_integer(world_offset, "world_offset", low=0)
-        if reset_placement not in PLACEMENT_POLICIES:
-            raise ConfigError("reset_placement", f"got {reset_placement!r}; expected one of {PLACEMENT_POLICIES}")
+        check_placement(reset_placement, "reset_placement")
         try:
             track = self.config.track
             self.track = (paddockjs_track_document(track) if isinstance(track, dict)

@@ -27,7 +27,7 @@ from .batch_env import BatchEnv
 from .reset.start import COMPOUND_INDEX
 from .config.root import EnvConfig
 from .episodes import episode_dicts, metrics_dicts
-from .errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
 from .views.events import race_flags, world_events
 from .observations import object_view
 from .rewards import VectorReward

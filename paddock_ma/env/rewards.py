@@ -43,7 +43,7 @@ import math
 import numpy as np
 
 from .episodes import M_DESTROYED, M_LEGAL_PROGRESS, M_OFF_TRACK, metrics_row
-from .errors import INTERNAL_ERROR, ConfigError, PaddockError
+from ..errors import INTERNAL_ERROR, ConfigError, PaddockError
 
 
 class VectorReward:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.core.rng import GOLDEN_GAMMA, mix64, world_keys  # noqa: F401 - the public names of this module
-from .validation import check_integer
+from ..value_rules import check_integer
 
 SEED_LIMIT = 2**63          # seeds are integers in [0, SEED_LIMIT)
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..env.errors import INVALID_CONFIG, PaddockError
+from ..errors import INVALID_CONFIG, PaddockError
 from ..env.observations import BASE_FIELDS
 
 FORMAT = "paddockjs-distilled-actor-v1"

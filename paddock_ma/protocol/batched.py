@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..env.actions import ACTION_HIGH, ACTION_LOW, validate_actions
-from ..env.errors import INVALID_ACTION, PaddockError
+from ..errors import INVALID_ACTION, PaddockError
 from .codec import F32_ENCODING, unpack_f32
 from .replies import json_kind
 from .wire_names import from_request as from_wire

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..env.errors import BAD_JSON, INVALID_REQUEST, LINE_TOO_LONG, PaddockError
+from ..errors import BAD_JSON, INVALID_REQUEST, LINE_TOO_LONG, PaddockError
 
 F32_ENCODING = "f32-base64"
 PLAIN_ENCODING = "json"

@@ -31,12 +31,12 @@ from .. import __version__
 from ..env.batch_env import BatchEnv
 from ..env.config.root import EnvConfig, ignored_key_warnings
 from ..env.environment import PaddockEnv
-from ..env.errors import (
+from ..errors import (
     INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
 )
 from ..env.reset.scenarios import parse_placements
 from ..env.seeding import SEED_LIMIT
-from ..env.validation import integer_problem
+from ..value_rules import integer_problem
 from ..env.views.events import race_flags
 from .batch_results import batch_result
 from .codec import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..env.errors import PaddockError
+from ..errors import PaddockError
 from .wire_names import REQUEST_NAMES, wire_field, wire_name
 
 _SNAKE_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")

@@ -278,7 +278,7 @@ class UsageError(Exception):
 
 def load_config(args):
     """``(EnvConfig, env_id or None)`` of the ``--env`` or ``--config`` argument, or UsageError."""
-    from ..env.errors import PaddockError
+    from ..errors import PaddockError
 
     if args.env is not None:
         from .. import catalog
@@ -317,7 +317,7 @@ def run(args, frames: BinaryIO | None = None, on_dispatcher=None) -> int:
     frames = protect_stdout() if frames is None else frames
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from .codec import Limits
-    from ..env.errors import PaddockError
+    from ..errors import PaddockError
 
     limits = Limits() if args.max_line_bytes is None else Limits(max_line_bytes=args.max_line_bytes)
     try:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import base64
 
 from ..env.batch_env import BatchEnv
-from ..env.errors import SNAPSHOT_REJECTED, PaddockError
+from ..errors import SNAPSHOT_REJECTED, PaddockError
 from ..env.seeding import SEED_LIMIT
-from ..env.validation import integer_problem
+from ..value_rules import integer_problem
 from .codec import Limits, WireError, decode, encode
 from .replies import json_kind
 

@@ -18,7 +18,7 @@ from ..env.json_safe import json_array as array_to_wire  # the one JSON-safe rul
 from ..env.json_safe import json_scalar
 from ..env.actions import ACTION_FIELDS
 from ..env.config.root import CONFIG_NAMES
-from ..env.errors import INVALID_REQUEST, PaddockError
+from ..errors import INVALID_REQUEST, PaddockError
 from ..paddockjs.naming import (
     REPLY_DATA_KEYED, REQUEST_DATA_KEYED, VALUE_NAMED_KEYS, PythonNameError, from_wire, python_name, wire_name,
 )

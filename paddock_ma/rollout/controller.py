@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..env.validation import check_integer
+from ..value_rules import check_integer
 
 
 class LoopContext(dict):

@@ -27,7 +27,7 @@ from pathlib import Path
 import orjson
 from aiohttp import WSMsgType, web
 
-from ..env.errors import INTERNAL_ERROR, INVALID_REQUEST, PaddockError
+from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PaddockError
 from .policies import driver_id_list
 
 STATIC = Path(__file__).parent / "static"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..env.errors import INVALID_CONFIG, PaddockError
+from ..errors import INVALID_CONFIG, PaddockError
 from ..distributed.dataset import MANIFEST
 
 

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..env.errors import INVALID_REQUEST, PaddockError
+from ..errors import INVALID_REQUEST, PaddockError
 from ..paddockjs.checkpoint import HISTORY_SIZE, OFFSET_INDEX, ActorPolicy, vector_speed_offset
 
 ZERO_ACTION = {"steering": 0.0, "throttle": 0.0, "brake": 0.0}

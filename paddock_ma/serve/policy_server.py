@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..env.errors import PaddockError
+from ..errors import PaddockError
 from ..paddockjs.checkpoint import load_actor_file
 from .policies import ServedActor
 from .preview import DEFAULT_HOST, DEFAULT_PORT, PreviewHub

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..env.errors import INVALID_CONFIG, PaddockError
+from ..errors import INVALID_CONFIG, PaddockError
 from ..env.views.world_copy import WorldCopy
 from .frames import copy_frame
 

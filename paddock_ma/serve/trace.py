@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..env.errors import INVALID_CONFIG, PaddockError
+from ..errors import INVALID_CONFIG, PaddockError
 from ..env.views.snapshot_diff import decode_array, first_difference
 
 TRACE_FORMAT = "paddock-ma-trace"

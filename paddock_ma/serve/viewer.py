@@ -16,7 +16,7 @@ import argparse
 import sys
 import threading
 
-from ..env.errors import PaddockError
+from ..errors import PaddockError
 from .preview import DEFAULT_HOST, DEFAULT_PORT, PreviewServer, attach_preview
 from .recording import FrameRecording
 

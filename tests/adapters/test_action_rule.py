@@ -9,7 +9,7 @@ from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv
 from paddock_ma.catalog import env_config
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.environment import PaddockEnv
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 
 SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]}, "nearby_cars": {"max_cars": 1}}
 CONFIG = env_config("paddock/oval-batch-v0", drivers=2, controlled_drivers=["car-00", "car-01"], sensors=SENSES,

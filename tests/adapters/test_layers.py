@@ -10,7 +10,9 @@ Layers, lowest first; a module may import modules of its own layer or lower ones
 4. the tools at the top: ``bench*``, ``cli``, ``warm``, and the command entry points that live in a
    room's folder (``TOOLS``: the distributed demo, ``collect``'s command, the fleet benchmark)
 
-``sources`` (the source digest, importing nothing of the package) sits below everything, and the root
+``sources`` (the source digest), ``errors`` (the closed set of error codes) and ``value_rules`` (integers,
+finite numbers, seconds, choices, placement policies) import nothing of the package above them and sit
+below everything, and the root
 package (``paddock_ma.__version__``, its lazy top-level names) may be imported from anywhere. Above the
 contract nothing reads sim arrays: layers 2 and 3 use ``env``'s public API, never ``paddock_ma.sim``.
 """
@@ -23,7 +25,7 @@ from pathlib import Path
 import paddock_ma
 
 PACKAGE = Path(paddock_ma.__file__).resolve().parent
-BASE = ("sources",)
+BASE = ("sources", "errors", "value_rules")
 LAYERS = {"sim": 0, "env": 1, "paddockjs": 1, "catalog": 2, "rollout": 2, "adapters": 3, "protocol": 3,
           "distributed": 3, "serve": 3, "bench": 4, "cli": 4, "warm": 4}
 # Jobs that drive the bare core on purpose, below the contract: the demo draws the core's trajectories, and

@@ -7,7 +7,7 @@ import pytest
 from pettingzoo.test import parallel_api_test, parallel_seed_test
 
 from paddock_ma.adapters.pettingzoo_env import PaddockParallelEnv, parallel_env
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 from paddock_ma.sim.core import layout as L
 
 ENV_ID = "paddock/oval-batch-v0"

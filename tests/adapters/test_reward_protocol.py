@@ -11,7 +11,7 @@ from paddock_ma.catalog import env_config
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.env.episodes import M_LEGAL_PROGRESS, M_OFF_TRACK, M_PROGRESS
-from paddock_ma.env.errors import ConfigError
+from paddock_ma.errors import ConfigError
 from paddock_ma.env.rewards import EXAMPLE_REWARDS, VectorReward, progress_reward, resolve_reward
 
 SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]}, "nearby_cars": {"max_cars": 1}}

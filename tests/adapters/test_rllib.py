@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv, register
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 
 from tests.helpers.barrier import drive_into_barrier, into_the_barrier
 

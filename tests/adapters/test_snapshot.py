@@ -9,7 +9,7 @@ import pytest
 
 from paddock_ma.adapters.pettingzoo_env import parallel_env
 from paddock_ma.adapters.rllib_env import PaddockMultiAgentEnv
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 
 SENSES = {"rays": {"rays": [{"id": "c", "angle_degrees": 0.0, "length_meters": 80.0}]},
           "nearby_cars": {"max_cars": 1}}

@@ -9,7 +9,7 @@ from gymnasium.vector import AutoresetMode
 
 import paddock_ma
 from paddock_ma.adapters.vector_env import CarVectorEnv
-from paddock_ma.env.errors import ConfigError, PaddockError
+from paddock_ma.errors import ConfigError, PaddockError
 from paddock_ma.sim.core import layout as L
 
 ENV = "paddock/oval-batch-v0"

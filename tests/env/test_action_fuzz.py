@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from paddock_ma import PaddockEnv, PaddockError
-from paddock_ma.env.errors import ERROR_CODES
+from paddock_ma.errors import ERROR_CODES
 
 pytestmark = pytest.mark.fuzz
 

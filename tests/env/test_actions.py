@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.env import act, make_env
-from paddock_ma.env.errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError
+from paddock_ma.errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError
 from paddock_ma.sim.core import layout as L
 
 

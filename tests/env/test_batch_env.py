@@ -7,7 +7,7 @@ import pytest
 from tests.helpers.env import act, config, make_env
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.episodes import METRIC_NAMES, M_PROGRESS
-from paddock_ma.env.errors import INVALID_ACTION, ConfigError, PaddockError
+from paddock_ma.errors import INVALID_ACTION, ConfigError, PaddockError
 from paddock_ma.env.reset.scenarios import grid_placements, scenario_placements
 from paddock_ma.sim.core import layout as L
 

@@ -6,7 +6,7 @@ from paddock_ma.catalog import env_config, list_envs, make
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import PaddockEnv
-from paddock_ma.env.errors import INVALID_CONFIG, ConfigError, PaddockError
+from paddock_ma.errors import INVALID_CONFIG, ConfigError, PaddockError
 
 
 def _err(d) -> ConfigError:

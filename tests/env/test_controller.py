@@ -9,7 +9,7 @@ import pytest
 
 from paddock_ma.rollout.controller import DriverControllerLoop
 from paddock_ma.env.environment import PaddockEnv
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 
 # Oval, 4 cars, rolling start (cars move from step one); the controlled list is deliberately not in
 # driver order so "stable order" means the environment's controlled order, not a sort.

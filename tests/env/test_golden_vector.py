@@ -161,7 +161,7 @@ def test_track_curvature_is_paddockjs_per_sample_measure():
 def test_vector_type_float32_is_accepted():
     """``observation.vectorType``: PaddockJS's 'array' or 'float32'; both give float32 vectors here, the
     same bits; another value is a ConfigError."""
-    from paddock_ma.env.errors import ConfigError
+    from paddock_ma.errors import ConfigError
 
     base = {"drivers": [{"id": "car-00"}, {"id": "car-01"}], "controlledDrivers": ["car-00"]}
     plain = PaddockEnv(EnvConfig.from_paddockjs(base))

@@ -9,7 +9,7 @@ import pytest
 from tests.helpers.env import act, all_act, make_env, slot
 from paddock_ma.env.episodes import METRIC_NAMES
 from paddock_ma.env.environment import RewardCallbackError
-from paddock_ma.env.errors import INTERNAL_ERROR, PaddockError
+from paddock_ma.errors import INTERNAL_ERROR, PaddockError
 from paddock_ma.sim.core import layout as L
 
 RESULT_KEYS = {"observation", "reward", "terminated", "truncated", "done", "events", "metrics", "state", "info"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paddock_ma.env.config.root import CONFIG_NAMES, EnvConfig
-from paddock_ma.env.errors import INVALID_CONFIG, ConfigError
+from paddock_ma.errors import INVALID_CONFIG, ConfigError
 from paddock_ma.paddockjs.naming import python_name, wire_name
 
 GOLDEN = Path(__file__).parent.parent / "fixtures" / "paddockjs-2.0.0"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from paddock_ma.env.config.root import EnvConfig
-from paddock_ma.env.errors import ConfigError
+from paddock_ma.errors import ConfigError
 from paddock_ma.env.reset.start import car_params
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.core.params import car_params_from_ratings

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.helpers.env import act, all_act, car_bytes, make_env, slot
-from paddock_ma.env.errors import INVALID_REQUEST, UNKNOWN_DRIVER, PaddockError
+from paddock_ma.errors import INVALID_REQUEST, UNKNOWN_DRIVER, PaddockError
 from paddock_ma.sim.core import layout as L
 
 

@@ -37,7 +37,7 @@ def test_participants_all_controlled_only_and_list():
 
 
 def test_participants_must_include_controlled():
-    from paddock_ma.env.errors import ConfigError
+    from paddock_ma.errors import ConfigError
     with pytest.raises(ConfigError) as info:
         make_env(drivers=4, controlled_drivers=["car-01"], scenario={"participants": ["car-00", "car-02"]})
     assert str(info.value) == "scenario.participants: must include every controlled driver; 'car-01' is missing"
@@ -146,7 +146,7 @@ def test_explicit_placements_override_preset_and_traffic_is_relative():
 
 
 def test_scenario_placement_validation():
-    from paddock_ma.env.errors import ConfigError
+    from paddock_ma.errors import ConfigError
     with pytest.raises(ConfigError) as info:
         make_env(scenario={"placements": {"car-00": {"offset_meters": 1.0}}})
     assert info.value.field == "scenario.placements.car-00.distance_meters"

@@ -6,7 +6,7 @@ import pytest
 
 from tests.helpers.env import config
 from paddock_ma.env.batch_env import BatchEnv
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.core import state_check as C
 

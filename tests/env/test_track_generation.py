@@ -12,7 +12,7 @@ import pytest
 from paddock_ma import PaddockEnv
 from paddock_ma.env.batch_env import BatchEnv
 from paddock_ma.env.config.root import EnvConfig
-from paddock_ma.env.errors import ConfigError, PaddockError
+from paddock_ma.errors import ConfigError, PaddockError
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.track.load import paddockjs_track_document
 

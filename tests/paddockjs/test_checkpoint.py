@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 from paddock_ma.adapters.paddockjs_actor import PaddockActorVectorEnv
 from paddock_ma.paddockjs.checkpoint import (
     FORMAT, HISTORY_SIZE, ActorPolicy, controls_from_steering_accel, evaluate_actor, export_actor, load_actor,

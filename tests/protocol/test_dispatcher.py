@@ -13,7 +13,7 @@ import pytest
 from paddock_ma.catalog import env_config
 from paddock_ma.env.environment import PaddockEnv
 from paddock_ma.env.episodes import DESTROY_REASON_NAMES
-from paddock_ma.env.errors import ERROR_CODES
+from paddock_ma.errors import ERROR_CODES
 from paddock_ma.protocol.codec import Limits, unpack_f32
 from paddock_ma.protocol.messages import Dispatcher
 from paddock_ma.paddockjs.naming import EXCEPTIONS, camel_case, python_name, snake_case, wire_name

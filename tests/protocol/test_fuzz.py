@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
 from paddock_ma.catalog import env_config
-from paddock_ma.env.errors import ERROR_CODES
+from paddock_ma.errors import ERROR_CODES
 from paddock_ma.protocol.client import WorkerClient
 from paddock_ma.protocol.codec import ENCODINGS, Limits, encode, pack_f32
 from paddock_ma.protocol.compliance import dispatcher_transport, expected_reply_id

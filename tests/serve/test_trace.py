@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from paddock_ma.env.errors import PaddockError
+from paddock_ma.errors import PaddockError
 from paddock_ma.serve.trace import TraceSource, load_trace, record_main, replay_main, replay_trace
 
 

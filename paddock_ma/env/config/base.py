@@ -20,8 +20,8 @@ import typing
 from typing import Any, Literal, Union
 
 from ...sim.race.start import RULE_DEFAULTS
-from ..errors import ConfigError, suggest
-from ..validation import is_finite_number, is_integer
+from ...errors import ConfigError, suggest
+from ...value_rules import is_finite_number, is_integer
 
 
 def race_rule(name: str, scale: float = 1.0, kind=float):

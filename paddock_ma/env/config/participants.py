@@ -13,7 +13,7 @@ from typing import Any, Literal, Optional, Union
 from ...sim.core.layout import COMPOUND_NAMES
 from ...sim.core.params import RATING_NAMES, UNSUPPORTED_RATINGS
 from .base import ConfigSection, require
-from ..errors import ConfigError, suggest
+from ...errors import ConfigError, suggest
 from ...paddockjs.naming import wire_name
 
 PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")

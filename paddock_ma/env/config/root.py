@@ -31,9 +31,9 @@ from .sensing import (
     DEFAULT_LOOKAHEAD_METERS, LEGACY_RAY_KEYS, MAX_LOOKAHEAD_METERS, RAY_CHANNELS, NearbyCarsConfig, ObservationConfig,
     RaysConfig, RaySpec, SensorsConfig,
 )
-from ..errors import ConfigError, suggest
+from ...errors import ConfigError, suggest
 from ..seeding import check_seed
-from ..validation import is_finite_number, is_integer
+from ...value_rules import is_finite_number, is_integer
 from ...paddockjs.naming import from_wire, wire_name
 
 COMPOUNDS = COMPOUND_NAMES      # the tyre compounds, soft to hard, named where the sim codes them

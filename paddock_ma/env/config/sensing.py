@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Optional
 
 from .base import ConfigSection, require
-from ..errors import ConfigError
-from ..validation import is_finite_number
+from ...errors import ConfigError
+from ...value_rules import is_finite_number
 from ...sim.sensing.march import RAY_CHANNELS       # the channel names, defined with their bits
 DEFAULT_RAY_LENGTH_METERS = 120.0
 # PaddockJS's legacy compact ray shape (anglesDegrees, detectTrack, detectCars) and the per-ray

@@ -19,13 +19,12 @@ from ...sim.race.start import place_and_classify, random_track_placements
 from ..config.participants import (
     PLACEMENT_MAX_DISTANCE_M, PLACEMENT_MAX_HEADING_ERROR_RAD, PLACEMENT_MAX_OFFSET_M, PLACEMENT_MAX_SPEED_KPH,
 )
-from ..errors import INVALID_REQUEST, PaddockError, suggest
-from ..validation import is_finite_number
+from ...errors import INVALID_REQUEST, PaddockError, suggest
+from ...value_rules import PLACEMENT_POLICIES, is_finite_number
 from .scenarios import grid_placements
 
-PLACEMENT_POLICIES = ("grid", "random", "random-moving", "scenario")
-# "random-moving": a random legal position (as "random") at a speed uniform in [0, this) km/h, for
-# collection that should see the car at speed from a life's first step (domain randomisation).
+# "random-moving" (a policy of value_rules.PLACEMENT_POLICIES): a random legal position (as "random") at a
+# speed uniform in [0, this) km/h, for collection that should see the car at speed from a life's first step.
 RANDOM_MOVING_MAX_KPH = 250.0
 RANDOM_EDGE_MARGIN = 1.5    # m kept between a random placement and the track's edge
 

@@ -14,7 +14,7 @@ import numpy as np
 from ...sim.core import layout as L
 from ...sim.race.start import grid_placement
 from ..config.root import EnvConfig, Placement
-from ..errors import INVALID_REQUEST, ConfigError, PaddockError, suggest
+from ...errors import INVALID_REQUEST, ConfigError, PaddockError, suggest
 from .interactions import driver_flags
 
 PRESET_SPEEDS_KPH = {"cornering": 135.0, "off-track-recovery": 52.0, "pit-entry": 120.0}

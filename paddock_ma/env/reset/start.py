@@ -13,7 +13,7 @@ from ...sim.race.start import default_compound, default_pit_box, rules_vector, s
 from ...sim.track.pit_lane import track_has_pit_lane
 from ..config.grid import resolved_entry
 from ..config.root import EnvConfig
-from ..errors import ConfigError
+from ...errors import ConfigError
 from .scenarios import preset_placements, scenario_placements
 
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
