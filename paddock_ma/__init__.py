@@ -1,8 +1,9 @@
 """paddock_ma: multi-agent reinforcement learning on a deterministic numba racing simulator.
 
-Layers (docs/design.md section 1, docs/architecture.md): ``paddock_ma.sim`` (numba kernels over structure-of-arrays state),
-``paddock_ma.env`` (the PaddockJS 2.0.1 environment contract), ``paddock_ma.adapters`` (PettingZoo and
-RLlib), ``paddock_ma.protocol`` (the JSON worker protocol) and ``paddock_ma.distributed`` (Ray shards).
+Layers (docs/design.md section 1; every module on docs/architecture.md's map): ``paddock_ma.sim``
+(numba kernels over structure-of-arrays state), ``paddock_ma.env`` (the PaddockJS 2.0.1 environment
+contract), ``paddock_ma.adapters`` (PettingZoo, RLlib, gymnasium vector envs), ``paddock_ma.protocol``
+(the JSON worker protocol), ``paddock_ma.distributed`` (Ray shards) and ``paddock_ma.serve`` (servers).
 
 The top-level names import lazily so ``import paddock_ma`` stays cheap (no numba compile).
 """
