@@ -234,9 +234,9 @@ class ShardCore:
 
     # -- live preview ------------------------------------------------------------------------------
     def preview_frame(self, world: int, meta: dict | None = None) -> dict:
-        """PaddockJS's preview packet of local world ``world`` (``serve.frames.preview_frame``), JSON-safe;
+        """PaddockJS's preview packet of local world ``world`` (``env.views.frames.preview_frame``), JSON-safe;
         reads the state only, so frames taken between steps leave the data unchanged."""
-        from ..serve.frames import preview_frame
+        from ..env.views.frames import preview_frame
         world = check_integer(world, "world", low=0, high=self.num_worlds, error=ShardError)
         if self.seq is None:
             raise ShardError("preview_frame: the shard has not been reset; call reset(seed) first")
@@ -245,10 +245,10 @@ class ShardCore:
 
     def preview_copy(self, world: int, meta: dict | None = None):
         """Local world ``world`` copied for a live preview (``env.views.world_copy.WorldCopy``, with what
-        ``serve.frames.copy_frame`` needs): the preview server builds the packet from it, so the shard's
+        ``env.views.frames.copy_frame`` needs): the preview server builds the packet from it, so the shard's
         own time pays only the copy (tens of microseconds), not the packet (milliseconds)."""
         from ..env.views.world_copy import copy_world
-        from ..serve.frames import frame_extra
+        from ..env.views.frames import frame_extra
         world = check_integer(world, "world", low=0, high=self.num_worlds, error=ShardError)
         if self.seq is None:
             raise ShardError("preview_copy: the shard has not been reset; call reset(seed) first")
@@ -256,8 +256,8 @@ class ShardCore:
             "seq": self.seq, "globalWorld": self.world_offset + world, **(meta or {})}))
 
     def track_picture(self) -> dict:
-        """The static track for a viewer (``serve.frames.track_picture``)."""
-        from ..serve.frames import track_picture
+        """The static track for a viewer (``env.views.frames.track_picture``)."""
+        from ..env.views.frames import track_picture
         return track_picture(self.env)
 
     # -- JSON protocol path ----------------------------------------------------------------------

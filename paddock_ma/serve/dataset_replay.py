@@ -105,7 +105,7 @@ class DatasetSource:
         return {"kind": self.kind, "name": self.name, "path": str(self.root)}
 
     def document(self) -> dict:
-        from .frames import preview_frame, track_picture
+        from ..env.views.frames import preview_frame, track_picture
         frames, track = [], {}
 
         def collect(engine, seq):

@@ -12,7 +12,7 @@ import pytest
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
 from paddock_ma.catalog import make
-from paddock_ma.serve.frames import UNITS_PER_METER
+from paddock_ma.env.views.frames import UNITS_PER_METER
 from paddock_ma.serve.preview import PreviewServer, attach_preview
 
 from .conftest import free_port, http

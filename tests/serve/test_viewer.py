@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
-from paddock_ma.serve.frames import in_metres
+from paddock_ma.env.views.frames import in_metres
 from paddock_ma.serve.preview import PreviewServer, attach_preview
 from paddock_ma.serve.recording import FrameRecorder, FrameRecording
 
