@@ -76,7 +76,7 @@ def _as_flags(message: str) -> str:
 
 def _stopped(out, why: str) -> str:
     """What a stopped run left and how to go on (from the directory's verdict)."""
-    from ..distributed.verify import inspect
+    from ..dataset.verify import inspect
     v = inspect(out)
     if v.problems or not v.expected:
         return f"paddock-ma collect: {why}; {out}: {v.problems[0] if v.problems else 'nothing committed yet'}"
@@ -134,7 +134,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from ..distributed.verify import VERIFY_INCOMPLETE, inspect
+    from ..dataset.verify import VERIFY_INCOMPLETE, inspect
 
     v = inspect(args.dir)
     if v.problems:

@@ -62,13 +62,13 @@ from ..env.episodes import METRIC_NAMES
 from ..errors import ConfigError
 from ..env.seeding import check_seed
 from ..value_rules import check_integer, check_placement, is_finite_number
-from .dataset import (  # noqa: F401 - the format's names are part of this module's API
+from ..dataset.format import (  # noqa: F401 - the format's names are part of this module's API
     DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, CollectError, config_hash,
     create_dirs, provenance_sha256, unstarted,
 )
-from .dataset_lock import OutLock
-from .dataset_writer import BlockWriter, write_json_atomic
-from .verify import verify  # noqa: F401 - part of this module's API (collect, then verify)
+from ..dataset.lock import OutLock
+from ..dataset.verify import verify  # noqa: F401 - part of this module's API (collect, then verify)
+from ..dataset.writer import BlockWriter, write_json_atomic
 from .fleet import ShardFleet
 from .policies import PolicyError, resolve_policy
 from .shard import ShardCore, code_fingerprint

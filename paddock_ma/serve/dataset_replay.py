@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
-from ..distributed.dataset import MANIFEST
+from ..dataset.format import MANIFEST
 
 
 @dataclass

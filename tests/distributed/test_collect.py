@@ -12,7 +12,7 @@ import pytest
 
 from paddock_ma.cli import main as cli_main
 from paddock_ma.distributed.collect import MANIFEST, CollectConfig, CollectError, collect, verify
-from paddock_ma.distributed.verify import VERIFY_INCOMPLETE, inspect
+from paddock_ma.dataset.verify import VERIFY_INCOMPLETE, inspect
 from paddock_ma.distributed.testing import FaultyShardCore
 
 from .conftest import ENV_ID, OVERRIDES, measured_hang_deadline

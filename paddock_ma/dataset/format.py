@@ -1,8 +1,8 @@
 """The dataset format of a collection: Parquet files of transition rows (their schema and how a shard's
-steps become a table) and a manifest (its hashes). Writing one crash-safely is ``dataset_writer``,
-owning its directory ``dataset_lock``, checking it ``verify``.
+steps become a table) and a manifest (its hashes). Writing one crash-safely is ``writer``,
+owning its directory ``lock``, checking it ``verify``.
 
-Layout of a dataset directory (see ``collect`` for the row columns, ``TRANSITION_COLUMNS``)::
+Layout of a dataset directory (see ``distributed.collect`` for the row columns, ``TRANSITION_COLUMNS``)::
 
     data/block-BBBB-frag-FFFFFF.parquet   the rows; nothing else ever lives under data/
     _manifest.json                        the dataset's description and the run's only commit record

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .dataset import (
+from .format import (
     COLLECTION_END, DATA_DIR, DATASET_FORMAT, DATASET_VERSION, MANIFEST, PROVENANCE_KEYS, RUN_DIR, config_hash,
     provenance_sha256, sha256_file,
 )

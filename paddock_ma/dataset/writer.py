@@ -1,6 +1,6 @@
 """Writing a dataset so that a kill at any instant loses nothing: the filesystem steps (``Disk``, a
 temporary, fsync, rename, fsync of the directory) and ``BlockWriter``, which cuts the shards' steps into
-the dataset's files and commits them with one manifest write (the layout is ``dataset``'s docstring).
+the dataset's files and commits them with one manifest write (the layout is ``format``'s docstring).
 
 Crash safety: every file is written under ``_run/tmp``, fsync-ed and renamed into place, and its
 directory fsync-ed; the manifest is renamed into place last, and only what it lists exists for a
@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from .dataset import (
+from .format import (
     DATA_DIR, MANIFEST, RUN_DIR, CollectError, arrow_schema, canonical_json, fragment_table, observation_entries,
     provenance_sha256, sha256_file,
 )
@@ -114,7 +114,7 @@ class BlockWriter:
     """
 
     def __init__(self, out: Path, manifest: dict, cfg, disk: Disk | None = None):
-        """``cfg``: the run's ``collect.CollectConfig`` (its shard layout, fragment and block sizes).
+        """``cfg``: the run's ``distributed.collect.CollectConfig`` (its shard layout, fragment and block sizes).
         ``manifest``: the run's (new, with no files yet, or resumed); a new one is sealed
         (``provenance_sha256``) and committed here."""
         self.out, self.manifest, self.cfg = Path(out), manifest, cfg
