@@ -37,7 +37,7 @@ def in_process(config: dict, worlds: int, seconds: float) -> dict:
         core.step(seq, None)
     timing = time_for(step, seconds, warmup=20)
     n, dt = timing.calls, timing.seconds
-    k = len(core.env.controlled)
+    k = len(core.engine.controlled)
     return {"what": "in-process ShardCore", "worlds": worlds, "steps": n, "seconds": round(dt, 2),
             "car_steps_per_s": round(n * worlds * k / dt), "ms_per_step": round(1e3 * dt / n, 2)}
 

@@ -53,7 +53,7 @@ def replay_world(manifest: dict, table, world: int):
         same &= bool(np.array_equal(obs[0], recorded[t - 1]))
         _, arrays = core.step(t, actions[t - 1][None])
         obs = arrays["obs"]
-        positions[t - 1] = core.env.car_positions()[0]
+        positions[t - 1] = core.engine.car_positions()[0]
     return positions, same
 
 

@@ -77,7 +77,7 @@ def replay_dataset_world(data: DatasetWorld, on_step=None) -> DatasetDivergence 
                      start_placement=cfg["start_placement"])
     seen = core.reset(cfg["seed"])["obs"][0]
     if on_step:
-        on_step(core.env, 0)
+        on_step(core.engine, 0)
     controlled = data.manifest["layout"]["controlled"]
     for t in range(len(data.actions)):
         diff = np.argwhere(seen != data.obs[t])
@@ -87,7 +87,7 @@ def replay_dataset_world(data: DatasetWorld, on_step=None) -> DatasetDivergence 
         _, out = core.step(t + 1, data.actions[t][None])
         seen = out["obs"][0]
         if on_step:
-            on_step(core.env, t + 1)
+            on_step(core.engine, t + 1)
     return None
 
 

@@ -43,7 +43,7 @@ def warm_cache(env_config):
     core = ShardCore(env_config, 0, 1)
     core.reset(0)
     core.step(1, None)
-    core.step(2, np.zeros((1, len(core.env.controlled), 3), np.float32))
+    core.step(2, np.zeros((1, len(core.engine.controlled), 3), np.float32))
     return True
 
 
