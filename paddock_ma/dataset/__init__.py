@@ -6,4 +6,6 @@ which both use it (it imports only the contract, ``env``).
 * ``writer``: writing a dataset so that a kill at any instant loses nothing (one commit point).
 * ``lock``: one collector per directory; ``processes``: a process's start time and group (from /proc).
 * ``verify``: whether a dataset directory is complete and untouched (``paddock-ma verify``).
+* ``worlds``: how a collection's worlds are built and started (a shard runs them, a replay re-runs one).
+* ``replay``: one world read back and replayed from its seed and actions, checked against the record.
 """

@@ -5,7 +5,8 @@ world's identity is its global index ``g``: its generator key is ``SeedSequence(
 (the same whatever ``n`` and whichever shard holds it: ``BatchEnv``'s ``world_offset``), so its
 trajectory does not depend on how the fleet is cut into shards. Every car has lives: the engine runs
 with ``auto_reset``, so a car whose episode ends starts a new one at once (``reset_placement``) inside
-its running world.
+its running world. How the worlds are built and started is ``dataset.worlds``'s (a dataset replay
+re-runs a world from there too).
 
 Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs size, M metrics):
 
@@ -48,6 +49,7 @@ import os
 
 import numpy as np
 
+from ..dataset.worlds import collection_engine, start_worlds
 from ..env.seeding import check_seed
 from ..value_rules import check_integer, check_placement, integer_problem
 from .shard_protocol import ShardProtocol
@@ -73,8 +75,8 @@ _FINGERPRINT: str | None = None
 
 def code_fingerprint() -> str:
     """SHA-256 (hex, 16 chars) of the package version and the bytes of every module that decides a
-    trajectory (``paddock_ma/sim``, ``paddock_ma/env``, ``distributed/shard.py``, ``distributed/policies.py``,
-    the catalogue's manifests and tracks). Shards and the driver must agree on it: a cluster whose nodes run
+    trajectory (``paddock_ma/sim``, ``paddock_ma/env``, ``dataset/worlds.py``, ``distributed/shard.py``,
+    ``distributed/policies.py``, the catalogue's manifests and tracks). Shards and the driver must agree on it: a cluster whose nodes run
     different code would replay a failed shard into a different trajectory."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
@@ -83,7 +85,7 @@ def code_fingerprint() -> str:
         from .. import __version__
         from ..sources import files_digest, python_sources
         pkg = Path(__file__).resolve().parent.parent
-        files = [*python_sources(pkg / "sim"), *python_sources(pkg / "env"),
+        files = [*python_sources(pkg / "sim"), *python_sources(pkg / "env"), pkg / "dataset" / "worlds.py",
                  pkg / "distributed" / "shard.py", pkg / "distributed" / "policies.py",
                  *(pkg.parent / "envs").rglob("*.json")]
         _FINGERPRINT = files_digest(files, pkg.parent, salt=__version__.encode())[:16]
@@ -123,12 +125,9 @@ class ShardCore:
                  start_placement: str | None = "random", env_id: str | None = None):
         _pin_threads()
         self.code = code_fingerprint()       # at import time of this process: what its kernels run
-        from ..env.batch_env import BatchEnv
-
         self.world_offset = check_integer(world_offset, "world_offset", low=0, error=ShardError)
         self.num_worlds = check_integer(num_worlds, "num_worlds", low=1, error=ShardError)
-        self.engine = BatchEnv(config, self.num_worlds, auto_reset=True, reset_placement=reset_placement,
-                               world_offset=self.world_offset)
+        self.engine = collection_engine(config, self.world_offset, self.num_worlds, reset_placement)
         self.start_placement = start_placement
         self.seq: int | None = None
         self.seed: int | None = None
@@ -154,11 +153,7 @@ class ShardCore:
     def reset(self, seed: int) -> dict:
         """Reset every world from the root ``seed`` (see the module docstring); seq becomes 0."""
         seed = check_seed(seed, error=ShardError)
-        engine = self.engine
-        result = engine.reset(seed=seed)
-        if self.start_placement is not None:
-            result = engine.reset_drivers(np.ones((self.num_worlds, len(engine.controlled)), bool),
-                                          self.start_placement)
+        result = start_worlds(self.engine, seed, self.start_placement)
         self.seq = 0
         self.seed = seed
         return self._head(result)

@@ -8,8 +8,9 @@ import pytest
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
-from paddock_ma.serve.dataset_replay import DatasetSource, load_dataset_world, replay_dataset_world  # noqa: E402
+from paddock_ma.dataset.replay import load_dataset_world, replay_dataset_world  # noqa: E402
 from paddock_ma.env.views.frames import in_metres  # noqa: E402
+from paddock_ma.serve.dataset_replay import DatasetSource  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
