@@ -16,6 +16,7 @@ import json
 import os
 from pathlib import Path
 
+from ..value_rules import is_integer
 from .format import (
     DATA_DIR, MANIFEST, RUN_DIR, CollectError, arrow_schema, canonical_json, fragment_table, observation_entries,
     provenance_sha256, sha256_file,
@@ -172,7 +173,7 @@ class BlockWriter:
             s = int(key)
             doc = json.loads(path.read_text())
             seq = doc.get("seq")
-            done = -(-seq // self.cfg.fragment_steps) if isinstance(seq, int) else -1
+            done = -(-seq // self.cfg.fragment_steps) if is_integer(seq) else -1
             if done < 1 or any((b, f) not in self.written for b in self.blocks_of_shard(s) for f in range(done)):
                 raise CollectError(f"{path}: at step {seq}, but the manifest does not list every file of this shard's "
                                    "worlds up to there; the directory was modified: pass a new out directory")
