@@ -2,7 +2,8 @@
 replays it. Nothing here imports Ray or the fleet: the room sits below ``distributed`` and ``serve``,
 which both use it (it imports only the contract, ``env``).
 
-* ``format``: the directory layout, the row columns and their units, the manifest's hashes.
+* ``format``: the directory layout, the row columns and their units, the manifest's keys and hashes.
+* ``fragments``: the Parquet schema and how a shard's steps become rows (``fragment_table``).
 * ``writer``: writing a dataset so that a kill at any instant loses nothing (one commit point).
 * ``lock``: one collector per directory; ``processes``: a process's start time and group (from /proc).
 * ``verify``: whether a dataset directory is complete and untouched (``paddock-ma verify``).

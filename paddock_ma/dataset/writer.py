@@ -17,10 +17,8 @@ import os
 from pathlib import Path
 
 from ..value_rules import is_integer
-from .format import (
-    DATA_DIR, MANIFEST, RUN_DIR, CollectError, arrow_schema, canonical_json, fragment_table, observation_entries,
-    provenance_sha256, sha256_file,
-)
+from .format import DATA_DIR, MANIFEST, RUN_DIR, CollectError, canonical_json, provenance_sha256, sha256_file
+from .fragments import arrow_schema, fragment_table, observation_entries
 
 
 # -- the filesystem steps ------------------------------------------------------------------------------
