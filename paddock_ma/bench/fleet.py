@@ -101,7 +101,8 @@ def json_vs_array(config: dict, worlds: int, calls: int = 60) -> dict:
 
 def collection(env: str, shards: int, worlds: int, steps: int) -> dict:
     """Rows/s of ``collect`` (Parquet on) with ``shards`` shards, timed from its first step."""
-    from ..distributed.collect import CollectConfig, collect
+    from ..distributed.collection.config import CollectConfig
+    from ..distributed.collection.run import collect
     with tempfile.TemporaryDirectory() as tmp:
         cfg = CollectConfig(env=env, num_shards=shards, worlds_per_shard=worlds, steps=steps, seed=1,
                             policy="builtin", fragment_steps=64, snapshot_every=16)

@@ -2,7 +2,7 @@
 Parquet schema and how a shard's steps become a table are ``fragments``') and a manifest (its keys and
 hashes). Writing one crash-safely is ``writer``, owning its directory ``lock``, checking it ``verify``.
 
-Layout of a dataset directory (see ``collect`` for the row columns, ``TRANSITION_COLUMNS``)::
+Layout of a dataset directory (see ``distributed.collection.run`` for the row columns, ``TRANSITION_COLUMNS``)::
 
     data/block-BBBB-frag-FFFFFF.parquet   the rows; nothing else ever lives under data/
     _manifest.json                        the dataset's description and the run's only commit record
@@ -98,28 +98,3 @@ def read_manifest(out: Path) -> dict | None:
     if not isinstance(doc, dict) or doc.get("format") != DATASET_FORMAT:
         raise CollectError(f"out: {path} is not a {DATASET_FORMAT} manifest; pass a new directory")
     return doc
-
-
-def unstarted(out: Path) -> bool:
-    """Whether ``out`` holds nothing but what a run leaves before its first manifest (an empty data/, its
-    ``_run`` directory): such a directory is taken as new."""
-    out = Path(out)
-    for p in out.iterdir():
-        if p.name == RUN_DIR and p.is_dir():
-            continue
-        if p.name == DATA_DIR and p.is_dir() and not any(p.iterdir()):
-            continue
-        return False
-    return True
-
-
-def create_dirs(out: Path) -> None:
-    """data/, _run/state and _run/tmp of a new dataset directory (CollectError naming the path)."""
-    try:
-        for d in (out / DATA_DIR, out / RUN_DIR / "state", out / RUN_DIR / "tmp"):
-            d.mkdir(parents=True, exist_ok=True)
-        probe = out / RUN_DIR / "tmp" / "write-probe"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise CollectError(f"out: cannot write to {out} ({exc.strerror or exc}); pass a writable directory") from None

@@ -52,7 +52,7 @@ def resume_command(manifest: dict, root) -> str:
     """The command (or call) that resumes the run of ``manifest`` in ``root``."""
     c, layout = manifest.get("config", {}), (manifest.get("run") or {}).get("layout") or {}
     if c.get("env_overrides") or c.get("reset_placement") != "random" or c.get("start_placement") != "random":
-        return (f"call paddock_ma.distributed.collect.collect(CollectConfig(...), {str(root)!r}) with the same config "
+        return (f"call paddock_ma.distributed.collection.run.collect(CollectConfig(...), {str(root)!r}) with the same config "
                 "(its env_overrides / placements are not command-line options; see config in the manifest)")
     return (f"paddock-ma collect --env {c.get('env')} --shards {layout.get('num_shards')} --worlds-per-shard "
             f"{layout.get('worlds_per_shard')} --steps {c.get('steps')} --seed {c.get('seed')} --policy "

@@ -113,7 +113,7 @@ class BlockWriter:
     """
 
     def __init__(self, out: Path, manifest: dict, cfg, disk: Disk | None = None):
-        """``cfg``: the run's ``distributed.collect.CollectConfig`` (its shard layout, fragment and block sizes).
+        """``cfg``: the run's ``distributed.collection.config.CollectConfig`` (its shard layout, fragment and block sizes).
         ``manifest``: the run's (new, with no files yet, or resumed); a new one is sealed
         (``provenance_sha256``) and committed here."""
         self.out, self.manifest, self.cfg = Path(out), manifest, cfg

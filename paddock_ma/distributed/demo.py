@@ -115,7 +115,10 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .collect import MANIFEST, CollectConfig, CollectError, collect, verify
+    from ..dataset.format import MANIFEST, CollectError
+    from ..dataset.verify import verify
+    from .collection.config import CollectConfig
+    from .collection.run import collect
 
     console = Console()
     _compile_ahead(console)

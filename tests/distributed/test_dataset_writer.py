@@ -7,7 +7,6 @@ import pickle
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paddock_ma.distributed.collect import CollectConfig
+from paddock_ma.distributed.collection.config import CollectConfig
 from paddock_ma.dataset.format import (
     COLLECTION_END, DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, CollectError, config_hash,
 )

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.ray
 def dataset(tmp_path_factory):
     import ray
 
-    from paddock_ma.distributed.collect import CollectConfig, collect
+    from paddock_ma.distributed.collection.config import CollectConfig
+    from paddock_ma.distributed.collection.run import collect
     out = tmp_path_factory.mktemp("ds") / "ds"
     started_here = not ray.is_initialized()
     try:
