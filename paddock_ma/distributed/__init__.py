@@ -1,4 +1,4 @@
-"""Ray shards across a cluster (DESIGN.md section 7).
+"""Ray shards across a cluster (docs/design.md section 7).
 
 * ``shard``: ``EnvShard``, a Ray actor owning one BatchEnv of W worlds: its array fast path (``ShardCore``),
   the actor's options, the code fingerprint; ``shard_protocol``: the JSON protocol path on the same actor.
