@@ -10,8 +10,9 @@ from paddock_ma.dataset.format import CollectError
 from paddock_ma.distributed.collection.run import collect
 from paddock_ma.serve.preview import PreviewProcess
 
+from tests.helpers.preview_client import WebSocketReader
+
 from ..serve.conftest import http
-from ..serve.test_preview import WebSocketReader
 from .conftest import collect_config, parquet_bytes      # and the fixture clean: the fault-free dataset
 
 pytestmark = pytest.mark.ray
