@@ -53,7 +53,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from paddock_ma.distributed.processes import process_group_members, process_start_ticks
+from paddock_ma.dataset.processes import process_group_members, process_start_ticks
 
 STATE_FILE = "cluster.json"
 READY_MARK = "Ray runtime started"

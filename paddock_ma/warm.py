@@ -126,7 +126,7 @@ def exercise_demo(env_id: str = "paddock/oval-batch-v0") -> None:
     import numpy as np
 
     from .catalog import resolve_config_dict
-    from .distributed.collect import CollectConfig
+    from .distributed.collection.config import CollectConfig
     from .distributed.policies import resolve_policy
     from .distributed.shard import ShardCore
 

@@ -37,7 +37,7 @@ def in_process(config: dict, worlds: int, seconds: float) -> dict:
         core.step(seq, None)
     timing = time_for(step, seconds, warmup=20)
     n, dt = timing.calls, timing.seconds
-    k = len(core.env.controlled)
+    k = len(core.engine.controlled)
     return {"what": "in-process ShardCore", "worlds": worlds, "steps": n, "seconds": round(dt, 2),
             "car_steps_per_s": round(n * worlds * k / dt), "ms_per_step": round(1e3 * dt / n, 2)}
 
@@ -101,7 +101,8 @@ def json_vs_array(config: dict, worlds: int, calls: int = 60) -> dict:
 
 def collection(env: str, shards: int, worlds: int, steps: int) -> dict:
     """Rows/s of ``collect`` (Parquet on) with ``shards`` shards, timed from its first step."""
-    from ..distributed.collect import CollectConfig, collect
+    from ..distributed.collection.config import CollectConfig
+    from ..distributed.collection.run import collect
     with tempfile.TemporaryDirectory() as tmp:
         cfg = CollectConfig(env=env, num_shards=shards, worlds_per_shard=worlds, steps=steps, seed=1,
                             policy="builtin", fragment_steps=64, snapshot_every=16)

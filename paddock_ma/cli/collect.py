@@ -76,7 +76,7 @@ def _as_flags(message: str) -> str:
 
 def _stopped(out, why: str) -> str:
     """What a stopped run left and how to go on (from the directory's verdict)."""
-    from ..distributed.verify import inspect
+    from ..dataset.verify import inspect
     v = inspect(out)
     if v.problems or not v.expected:
         return f"paddock-ma collect: {why}; {out}: {v.problems[0] if v.problems else 'nothing committed yet'}"
@@ -89,8 +89,12 @@ def cmd_collect(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from ..distributed.collect import CollectConfig, CollectError, Terminated, collect
-    from ..distributed.fleet import FleetError
+    from ..dataset.format import CollectError
+    from ..distributed.collection.config import CollectConfig
+    from ..distributed.collection.run import collect
+    from ..distributed.collection.signals import Terminated
+    from ..distributed.fleet_types import FleetError
+    from ..serve.preview import PreviewProcess
 
     console = Console(stderr=True)
     cfg = CollectConfig(env=args.env, num_shards=args.shards, worlds_per_shard=args.worlds_per_shard,
@@ -99,7 +103,8 @@ def cmd_collect(args) -> int:
     try:
         res = collect(cfg, args.out, address=args.address, deadline_s=args.deadline, progress=not args.no_progress,
                       console=console, stop_on_sigterm=True, capacity_wait_s=args.capacity_wait,
-                      preview=args.preview, preview_world=args.preview_world)
+                      preview=None if args.preview is None else PreviewProcess(*args.preview),
+                      preview_world=args.preview_world)
     except CollectError as exc:
         print(f"paddock-ma collect: error: {_as_flags(str(exc))}", file=sys.stderr)
         return 2
@@ -134,7 +139,7 @@ def cmd_collect(args) -> int:
 
 
 def cmd_verify(args) -> int:
-    from ..distributed.verify import VERIFY_INCOMPLETE, inspect
+    from ..dataset.verify import VERIFY_INCOMPLETE, inspect
 
     v = inspect(args.dir)
     if v.problems:

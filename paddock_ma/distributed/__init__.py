@@ -1,11 +1,12 @@
-"""Ray shards across a cluster (DESIGN.md section 7).
+"""Ray shards across a cluster (docs/design.md section 7).
 
-* ``shard``: ``EnvShard``, a Ray actor owning one BatchEnv of W worlds (array fast path and JSON protocol).
-* ``fleet``: ``ShardFleet``, N shards stepped asynchronously with deadlines, snapshots and bit-exact recovery.
-* ``collect``: ``paddock-ma collect``: Parquet datasets with a manifest, resumable.
-* ``dataset``: the format (schema, fragment tables, manifest hashes); ``dataset_writer``: its one-commit-point
-  writer; ``dataset_lock``: one collector per directory; ``verify``: whether a dataset directory is complete
-  and untouched (``paddock-ma verify``); ``processes``: a process's start time and group (from /proc).
+* ``shard``: ``EnvShard``, a Ray actor owning one BatchEnv of W worlds: its array fast path (``ShardCore``),
+  the actor's options, the code fingerprint; ``shard_protocol``: the JSON protocol path on the same actor.
+* ``fleet``: ``ShardFleet``, N shards stepped asynchronously with deadlines, snapshots and bit-exact recovery;
+  ``shard_lifecycle``: the shards' actors created, placed, failed, replaced and moved; ``fleet_types``: its
+  options (``FleetOptions``) and value types.
+* ``collection/``: ``paddock-ma collect``: a fleet's transitions into a Parquet dataset with a manifest,
+  resumable (the dataset itself, its writer, lock and check: ``paddock_ma.dataset``).
 * ``vector``: ``FleetVectorEnv``, a gymnasium VectorEnv over a fleet (the cluster twin of CarVectorEnv).
 * ``policies``: ``builtin``, ``random`` (counter-based) and ``MODULE:FN`` policies.
 * ``testing``: test doubles (a shard that crashes or hangs on request, a fleet that pins a shard to a node).

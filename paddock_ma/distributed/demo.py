@@ -53,7 +53,7 @@ def replay_world(manifest: dict, table, world: int):
         same &= bool(np.array_equal(obs[0], recorded[t - 1]))
         _, arrays = core.step(t, actions[t - 1][None])
         obs = arrays["obs"]
-        positions[t - 1] = core.env.car_positions()[0]
+        positions[t - 1] = core.engine.car_positions()[0]
     return positions, same
 
 
@@ -115,7 +115,10 @@ def main(argv=None) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    from .collect import MANIFEST, CollectConfig, CollectError, collect, verify
+    from ..dataset.format import MANIFEST, CollectError
+    from ..dataset.verify import verify
+    from .collection.config import CollectConfig
+    from .collection.run import collect
 
     console = Console()
     _compile_ahead(console)

@@ -24,55 +24,40 @@ import numpy as np
 from ..catalog import resolve_config_dict
 from ..env.seeding import check_seed
 from ..value_rules import check_integer, check_placement, integer_problem
-from .fleet_types import FleetError, ShardRecord, ShardStep, failure_types  # noqa: F401 - FleetError: API
+from .fleet_types import FleetError, FleetOptions, ShardRecord, ShardStep, failure_types
 from .policies import resolve_policy
-from .shard import ShardCore, code_fingerprint
+from .shard import code_fingerprint
 from .shard_lifecycle import WAIT_NOTE_S, ShardLifecycle
+
 
 class ShardFleet(ShardLifecycle):
     """N shards of W worlds each (see the module docstring).
 
-    config: a catalogue env id or an EnvConfig dict. seed: the root seed.
-    deadline_s: seconds a call may take once the fleet runs (pick more than an actor start-up plus a
-    step); start_timeout_s: for the first reset of the initial shards (a cold numba cache compiles
-    for minutes). snapshot_every: K, steps between snapshots. policy: ``builtin``, ``random``,
-    ``MODULE:FN`` or a callable (see ``policies``). resume: ``{shard: EnvShard.snapshot() doc}`` to start
-    those shards from a snapshot instead of a reset. shard_options: extra EnvShard constructor keywords
-    (``reset_placement``, ``start_placement``). shard_cls: the shard class, ``ShardCore`` or a subclass
-    (made a Ray actor by ``shard.actor_class``). pipeline_depth: step calls kept in flight per
-    shard; 2 (builtin policy only) overlaps a step's transfer with the next step's simulation.
-    rebalance_every_s: how often the fleet looks for nodes that joined the cluster and moves a shard onto
-    one (``_maybe_rebalance``); None turns it off.
+    config: a catalogue env id or an EnvConfig dict. seed: the root seed. policy: ``builtin``,
+    ``random``, ``MODULE:FN`` or a callable (see ``policies``). resume: ``{shard: EnvShard.snapshot()
+    doc}`` to start those shards from a snapshot instead of a reset. on_event: ``fn(event)`` for each
+    of the fleet's events (failure, replace, retry, wait, placed, recovered, move). options: how the
+    shards run (``FleetOptions``: deadlines, capacity wait, snapshots, pipelining, the shard class);
+    keywords of its field names (``deadline_s=...``) replace its fields.
     """
 
     def __init__(self, config: dict | str, num_shards: int, worlds_per_shard: int, seed: int = 0, *,
-                 deadline_s: float = 30.0, start_timeout_s: float = 300.0, snapshot_every: int = 16,
-                 policy="builtin", resume: dict | None = None, shard_options: dict | None = None,
-                 max_consecutive_failures: int = 3, shard_cls: type = ShardCore,
-                 on_event: Callable[[dict], None] | None = None,
-                 pipeline_depth: int = 1, rebalance_every_s: float | None = 5.0, capacity_wait_s: float = 600.0):
-        for name, value in (("num_shards", num_shards), ("worlds_per_shard", worlds_per_shard),
-                            ("snapshot_every", snapshot_every), ("max_consecutive_failures", max_consecutive_failures)):
+                 policy="builtin", resume: dict | None = None, on_event: Callable[[dict], None] | None = None,
+                 options: FleetOptions | None = None, **option_fields):
+        for name, value in (("num_shards", num_shards), ("worlds_per_shard", worlds_per_shard)):
             check_integer(value, name, low=1)
-        seed = check_seed(seed)
-        if not deadline_s > 0 or not start_timeout_s > 0 or not 0 < capacity_wait_s < float("inf"):
-            raise ValueError(f"deadline_s / start_timeout_s / capacity_wait_s: got {deadline_s!r} / "
-                             f"{start_timeout_s!r} / {capacity_wait_s!r}; expected finite seconds > 0")
-        if not (isinstance(shard_cls, type) and issubclass(shard_cls, ShardCore)):
-            raise ValueError(f"shard_cls: got {shard_cls!r}; expected ShardCore or a subclass of it")
+        self.options = FleetOptions.merged(options, **option_fields)
+        self.seed = check_seed(seed)
         self.config = resolve_config_dict(config)      # a catalogue env id or a config dict, checked here
         self.num_shards = num_shards
         self.worlds_per_shard = worlds_per_shard
-        self.seed = seed
-        self.deadline_s = float(deadline_s)
-        self.start_timeout_s = float(start_timeout_s)
-        self.snapshot_every = snapshot_every
         self.policy_name = policy if isinstance(policy, str) else getattr(policy, "__name__", "callable")
         self.policy = resolve_policy(policy) if isinstance(policy, str) else policy
+        if self.options.pipeline_depth not in (1, 2) or (self.options.pipeline_depth == 2 and self.policy is not None):
+            raise ValueError(f"pipeline_depth: got {self.options.pipeline_depth!r}; expected 1, or 2 with the builtin "
+                             "policy (whose actions are computed in the shard, so step t+1 need not wait for step "
+                             "t's observations)")
         self.resume = dict(resume or {})
-        self.shard_options = dict(shard_options or {})
-        self.max_consecutive_failures = max_consecutive_failures
-        self.shard_cls = shard_cls
         self.on_event = on_event
         self.events: list[dict] = []
         self.code = code_fingerprint()
@@ -82,17 +67,10 @@ class ShardFleet(ShardLifecycle):
         self._last_progress = 0.0
         self._target = None
         self._snapshot_at_end = True
-        if pipeline_depth not in (1, 2) or (pipeline_depth == 2 and self.policy is not None):
-            raise ValueError(f"pipeline_depth: got {pipeline_depth!r}; expected 1, or 2 with the builtin policy "
-                             "(whose actions are computed in the shard, so step t+1 need not wait for step t's "
-                             "observations)")
-        self.pipeline_depth = pipeline_depth
-        self.rebalance_every_s = rebalance_every_s
         self._next_rebalance = 0.0
         self._affinity: dict[int, str] = {}     # shard -> node its next incarnation is placed on (a move)
         self._moves: dict[int, str] = {}        # shard -> node it is moving to, until it has started
         self._no_room: set[str] = set()         # nodes a moved shard could not be placed on
-        self.capacity_wait_s = float(capacity_wait_s)
         self._failing_since: dict[int, float] = {}   # shard -> when its current run of failures began
         self._retry_at: dict[int, float] = {}        # shard -> when its next attempt starts (backoff)
 
@@ -123,17 +101,17 @@ class ShardFleet(ShardLifecycle):
         if sh.kind != "step" or sh.pending is None:
             sh.pending, sh.inflight_actions, sh.kind = [], [], "step"
         was_empty = not sh.pending
-        while len(sh.pending) < self.pipeline_depth and sh.seq + len(sh.pending) < self._target:
+        while len(sh.pending) < self.options.pipeline_depth and sh.seq + len(sh.pending) < self._target:
             seq = sh.seq + len(sh.pending) + 1
             actions = None if self.policy is None else np.ascontiguousarray(
                 self.policy(sh.obs, worlds=self.worlds_of(sh.index), seq=seq, seed=self.seed), np.float32)
-            snap = seq % self.snapshot_every == 0 or (seq == self._target and self._snapshot_at_end)
+            snap = seq % self.options.snapshot_every == 0 or (seq == self._target and self._snapshot_at_end)
             resets = sh.resets.get(seq, {})        # kept until the step is handed out (a lost call resends it)
             sh.pending.append(sh.actor.step.remote(seq, actions, snap, *self._reset_args(resets)))
             sh.inflight_actions.append((actions, resets))
         if was_empty and sh.pending:
-            sh.budget = self.deadline_s
-            sh.deadline = time.monotonic() + self.deadline_s
+            sh.budget = self.options.deadline_s
+            sh.deadline = time.monotonic() + self.options.deadline_s
         if not sh.pending:
             sh.pending = None
 
@@ -187,7 +165,7 @@ class ShardFleet(ShardLifecycle):
             doc = self.resume.get(sh.index)
             if doc is not None:
                 sh.snap, sh.snap_seq, sh.seq = doc, int(doc["seq"]), int(doc["seq"])
-            self._start_chain(sh, self.start_timeout_s)
+            self._start_chain(sh, self.options.start_timeout_s)
         self._started = True
 
     # -- results -----------------------------------------------------------------------------------
@@ -214,9 +192,6 @@ class ShardFleet(ShardLifecycle):
         Can be called again with a larger ``steps`` to go on. snapshot_at_end: also snapshot each shard at
         ``steps`` (a later run or a resumed collection starts there); a lockstep caller that runs one step
         at a time passes False and relies on ``snapshot_every``."""
-        import ray
-        from ray.exceptions import RayTaskError
-
         steps = check_integer(steps, "steps", low=0)
         self._target, self._snapshot_at_end = steps, snapshot_at_end
         if not self._started:
@@ -224,84 +199,120 @@ class ShardFleet(ShardLifecycle):
         # the no-progress watchdog runs once every shard has started
         starting = any(sh.kind in ("place", "start") and sh.pending for sh in self.shards)
         self._last_progress = None if starting else time.monotonic()
-        give_up = max(2 * self.deadline_s, self.capacity_wait_s)
+        give_up = max(2 * self.options.deadline_s, self.options.capacity_wait_s)
         while True:
-            now = time.monotonic()
-            for index, at in sorted(self._retry_at.items()):       # backed-off retries that are due
-                if now >= at:
-                    self._replace(self.shards[index])
+            self._start_due_retries()
             live = [sh for sh in self.shards if sh.pending]
             if not live:
                 if all(sh.seq >= steps for sh in self.shards):
                     return
-                for sh in self.shards:    # shards that finished starting but have not stepped yet
-                    if sh.seq < steps and not sh.pending and sh.index not in self._retry_at:
-                        self._fill(sh)
-                if self._retry_at and not any(sh.pending for sh in self.shards):
-                    time.sleep(max(0.0, min(self._retry_at.values()) - time.monotonic()))
+                self._fill_idle(steps)
                 continue
-            if (self._last_progress is not None and now - self._last_progress > give_up
-                    and not self._any_ready(live)):
-                raise FleetError(f"no shard completed a step in {give_up:.0f} s (capacity_wait_s); "
-                                 f"{len(self.failures)} failures so far: the cluster cannot run these shards",
-                                 self.events)
-            next_deadline = min([sh.deadline for sh in live] + list(self._retry_at.values())
-                                + [sh.next_wait_note for sh in live if sh.kind == "place"])
-            if self._last_progress is not None:
-                next_deadline = min(next_deadline, self._last_progress + give_up)
-            by_ref = {self._watched(sh): sh for sh in live}
-            ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=max(0.0, next_deadline - now))
-            if ready:
-                ready, _ = ray.wait(list(by_ref), num_returns=len(by_ref), timeout=0)
-            for ref in ready:
-                sh = by_ref[ref]
-                try:
-                    results = ray.get(sh.pending if sh.kind == "start" else ref)
-                    if sh.kind == "place":          # placed and constructed: now its start calls
-                        if sh.index in self._failing_since:
-                            self._event("placed", sh.index, incarnation=sh.incarnation,
-                                        waited_s=round(time.monotonic() - sh.placing_since, 1))
-                        self._submit_start(sh)
-                        continue
-                except failure_types() as exc:
-                    self._fail(sh, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-                    continue
-                except RayTaskError as exc:
-                    raise FleetError(f"shard {sh.index}: its call raised {type(exc.cause).__name__}: "
-                                     f"{exc.cause}", self.events) from exc.cause
-                if sh.kind == "start":
-                    sh.pending = None
-                    self._finish_start(sh, results)
-                    if self._last_progress is None and all(s.kind not in ("place", "start") or not s.pending
-                                                           for s in self.shards):
-                        self._last_progress = time.monotonic()
-                    self._fill(sh)
-                    continue
-                sh.pending.pop(0)
-                out = self._finish_step(sh, results, sh.inflight_actions.pop(0))
-                self._last_progress = time.monotonic()
-                if sh.pending:                 # the next call in flight is the head now: its deadline starts
-                    sh.deadline = time.monotonic() + self.deadline_s
-                self._fill(sh)                 # the next step is on its way before the consumer sees this one
-                yield out
-            now = time.monotonic()
-            for sh in self.shards:
-                # a call that finished while the consumer held the generator is not late: next round takes it
-                if sh.pending and now > sh.deadline and not self._any_ready([sh]):
-                    if sh.kind == "place" and sh.index in self._failing_since:
-                        raise FleetError(f"shard {sh.index}: its replacement was not placed in {sh.budget:.0f} s, "
-                                         f"failing for {now - self._failing_since[sh.index]:.0f} s "
-                                         f"(capacity_wait_s): no node has a free CPU for it; add nodes", self.events)
-                    what = {"place": "placement and construction", "start": "start/recovery"}.get(
-                        sh.kind, f"step {sh.seq + 1}")
-                    self._fail(sh, f"deadline: {what} took more than {sh.budget:.1f} s (a hung or lost shard)")
-                elif sh.kind == "place" and sh.pending and now >= sh.next_wait_note:
-                    sh.next_wait_note = now + WAIT_NOTE_S
-                    if sh.index in self._failing_since:
-                        self._event("wait", sh.index, waited_s=round(now - sh.placing_since, 1),
-                                    failing_s=round(now - self._failing_since[sh.index], 1),
-                                    give_up_s=self.capacity_wait_s)
+            self._check_progress(live, give_up)
+            yield from self._take_ready(live, give_up)
+            self._check_deadlines()
             self._maybe_rebalance()
+
+    def _start_due_retries(self) -> None:
+        """Replace the failed shards whose backed-off retry is due."""
+        now = time.monotonic()
+        for index, at in sorted(self._retry_at.items()):
+            if now >= at:
+                self._replace(self.shards[index])
+
+    def _fill_idle(self, steps: int) -> None:
+        """Nothing in flight: submit the steps of shards that finished starting but have not stepped yet,
+        or sleep until the next backed-off retry is due."""
+        for sh in self.shards:
+            if sh.seq < steps and not sh.pending and sh.index not in self._retry_at:
+                self._fill(sh)
+        if self._retry_at and not any(sh.pending for sh in self.shards):
+            time.sleep(max(0.0, min(self._retry_at.values()) - time.monotonic()))
+
+    def _check_progress(self, live: list, give_up: float) -> None:
+        """FleetError when no shard has completed a step for ``give_up`` seconds (the watchdog)."""
+        if (self._last_progress is not None and time.monotonic() - self._last_progress > give_up
+                and not self._any_ready(live)):
+            raise FleetError(f"no shard completed a step in {give_up:.0f} s (capacity_wait_s); "
+                             f"{len(self.failures)} failures so far: the cluster cannot run these shards",
+                             self.events)
+
+    def _wait_timeout(self, live: list, give_up: float) -> float:
+        """Seconds until the first deadline, retry, wait note or watchdog limit that is due."""
+        due = min([sh.deadline for sh in live] + list(self._retry_at.values())
+                  + [sh.next_wait_note for sh in live if sh.kind == "place"])
+        if self._last_progress is not None:
+            due = min(due, self._last_progress + give_up)
+        return max(0.0, due - time.monotonic())
+
+    def _take_ready(self, live: list, give_up: float) -> Iterator[ShardStep]:
+        """Wait for a watched call of ``live`` to finish (or the next thing due), then take every finished
+        one; yields the steps among them."""
+        import ray
+        by_ref = {self._watched(sh): sh for sh in live}
+        ready, _ = ray.wait(list(by_ref), num_returns=1, timeout=self._wait_timeout(live, give_up))
+        if ready:
+            ready, _ = ray.wait(list(by_ref), num_returns=len(by_ref), timeout=0)
+        for ref in ready:
+            out = self._take(by_ref[ref], ref)
+            if out is not None:
+                yield out
+
+    def _take(self, sh: ShardRecord, ref) -> ShardStep | None:
+        """Shard ``sh``'s finished call ``ref``: a placement's start calls are submitted, a start is checked
+        and its steps submitted, a step is returned (with the next one already on its way); a lost actor is
+        failed (``_fail``) and an exception of the shard's own code is a ``FleetError``."""
+        import ray
+        from ray.exceptions import RayTaskError
+        try:
+            results = ray.get(sh.pending if sh.kind == "start" else ref)
+            if sh.kind == "place":          # placed and constructed: now its start calls
+                if sh.index in self._failing_since:
+                    self._event("placed", sh.index, incarnation=sh.incarnation,
+                                waited_s=round(time.monotonic() - sh.placing_since, 1))
+                self._submit_start(sh)
+                return None
+        except failure_types() as exc:
+            self._fail(sh, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            return None
+        except RayTaskError as exc:
+            raise FleetError(f"shard {sh.index}: its call raised {type(exc.cause).__name__}: "
+                             f"{exc.cause}", self.events) from exc.cause
+        if sh.kind == "start":
+            sh.pending = None
+            self._finish_start(sh, results)
+            if self._last_progress is None and all(s.kind not in ("place", "start") or not s.pending
+                                                   for s in self.shards):
+                self._last_progress = time.monotonic()
+            self._fill(sh)
+            return None
+        sh.pending.pop(0)
+        out = self._finish_step(sh, results, sh.inflight_actions.pop(0))
+        self._last_progress = time.monotonic()
+        if sh.pending:                 # the next call in flight is the head now: its deadline starts
+            sh.deadline = time.monotonic() + self.options.deadline_s
+        self._fill(sh)                 # the next step is on its way before the consumer sees this one
+        return out
+
+    def _check_deadlines(self) -> None:
+        """Fail the shards whose call in flight is late; note the replacements still waiting to be placed."""
+        now = time.monotonic()
+        for sh in self.shards:
+            # a call that finished while the consumer held the generator is not late: next round takes it
+            if sh.pending and now > sh.deadline and not self._any_ready([sh]):
+                if sh.kind == "place" and sh.index in self._failing_since:
+                    raise FleetError(f"shard {sh.index}: its replacement was not placed in {sh.budget:.0f} s, "
+                                     f"failing for {now - self._failing_since[sh.index]:.0f} s "
+                                     f"(capacity_wait_s): no node has a free CPU for it; add nodes", self.events)
+                what = {"place": "placement and construction", "start": "start/recovery"}.get(
+                    sh.kind, f"step {sh.seq + 1}")
+                self._fail(sh, f"deadline: {what} took more than {sh.budget:.1f} s (a hung or lost shard)")
+            elif sh.kind == "place" and sh.pending and now >= sh.next_wait_note:
+                sh.next_wait_note = now + WAIT_NOTE_S
+                if sh.index in self._failing_since:
+                    self._event("wait", sh.index, waited_s=round(now - sh.placing_since, 1),
+                                failing_s=round(now - self._failing_since[sh.index], 1),
+                                give_up_s=self.options.capacity_wait_s)
 
     @staticmethod
     def _watched(sh: ShardRecord):

@@ -5,7 +5,8 @@ world's identity is its global index ``g``: its generator key is ``SeedSequence(
 (the same whatever ``n`` and whichever shard holds it: ``BatchEnv``'s ``world_offset``), so its
 trajectory does not depend on how the fleet is cut into shards. Every car has lives: the engine runs
 with ``auto_reset``, so a car whose episode ends starts a new one at once (``reset_placement``) inside
-its running world.
+its running world. How the worlds are built and started is ``dataset.worlds``'s (a dataset replay
+re-runs a world from there too).
 
 Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs size, M metrics):
 
@@ -27,9 +28,12 @@ Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs 
   JSON-safe and checksummed; ``restore`` takes only a document of these same worlds.
 * ``checksums() -> uint64[W]``.
 
-JSON protocol path: ``handle(message) -> reply`` and ``handle_line(bytes) -> bytes`` delegate to
-``paddock_ma.protocol.messages.Dispatcher``, which builds its own engine of W worlds of the same config
-(its API constructs the engine itself): the protocol's worlds are not the array path's worlds.
+JSON protocol path: ``handle(message) -> reply`` and ``handle_line(bytes) -> bytes`` are
+``shard_protocol.ShardProtocol``'s, whose ``Dispatcher`` builds its own engine of W worlds of the same
+config (its API constructs the engine itself): the protocol's worlds are not the array path's worlds.
+
+Live preview: ``preview_frame``, ``preview_copy`` and ``track_picture`` are views of the array path's
+worlds built by ``env.views.frames`` (they read the state only).
 
 The actor runs with ``max_restarts=0`` and ``max_task_retries=0`` (at-most-once: Ray replaying a queued
 ``step`` onto a fresh actor would silently corrupt trajectories); ``ShardFleet`` recovers shards itself.
@@ -45,8 +49,10 @@ import os
 
 import numpy as np
 
+from ..dataset.worlds import collection_engine, start_worlds
 from ..env.seeding import check_seed
 from ..value_rules import check_integer, check_placement, integer_problem
+from .shard_protocol import ShardProtocol
 
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
                      "OPENBLAS_NUM_THREADS": "1", "RAY_AUTH_MODE": os.environ.get("RAY_AUTH_MODE", "")}
@@ -69,8 +75,8 @@ _FINGERPRINT: str | None = None
 
 def code_fingerprint() -> str:
     """SHA-256 (hex, 16 chars) of the package version and the bytes of every module that decides a
-    trajectory (``paddock_ma/sim``, ``paddock_ma/env``, ``distributed/shard.py``, ``distributed/policies.py``,
-    the catalogue's manifests and tracks). Shards and the driver must agree on it: a cluster whose nodes run
+    trajectory (``paddock_ma/sim``, ``paddock_ma/env``, ``dataset/worlds.py``, ``distributed/shard.py``,
+    ``distributed/policies.py``, the catalogue's manifests and tracks). Shards and the driver must agree on it: a cluster whose nodes run
     different code would replay a failed shard into a different trajectory."""
     global _FINGERPRINT
     if _FINGERPRINT is None:
@@ -79,7 +85,7 @@ def code_fingerprint() -> str:
         from .. import __version__
         from ..sources import files_digest, python_sources
         pkg = Path(__file__).resolve().parent.parent
-        files = [*python_sources(pkg / "sim"), *python_sources(pkg / "env"),
+        files = [*python_sources(pkg / "sim"), *python_sources(pkg / "env"), pkg / "dataset" / "worlds.py",
                  pkg / "distributed" / "shard.py", pkg / "distributed" / "policies.py",
                  *(pkg.parent / "envs").rglob("*.json")]
         _FINGERPRINT = files_digest(files, pkg.parent, salt=__version__.encode())[:16]
@@ -109,25 +115,25 @@ class ShardCore:
     this policy from its world's own draws (so worlds are not copies of one another; its episode ids
     then start at 1), or None to keep the scenario's grid.
     env_id: the catalogue id the JSON path's ``hello`` names (optional).
+
+    ``engine`` is the array path's ``BatchEnv``. The same actor also answers the JSON protocol
+    (``protocol``: ``shard_protocol.ShardProtocol``, its own engine) and the live preview (frames built
+    by ``env.views.frames`` from ``engine``'s state, read only).
     """
 
     def __init__(self, config: dict, world_offset: int, num_worlds: int, *, reset_placement: str = "random",
                  start_placement: str | None = "random", env_id: str | None = None):
         _pin_threads()
         self.code = code_fingerprint()       # at import time of this process: what its kernels run
-        from ..env.batch_env import BatchEnv
-
         self.world_offset = check_integer(world_offset, "world_offset", low=0, error=ShardError)
         self.num_worlds = check_integer(num_worlds, "num_worlds", low=1, error=ShardError)
-        self.config_dict = config
-        self.env = BatchEnv(config, self.num_worlds, auto_reset=True, reset_placement=reset_placement,
-                            world_offset=self.world_offset)
+        self.engine = collection_engine(config, self.world_offset, self.num_worlds, reset_placement)
         self.start_placement = start_placement
         self.seq: int | None = None
         self.seed: int | None = None
-        self._dispatcher = None
         self.env_id = env_id
-        self._builtin = np.zeros((self.num_worlds, len(self.env.controlled), 3), np.float32)
+        self.protocol = ShardProtocol(config, self.num_worlds, env_id)
+        self._builtin = np.zeros((self.num_worlds, len(self.engine.controlled), 3), np.float32)
 
     # -- identity ----------------------------------------------------------------------------------
     def info(self) -> dict:
@@ -140,17 +146,14 @@ class ShardCore:
         except Exception:   # noqa: BLE001 - informational only
             node = None
         return {"pid": os.getpid(), "node_id": node, "code": self.code, "world_offset": self.world_offset,
-                "num_worlds": self.num_worlds,
-                "controlled": list(self.env.controlled), "obs_size": int(self.env.obs_size), "seq": self.seq}
+                "num_worlds": self.num_worlds, "controlled": list(self.engine.controlled),
+                "obs_size": int(self.engine.obs_size), "seq": self.seq}
 
     # -- array fast path -------------------------------------------------------------------------
     def reset(self, seed: int) -> dict:
         """Reset every world from the root ``seed`` (see the module docstring); seq becomes 0."""
         seed = check_seed(seed, error=ShardError)
-        env = self.env
-        result = env.reset(seed=seed)
-        if self.start_placement is not None:
-            result = env.reset_drivers(np.ones((self.num_worlds, len(env.controlled)), bool), self.start_placement)
+        result = start_worlds(self.engine, seed, self.start_placement)
         self.seq = 0
         self.seed = seed
         return self._head(result)
@@ -158,7 +161,7 @@ class ShardCore:
     def _head(self, result) -> dict:
         return {"seq": self.seq, "obs": np.array(result.obs, np.float32, copy=True),
                 "episode_id": result.episode_id, "life": result.life, "episode_step": result.episode_step,
-                "checksum": self.env.checksums()}
+                "checksum": self.engine.checksums()}
 
     def step(self, seq: int, actions, snapshot: bool = False, reset_mask=None, reset_placement: str = "random"):
         """Step every world once as step number ``seq`` (see the module docstring) -> ``(seq, arrays)``.
@@ -170,37 +173,51 @@ class ShardCore:
         first. A car whose episode ended in this step anyway is not reset twice.
         """
         if reset_mask is not None:
-            reset_mask = np.asarray(reset_mask)
-            shape = (self.num_worlds, len(self.env.controlled))
-            if reset_mask.shape != shape or reset_mask.dtype != np.bool_:
-                raise ShardError(f"reset_mask: got {reset_mask.dtype} {reset_mask.shape}; expected bool {shape}")
-            check_placement(reset_placement, "reset_placement", error=ShardError)
-        if self.seq is None:
-            raise ShardError("step: the shard has not been reset; call reset(seed) first")
-        if integer_problem(seq, self.seq + 1, self.seq + 2) is not None:
-            raise ShardSeqError(f"seq: got {seq!r}; this shard is at {self.seq}, so the next step is "
-                                f"{self.seq + 1} (a replayed or out-of-order call is refused)")
-        env = self.env
-        actions = env.builtin_actions(self._builtin) if actions is None else np.asarray(actions)
-        result = env.step(actions)
+            reset_mask = self._checked_reset_mask(reset_mask, reset_placement)
+        self._check_next_seq(seq)
+        engine = self.engine
+        actions = engine.builtin_actions(self._builtin) if actions is None else np.asarray(actions)
+        result = engine.step(actions)
         self.seq = int(seq)
         out = {"action": np.array(actions, np.float32, copy=True), "obs": result.obs, "final_obs": result.final_obs,
                "metrics": result.metrics, "terminated": result.terminated, "truncated": result.truncated,
                "end_reason": result.end_reason, "episode_id": result.episode_id, "life": result.life,
                "episode_step": result.episode_step}
         if reset_mask is not None:
-            mask = reset_mask & ~result.reset_mask          # not the cars the step already reset
-            if mask.any():
-                final = result.final_obs if result.final_obs is not None else np.zeros_like(result.obs)
-                final[mask] = result.obs[mask]
-                placed = env.reset_drivers(mask, reset_placement)
-                out.update(obs=np.array(placed.obs, np.float32, copy=True), final_obs=final,
-                           truncated=result.truncated | mask)
-            out["reset_requested"] = mask
-        out["checksum"] = env.checksums()
+            self._reset_requested(result, out, reset_mask, reset_placement)
+        out["checksum"] = engine.checksums()
         if snapshot:
             out["snapshot"] = self.snapshot()
         return self.seq, out
+
+    def _checked_reset_mask(self, reset_mask, reset_placement: str) -> np.ndarray:
+        """``reset_mask`` as a bool[W, K] array, with its placement checked; ShardError otherwise."""
+        reset_mask = np.asarray(reset_mask)
+        shape = (self.num_worlds, len(self.engine.controlled))
+        if reset_mask.shape != shape or reset_mask.dtype != np.bool_:
+            raise ShardError(f"reset_mask: got {reset_mask.dtype} {reset_mask.shape}; expected bool {shape}")
+        check_placement(reset_placement, "reset_placement", error=ShardError)
+        return reset_mask
+
+    def _check_next_seq(self, seq) -> None:
+        """ShardSeqError unless ``seq`` is this shard's next step (nothing is stepped then)."""
+        if self.seq is None:
+            raise ShardError("step: the shard has not been reset; call reset(seed) first")
+        if integer_problem(seq, self.seq + 1, self.seq + 2) is not None:
+            raise ShardSeqError(f"seq: got {seq!r}; this shard is at {self.seq}, so the next step is "
+                                f"{self.seq + 1} (a replayed or out-of-order call is refused)")
+
+    def _reset_requested(self, result, out: dict, reset_mask: np.ndarray, placement: str) -> None:
+        """Start a new episode for the cars of ``reset_mask`` the step did not already reset, and mark
+        their transition in ``out`` (truncated, ``final_obs``, the new episode's ``obs``, ``reset_requested``)."""
+        mask = reset_mask & ~result.reset_mask          # not the cars the step already reset
+        if mask.any():
+            final = result.final_obs if result.final_obs is not None else np.zeros_like(result.obs)
+            final[mask] = result.obs[mask]
+            placed = self.engine.reset_drivers(mask, placement)
+            out.update(obs=np.array(placed.obs, np.float32, copy=True), final_obs=final,
+                       truncated=result.truncated | mask)
+        out["reset_requested"] = mask
 
     def snapshot(self) -> dict:
         """``{"format", "seq", "world_offset", "num_worlds", "seed", "state"}``: JSON-safe; ``state`` is
@@ -208,7 +225,7 @@ class ShardCore:
         if self.seq is None:
             raise ShardError("snapshot: the shard has not been reset; call reset(seed) first")
         return {"format": SHARD_FORMAT, "seq": self.seq, "world_offset": self.world_offset,
-                "num_worlds": self.num_worlds, "seed": self.seed, "state": self.env.snapshot()}
+                "num_worlds": self.num_worlds, "seed": self.seed, "state": self.engine.snapshot()}
 
     def restore(self, doc: dict, seq: int | None = None) -> dict:
         """Take a ``snapshot()`` document of these same worlds; returns the reset-shaped arrays at its seq.
@@ -224,61 +241,56 @@ class ShardCore:
         seed = check_seed(seed, "snapshot.seed", error=ShardError)
         if expected is not None and expected != seq:
             raise ShardError(f"seq: got {expected!r}, but the snapshot was taken at step {seq}; pass its own seq")
-        self.env.restore(doc["state"])      # a fresh engine takes a snapshot without a reset first
+        self.engine.restore(doc["state"])      # a fresh engine takes a snapshot without a reset first
         self.seq, self.seed = seq, seed
-        return self._head(self.env.current_result())
+        return self._head(self.engine.current_result())
 
     def checksums(self) -> np.ndarray:
         """uint64[W] state checksum of each world (FNV-1a-64)."""
-        return self.env.checksums()
-
-    # -- live preview ------------------------------------------------------------------------------
-    def preview_frame(self, world: int, meta: dict | None = None) -> dict:
-        """PaddockJS's preview packet of local world ``world`` (``serve.frames.preview_frame``), JSON-safe;
-        reads the state only, so frames taken between steps leave the data unchanged."""
-        from ..serve.frames import preview_frame
-        world = check_integer(world, "world", low=0, high=self.num_worlds, error=ShardError)
-        if self.seq is None:
-            raise ShardError("preview_frame: the shard has not been reset; call reset(seed) first")
-        return preview_frame(self.env, world, meta={"seq": self.seq, "globalWorld": self.world_offset + world,
-                                                    **(meta or {})})
-
-    def preview_copy(self, world: int, meta: dict | None = None):
-        """Local world ``world`` copied for a live preview (``env.views.world_copy.WorldCopy``, with what
-        ``serve.frames.copy_frame`` needs): the preview server builds the packet from it, so the shard's
-        own time pays only the copy (tens of microseconds), not the packet (milliseconds)."""
-        from ..env.views.world_copy import copy_world
-        from ..serve.frames import frame_extra
-        world = check_integer(world, "world", low=0, high=self.num_worlds, error=ShardError)
-        if self.seq is None:
-            raise ShardError("preview_copy: the shard has not been reset; call reset(seed) first")
-        return copy_world(self.env, world, extra=frame_extra(self.env, None, {
-            "seq": self.seq, "globalWorld": self.world_offset + world, **(meta or {})}))
-
-    def track_picture(self) -> dict:
-        """The static track for a viewer (``serve.frames.track_picture``)."""
-        from ..serve.frames import track_picture
-        return track_picture(self.env)
-
-    # -- JSON protocol path ----------------------------------------------------------------------
-    def _protocol(self):
-        if self._dispatcher is None:
-            from ..protocol.messages import Dispatcher
-            self._dispatcher = Dispatcher(self.config_dict, num_worlds=self.num_worlds, env_id=self.env_id)
-        return self._dispatcher
-
-    def handle(self, message) -> dict:
-        """One decoded JSON request -> its reply (the worker protocol, ``protocol.messages``)."""
-        return self._protocol().handle(message)
-
-    def handle_line(self, line: bytes) -> bytes:
-        """One NDJSON request line -> one reply line (strict JSON; never pickled or evaluated)."""
-        if not isinstance(line, (bytes, str)):
-            return self._protocol().error_line("bad_json", f"line: got {type(line).__name__}; expected bytes")
-        return self._protocol().handle_line(line)
+        return self.engine.checksums()
 
     def ping(self) -> int:
         return os.getpid()
+
+    # -- live preview: views of the contract (env.views.frames), reading the state only ---------------
+    def preview_frame(self, world: int, meta: dict | None = None) -> dict:
+        """PaddockJS's preview packet of local world ``world`` (``env.views.frames.preview_frame``), JSON-safe;
+        reads the state only, so frames taken between steps leave the data unchanged."""
+        from ..env.views.frames import preview_frame
+        world = self._viewed_world(world, "preview_frame")
+        return preview_frame(self.engine, world, meta=self._frame_meta(world, meta))
+
+    def preview_copy(self, world: int, meta: dict | None = None):
+        """Local world ``world`` copied for a live preview (``env.views.world_copy.WorldCopy``, with what
+        ``env.views.frames.copy_frame`` needs): the preview server builds the packet from it, so the shard's
+        own time pays only the copy (tens of microseconds), not the packet (milliseconds)."""
+        from ..env.views.frames import frame_extra
+        from ..env.views.world_copy import copy_world
+        world = self._viewed_world(world, "preview_copy")
+        return copy_world(self.engine, world, extra=frame_extra(self.engine, None, self._frame_meta(world, meta)))
+
+    def track_picture(self) -> dict:
+        """The static track for a viewer (``env.views.frames.track_picture``)."""
+        from ..env.views.frames import track_picture
+        return track_picture(self.engine)
+
+    def _viewed_world(self, world, what: str) -> int:
+        world = check_integer(world, "world", low=0, high=self.num_worlds, error=ShardError)
+        if self.seq is None:
+            raise ShardError(f"{what}: the shard has not been reset; call reset(seed) first")
+        return world
+
+    def _frame_meta(self, world: int, meta: dict | None) -> dict:
+        return {"seq": self.seq, "globalWorld": self.world_offset + world, **(meta or {})}
+
+    # -- JSON protocol path (shard_protocol.ShardProtocol: its own engine, no state shared) -----------
+    def handle(self, message) -> dict:
+        """One decoded JSON request -> its reply (the worker protocol, ``protocol.messages``)."""
+        return self.protocol.handle(message)
+
+    def handle_line(self, line: bytes) -> bytes:
+        """One NDJSON request line -> one reply line (strict JSON; never pickled or evaluated)."""
+        return self.protocol.handle_line(line)
 
 
 @functools.cache

@@ -1,8 +1,9 @@
 """ShardLifecycle: the actors behind a ``ShardFleet``'s shards: created, placed, started, failed,
 replaced and moved. ``ShardFleet`` (``fleet.py``) inherits it and sets the attributes it reads
-(``shards``, ``config``, ``seed``, ``deadline_s``, ``start_timeout_s``, ``capacity_wait_s``,
-``max_consecutive_failures``, ``rebalance_every_s``, ``shard_cls``, ``shard_options``, ``code``, and
-the bookkeeping dicts ``_failing_since``, ``_retry_at``, ``_affinity``, ``_moves``, ``_no_room``).
+(``shards``, ``config``, ``seed``, ``options`` (``fleet_types.FleetOptions``: ``deadline_s``,
+``start_timeout_s``, ``capacity_wait_s``, ``max_consecutive_failures``, ``rebalance_every_s``,
+``shard_cls``, ``shard_options``), ``code``, and the bookkeeping dicts ``_failing_since``,
+``_retry_at``, ``_affinity``, ``_moves``, ``_no_room``).
 
 Failure handling (Ray's own retries are off: shards are at-most-once). A shard is failed when a call
 raises ``RayActorError`` (died, unavailable), ``ActorUnschedulableError`` (not a ``RayActorError``),
@@ -74,8 +75,8 @@ class ShardLifecycle:
 
     def _new_actor(self, sh: ShardRecord):
         sh.incarnation += 1
-        return actor_class(self.shard_cls).options(scheduling_strategy=self.placement(sh)).remote(
-            self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **self.shard_options)
+        return actor_class(self.options.shard_cls).options(scheduling_strategy=self.placement(sh)).remote(
+            self.config, sh.index * self.worlds_per_shard, self.worlds_per_shard, **self.options.shard_options)
 
     def _start_chain(self, sh: ShardRecord, timeout: float, place_timeout: float | None = None) -> None:
         """Create the shard's actor and wait for Ray to place it (``kind`` "place": its ``__ray_ready__``
@@ -101,7 +102,7 @@ class ShardLifecycle:
 
     def _recovery_timeout(self) -> float:
         """Seconds a replacement may take to start, restore and replay (see the module docstring)."""
-        return max(2 * self.deadline_s, self.start_timeout_s)
+        return max(2 * self.options.deadline_s, self.options.start_timeout_s)
 
     def _kill(self, sh: ShardRecord) -> None:
         import ray
@@ -118,9 +119,9 @@ class ShardLifecycle:
         since = self._failing_since.setdefault(sh.index, now)
         self._event("failure", sh.index, reason=reason, seq=sh.seq, incarnation=sh.incarnation, pid=sh.pid)
         self._kill(sh)
-        if sh.consecutive_failures >= self.max_consecutive_failures and now - since > self.capacity_wait_s:
+        if sh.consecutive_failures >= self.options.max_consecutive_failures and now - since > self.options.capacity_wait_s:
             raise FleetError(f"shard {sh.index} failed {sh.consecutive_failures} times in a row over "
-                             f"{now - since:.0f} s (capacity_wait_s {self.capacity_wait_s:.0f}; last: {reason}); "
+                             f"{now - since:.0f} s (capacity_wait_s {self.options.capacity_wait_s:.0f}; last: {reason}); "
                              "check the cluster's health and the shard's logs", self.events)
         if sh.consecutive_failures == 1:
             self._replace(sh)
@@ -128,15 +129,15 @@ class ShardLifecycle:
         delay = min(RETRY_FIRST_DELAY_S * 2 ** (sh.consecutive_failures - 2), 60.0)
         self._retry_at[sh.index] = now + delay
         self._event("retry", sh.index, attempt=sh.consecutive_failures, delay_s=round(delay, 1),
-                    failing_s=round(now - since, 1), give_up_s=self.capacity_wait_s)
+                    failing_s=round(now - since, 1), give_up_s=self.options.capacity_wait_s)
 
     def _replace(self, sh: ShardRecord) -> None:
         """Start a new actor for failed shard ``sh``. It may wait to be placed until the shard has been
         failing for ``capacity_wait_s`` (its node is gone: Ray places it when one with room joins), and at
         least ``2 * deadline_s``."""
         self._retry_at.pop(sh.index, None)
-        left = self._failing_since[sh.index] + self.capacity_wait_s - time.monotonic()
-        self._start_chain(sh, self._recovery_timeout(), place_timeout=max(left, 2 * self.deadline_s))
+        left = self._failing_since[sh.index] + self.options.capacity_wait_s - time.monotonic()
+        self._start_chain(sh, self._recovery_timeout(), place_timeout=max(left, 2 * self.options.deadline_s))
         self._event("replace", sh.index, incarnation=sh.incarnation, restore_seq=sh.snap_seq,
                     replay=sh.seq - sh.snap_seq)
 
@@ -147,9 +148,9 @@ class ShardLifecycle:
         placed on the new node, restores its last snapshot and replays the steps handed out since, so no
         transition is lost or repeated. Shrinking needs nothing more: a shard whose node left fails and
         is replaced on a live node."""
-        if self.rebalance_every_s is None or time.monotonic() < self._next_rebalance:
+        if self.options.rebalance_every_s is None or time.monotonic() < self._next_rebalance:
             return
-        self._next_rebalance = time.monotonic() + self.rebalance_every_s
+        self._next_rebalance = time.monotonic() + self.options.rebalance_every_s
         import ray
         running = [sh for sh in self.shards if sh.kind == "step" and sh.actor is not None and sh.node_id]
         if len(running) < len(self.shards):

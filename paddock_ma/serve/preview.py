@@ -26,8 +26,8 @@ import queue
 import threading
 import time
 
+from ..env.views.frames import copy_frame, frame_extra, track_picture
 from ..env.views.world_copy import EngineStatics, WorldCopy, copy_world
-from .frames import copy_frame, frame_extra, track_picture
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8787
 

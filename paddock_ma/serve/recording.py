@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 
 from ..errors import INVALID_CONFIG, PaddockError
+from ..env.views.frames import copy_frame
 from ..env.views.world_copy import WorldCopy
-from .frames import copy_frame
 
 TRACK_LINE = "preview:track"
 

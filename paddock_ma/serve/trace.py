@@ -197,7 +197,7 @@ class TraceSource:
         return {"kind": self.kind, "name": self.name, "path": str(self.path)}
 
     def document(self) -> dict:
-        from .frames import preview_frame, track_picture
+        from ..env.views.frames import preview_frame, track_picture
         frames, track = [], {}
 
         def collect(engine, t):

@@ -43,13 +43,39 @@ def warm_cache(env_config):
     core = ShardCore(env_config, 0, 1)
     core.reset(0)
     core.step(1, None)
-    core.step(2, np.zeros((1, len(core.env.controlled), 3), np.float32))
+    core.step(2, np.zeros((1, len(core.engine.controlled), 3), np.float32))
     return True
 
 
 @pytest.fixture
 def ray_ready(warm_cache):
     return warm_cache
+
+
+def collect_config(**kw):
+    """The collection the collect tests share (2 shards x 2 worlds, 40 steps of the random policy, short
+    episodes), with ``kw`` replacing its fields."""
+    from paddock_ma.distributed.collection.config import CollectConfig
+    base = dict(env=ENV_ID, num_shards=2, worlds_per_shard=2, steps=40, seed=3, policy="random", fragment_steps=16,
+                snapshot_every=8, env_overrides=OVERRIDES)
+    base.update(kw)
+    return CollectConfig(**base)
+
+
+def parquet_bytes(root):
+    """``{file name: bytes}`` of a dataset's data files: two datasets are the same data when these are equal."""
+    return {p.name: p.read_bytes() for p in sorted((root / "data").glob("*.parquet"))}
+
+
+@pytest.fixture(scope="module")
+def clean(ray_session, warm_cache, tmp_path_factory):
+    """``collect_config()``'s dataset, collected without faults on the local Ray (once per module)."""
+    from paddock_ma.distributed.collection.run import collect
+    ray_session.local()
+    out = tmp_path_factory.mktemp("clean") / "ds"
+    res = collect(collect_config(), out, progress=False)
+    assert res.failures == 0
+    return out
 
 
 _shard_timings: dict = {}

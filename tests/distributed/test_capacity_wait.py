@@ -16,8 +16,10 @@ import io
 
 import pytest
 
-from paddock_ma.distributed.collect import CollectConfig, collect, verify
-from paddock_ma.distributed.fleet import FleetError
+from paddock_ma.dataset.verify import verify
+from paddock_ma.distributed.collection.config import CollectConfig
+from paddock_ma.distributed.collection.run import collect
+from paddock_ma.distributed.fleet_types import FleetError
 from paddock_ma.distributed.testing import FaultyShardCore
 
 from .conftest import ENV_ID, NODE_STORE, OVERRIDES, multi_node_cluster

@@ -6,11 +6,14 @@ import socket
 import pytest
 
 from paddock_ma.cli import main as cli_main
-from paddock_ma.distributed.collect import CollectError, collect
+from paddock_ma.dataset.format import CollectError
+from paddock_ma.distributed.collection.run import collect
+from paddock_ma.serve.preview import PreviewProcess
+
+from tests.helpers.preview_client import WebSocketReader
 
 from ..serve.conftest import http
-from ..serve.test_preview import WebSocketReader
-from .test_collect import _bytes, _cfg, clean  # noqa: F401 - the fault-free dataset of the same config
+from .conftest import collect_config, parquet_bytes      # and the fixture clean: the fault-free dataset
 
 pytestmark = pytest.mark.ray
 
@@ -33,10 +36,10 @@ def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_p
                 seen.append(frame)
 
     reader = WebSocketReader("127.0.0.1", port, timeout=600)       # connects once the server listens
-    res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=on_step, preview=("127.0.0.1", port),
+    res = collect(collect_config(), tmp_path / "ds", progress=False, on_step=on_step, preview=PreviewProcess("127.0.0.1", port),
                   preview_world=3, preview_fps=1000.0)
     assert res.failures == 0
-    assert _bytes(tmp_path / "ds") == _bytes(clean)             # publishing changed no byte of the data
+    assert parquet_bytes(tmp_path / "ds") == parquet_bytes(clean)             # publishing changed no byte of the data
     assert seen, "no frame reached the preview server during the collection"
     frame = seen[-1]
     assert frame["type"] == "preview:snapshot" and set(frame) == {"type", "snapshot", "observation", "meta"}
@@ -52,7 +55,8 @@ def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_p
 
 def test_a_preview_world_outside_the_fleet_is_refused_before_ray_starts(tmp_path, capsys):
     with pytest.raises(CollectError, match="preview_world: .*99"):
-        collect(_cfg(), tmp_path / "a", progress=False, preview=("127.0.0.1", _free_port()), preview_world=99)
+        collect(collect_config(), tmp_path / "a", progress=False, preview=PreviewProcess("127.0.0.1", _free_port()),
+                preview_world=99)
     assert not (tmp_path / "a").exists()
     code = cli_main(["collect", "--env", "paddock/oval-batch-v0", "--shards", "1", "--worlds-per-shard", "2",
                      "--steps", "4", "--out", str(tmp_path / "b"), "--preview", "127.0.0.1:8787",

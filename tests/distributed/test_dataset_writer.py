@@ -7,7 +7,6 @@ import pickle
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +14,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paddock_ma.distributed.collect import CollectConfig
-from paddock_ma.distributed.dataset import (
+from paddock_ma.distributed.collection.config import CollectConfig
+from paddock_ma.dataset.format import (
     COLLECTION_END, DATASET_FORMAT, DATASET_VERSION, MANIFEST, TRANSITION_COLUMNS, CollectError, config_hash,
 )
-from paddock_ma.distributed.dataset_lock import OutLock
-from paddock_ma.distributed.verify import VERIFY_INCOMPLETE, inspect, verify
+from paddock_ma.dataset.lock import OutLock
+from paddock_ma.dataset.verify import VERIFY_INCOMPLETE, inspect, verify
 
 from .conftest import ENV_ID, OVERRIDES
 from .writer_double import CountingDisk, run_writer
@@ -112,7 +111,7 @@ def test_a_kill_at_every_write_step_resumes_to_the_same_bytes(run, tmp_path):
 def test_a_second_writer_is_refused_naming_the_owner_and_a_dead_owner_is_taken_over(tmp_path):
     out = tmp_path / "ds"
     holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from pathlib import Path; "
-                               "from paddock_ma.distributed.dataset_lock import OutLock; "
+                               "from paddock_ma.dataset.lock import OutLock; "
                                f"OutLock(Path({str(out)!r})).acquire(); print('held', flush=True); time.sleep(600)"],
                               cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:

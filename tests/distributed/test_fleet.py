@@ -7,7 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from paddock_ma.distributed.fleet import FleetError, ShardFleet
+from paddock_ma.distributed.fleet import ShardFleet
+from paddock_ma.distributed.fleet_types import FleetError
 from paddock_ma.distributed.testing import FaultyShardCore, PinnedFleet
 
 from .conftest import measured_hang_deadline, measured_shard_timing
@@ -114,7 +115,7 @@ def test_every_shard_failing_raises_fleet_error_after_the_capacity_wait(ray_loca
 
 def test_failure_types_include_errors_that_are_not_ray_actor_errors():
     import ray.exceptions as E
-    from paddock_ma.distributed.fleet import failure_types
+    from paddock_ma.distributed.fleet_types import failure_types
     assert not issubclass(E.ActorUnschedulableError, E.RayActorError)
     assert E.ActorUnschedulableError in failure_types() and E.RayActorError in failure_types()
     assert not any(issubclass(E.RayTaskError, t) for t in failure_types())   # a bug in a call is not retried

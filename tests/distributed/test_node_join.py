@@ -5,7 +5,9 @@ import time
 
 import pytest
 
-from paddock_ma.distributed.collect import CollectConfig, collect, verify
+from paddock_ma.dataset.verify import verify
+from paddock_ma.distributed.collection.config import CollectConfig
+from paddock_ma.distributed.collection.run import collect
 
 from .conftest import ENV_ID, NODE_STORE, OVERRIDES, multi_node_cluster
 

@@ -8,7 +8,9 @@ import time
 
 import pytest
 
-from paddock_ma.distributed.collect import CollectConfig, collect, verify
+from paddock_ma.dataset.verify import verify
+from paddock_ma.distributed.collection.config import CollectConfig
+from paddock_ma.distributed.collection.run import collect
 from paddock_ma.distributed.testing import FaultyShardCore
 
 from .conftest import ENV_ID, NODE_STORE, OVERRIDES, measured_hang_deadline, multi_node_cluster

@@ -92,7 +92,7 @@ def test_shard_actor_array_path_and_json_path(ray_local, env_config):
     local = ShardCore(env_config, 0, 2, start_placement=None)
     head = ray.get(shard.reset.remote(9))
     assert np.array_equal(head["obs"], local.reset(9)["obs"])
-    actions = np.tile(np.array([0.1, 0.8, 0.0], np.float32), (2, len(local.env.controlled), 1))
+    actions = np.tile(np.array([0.1, 0.8, 0.0], np.float32), (2, len(local.engine.controlled), 1))
     seq, arrays = ray.get(shard.step.remote(1, actions))
     assert seq == 1 and np.array_equal(arrays["checksum"], local.step(1, actions)[1]["checksum"])
     with pytest.raises(ray.exceptions.RayTaskError, match="next step is 2"):   # a replayed call never steps twice

@@ -14,7 +14,7 @@ def test_a_shard_actor_runs_one_numba_thread_and_the_serial_engine(ray_local, en
 
             import numba
             return {"NUMBA_NUM_THREADS": os.environ.get("NUMBA_NUM_THREADS"), "threads": numba.get_num_threads(),
-                    "step": self.env.step_kernel.__name__, "sense": self.env.sensors.sense_kernel.__name__}
+                    "step": self.engine.step_kernel.__name__, "sense": self.engine.sensors.sense_kernel.__name__}
 
     ray = ray_local
     probe = actor_class(ThreadProbe).remote(env_config, 0, 2)

@@ -12,9 +12,10 @@ import signal
 import sys
 from pathlib import Path
 
-from paddock_ma.distributed.dataset import MANIFEST, create_dirs, provenance_sha256, read_manifest
-from paddock_ma.distributed.dataset_lock import OutLock
-from paddock_ma.distributed.dataset_writer import BlockWriter, Disk, write_json_atomic
+from paddock_ma.dataset.directory import create_dirs
+from paddock_ma.dataset.format import MANIFEST, provenance_sha256, read_manifest
+from paddock_ma.dataset.lock import OutLock
+from paddock_ma.dataset.writer import BlockWriter, Disk, write_json_atomic
 
 
 class CountingDisk(Disk):

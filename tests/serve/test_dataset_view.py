@@ -8,8 +8,9 @@ import pytest
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
-from paddock_ma.serve.dataset_replay import DatasetSource, load_dataset_world, replay_dataset_world  # noqa: E402
-from paddock_ma.serve.frames import in_metres  # noqa: E402
+from paddock_ma.dataset.replay import load_dataset_world, replay_dataset_world  # noqa: E402
+from paddock_ma.env.views.frames import in_metres  # noqa: E402
+from paddock_ma.serve.dataset_replay import DatasetSource  # noqa: E402
 
 pytestmark = pytest.mark.ray
 
@@ -18,7 +19,8 @@ pytestmark = pytest.mark.ray
 def dataset(tmp_path_factory):
     import ray
 
-    from paddock_ma.distributed.collect import CollectConfig, collect
+    from paddock_ma.distributed.collection.config import CollectConfig
+    from paddock_ma.distributed.collection.run import collect
     out = tmp_path_factory.mktemp("ds") / "ds"
     started_here = not ray.is_initialized()
     try:
@@ -47,7 +49,7 @@ def test_the_viewer_opens_a_dataset_world(dataset):
     from paddock_ma.serve.preview import PreviewServer
 
     from .conftest import free_port
-    from .test_viewer import CHROMIUM, assert_cars_drawn_at
+    from tests.helpers.viewer_page import CHROMIUM, assert_cars_drawn_at
     source = DatasetSource(dataset, world=1)
     doc = source.document()
     assert doc["divergence"] is None and len(doc["frames"]) == 25

@@ -1,5 +1,5 @@
 """What Linux's ``/proc`` says about a process: when it started (to tell a live owner from a reused pid)
-and which processes share its process group. Used by the dataset lock (``dataset_lock.OutLock``) and the
+and which processes share its process group. Used by the dataset lock (``dataset.lock.OutLock``) and the
 local cluster launcher (``cluster/local_cluster.py``)."""
 
 from __future__ import annotations

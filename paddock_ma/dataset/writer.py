@@ -1,6 +1,6 @@
 """Writing a dataset so that a kill at any instant loses nothing: the filesystem steps (``Disk``, a
 temporary, fsync, rename, fsync of the directory) and ``BlockWriter``, which cuts the shards' steps into
-the dataset's files and commits them with one manifest write (the layout is ``dataset``'s docstring).
+the dataset's files and commits them with one manifest write (the layout is ``format``'s docstring).
 
 Crash safety: every file is written under ``_run/tmp``, fsync-ed and renamed into place, and its
 directory fsync-ed; the manifest is renamed into place last, and only what it lists exists for a
@@ -16,10 +16,9 @@ import json
 import os
 from pathlib import Path
 
-from .dataset import (
-    DATA_DIR, MANIFEST, RUN_DIR, CollectError, arrow_schema, canonical_json, fragment_table, observation_entries,
-    provenance_sha256, sha256_file,
-)
+from ..value_rules import is_integer
+from .format import DATA_DIR, MANIFEST, RUN_DIR, CollectError, canonical_json, provenance_sha256, sha256_file
+from .fragments import arrow_schema, fragment_table, observation_entries
 
 
 # -- the filesystem steps ------------------------------------------------------------------------------
@@ -114,7 +113,7 @@ class BlockWriter:
     """
 
     def __init__(self, out: Path, manifest: dict, cfg, disk: Disk | None = None):
-        """``cfg``: the run's ``collect.CollectConfig`` (its shard layout, fragment and block sizes).
+        """``cfg``: the run's ``distributed.collection.config.CollectConfig`` (its shard layout, fragment and block sizes).
         ``manifest``: the run's (new, with no files yet, or resumed); a new one is sealed
         (``provenance_sha256``) and committed here."""
         self.out, self.manifest, self.cfg = Path(out), manifest, cfg
@@ -172,7 +171,7 @@ class BlockWriter:
             s = int(key)
             doc = json.loads(path.read_text())
             seq = doc.get("seq")
-            done = -(-seq // self.cfg.fragment_steps) if isinstance(seq, int) else -1
+            done = -(-seq // self.cfg.fragment_steps) if is_integer(seq) else -1
             if done < 1 or any((b, f) not in self.written for b in self.blocks_of_shard(s) for f in range(done)):
                 raise CollectError(f"{path}: at step {seq}, but the manifest does not list every file of this shard's "
                                    "worlds up to there; the directory was modified: pass a new out directory")

@@ -19,12 +19,12 @@ import base64
 
 import numpy as np
 
-from ..env.episodes import END_REASON_NAMES, metrics_dicts
-from ..env.observations import object_view
-from ..env.views.state_view import minimal_state
-from ..env.views.timing_view import race_order, timing_fields
-from ..env.views.world_copy import WorldCopy, copy_world
-from ..paddockjs.naming import wire_name
+from ...paddockjs.naming import wire_name
+from ..episodes import END_REASON_NAMES, metrics_dicts
+from ..observations import object_view
+from .state_view import minimal_state
+from .timing_view import race_order, timing_fields
+from .world_copy import WorldCopy, copy_world
 
 PACKET_TYPE = "preview:snapshot"
 UNITS_PER_METER = 12.0          # PaddockJS's simulation units per metre: its snapshots' and renderer's positions

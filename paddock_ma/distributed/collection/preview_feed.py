@@ -2,24 +2,28 @@
 
 ``FleetPreview(fleet, hub, world, fps)`` asks the shard holding global world ``world`` for a copy of
 it (``ShardCore.preview_copy``: the shard pays the copy, not the packet) at most ``fps`` times a second
-and hands each to ``hub`` (a ``serve.preview.PreviewProcess`` or ``PreviewHub``), which builds the packet. ``poll()`` is called by the collection loop after
-each step it receives and never waits: a frame request rides the shard's call queue between two steps
-(the frame reads the state only, so the dataset is unchanged) and is published when Ray says it is
-ready; a frame lost with its shard is dropped, and the next request goes to the replacement.
+and hands each to ``hub`` (a live preview server's hub: ``track``, ``publish_threadsafe``, ``url``,
+``stop``; the command line's ``PreviewProcess``), which builds the packet. ``poll()`` is called by the
+collection loop after each step it receives and never waits: a frame request rides the shard's call
+queue between two steps (the frame reads the state only, so the dataset is unchanged) and is published
+when Ray says it is ready; a frame lost with its shard is dropped, and the next request goes to the
+replacement.
 """
 
 from __future__ import annotations
 
 import time
 
+from ...value_rules import integer_problem, is_finite_number
+
 
 class FleetPreview:
     """One world of a ``ShardFleet`` published to a preview hub (see the module docstring)."""
 
     def __init__(self, fleet, hub, world: int, fps: float = 10.0):
-        if not 0 <= world < fleet.total_worlds:
+        if integer_problem(world, 0, fleet.total_worlds) is not None:
             raise ValueError(f"preview_world: got {world}; the fleet has worlds 0..{fleet.total_worlds - 1}")
-        if not fps > 0:
+        if not (is_finite_number(fps) and fps > 0):
             raise ValueError(f"preview_fps: got {fps!r}; expected frames a second > 0 (e.g. 10)")
         self.fleet, self.hub, self.world = fleet, hub, world
         self.shard, self.local = divmod(world, fleet.worlds_per_shard)

@@ -10,12 +10,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .dataset import (
+from ..value_rules import integer_problem, is_integer
+from .format import (
     COLLECTION_END, DATA_DIR, DATASET_FORMAT, DATASET_VERSION, MANIFEST, PROVENANCE_KEYS, RUN_DIR, config_hash,
     provenance_sha256, sha256_file,
 )
 
 VERIFY_OK, VERIFY_PROBLEM, VERIFY_INCOMPLETE = 0, 1, 3
+# the columns the row checks read
+ROW_COLUMNS = ["world", "driver", "episode_id", "episode_step", "seq", "terminated", "truncated"]
 
 
 @dataclass
@@ -49,7 +52,7 @@ def resume_command(manifest: dict, root) -> str:
     """The command (or call) that resumes the run of ``manifest`` in ``root``."""
     c, layout = manifest.get("config", {}), (manifest.get("run") or {}).get("layout") or {}
     if c.get("env_overrides") or c.get("reset_placement") != "random" or c.get("start_placement") != "random":
-        return (f"call paddock_ma.distributed.collect.collect(CollectConfig(...), {str(root)!r}) with the same config "
+        return (f"call paddock_ma.distributed.collection.run.collect(CollectConfig(...), {str(root)!r}) with the same config "
                 "(its env_overrides / placements are not command-line options; see config in the manifest)")
     return (f"paddock-ma collect --env {c.get('env')} --shards {layout.get('num_shards')} --worlds-per-shard "
             f"{layout.get('worlds_per_shard')} --steps {c.get('steps')} --seed {c.get('seed')} --policy "
@@ -66,23 +69,20 @@ def _need(ok, message: str) -> None:
         raise _Bad(message)
 
 
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _check_shape(m: dict) -> None:
     """Raise _Bad naming the first manifest field that is missing or of the wrong type."""
     for key, typ in (("format_version", int), ("config", dict), ("env_config", dict), ("config_hash", str),
                      ("provenance_sha256", str), ("seeds", dict), ("layout", dict), ("files", list),
                      ("status", str)):
-        _need(isinstance(m.get(key), typ) and not isinstance(m.get(key), bool),
-              f"manifest: {key} is {m.get(key)!r}; expected a {typ.__name__} (the manifest was edited or truncated)")
+        value = m.get(key)
+        _need(is_integer(value) if typ is int else isinstance(value, typ),
+              f"manifest: {key} is {value!r}; expected a {typ.__name__} (the manifest was edited or truncated)")
     _need(m["format_version"] == DATASET_VERSION, f"manifest: format_version {m['format_version']}; this paddock_ma "
           f"reads version {DATASET_VERSION} (use the paddock_ma that wrote it)")
     _need(m["status"] in ("running", "complete"), f"manifest: status {m['status']!r}; expected running or complete")
     c, lay = m["config"], m["layout"]
     for key in ("steps", "fragment_steps", "file_worlds", "total_worlds", "seed"):
-        _need(_is_int(c.get(key)) and c[key] >= (0 if key == "seed" else 1),
+        _need(integer_problem(c.get(key), 0 if key == "seed" else 1) is None,
               f"manifest: config.{key} is {c.get(key)!r}; expected a positive integer")
     _need(isinstance(lay.get("controlled"), list) and lay["controlled"]
           and all(isinstance(d, str) for d in lay["controlled"]),
@@ -92,8 +92,8 @@ def _check_shape(m: dict) -> None:
     for i, f in enumerate(m["files"]):
         _need(isinstance(f, dict), f"manifest: files[{i}] is {f!r}; expected an object")
         for key in ("block", "fragment", "seq_from", "seq_to", "rows"):
-            _need(_is_int(f.get(key)) and f[key] >= 0, f"manifest: files[{i}].{key} is {f.get(key)!r}; expected an "
-                  "integer >= 0")
+            _need(integer_problem(f.get(key), 0) is None, f"manifest: files[{i}].{key} is {f.get(key)!r}; expected "
+                  "an integer >= 0")
         for key in ("path", "sha256"):
             _need(isinstance(f.get(key), str), f"manifest: files[{i}].{key} is {f.get(key)!r}; expected a string")
 
@@ -125,10 +125,54 @@ def verify(path) -> list[str]:
     return [] if v.complete else [v.incomplete_message()]
 
 
-def _inspect(root: Path) -> Verdict:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+@dataclass
+class _Plan:
+    """What a manifest's config says the directory holds: K drivers, blocks of worlds x fragments of steps."""
+    k: int
+    blocks: int
+    fragments: int
 
+    @classmethod
+    def of(cls, m: dict) -> _Plan:
+        c = m["config"]
+        return cls(len(m["layout"]["controlled"]), -(-c["total_worlds"] // c["file_worlds"]),
+                   -(-c["steps"] // c["fragment_steps"]))
+
+    def file_names(self) -> set:
+        return {f"{DATA_DIR}/block-{b:04d}-frag-{fr:06d}.parquet" for b in range(self.blocks)
+                for fr in range(self.fragments)}
+
+
+def _inspect(root: Path) -> Verdict:
+    """``inspect``'s steps, in order; each step adds its problems, and a step whose inputs are already
+    wrong is not taken (the first problem is the one to fix)."""
+    import pyarrow as pa
+
+    m = _read_manifest(root)
+    if isinstance(m, Verdict):
+        return m
+    c, plan = m["config"], _Plan.of(m)
+    v = Verdict(expected={"steps": c["steps"], "rows": c["steps"] * c["total_worlds"] * plan.k,
+                          "files": plan.blocks * plan.fragments}, resume=resume_command(m, root))
+    _check_provenance(m, v.problems)
+    _check_entries(root, m, plan, v)
+    parts, reach = _check_files(root, m, plan, v.problems)
+    if v.problems:
+        return v
+    contiguous = [next((i for i in range(plan.fragments) if i not in reach.get(b, ())), plan.fragments)
+                  for b in range(plan.blocks)]
+    v.present = {"steps": min(min(contiguous) * c["fragment_steps"], c["steps"]),
+                 "rows": sum(f["rows"] for f in m["files"]), "files": len(m["files"])}
+    v.complete = v.present["files"] == v.expected["files"]
+    if m["status"] == "complete" and not v.complete:
+        v.problems.append(f"manifest: complete but lists {len(m['files'])} of the config's {v.expected['files']} files")
+    if parts and not v.problems:
+        _check_rows(pa.concat_tables(parts), m, v)
+    return v
+
+
+def _read_manifest(root: Path) -> dict | Verdict:
+    """The manifest of ``root`` when it reads and has its shape, else the Verdict saying why not."""
     mpath = root / MANIFEST
     if not root.is_dir():
         return Verdict([f"{root}: not a directory"])
@@ -146,26 +190,29 @@ def _inspect(root: Path) -> Verdict:
         _check_shape(m)
     except _Bad as exc:
         return Verdict([str(exc)])
-    c, lay, files = m["config"], m["layout"], m["files"]
-    controlled = lay["controlled"]
-    k = len(controlled)
-    n_blocks = -(-c["total_worlds"] // c["file_worlds"])
-    n_frags = -(-c["steps"] // c["fragment_steps"])
-    v = Verdict(expected={"steps": c["steps"], "rows": c["steps"] * c["total_worlds"] * k,
-                          "files": n_blocks * n_frags}, resume=resume_command(m, root))
-    problems = v.problems
-    # provenance
+    return m
+
+
+def _check_provenance(m: dict, problems: list) -> None:
+    """The manifest's hashes and the copies of the config's values it holds agree with its config."""
+    c, lay = m["config"], m["layout"]
     if m["config_hash"] != config_hash(c, m["env_config"], m["format_version"]):
         problems.append("manifest: config_hash does not hash config and env_config (the config or env was edited)")
     if m["provenance_sha256"] != provenance_sha256(m):
         problems.append(f"manifest: provenance_sha256 does not hash {', '.join(PROVENANCE_KEYS)} (one was edited)")
+    controlled = lay["controlled"]
     for what, got, want in (("seeds.root", m["seeds"].get("root"), c["seed"]),
                             ("layout.total_worlds", lay.get("total_worlds"), c["total_worlds"]),
                             ("layout.file_worlds", lay.get("file_worlds"), c["file_worlds"]),
                             ("layout.controlled", controlled, m["env_config"].get("controlled_drivers", controlled))):
         if got != want:
             problems.append(f"manifest: {what} is {got!r} but the config says {want!r} (the manifest was edited)")
-    # the directory holds the listed files and nothing else
+
+
+def _check_entries(root: Path, m: dict, plan: _Plan, v: Verdict) -> None:
+    """The directory holds the listed files and nothing else (an interrupted run's files of its next
+    fragments are ``uncommitted``), and the shard snapshots the manifest lists are under ``_run``."""
+    problems, files = v.problems, m["files"]
     listed = {f["path"] for f in files}
     if len(listed) != len(files):
         problems.append("manifest: files lists a path twice")
@@ -173,7 +220,7 @@ def _inspect(root: Path) -> Verdict:
         if p.name not in (MANIFEST, RUN_DIR, DATA_DIR):
             problems.append(f"{p.name}: not part of the dataset (readers of the directory would take it for data); "
                             "remove it")
-    names = {f"{DATA_DIR}/block-{b:04d}-frag-{fr:06d}.parquet" for b in range(n_blocks) for fr in range(n_frags)}
+    names = plan.file_names()
     for p in sorted((root / DATA_DIR).rglob("*")) if (root / DATA_DIR).is_dir() else ():
         rel = p.relative_to(root).as_posix()
         if p.is_dir():
@@ -192,19 +239,25 @@ def _inspect(root: Path) -> Verdict:
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or entry["path"] not in run_files:
             problems.append(f"manifest: state of shard {s} names {entry!r}, which is not in {RUN_DIR}/state "
                             "(the run cannot resume)")
-    # each listed file: its name, worlds and steps, then its bytes and rows
+
+
+
+def _check_files(root: Path, m: dict, plan: _Plan, problems: list) -> tuple[list, dict]:
+    """Each listed file: its name, worlds and steps, then its bytes and rows. Returns the tables of the
+    files that pass (their ``ROW_COLUMNS``) and ``{block: fragments present}``."""
+    import pyarrow.parquet as pq
+
+    c = m["config"]
     fs = c["fragment_steps"]
-    reach = {}                                  # block -> its fragments present
-    parts = []
-    cols = ["world", "driver", "episode_id", "episode_step", "seq", "terminated", "truncated"]
-    for f in files:
+    reach, parts = {}, []
+    for f in m["files"]:
         b, fr = f["block"], f["fragment"]
         lo, hi = b * c["file_worlds"], min((b + 1) * c["file_worlds"], c["total_worlds"])
         seq_to = min((fr + 1) * fs, c["steps"])
         want = {"path": f"{DATA_DIR}/block-{b:04d}-frag-{fr:06d}.parquet", "worlds": [lo, hi], "seq_from": fr * fs + 1,
-                "seq_to": seq_to, "rows": (hi - lo) * k * (seq_to - fr * fs)}
+                "seq_to": seq_to, "rows": (hi - lo) * plan.k * (seq_to - fr * fs)}
         bad = [key for key, val in want.items() if f.get(key) != val]
-        if b >= n_blocks or fr >= n_frags or bad:
+        if b >= plan.blocks or fr >= plan.fragments or bad:
             problems.append(f"manifest: {f['path']}: {', '.join(f'{key} {f.get(key)!r} (expected {want[key]!r})' for key in bad) or 'block or fragment out of range'}")
             continue
         p = root / f["path"]
@@ -219,66 +272,99 @@ def _inspect(root: Path) -> Verdict:
         if meta.num_rows != f["rows"]:
             problems.append(f"{f['path']}: {meta.num_rows} rows, manifest says {f['rows']}")
             continue
-        parts.append(pq.read_table(p, columns=cols))
+        parts.append(pq.read_table(p, columns=ROW_COLUMNS))
         reach.setdefault(b, set()).add(fr)
-    if problems:
-        return v
-    contiguous = [next((i for i in range(n_frags) if i not in reach.get(b, ())), n_frags) for b in range(n_blocks)]
-    v.present = {"steps": min(min(contiguous) * fs, c["steps"]), "rows": sum(f["rows"] for f in files),
-                 "files": len(files)}
-    v.complete = v.present["files"] == v.expected["files"]
-    if m["status"] == "complete" and not v.complete:
-        problems.append(f"manifest: complete but lists {len(files)} of the config's {v.expected['files']} files")
-    if not parts or problems:
-        return v
-    t = pa.concat_tables(parts)
+    return parts, reach
+
+
+@dataclass
+class _Rows:
+    """The rows' columns as int64/bool arrays sorted by (world, driver, seq); ``car`` = world * K + driver,
+    ``first``: the row is its car's first."""
+    world: np.ndarray
+    drv: np.ndarray
+    ep: np.ndarray
+    es: np.ndarray
+    seq: np.ndarray
+    done: np.ndarray
+    car: np.ndarray
+    first: np.ndarray
+
+    @classmethod
+    def of(cls, t, drv: np.ndarray, k: int) -> _Rows:
+        world = t["world"].to_numpy().astype(np.int64)
+        ep = t["episode_id"].to_numpy().astype(np.int64)
+        es = t["episode_step"].to_numpy().astype(np.int64)
+        seq = t["seq"].to_numpy().astype(np.int64)
+        done = t["terminated"].to_numpy(zero_copy_only=False) | t["truncated"].to_numpy(zero_copy_only=False)
+        order = np.lexsort((seq, drv, world))
+        world, drv, ep, es, seq, done = world[order], drv[order], ep[order], es[order], seq[order], done[order]
+        car = world * k + drv
+        return cls(world, drv, ep, es, seq, done, car, np.concatenate([[True], np.diff(car) != 0]))
+
+
+def _check_rows(t, m: dict, v: Verdict) -> None:
+    """The rows of every file together (``ROW_COLUMNS``): the manifest's drivers, then the first of a
+    duplicate transition, a gap in a car's seqs or an episode that does not continue or follow an ended
+    one; in a complete run, the row count and every car's last row ending its episode."""
+    controlled = m["layout"]["controlled"]
     index = {d: i for i, d in enumerate(controlled)}
-    world = t["world"].to_numpy().astype(np.int64)
     drv_names = t["driver"].to_pylist()
     if any(d not in index for d in set(drv_names)):
-        problems.append(f"driver column: names {sorted(set(drv_names) - set(index))} are not the manifest's "
-                        "controlled drivers")
-        return v
-    drv = np.array([index[d] for d in drv_names], np.int64)
-    ep = t["episode_id"].to_numpy().astype(np.int64)
-    es = t["episode_step"].to_numpy().astype(np.int64)
-    seq = t["seq"].to_numpy().astype(np.int64)
-    done = t["terminated"].to_numpy(zero_copy_only=False) | t["truncated"].to_numpy(zero_copy_only=False)
-    order = np.lexsort((seq, drv, world))
-    world, drv, ep, es, seq, done = world[order], drv[order], ep[order], es[order], seq[order], done[order]
-    car = world * k + drv
-    key = np.lexsort((es, ep, car))
-    dup = (np.diff(car[key]) == 0) & (np.diff(ep[key]) == 0) & (np.diff(es[key]) == 0)
-    if dup.any():
-        i = key[np.argmax(dup)]
-        problems.append(f"duplicate transition: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]}, "
-                        f"step {es[i]}")
-        return v
-    same = np.diff(car) == 0
-    first = np.concatenate([[True], ~same])
-    bad = ~first & ((seq - np.roll(seq, 1)) != 1)
-    bad |= first & (seq != 1)
-    if bad.any():
-        i = int(np.argmax(bad))
-        problems.append(f"gap: world {world[i]}, driver {controlled[drv[i]]}: seq {seq[i]} follows "
-                        f"{seq[i - 1] if not first[i] else 'nothing'} (expected {seq[i - 1] + 1 if not first[i] else 1})")
-        return v
-    prev_ep, prev_es, prev_done = np.roll(ep, 1), np.roll(es, 1), np.roll(done, 1)
+        v.problems.append(f"driver column: names {sorted(set(drv_names) - set(index))} are not the manifest's "
+                          "controlled drivers")
+        return
+    r = _Rows.of(t, np.array([index[d] for d in drv_names], np.int64), len(controlled))
+    for check in (_duplicate, _gap, _episode_break):
+        problem = check(r, controlled)
+        if problem is not None:
+            v.problems.append(problem)
+            return
+    if v.complete:
+        v.problems.extend(_incomplete_rows(r, controlled, m["config"]["steps"], v.expected["rows"]))
+
+
+def _duplicate(r: _Rows, controlled: list) -> str | None:
+    key = np.lexsort((r.es, r.ep, r.car))
+    dup = (np.diff(r.car[key]) == 0) & (np.diff(r.ep[key]) == 0) & (np.diff(r.es[key]) == 0)
+    if not dup.any():
+        return None
+    i = key[np.argmax(dup)]
+    return (f"duplicate transition: world {r.world[i]}, driver {controlled[r.drv[i]]}, episode {r.ep[i]}, "
+            f"step {r.es[i]}")
+
+
+def _gap(r: _Rows, controlled: list) -> str | None:
+    seq, first = r.seq, r.first
+    bad = (~first & ((seq - np.roll(seq, 1)) != 1)) | (first & (seq != 1))
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    return (f"gap: world {r.world[i]}, driver {controlled[r.drv[i]]}: seq {seq[i]} follows "
+            f"{seq[i - 1] if not first[i] else 'nothing'} (expected {seq[i - 1] + 1 if not first[i] else 1})")
+
+
+def _episode_break(r: _Rows, controlled: list) -> str | None:
+    ep, es, first = r.ep, r.es, r.first
+    prev_ep, prev_es, prev_done = np.roll(ep, 1), np.roll(es, 1), np.roll(r.done, 1)
     cont = ~first & (ep == prev_ep) & (es != prev_es + 1)
     new_ep = ~first & (ep != prev_ep) & ((es != 1) | ~prev_done | (ep < prev_ep))
-    bad = cont | new_ep | (first & (es != 1) & (seq == 1))
-    if bad.any():
-        i = int(np.argmax(bad))
-        problems.append(f"episode not contiguous: world {world[i]}, driver {controlled[drv[i]]}, episode {ep[i]} step "
-                        f"{es[i]} at seq {seq[i]} follows episode {prev_ep[i]} step {prev_es[i]}"
-                        f"{' (which had not ended)' if not prev_done[i] and ep[i] != prev_ep[i] else ''}")
-        return v
-    if v.complete:
-        if len(seq) != v.expected["rows"]:
-            problems.append(f"row count: {len(seq)} rows, a complete run of this config has {v.expected['rows']}")
-        last = seq == c["steps"]
-        if not done[last].all():
-            i = int(np.flatnonzero(last & ~done)[0])
-            problems.append(f"world {world[i]}, driver {controlled[drv[i]]}: its last row (seq {seq[i]}) does not end "
-                            f"its episode (expected truncated, end_reason {COLLECTION_END})")
-    return v
+    bad = cont | new_ep | (first & (es != 1) & (r.seq == 1))
+    if not bad.any():
+        return None
+    i = int(np.argmax(bad))
+    return (f"episode not contiguous: world {r.world[i]}, driver {controlled[r.drv[i]]}, episode {ep[i]} step "
+            f"{es[i]} at seq {r.seq[i]} follows episode {prev_ep[i]} step {prev_es[i]}"
+            f"{' (which had not ended)' if not prev_done[i] and ep[i] != prev_ep[i] else ''}")
+
+
+def _incomplete_rows(r: _Rows, controlled: list, steps: int, rows: int) -> list:
+    problems = []
+    if len(r.seq) != rows:
+        problems.append(f"row count: {len(r.seq)} rows, a complete run of this config has {rows}")
+    last = r.seq == steps
+    if not r.done[last].all():
+        i = int(np.flatnonzero(last & ~r.done)[0])
+        problems.append(f"world {r.world[i]}, driver {controlled[r.drv[i]]}: its last row (seq {r.seq[i]}) does not "
+                        f"end its episode (expected truncated, end_reason {COLLECTION_END})")
+    return problems

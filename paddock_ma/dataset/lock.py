@@ -9,7 +9,7 @@ import socket
 import time
 from pathlib import Path
 
-from .dataset import LOCK, RUN_DIR, CollectError
+from .format import LOCK, RUN_DIR, CollectError
 from .processes import process_start_ticks
 
 

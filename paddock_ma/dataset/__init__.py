@@ -1,0 +1,14 @@
+"""Datasets on disk: what a collection (``distributed.collection``) writes and what reads, checks and
+replays it. Nothing here imports Ray or the fleet: the room sits below ``distributed`` and ``serve``,
+which both use it (it imports only the contract, ``env``).
+
+* ``format``: the directory layout, the row columns and their units, the manifest's keys and hashes.
+* ``fragments``: the Parquet schema and how a shard's steps become rows (``fragment_table``).
+* ``manifest``: a run's manifest: what it checks a directory against, its first version, its record.
+* ``directory``: whether a directory may take a run (new, or the run to resume) and a new one's folders.
+* ``writer``: writing a dataset so that a kill at any instant loses nothing (one commit point).
+* ``lock``: one collector per directory; ``processes``: a process's start time and group (from /proc).
+* ``verify``: whether a dataset directory is complete and untouched (``paddock-ma verify``).
+* ``worlds``: how a collection's worlds are built and started (a shard runs them, a replay re-runs one).
+* ``replay``: one world read back and replayed from its seed and actions, checked against the record.
+"""
