@@ -21,14 +21,17 @@ ALLOWED = {
     "paddockjs": {"env"},                        # the checkpoint reads the observation layout (naming: nothing)
     "catalog": {"env"},
     "rollout": {"env", "catalog"},
+    "dataset": {"env"},                          # collected datasets on disk: format, writer, verify, replay
     "adapters": {"env", "catalog", "paddockjs", "rollout"},
     "protocol": {"env", "catalog", "paddockjs"},
-    "distributed": {"env", "catalog", "adapters", "protocol"},
-    "serve": {"env", "catalog", "paddockjs", "adapters", "protocol", "rollout"},
-    "bench": {"sim", "env", "paddockjs", "catalog", "rollout", "adapters", "protocol", "distributed", "serve"},
-    "warm": {"sim", "env", "paddockjs", "catalog", "rollout", "adapters", "protocol", "distributed", "serve"},
-    "cli": {"sim", "env", "paddockjs", "catalog", "rollout", "adapters", "protocol", "distributed", "serve",
-            "bench", "warm"},
+    "distributed": {"env", "catalog", "dataset", "adapters", "protocol"},
+    "serve": {"env", "catalog", "dataset", "paddockjs", "adapters", "protocol", "rollout"},
+    "bench": {"sim", "env", "paddockjs", "catalog", "rollout", "dataset", "adapters", "protocol", "distributed",
+              "serve"},
+    "warm": {"sim", "env", "paddockjs", "catalog", "rollout", "dataset", "adapters", "protocol", "distributed",
+             "serve", "bench"},                   # it compiles the kernels by running the benchmarks' workloads
+    "cli": {"sim", "env", "paddockjs", "catalog", "rollout", "dataset", "adapters", "protocol", "distributed",
+            "serve", "bench", "warm"},
 }
 # Jobs that drive the bare core on purpose, below the contract: the demo draws the core's trajectories,
 # and `paddock-ma race` races the built-in drivers without any controlled car.
