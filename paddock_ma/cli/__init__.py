@@ -4,8 +4,8 @@ calls a library function.
 * ``paddock-ma demo``     the main job on a local Ray cluster (``cli.demo``; ``paddock_ma.distributed.demo``).
 * ``paddock-ma warm``     compile the simulation's kernels ahead into numba's cache (``cli.warm``; ``paddock_ma.warm``).
 * ``paddock-ma race``     built-in drivers race on every shipped track; a table (``cli.race``; ``rollout.race``).
-* ``paddock-ma bench``    the benchmarks: ``bench core|env|threads|protocol|sampling|fleet``; with no
-  subcommand, ``core`` then ``env`` (``cli.bench``; ``paddock_ma.bench``).
+* ``paddock-ma bench``    the benchmarks: ``bench core|env|threads|protocol|sampling|fleet|policy-server|preview``;
+  with no subcommand, ``core`` then ``env`` (``cli.bench``; ``paddock_ma.bench``).
 * ``paddock-ma envs``     the environment catalogue; ``paddock-ma tracks`` the shipped tracks (``cli.listing``).
 * ``paddock-ma serve``    the JSON worker protocol as NDJSON on stdin/stdout (``cli.serve``; ``protocol.server``).
 * ``paddock-ma collect``  a Parquet dataset over Ray shards; ``paddock-ma verify DIR`` checks one (``cli.collect``).
@@ -41,9 +41,6 @@ def main(argv=None) -> int:
     if argv[:1] == ["demo"]:         # its options are the demo module's own (paddock-ma demo --help)
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
         return demo.run_demo(argv[1:])
-    if argv[:1] == ["bench"] and argv[1:2] and argv[1] in bench.SERVER_BENCHES:   # own options, like demo's
-        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        return bench.run_server_bench(argv[1], argv[2:])
     if argv[:1] and argv[0] in bridge.COMMANDS:   # these own their options too (paddock-ma view --help)
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
         return bridge.run(argv[0], argv[1:])
