@@ -38,9 +38,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["demo"]:         # its options are the demo module's own (paddock-ma demo --help)
-        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        return demo.run_demo(argv[1:])
     if argv[:1] and argv[0] in bridge.COMMANDS:   # these own their options too (paddock-ma view --help)
         os.environ.setdefault("NUMBA_NUM_THREADS", "1")
         return bridge.run(argv[0], argv[1:])
