@@ -1,5 +1,6 @@
-"""``paddock-ma``: the command line. One module per command group, argument parsing only; each command
-calls a library function.
+"""``paddock-ma``: the command line. One argparse tree; one module per command group, argument parsing
+only; each command calls a library function with plain arguments. ``cli.arguments`` holds the one
+argparse type of each kind of value (seconds, whole numbers, counts, names, addresses).
 
 * ``paddock-ma demo``     the main job on a local Ray cluster (``cli.demo``; ``paddock_ma.distributed.demo``).
 * ``paddock-ma warm``     compile the simulation's kernels ahead into numba's cache (``cli.warm``; ``paddock_ma.warm``).
@@ -37,12 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] and argv[0] in bridge.COMMANDS:   # these own their options too (paddock-ma view --help)
-        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        return bridge.run(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(sys.argv[1:] if argv is None else list(argv))
     # numba's thread count is fixed when numba is imported: one thread, unless the command times several
-    # (``bench threads --threads``). No command module imports numba before this line.
+    # (``bench threads --threads``). Parsing imports no numba (the command modules load the simulation
+    # inside their functions), so this line still comes before numba starts.
     os.environ.setdefault("NUMBA_NUM_THREADS", str(max(getattr(args, "threads", None) or (1,))))
     return args.func(args)
