@@ -46,8 +46,9 @@ def test_the_viewer_opens_a_dataset_world(dataset):
 
     from paddock_ma.serve.preview import PreviewServer
 
+    from tests.helpers.preview import CHROMIUM, assert_cars_drawn_at
+
     from .conftest import free_port
-    from .test_viewer import CHROMIUM, assert_cars_drawn_at
     source = DatasetSource(dataset, world=1)
     doc = source.document()
     assert doc["divergence"] is None and len(doc["frames"]) == 25
