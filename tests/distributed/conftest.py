@@ -52,6 +52,35 @@ def ray_ready(warm_cache):
     return warm_cache
 
 
+def collect_config(**kw):
+    """The collect tests' CollectConfig (2 shards x 2 worlds of ENV_ID, 40 steps, random policy, fragments
+    of 16 steps), with ``kw`` overriding any field."""
+    from paddock_ma.distributed.collect import CollectConfig
+
+    base = dict(env=ENV_ID, num_shards=2, worlds_per_shard=2, steps=40, seed=3, policy="random", fragment_steps=16,
+                snapshot_every=8, env_overrides=OVERRIDES)
+    base.update(kw)
+    return CollectConfig(**base)
+
+
+def dataset_bytes(root) -> dict:
+    """{file name: bytes} of every Parquet file of the dataset at ``root``."""
+    return {p.name: p.read_bytes() for p in sorted((root / "data").glob("*.parquet"))}
+
+
+@pytest.fixture(scope="module")
+def clean(ray_session, warm_cache, tmp_path_factory):
+    """The fault-free dataset of ``collect_config()`` on the session's local Ray: what the fault, resume
+    and preview tests compare their datasets with, byte for byte."""
+    from paddock_ma.distributed.collect import collect
+
+    ray_session.local()
+    out = tmp_path_factory.mktemp("clean") / "ds"
+    res = collect(collect_config(), out, progress=False)
+    assert res.failures == 0
+    return out
+
+
 _shard_timings: dict = {}
 
 

@@ -3,7 +3,6 @@
 import json
 import os
 import signal
-import stat
 
 import numpy as np
 import pyarrow as pa
@@ -11,38 +10,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from paddock_ma.cli import main as cli_main
-from paddock_ma.distributed.collect import MANIFEST, CollectConfig, CollectError, collect, verify
+from paddock_ma.distributed.collect import MANIFEST, CollectError, collect, verify
 from paddock_ma.distributed.verify import VERIFY_INCOMPLETE, inspect
 from paddock_ma.distributed.testing import FaultyShardCore
 
-from .conftest import ENV_ID, OVERRIDES, measured_hang_deadline
+from .conftest import ENV_ID, collect_config, dataset_bytes, measured_hang_deadline
 
 pytestmark = pytest.mark.ray
-
-
-def _cfg(**kw):
-    base = dict(env=ENV_ID, num_shards=2, worlds_per_shard=2, steps=40, seed=3, policy="random", fragment_steps=16,
-                snapshot_every=8, env_overrides=OVERRIDES)
-    base.update(kw)
-    return CollectConfig(**base)
 
 
 def _files(root):
     m = json.loads((root / MANIFEST).read_text())
     return {f["path"]: f["sha256"] for f in m["files"]}, m
-
-
-def _bytes(root):
-    return {p.name: p.read_bytes() for p in sorted((root / "data").glob("*.parquet"))}
-
-
-@pytest.fixture(scope="module")
-def clean(ray_session, warm_cache, tmp_path_factory):
-    ray_session.local()
-    out = tmp_path_factory.mktemp("clean") / "ds"
-    res = collect(_cfg(), out, progress=False)
-    assert res.failures == 0
-    return out
 
 
 def test_a_clean_collection_verifies_and_holds_every_transition(clean):
@@ -68,7 +47,7 @@ def test_killed_and_hung_shards_give_byte_identical_files(clean, env_config, tmp
             os.kill(fleet.shard_pids()[st.shard], signal.SIGKILL)
 
     deadline = measured_hang_deadline(env_config)
-    res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=fault, deadline_s=deadline,
+    res = collect(collect_config(), tmp_path / "ds", progress=False, on_step=fault, deadline_s=deadline,
                   shard_cls=FaultyShardCore.with_faults({1: {"hang_at_seq": 9}}, once_dir=tmp_path))   # first life only
     # the five kills and the hang; a healthy step that load made slower than the deadline (short, to find
     # the hang soon) is failed and recovered as well
@@ -76,7 +55,7 @@ def test_killed_and_hung_shards_give_byte_identical_files(clean, env_config, tmp
     assert reasons.count("deadline") >= 1 and len(reasons) >= 6, reasons
     assert set(reasons) <= {"deadline", "ActorDiedError", "ActorUnavailableError"}, reasons
     assert verify(tmp_path / "ds") == []
-    assert _bytes(tmp_path / "ds") == _bytes(clean)
+    assert dataset_bytes(tmp_path / "ds") == dataset_bytes(clean)
     assert _files(tmp_path / "ds")[0] == _files(clean)[0]
 
 
@@ -84,13 +63,13 @@ def _dataset(root):
     """The dataset as bytes: every data file and the manifest without its run section (timing, shards)."""
     manifest = json.loads((root / MANIFEST).read_text())
     manifest.pop("run")
-    return _bytes(root), manifest
+    return dataset_bytes(root), manifest
 
 
 def test_the_dataset_does_not_depend_on_the_number_of_shards(clean, tmp_path):
     # 1 x 4 worlds and 2 x 2 (the session's Ray has 2 CPUs); files of 3 worlds: blocks [0, 3) and [3, 4),
     # so with 2 shards the first block spans both
-    runs = {"one": _cfg(num_shards=1, worlds_per_shard=4, file_worlds=3), "two": _cfg(file_worlds=3)}
+    runs = {"one": collect_config(num_shards=1, worlds_per_shard=4, file_worlds=3), "two": collect_config(file_worlds=3)}
     for name, cfg in runs.items():
         collect(cfg, tmp_path / name, progress=False)
         assert verify(tmp_path / name) == []
@@ -116,7 +95,7 @@ def test_the_dataset_does_not_depend_on_the_number_of_shards(clean, tmp_path):
         m = json.loads((tmp_path / "one" / MANIFEST).read_text())
         m["status"] = "running"
         (tmp_path / "one" / MANIFEST).write_text(json.dumps(m))
-        collect(_cfg(file_worlds=3), tmp_path / "one", progress=False)
+        collect(collect_config(file_worlds=3), tmp_path / "one", progress=False)
 
 
 class _Interrupt(Exception):
@@ -131,7 +110,7 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(clean, tmp_path):
             raise _Interrupt()
 
     with pytest.raises(_Interrupt):
-        collect(_cfg(), out, progress=False, on_step=stop)
+        collect(collect_config(), out, progress=False, on_step=stop)
     files, m = _files(out)
     assert m["status"] == "running" and 1 <= len(files) < 3     # fragment 0 written (both shards passed step 16)
     v = inspect(out)                             # a partial run is consistent as far as it goes: incomplete
@@ -141,19 +120,19 @@ def test_an_interrupted_run_resumes_to_the_same_bytes(clean, tmp_path):
         m2 = dict(m, env_config=dict(m["env_config"], seed=99))
         (out / MANIFEST).write_text(json.dumps(m2))
         try:
-            collect(_cfg(), out, progress=False)
+            collect(collect_config(), out, progress=False)
         finally:
             (out / MANIFEST).write_text(json.dumps(m))
-    res = collect(_cfg(), out, progress=False)
+    res = collect(collect_config(), out, progress=False)
     assert res.manifest["status"] == "complete"
-    assert _bytes(out) == _bytes(clean) and verify(out) == []
+    assert dataset_bytes(out) == dataset_bytes(clean) and verify(out) == []
     with pytest.raises(CollectError, match="already holds this complete dataset"):
-        collect(_cfg(), out, progress=False)
+        collect(collect_config(), out, progress=False)
     m = json.loads((out / MANIFEST).read_text())
     m["status"], m["code_fingerprint"] = "running", "0000000000000000"     # as if collected by other code
     (out / MANIFEST).write_text(json.dumps(m))
     with pytest.raises(CollectError, match="other paddock_ma code"):
-        collect(_cfg(), out, progress=False)
+        collect(collect_config(), out, progress=False)
 
 
 def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):
@@ -207,9 +186,9 @@ def test_bad_input_is_refused_before_any_work(tmp_path, capsys, ray_local):
     code, err = run(out="/proc/paddock-ma-never")            # writable by its permissions, not in fact
     assert code == 2 and "--out: cannot write to /proc/paddock-ma-never" in err
     with pytest.raises(CollectError, match="reset_placement: got 'teleport'; expected one of"):
-        collect(_cfg(reset_placement="teleport"), tmp_path / "never", progress=False)
+        collect(collect_config(reset_placement="teleport"), tmp_path / "never", progress=False)
     with pytest.raises(CollectError, match="deadline_s: got inf"):
-        collect(_cfg(), tmp_path / "never", progress=False, deadline_s=float("inf"))
+        collect(collect_config(), tmp_path / "never", progress=False, deadline_s=float("inf"))
     assert not (tmp_path / "never").exists()
 
 
@@ -266,7 +245,7 @@ def test_a_module_policy_is_loaded_by_name(clean, tmp_path):
     """--policy MODULE:FN: the random policy named by its module gives the same first fragment (whose last
     rows here end the collection: the same transitions, truncated)."""
     out = tmp_path / "named"
-    collect(_cfg(steps=16, policy="paddock_ma.distributed.policies:random_policy"), out, progress=False)
+    collect(collect_config(steps=16, policy="paddock_ma.distributed.policies:random_policy"), out, progress=False)
     assert verify(out) == []
     name = "block-0000-frag-000000.parquet"
     a, b = pq.read_table(out / "data" / name), pq.read_table(clean / "data" / name)

@@ -7,10 +7,10 @@ import pytest
 
 from paddock_ma.cli import main as cli_main
 from paddock_ma.distributed.collect import CollectError, collect
+from tests.helpers.preview import WebSocketReader
 
 from ..serve.conftest import http
-from ..serve.test_preview import WebSocketReader
-from .test_collect import _bytes, _cfg, clean  # noqa: F401 - the fault-free dataset of the same config
+from .conftest import collect_config, dataset_bytes
 
 pytestmark = pytest.mark.ray
 
@@ -21,7 +21,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_path):    # noqa: F811
+def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_path):
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     seen = []
@@ -33,10 +33,10 @@ def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_p
                 seen.append(frame)
 
     reader = WebSocketReader("127.0.0.1", port, timeout=600)       # connects once the server listens
-    res = collect(_cfg(), tmp_path / "ds", progress=False, on_step=on_step, preview=("127.0.0.1", port),
+    res = collect(collect_config(), tmp_path / "ds", progress=False, on_step=on_step, preview=("127.0.0.1", port),
                   preview_world=3, preview_fps=1000.0)
     assert res.failures == 0
-    assert _bytes(tmp_path / "ds") == _bytes(clean)             # publishing changed no byte of the data
+    assert dataset_bytes(tmp_path / "ds") == dataset_bytes(clean)             # publishing changed no byte of the data
     assert seen, "no frame reached the preview server during the collection"
     frame = seen[-1]
     assert frame["type"] == "preview:snapshot" and set(frame) == {"type", "snapshot", "observation", "meta"}
@@ -52,7 +52,7 @@ def test_a_collection_publishes_one_world_and_its_data_is_unchanged(clean, tmp_p
 
 def test_a_preview_world_outside_the_fleet_is_refused_before_ray_starts(tmp_path, capsys):
     with pytest.raises(CollectError, match="preview_world: .*99"):
-        collect(_cfg(), tmp_path / "a", progress=False, preview=("127.0.0.1", _free_port()), preview_world=99)
+        collect(collect_config(), tmp_path / "a", progress=False, preview=("127.0.0.1", _free_port()), preview_world=99)
     assert not (tmp_path / "a").exists()
     code = cli_main(["collect", "--env", "paddock/oval-batch-v0", "--shards", "1", "--worlds-per-shard", "2",
                      "--steps", "4", "--out", str(tmp_path / "b"), "--preview", "127.0.0.1:8787",
