@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from paddock_ma.bench import core, default, env
-from paddock_ma.cli import main
+from paddock_ma.cli.main import main
 
 
 def test_core_bench_reports_the_core_and_the_tracks(tmp_path, capsys):
@@ -105,7 +105,7 @@ def test_ray_variants_are_the_workload_with_other_rays():
 
 
 def test_bench_without_a_subcommand_is_core_then_env_in_one_report():
-    from paddock_ma.cli import build_parser
+    from paddock_ma.cli.main import build_parser
     from paddock_ma.cli.bench import cmd_default
 
     args = build_parser().parse_args(["bench", "--seconds", "0.5"])

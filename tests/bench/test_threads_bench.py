@@ -4,7 +4,7 @@ import pytest
 
 from paddock_ma.bench import threads
 from paddock_ma.bench.env import bench_batch_env
-from paddock_ma.cli import build_parser, main
+from paddock_ma.cli.main import build_parser, main
 
 
 def test_threads_rows_restore_the_thread_count_and_compare_with_the_first_row():

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from paddock_ma.cli import arguments, build_parser, main
+from paddock_ma.cli import arguments
 from paddock_ma.cli.bench import BENCHMARKS as BENCHMARK_TABLE
+from paddock_ma.cli.main import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ("demo", "warm", "race", "bench", "envs", "tracks", "serve", "collect", "verify", "export-paddockjs",
@@ -118,7 +119,7 @@ def test_record_refuses_an_unknown_policy_and_view_a_config_without_demo(tmp_pat
 def test_parsing_loads_no_simulation():
     """numba's thread count is set after parsing (``bench threads``), so building the parser must not
     import numba, nor the heavy libraries a command loads when it runs."""
-    code = ("import sys; from paddock_ma.cli import build_parser; build_parser().parse_args(['bench', 'core']); "
+    code = ("import sys; from paddock_ma.cli.main import build_parser; build_parser().parse_args(['bench', 'core']); "
             "print(sorted(m for m in ('numba', 'torch', 'ray', 'aiohttp', 'pyarrow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr

@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paddock_ma.cli import main as cli_main
+from paddock_ma.cli.main import main as cli_main
 from paddock_ma.distributed.collect import MANIFEST, CollectError, collect, verify
 from paddock_ma.distributed.verify import VERIFY_INCOMPLETE, inspect
 from paddock_ma.distributed.testing import FaultyShardCore

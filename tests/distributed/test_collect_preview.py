@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-from paddock_ma.cli import main as cli_main
+from paddock_ma.cli.main import main as cli_main
 from paddock_ma.distributed.collect import CollectError, collect
 from tests.helpers.preview import WebSocketReader
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from paddock_ma.cli import main
+from paddock_ma.cli.main import main
 from paddock_ma.paddockjs.checkpoint import FORMAT, evaluate_actor, load_actor
 
 ROOT = Path(__file__).resolve().parents[2]

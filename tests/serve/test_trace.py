@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from paddock_ma.cli import main
+from paddock_ma.cli.main import main
 from paddock_ma.errors import PaddockError
 from paddock_ma.serve.trace import TraceSource, load_trace, replay_trace
 
