@@ -208,9 +208,12 @@ def _run(name: str, bench: Benchmark, args) -> int:
     return 0
 
 
+DEFAULT = Benchmark(default, "core then env at their defaults", DESCRIPTION)
+
+
 def cmd_default(args) -> int:
     """``paddock-ma bench`` alone: ``bench.default``."""
-    return _run("bench", Benchmark(default, "", ""), args)
+    return _run("bench", DEFAULT, args)
 
 
 def cmd_benchmark(args) -> int:

@@ -22,7 +22,8 @@ def add_parsers(sub) -> None:
     serve.add_argument("--worlds", type=whole_number(1, MAX_WORLDS, "worlds"), default=1, metavar="W",
                        help="worlds stepped together (batched requests when W > 1; default 1)")
     serve.add_argument("--max-line-bytes", type=whole_number(MIN_LINE_BYTES, unit="bytes"), default=None,
-                       metavar="N", help=f"cap on one request line in bytes, newline excluded (default {Limits().max_line_bytes})")
+                       metavar="N", help="cap on one request line in bytes, newline excluded "
+                                         f"(default {Limits().max_line_bytes})")
     serve.add_argument("--preview", metavar="HOST:PORT", type=host_port, default=None,
                        help="also publish world 0 at 10 frames/s on ws://HOST:PORT/preview and "
                             "GET /preview/frame, PaddockJS's live preview (e.g. 127.0.0.1:8787)")
