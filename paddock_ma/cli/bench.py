@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Callable
 
 from ..bench import core, default, env, fleet, policy_server, preview, protocol, sampling, threads
+from ..bench.report import emit
 from .arguments import count, counts, names, positive_number, seconds
 
 DESCRIPTION = """\
@@ -200,8 +201,6 @@ def _run(name: str, bench: Benchmark, args) -> int:
         print(f"paddock-ma {name}: error: {exc}", file=sys.stderr)
         return 2
     if bench.timed:
-        from ..bench.report import emit
-
         emit(report, bench.module.format_report, as_json=getattr(args, "json", False), out=getattr(args, "out", None))
     else:
         print(json.dumps(report))
