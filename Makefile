@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed
 .PHONY: install test test-fast demo bench clean
 
 # After the packages: compile the simulation's numba kernels into the cache every later run loads
-# (`python -m paddock_ma.warm`: a few minutes the first time; ~0.5 s while the sources are unchanged),
+# (`paddock-ma warm`: a few minutes the first time; ~0.5 s while the sources are unchanged),
 # so a first `make demo` or README snippet starts in seconds instead of compiling for minutes.
 install: $(STAMP)
-	$(PY) -m paddock_ma.warm
+	$(VENV)/bin/paddock-ma warm
 
 # torch first: 2.13.0 is a local CPU build on this machine class (any other torch is a multi-GB CUDA
 # download); then the project with every extra, editable so tests run against the checkout.

@@ -1,4 +1,4 @@
-"""Compile the simulation's kernels ahead, into the cache later runs load: ``python -m paddock_ma.warm``.
+"""Compile the simulation's kernels ahead, into the cache later runs load: ``paddock-ma warm``.
 
 A first run compiles every numba kernel it calls before its first step (minutes on two cores: the
 sensing kernel alone takes over a minute). ``make install`` runs this module once instead, so a user's
@@ -22,12 +22,11 @@ in that directory: the numba and Python versions and every module's size and mod
 second while nothing changed; after an edit anywhere in the package it runs again, loading what is still
 cached and compiling the rest.
 
-    python -m paddock_ma.warm [--force] [--quiet]
+    paddock-ma warm [--force] [--quiet]
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -203,9 +202,9 @@ def exercise_all() -> None:
 
 
 def _run_part(part: str) -> subprocess.Popen:
-    """``python -m paddock_ma.warm --part <part>`` in a child process sharing this one's cache."""
+    """``paddock-ma warm --part <part>`` in a child process sharing this one's cache."""
     env = dict(os.environ, NUMBA_NUM_THREADS="1")
-    return subprocess.Popen([sys.executable, "-m", "paddock_ma.warm", "--part", part], env=env,
+    return subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "warm", "--part", part], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -264,29 +263,3 @@ def run_part(part: str) -> int:
     PARTS[part]()
     print(json.dumps({"compiled": (status.compiled - before) if status else 0}))
     return 0
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--force", action="store_true", help="run every exercise even if the marker says warm")
-    p.add_argument("--quiet", action="store_true", help="print nothing when done")
-    p.add_argument("--part", choices=sorted(PARTS), help=argparse.SUPPRESS)     # warm()'s child processes
-    args = p.parse_args(argv)
-    # before numba starts: the demo's shard core pins numba to one thread, which numba refuses once
-    # its threads run with another count (the kernels warmed here are serial ones)
-    os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-    if args.part:
-        return run_part(args.part)
-    if not args.force and is_warm():
-        if not args.quiet:
-            print(f"paddock_ma: simulation kernels already compiled in {cache_dir()}", file=sys.stderr)
-        return 0
-    out = warm()
-    if not args.quiet:
-        print(f"paddock_ma: simulation kernels ready in {out['cache_dir']} ({out['compiled']} functions compiled, "
-              f"{out['seconds']} s)", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""The warm-up of ``make install`` (``python -m paddock_ma.warm``) fills the cache later runs load, and a
+"""The warm-up of ``make install`` (``paddock-ma warm``) fills the cache later runs load, and a
 compile shows a status line on stderr while a cached run shows nothing."""
 
 import json
@@ -44,7 +44,7 @@ def _run(code_or_args, env=None, timeout=900):
 def test_after_the_warm_up_a_first_run_compiles_nothing(tmp_path):
     # the Makefile ran it before the suite (then this takes ~0.5 s); otherwise it compiles here what the
     # suite's first tests would compile
-    _run(["-m", "paddock_ma.warm", "--quiet"])
+    _run(["-m", "paddock_ma.cli", "warm", "--quiet"])
     assert warm.is_warm(warm.cache_dir())
     # The first run reads a copy of the warmed cache: the suite's other worker may meanwhile compile a
     # test's own call of a kernel into the shared cache (a new signature re-indexes that kernel there).

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 try:
-    from paddock_ma.protocol.server import main
+    from paddock_ma.cli.main import main
 except ImportError:                      # run from a checkout without the package installed
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from paddock_ma.protocol.server import main
+    from paddock_ma.cli.main import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(["serve", *sys.argv[1:]]))

@@ -4,6 +4,9 @@ Figures are per core: the kernels run serially (``step_worlds``) in one process 
 one thread. Each workload is timed after a warm-up call so the JIT compile is not counted; the
 compile cost is measured separately in fresh subprocesses (cold cache, then warm cache, and the
 README snippet's first env step with this checkout's cache).
+
+The simulation is imported inside the functions (the track rows, which define a kernel, in ``tracks``):
+the command line reads ``run``'s signature before it sets numba's thread count.
 """
 
 from __future__ import annotations
@@ -14,13 +17,12 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
-from ..sim.core.jit import kernel
-from ..sim.track.geometry import locate
-from .physics_modes import PHYSICS_MODES
 from .report import table
 from .timing import time_for
+
+# The physics modes ``bench core`` and ``bench env`` run (``--physics``); the first is their default
+# workload's: simulator, the mode PaddockJS's guide trains in.
+PHYSICS_MODES = ("simulator", "arcade")
 
 CORE_WORKLOAD = ("physics mode per row, 20 cars per world, built-in drivers, all rules on "
                  "(tyre degradation, pit stops, stalled DNF), no sensors")
@@ -107,7 +109,7 @@ def bench_start(cache_dir: str | None = None, installed: bool = True) -> dict:
     rules kernels, no sensing) compiled into an empty cache directory, then loaded from it. ``installed``:
     also ``installed_cache``, the README snippet's first env step (gp-batch-v0: reset, sensing, step) in a
     fresh process with this checkout's own cache, as a user's first run finds it after ``make install``
-    (its ``python -m paddock_ma.warm``); the row says whether the warm-up's marker was there and how
+    (its ``paddock-ma warm``); the row says whether the warm-up's marker was there and how
     many of the package's functions numba compiled (0 when the warm-up covered the run)."""
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir or tmp, NUMBA_NUM_THREADS="1")
@@ -118,43 +120,6 @@ def bench_start(cache_dir: str | None = None, installed: bool = True) -> dict:
     return out
 
 
-def bench_tracks(seeds: int = 10) -> dict:
-    """Procedural track generation (centreline, validation, pit lane, query index and rasters) in
-    seconds per track over ``seeds`` seeds, after a warm-up build; and ``locate`` with a good hint
-    (a car moving 1.4 m per query along the grand-prix), ns per call."""
-    from ..sim.track.load import load_track, procedural_track
-
-    build = procedural_track.__wrapped__      # bypass the per-seed cache
-    build(100)
-    times = []
-    for seed in range(seeds):
-        t0 = time.perf_counter()
-        build(seed * 7919 + 1)
-        times.append(time.perf_counter() - t0)
-    tr = load_track("grand-prix")
-    s = np.arange(0.0, 1.4 * 200_000, 1.4) % tr.length
-    xs = np.interp(s, tr.cs, tr.cx)
-    ys = np.interp(s, tr.cs, tr.cy)
-    _locate_many(tr, xs[:10], ys[:10])
-    t0 = time.perf_counter()
-    _locate_many(tr, xs, ys)
-    per = (time.perf_counter() - t0) / xs.shape[0] * 1e9
-    return {"procedural_median_s": round(float(np.median(times)), 3), "procedural_max_s": round(max(times), 3),
-            "locate_hint_ns": round(per, 1)}
-
-
-@kernel
-def _locate_many(tr, xs, ys):
-    """``locate`` every point in turn with the previous answer as the hint; returns a checksum."""
-    hint = 0
-    acc = 0.0
-    for i in range(xs.shape[0]):
-        seg, s, off, h, k = locate(tr, xs[i], ys[i], hint)
-        hint = seg
-        acc += s
-    return acc
-
-
 def run(worlds=(1, 64, 1024), seconds: float = 3.0, cars: int = 20, track: str = "grand-prix",
         ticks_per_call: int = 4, track_seeds: int = 10, with_start: bool = True,
         physics: tuple = PHYSICS_MODES[:1]) -> dict:
@@ -163,6 +128,8 @@ def run(worlds=(1, 64, 1024), seconds: float = 3.0, cars: int = 20, track: str =
     cars a world on ``track``, ``ticks_per_call`` ticks per ``step_state`` call, ``seconds`` each),
     ``tracks`` (procedural builds over ``track_seeds`` seeds, ``locate``) and, ``with_start``, ``start``
     (compile and start-up in fresh processes)."""
+    from .tracks import bench_tracks
+
     report = {"workload": CORE_WORKLOAD,
               "core": [bench_core(w, num_cars=cars, seconds=seconds, track_name=track, ticks_per_call=ticks_per_call,
                                   physics=mode) for mode in physics for w in worlds],

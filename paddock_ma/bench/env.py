@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .physics_modes import PHYSICS_MODES
+from .core import PHYSICS_MODES
 from .report import table
 from .timing import accumulating, time_for
 

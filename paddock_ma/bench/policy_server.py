@@ -10,7 +10,6 @@ round trip in ms (JSON encoding, HTTP, parsing, the batched forward pass, the re
 
 from __future__ import annotations
 
-import argparse
 import http.client
 import json
 import socket
@@ -56,7 +55,7 @@ def run(drivers: int = 20, requests: int = 2000, warmup: int = 100) -> dict:
         path = Path(tmp) / "actor.json"
         path.write_text(json.dumps(_actor_doc(d, np.random.default_rng(0))))
         port = _free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.serve.policy_server", "--checkpoint", str(path),
+        proc = subprocess.Popen([sys.executable, "-m", "paddock_ma.cli", "policy-server", "--checkpoint", str(path),
                                  "--port", str(port)], stdout=subprocess.DEVNULL)
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
@@ -86,16 +85,3 @@ def run(drivers: int = 20, requests: int = 2000, warmup: int = 100) -> dict:
     return {"drivers": drivers, "requests": requests, "obs_dim": d, "request_bytes": len(body),
             "p50_ms": round(float(np.percentile(t, 50)), 3), "p99_ms": round(float(np.percentile(t, 99)), 3),
             "max_ms": round(float(t.max()), 3)}
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="paddock-ma bench policy-server", description=__doc__.split("\n\n")[0])
-    p.add_argument("--drivers", type=int, default=20)
-    p.add_argument("--requests", type=int, default=2000)
-    args = p.parse_args(argv)
-    print(json.dumps(run(args.drivers, args.requests)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -16,9 +16,7 @@ copying and handing in frames (``PreviewTap.seconds``) and the frames the client
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import json
 import multiprocessing
 import time
 
@@ -109,19 +107,3 @@ def run(worlds: int = 16, steps: int = 2000, fps: float = 10.0, pairs: int = 8, 
             "process_cpu_slowdown": _summary(_slowdowns([r[2] for r in off], [r[2] for r in on])),
             "run_thread_share_percent": round(100 * tap.seconds / previewed_seconds, 3),
             "frames_published": tap.hub.published, "frames_received": frames, "mean_frame_bytes": mean_bytes}
-
-
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(prog="paddock-ma bench preview", description=__doc__.split("\n\n")[0])
-    p.add_argument("--worlds", type=int, default=16)
-    p.add_argument("--steps", type=int, default=2000)
-    p.add_argument("--fps", type=float, default=10.0)
-    p.add_argument("--pairs", type=int, default=8, help="interleaved rounds without and with the preview")
-    p.add_argument("--thread", action="store_true", help="the server on a thread of this process (PreviewServer)")
-    args = p.parse_args(argv)
-    print(json.dumps(run(args.worlds, args.steps, args.fps, args.pairs, process=not args.thread)))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -16,6 +16,7 @@ non-Python trainer would have.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -28,25 +29,31 @@ import numpy as np
 
 from ..protocol.client import decode_f32
 from ..protocol.codec import pack_f32
-from ..sim.sensing.vectors import BASE_FIELDS
 from .env import env_bench_config
 from .report import table
 from .timing import time_for
 
 
-# Vector entries the benchmark's policy reads (base block entries, looked up in the vector's one table).
-_BASE_NAMES = [name for name, _, _ in BASE_FIELDS]
-_SPEED, _OFFSET, _HEADING_ERROR = (_BASE_NAMES.index(f"self.{n}") for n in (
-    "speedMetersPerSecond", "trackOffsetMeters", "trackHeadingErrorRadians"))
+@functools.cache
+def _policy_inputs() -> tuple[int, int, int]:
+    """The vector entries the benchmark's policy reads (speed, track offset, heading error: base block
+    entries, looked up in the vector's one table). Looked up on first use: the table's module imports
+    numba, which the command line must not load before it sets numba's thread count."""
+    from ..sim.sensing.vectors import BASE_FIELDS
+
+    names = [name for name, _, _ in BASE_FIELDS]
+    return tuple(names.index(f"self.{n}") for n in (
+        "speedMetersPerSecond", "trackOffsetMeters", "trackHeadingErrorRadians"))
 
 
 def _policy(obs: np.ndarray) -> np.ndarray:
     """actions float32[W, K, 3] of a lane-keeping controller over observation vectors [W, K, D]: steer
     against the track offset and heading error, hold about 140 km/h. It drives laps (episodes end now
     and then, when a car runs wide), as a trained policy would; every path below runs the same one."""
-    offset = obs[..., _OFFSET]
-    heading = obs[..., _HEADING_ERROR] * np.pi
-    speed = obs[..., _SPEED] * 120.0
+    speed_at, offset_at, heading_at = _policy_inputs()
+    offset = obs[..., offset_at]
+    heading = obs[..., heading_at] * np.pi
+    speed = obs[..., speed_at] * 120.0
     acts = np.zeros(obs.shape[:2] + (3,), np.float32)
     acts[..., 0] = np.clip(-0.1 * offset - heading, -1.0, 1.0)
     acts[..., 1] = np.where(speed < 40.0, 0.8, 0.0)

@@ -15,18 +15,6 @@ from .report import table
 DEFAULT_THREADS = (1, 2)
 
 
-def thread_counts(text: str) -> tuple[int, ...]:
-    """``"1,2,1,2"`` -> (1, 2, 1, 2): comma-separated numba thread counts, each >= 1 (repeat counts to
-    interleave their runs). Raises ValueError naming the text when it is not that."""
-    try:
-        counts = tuple(int(t) for t in text.split(","))
-    except ValueError:
-        counts = ()
-    if not counts or min(counts) < 1:
-        raise ValueError(f"thread counts: got {text!r}; expected comma-separated whole numbers >= 1, e.g. 1,2")
-    return counts
-
-
 def run(worlds=(64,), threads=DEFAULT_THREADS, seconds: float = 3.0, actions=("constant", "driver"),
         warmup_steps: int = 300) -> dict:
     """BatchEnv(parallel=True) at each world count of ``worlds``, for each kind of ``actions``, at each

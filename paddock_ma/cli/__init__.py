@@ -1,54 +1,16 @@
-"""``paddock-ma``: the command line. One module per command group, argument parsing only; each command
-calls a library function.
+"""``paddock-ma``: the command line. One argparse tree (``cli.main``: ``build_parser``, ``main``); one module
+per command group, argument parsing only; each command calls a library function with plain arguments.
+``cli.arguments`` holds the one argparse type of each kind of value (seconds, whole numbers, counts,
+names, addresses).
 
 * ``paddock-ma demo``     the main job on a local Ray cluster (``cli.demo``; ``paddock_ma.distributed.demo``).
 * ``paddock-ma warm``     compile the simulation's kernels ahead into numba's cache (``cli.warm``; ``paddock_ma.warm``).
 * ``paddock-ma race``     built-in drivers race on every shipped track; a table (``cli.race``; ``rollout.race``).
-* ``paddock-ma bench``    the benchmarks: ``bench core|env|threads|protocol|sampling|fleet``; with no
-  subcommand, ``core`` then ``env`` (``cli.bench``; ``paddock_ma.bench``).
+* ``paddock-ma bench``    the benchmarks: ``bench core|env|threads|protocol|sampling|fleet|policy-server|preview``;
+  with no subcommand, ``core`` then ``env`` (``cli.bench``; ``paddock_ma.bench``).
 * ``paddock-ma envs``     the environment catalogue; ``paddock-ma tracks`` the shipped tracks (``cli.listing``).
 * ``paddock-ma serve``    the JSON worker protocol as NDJSON on stdin/stdout (``cli.serve``; ``protocol.server``).
 * ``paddock-ma collect``  a Parquet dataset over Ray shards; ``paddock-ma verify DIR`` checks one (``cli.collect``).
 * ``paddock-ma export-paddockjs | policy-server | view | record | replay``  the bridge to PaddockJS and the
   viewer (``cli.bridge``).
 """
-
-from __future__ import annotations
-
-import argparse
-import os
-import sys
-
-from . import bench, bridge, collect, demo, listing, race, serve, warm
-
-# Registration order is the order ``paddock-ma --help`` lists the commands in.
-COMMAND_GROUPS = (demo, warm, race, bench, listing, serve, collect, bridge)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="paddock-ma", description="paddock_ma's command line: the demo, races, benchmarks, the catalogue, "
-                                       "the worker protocol and dataset collection.",
-        epilog="paddock-ma COMMAND --help describes each command.")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in COMMAND_GROUPS:
-        group.add_parsers(sub)
-    return parser
-
-
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["demo"]:         # its options are the demo module's own (paddock-ma demo --help)
-        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        return demo.run_demo(argv[1:])
-    if argv[:1] == ["bench"] and argv[1:2] and argv[1] in bench.SERVER_BENCHES:   # own options, like demo's
-        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        return bench.run_server_bench(argv[1], argv[2:])
-    if argv[:1] and argv[0] in bridge.COMMANDS:   # these own their options too (paddock-ma view --help)
-        os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-        return bridge.run(argv[0], argv[1:])
-    args = build_parser().parse_args(argv)
-    # numba's thread count is fixed when numba is imported: one thread, unless the command times several
-    # (``bench threads --threads``). No command module imports numba before this line.
-    os.environ.setdefault("NUMBA_NUM_THREADS", str(max(getattr(args, "threads", None) or (1,))))
-    return args.func(args)

@@ -14,36 +14,37 @@ from __future__ import annotations
 
 import sys
 
-from .serve import host_port
+from .arguments import host_port, integer, seconds
 
 
 def add_parsers(sub) -> None:
+    # the counts are any whole numbers here: ``distributed.collect`` checks their ranges, naming its fields
     c = sub.add_parser("collect", help="collect a Parquet dataset of transitions over Ray shards",
                        description="Step N EnvShards of W worlds each on a Ray cluster and write one Parquet row "
                                    "per transition plus _manifest.json; an interrupted run resumes with the same "
                                    "command.")
     c.add_argument("--env", required=True, help="catalogue env id, e.g. paddock/oval-batch-v0 (paddock-ma envs)")
-    c.add_argument("--shards", type=int, required=True, help="number of EnvShard actors (one CPU each)")
-    c.add_argument("--worlds-per-shard", type=int, required=True, help="worlds each shard steps per call")
-    c.add_argument("--steps", type=int, required=True, help="steps per world")
+    c.add_argument("--shards", type=integer, required=True, help="number of EnvShard actors (one CPU each)")
+    c.add_argument("--worlds-per-shard", type=integer, required=True, help="worlds each shard steps per call")
+    c.add_argument("--steps", type=integer, required=True, help="steps per world")
     c.add_argument("--out", required=True, help="dataset directory: new, empty, or a resumable run of this config")
     c.add_argument("--address", default="local", help="local (a private Ray), auto, or HOST:PORT of a Ray head")
     c.add_argument("--policy", default="builtin", help="builtin, random, or MODULE:FN (see distributed.policies)")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--fragment-steps", type=int, default=64, help="steps per Parquet fragment (a multiple of "
+    c.add_argument("--seed", type=integer, default=0)
+    c.add_argument("--fragment-steps", type=integer, default=64, help="steps per Parquet fragment (a multiple of "
                    "--snapshot-every)")
-    c.add_argument("--snapshot-every", type=int, default=16, help="steps between shard snapshots")
-    c.add_argument("--file-worlds", type=int, default=64, help="worlds per Parquet file (files are cut by world "
+    c.add_argument("--snapshot-every", type=integer, default=16, help="steps between shard snapshots")
+    c.add_argument("--file-worlds", type=integer, default=64, help="worlds per Parquet file (files are cut by world "
                    "blocks, so the dataset does not depend on --shards)")
-    c.add_argument("--deadline", type=_seconds, default=30.0, help="seconds a shard call may take before the shard "
+    c.add_argument("--deadline", type=seconds, default=30.0, help="seconds a shard call may take before the shard "
                    "is declared hung and replaced")
-    c.add_argument("--capacity-wait", type=_seconds, default=600.0, help="seconds a shard that cannot be placed "
+    c.add_argument("--capacity-wait", type=seconds, default=600.0, help="seconds a shard that cannot be placed "
                    "or keeps failing is retried (with backoff, the other shards running) before the run stops; "
                    "it then resumes with the same command (default 600: a lost node is replaced in minutes)")
     c.add_argument("--preview", metavar="HOST:PORT", type=host_port, default=None,
                    help="also publish one world live on ws://HOST:PORT/preview and GET /preview/frame, "
                         "PaddockJS's preview stream (paddock-ma view shows it), e.g. 127.0.0.1:8787")
-    c.add_argument("--preview-world", type=int, default=0, help="the world --preview publishes (global index)")
+    c.add_argument("--preview-world", type=integer, default=0, help="the world --preview publishes (global index)")
     c.add_argument("--no-progress", action="store_true")
     c.set_defaults(func=cmd_collect)
 
@@ -52,20 +53,6 @@ def add_parsers(sub) -> None:
                        "run (resumable)")
     v.add_argument("dir")
     v.set_defaults(func=cmd_verify)
-
-
-def _seconds(text: str) -> float:
-    """A finite number of seconds > 0 (argparse type: a bad value exits 2 before anything starts)."""
-    import argparse
-    import math
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"got {text!r}; expected a finite number of seconds > 0 (more than a "
-                                         "shard's start-up plus a step, e.g. 30)")
-    return value
 
 
 def _as_flags(message: str) -> str:

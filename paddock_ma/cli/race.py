@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from .arguments import count, integer, seconds
+
 
 def add_parsers(sub) -> None:
     race = sub.add_parser("race", help="race built-in drivers on every shipped track with the numba core",
                           description="Race built-in drivers on every shipped track (rolling start, cars scattered "
                                       "round the lap) and print laps, best lap, contacts, the final state's checksum "
                                       "and the core's speed.")
-    race.add_argument("--worlds", type=int, default=8, help="worlds per track (default 8)")
-    race.add_argument("--cars", type=int, default=20, help="built-in cars per world (default 20)")
-    race.add_argument("--seconds", type=float, default=90.0, help="simulated seconds per track (default 90)")
-    race.add_argument("--seed", type=int, default=0, help="seed of the start positions (default 0)")
+    race.add_argument("--worlds", type=count, default=8, help="worlds per track (default 8)")
+    race.add_argument("--cars", type=count, default=20, help="built-in cars per world (default 20)")
+    race.add_argument("--seconds", type=seconds, default=90.0, help="simulated seconds per track (default 90)")
+    race.add_argument("--seed", type=integer, default=0, help="seed of the start positions (default 0)")
     race.set_defaults(func=cmd_race)
 
 

@@ -1,7 +1,7 @@
 """The distributed demo: a collection on a local Ray cluster, its throughput, a dataset summary, verify's
 verdict, and a PNG of collected trajectories replayed from the dataset and drawn on the track.
 
-    python -m paddock_ma.distributed.demo [--env paddock/oval-batch-v0] [--shards 2] [--worlds-per-shard 16]
+    paddock-ma demo [--env paddock/oval-batch-v0] [--shards 2] [--worlds-per-shard 16]
         [--steps 4000] [--out DIR] [--png trajectories.png] [--seed 1]
 
 No set-up: it starts a private local Ray (``address="local"``), collects with the random policy (cars
@@ -12,7 +12,6 @@ and draws the cars' positions over the track.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -91,22 +90,17 @@ def _compile_ahead(console) -> None:
     if warm.is_warm():
         return
     console.print("the package changed since `make install` warmed numba's cache (or it never did): "
-                  "`python -m paddock_ma.warm` runs first, compiling what the cache lacks before the shards start")
+                  "`paddock-ma warm` runs first, compiling what the cache lacks before the shards start")
     out = warm.warm()
     console.print(f"{out['compiled']} functions compiled in {out['seconds']} s ({out['cache_dir']})")
 
 
-def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--env", default="paddock/oval-batch-v0")
-    p.add_argument("--shards", type=int, default=2)
-    p.add_argument("--worlds-per-shard", type=int, default=16)
-    p.add_argument("--steps", type=int, default=4000, help="steps per world (4000: about a minute on 2 cores)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--out", default=None, help="dataset directory (default: a new temporary one)")
-    p.add_argument("--png", default="trajectories.png")
-    p.add_argument("--replay-worlds", type=int, default=2)
-    args = p.parse_args(argv)
+def run_demo(*, env: str, shards: int, worlds_per_shard: int, steps: int, seed: int, out: str | None, png: str,
+             replay_worlds: int) -> int:
+    """``paddock-ma demo``: collect ``steps`` steps of ``shards`` x ``worlds_per_shard`` worlds of ``env``
+    with the random policy into ``out`` (None: a new temporary directory), print the summary and verify's
+    verdict, replay the first ``replay_worlds`` worlds and draw them into the PNG ``png``. Returns the exit
+    code: 0 when verify finds no problem and the replays match, 1 otherwise, 2 on a bad input."""
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     import pyarrow.compute as pc
@@ -123,11 +117,11 @@ def main(argv=None) -> int:
     console = Console()
     _compile_ahead(console)
     ours = not ray.is_initialized()          # shut down only a Ray this demo started
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="paddock-demo-")) / "dataset"
-    cfg = CollectConfig(env=args.env, num_shards=args.shards, worlds_per_shard=args.worlds_per_shard,
-                        steps=args.steps, seed=args.seed, policy="random")
-    console.print(f"[bold]paddock_ma distributed demo[/]: {args.shards} shards x {args.worlds_per_shard} worlds of "
-                  f"{args.env} on a local Ray cluster, {args.steps} steps, random policy -> {out}")
+    out = Path(out) if out else Path(tempfile.mkdtemp(prefix="paddock-demo-")) / "dataset"
+    cfg = CollectConfig(env=env, num_shards=shards, worlds_per_shard=worlds_per_shard,
+                        steps=steps, seed=seed, policy="random")
+    console.print(f"[bold]paddock_ma distributed demo[/]: {shards} shards x {worlds_per_shard} worlds of "
+                  f"{env} on a local Ray cluster, {steps} steps, random policy -> {out}")
     try:
         res = collect(cfg, out, address="local", progress=True, console=console,
                       ray_init_kwargs={"object_store_memory": 200 * 1024**2})
@@ -157,19 +151,15 @@ def main(argv=None) -> int:
     console.print(table)
     manifest = json.loads((out / MANIFEST).read_text())
     trajectories, same = {}, True
-    for world in range(min(args.replay_worlds, manifest["layout"]["total_worlds"])):
+    for world in range(min(replay_worlds, manifest["layout"]["total_worlds"])):
         rows = pq.read_table(out / "data", columns=["world", "seq", "driver", "obs", "action"],
                              filters=[("world", "=", world)])
         trajectories[world], ok = replay_world(manifest, rows, world)
         same &= ok
     console.print(f"replayed worlds {list(trajectories)} in this process from the seed and the recorded actions: "
                   + ("[green]observations identical to the dataset[/]" if same else "[red]observations differ[/]"))
-    draw(manifest["env_config"], trajectories, args.png)
-    console.print(f"trajectories drawn on the track: {args.png}")
+    draw(manifest["env_config"], trajectories, png)
+    console.print(f"trajectories drawn on the track: {png}")
     if ours:
         ray.shutdown()
     return 0 if not problems and same else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -325,24 +325,11 @@ def load_actor_file(path) -> dict:
     return actor_document(actor, metadata=entry.get("metadata") or None)
 
 
-def main(argv=None) -> int:
-    """``paddock-ma export-paddockjs CHECKPOINT --out FILE.json``: write an example's torch checkpoint (or
-    re-check a JSON actor) as a ``paddockjs-distilled-actor-v1`` file for PaddockJS's Policy Runner."""
-    import argparse
-    parser = argparse.ArgumentParser(prog="paddock-ma export-paddockjs", description=main.__doc__)
-    parser.add_argument("checkpoint", help="a torch checkpoint saved with --actor paddockjs --save, an RLlib "
-                        "checkpoint directory (rllib_vector_ppo.py --actor paddockjs --checkpoint-dir), or an actor JSON")
-    parser.add_argument("--out", required=True, help="the JSON file to write")
-    args = parser.parse_args(argv)
-    try:
-        doc = load_actor_file(args.checkpoint)
-    except PaddockError as exc:
-        parser.exit(2, f"error: {exc.message}\n")
-    Path(args.out).write_text(json.dumps(doc, allow_nan=False))
-    sizes = [len(doc["layers"][0]["weight"][0])] + [len(l["bias"]) for l in doc["layers"]]
-    print(f"wrote {args.out}: {FORMAT}, obsDim {doc['obsDim']}, layers {' -> '.join(map(str, sizes))}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def export_checkpoint(checkpoint, out) -> dict:
+    """``paddock-ma export-paddockjs``: write ``checkpoint`` (an example's torch checkpoint, an RLlib
+    checkpoint directory, or an actor JSON, checked again) as a ``paddockjs-distilled-actor-v1`` JSON file
+    at ``out`` for PaddockJS's Policy Runner; -> the document. Raises PaddockError for a checkpoint it
+    cannot read."""
+    doc = load_actor_file(checkpoint)
+    Path(out).write_text(json.dumps(doc, allow_nan=False))
+    return doc

@@ -11,14 +11,14 @@ tabs, ``\\r``) get no reply.
 The worker ends with exit code 0 on end of input (the client closed stdin or died), on SIGTERM or
 SIGINT (after finishing the reply it is writing, if any), and when stdout's reader has gone away.
 
-``main(argv)`` is the ``paddock-ma serve`` command and ``workers/stdio_worker.py``: it moves file
-descriptor 1 to stderr before anything heavy is imported (so what numba, Ray or a ``print`` writes
-never reaches the frames) and keeps a private duplicate of the real stdout for the replies.
+``run(...)`` is the ``paddock-ma serve`` command (``cli/serve.py`` parses its options; ``workers/stdio_worker.py``
+runs the same command): it moves file descriptor 1 to stderr before anything heavy is imported (so what
+numba, Ray or a ``print`` writes never reaches the frames) and keeps a private duplicate of the real
+stdout for the replies.
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
@@ -31,6 +31,7 @@ DEFAULT_CHUNK_BYTES = 1 << 16
 # Linux's fcntl to resize a pipe (not exported by Python's fcntl module before 3.10 on every build).
 _F_SETPIPE_SZ = 1031
 WIDE_PIPE_BYTES = 1 << 20
+# The serve command's bounds on --max-line-bytes and --worlds (cli/serve.py's option types).
 MIN_LINE_BYTES = 256
 MAX_WORLDS = 1 << 16
 _BLANK = b" \t\r"
@@ -238,57 +239,24 @@ def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
 # ---------------------------------------------------------------------------------------------
 # The command: paddock-ma serve / workers/stdio_worker.py
 # ---------------------------------------------------------------------------------------------
-def _worlds(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_WORLDS:
-        raise argparse.ArgumentTypeError(f"got {text!r}; give a whole number of worlds from 1 to {MAX_WORLDS}")
-    return value
-
-
-def _line_bytes(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < MIN_LINE_BYTES:
-        raise argparse.ArgumentTypeError(f"got {text!r}; give a number of bytes of at least {MIN_LINE_BYTES} "
-                                         "(the default is 1048576)")
-    return value
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The ``serve`` options (shared by ``paddock-ma serve`` and ``workers/stdio_worker.py``)."""
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--env", metavar="ENV_ID", help="a catalogued environment id (see `paddock-ma envs`)")
-    which.add_argument("--config", metavar="FILE",
-                       help="a JSON file holding one config object (snake_case or PaddockJS camelCase names)")
-    parser.add_argument("--worlds", type=_worlds, default=1, metavar="W",
-                        help="worlds stepped together (batched requests when W > 1; default 1)")
-    parser.add_argument("--max-line-bytes", type=_line_bytes, default=None, metavar="N",
-                        help="cap on one request line in bytes, newline excluded (default 1048576)")
-    return parser
-
-
 class UsageError(Exception):
     """A bad ``serve`` argument, found before serving: the message names the value and the fix."""
 
 
-def load_config(args):
-    """``(EnvConfig, env_id or None)`` of the ``--env`` or ``--config`` argument, or UsageError."""
+def load_config(env: str | None, config: str | None):
+    """``(EnvConfig, env_id or None)`` of the ``--env`` id or, without one, the ``--config`` file; or
+    UsageError."""
     from ..errors import PaddockError
 
-    if args.env is not None:
+    if env is not None:
         from .. import catalog
         try:
-            return catalog.env_config(args.env), args.env
+            return catalog.env_config(env), env
         except PaddockError as exc:
-            raise UsageError(f"--env {args.env!r}: {exc.message.split(': ', 1)[-1]}. "
+            raise UsageError(f"--env {env!r}: {exc.message.split(': ', 1)[-1]}. "
                              "Run `paddock-ma envs` to list the environment ids.") from None
     from . import codec
-    path = args.config
+    path = config
     try:
         with open(path, "rb") as handle:
             raw = handle.read()
@@ -310,25 +278,27 @@ def load_config(args):
         raise UsageError(f"--config {path!r}: {exc.message}") from None
 
 
-def run(args, frames: BinaryIO | None = None, on_dispatcher=None) -> int:
-    """Serve with parsed ``add_arguments`` options; 2 (and a message on stderr) on a bad argument.
-    ``on_dispatcher(dispatcher)``, when given, is called once the dispatcher exists, before the first
-    request (the CLI attaches a live preview there)."""
+def run(env: str | None = None, config: str | None = None, worlds: int = 1, max_line_bytes: int | None = None,
+        frames: BinaryIO | None = None, on_dispatcher=None) -> int:
+    """Serve ``worlds`` worlds of the catalogued env ``env`` or of the config file ``config`` (one of the
+    two), request lines capped at ``max_line_bytes`` (None: the codec's default); 2 (and a message on
+    stderr) on a bad argument. ``on_dispatcher(dispatcher)``, when given, is called once the dispatcher
+    exists, before the first request (the CLI attaches a live preview there)."""
     frames = protect_stdout() if frames is None else frames
     os.environ.setdefault("NUMBA_NUM_THREADS", "1")
     from .codec import Limits
     from ..errors import PaddockError
 
-    limits = Limits() if args.max_line_bytes is None else Limits(max_line_bytes=args.max_line_bytes)
+    limits = Limits() if max_line_bytes is None else Limits(max_line_bytes=max_line_bytes)
     try:
-        config, env_id = load_config(args)
+        env_config, env_id = load_config(env, config)
         from .messages import PROTOCOL_VERSION, Dispatcher
         try:
-            dispatcher = Dispatcher(config, num_worlds=args.worlds, env_id=env_id, limits=limits)
+            dispatcher = Dispatcher(env_config, num_worlds=worlds, env_id=env_id, limits=limits)
         except (PaddockError, ValueError) as exc:
             reason = exc.message if isinstance(exc, PaddockError) else str(exc)
-            raise UsageError(f"{'--env ' + repr(env_id) if env_id else '--config ' + repr(args.config)} with "
-                             f"--worlds {args.worlds}: {reason}") from None
+            raise UsageError(f"{'--env ' + repr(env_id) if env_id else '--config ' + repr(config)} with "
+                             f"--worlds {worlds}: {reason}") from None
     except UsageError as exc:
         print(f"paddock-ma serve: error: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -339,13 +309,6 @@ def run(args, frames: BinaryIO | None = None, on_dispatcher=None) -> int:
             widen_pipe(stream.fileno())
         except (OSError, ValueError, AttributeError):   # not a real file (tests pass streams)
             pass
-    print(f"paddock-ma serve: ready, protocol {PROTOCOL_VERSION}, {env_id or args.config}, "
-          f"{args.worlds} world(s), line cap {limits.max_line_bytes} bytes", file=sys.stderr, flush=True)
+    print(f"paddock-ma serve: ready, protocol {PROTOCOL_VERSION}, {env_id or config}, "
+          f"{worlds} world(s), line cap {limits.max_line_bytes} bytes", file=sys.stderr, flush=True)
     return serve(dispatcher, sys.stdin.buffer, frames, max_line_bytes=limits.max_line_bytes)
-
-
-def main(argv=None) -> int:
-    """``paddock-ma serve``'s options as a program of its own (``workers/stdio_worker.py``)."""
-    parser = add_arguments(argparse.ArgumentParser(
-        prog="stdio_worker", description="Serve the paddock_ma worker protocol as NDJSON on stdin/stdout."))
-    return run(parser.parse_args(argv))

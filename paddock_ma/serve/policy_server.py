@@ -9,10 +9,6 @@ checkpoint of the examples (``--actor paddockjs --save FILE.pt``) or an RLlib ch
 
 from __future__ import annotations
 
-import argparse
-import sys
-
-from ..errors import PaddockError
 from ..paddockjs.checkpoint import load_actor_file
 from .policies import ServedActor
 from .preview import DEFAULT_HOST, DEFAULT_PORT, PreviewHub
@@ -23,32 +19,15 @@ def load_policy(path) -> ServedActor:
     return ServedActor(load_actor_file(path))
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="paddock-ma policy-server", description=__doc__.split("\n\n")[0])
-    p.add_argument("--checkpoint", required=True,
-                   help="paddockjs-distilled-actor-v1 JSON, a torch checkpoint saved by an example's --save, or an "
-                        "RLlib checkpoint directory of rllib_vector_ppo.py --actor paddockjs --checkpoint-dir")
-    p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT, help="port (default 8787, PaddockJS's)")
-    return p
-
-
-def main(argv=None) -> int:
-    args = parser().parse_args(argv)
-    try:
-        policy = load_policy(args.checkpoint)
-    except PaddockError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
+def serve_policy(checkpoint, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+    """Serve the policy of ``checkpoint`` (``load_policy``) with the preview routes and the viewer on
+    http://host:port until interrupted. Raises PaddockError, before serving, for a checkpoint it cannot
+    read."""
+    policy = load_policy(checkpoint)
     from aiohttp import web
 
     from .app import build_app
     app = build_app(hub=PreviewHub(), policy=policy)
-    print(f"paddock-ma policy-server: {args.checkpoint} (obsDim {policy.obs_dim}) on http://{args.host}:{args.port}"
+    print(f"paddock-ma policy-server: {checkpoint} (obsDim {policy.obs_dim}) on http://{host}:{port}"
           " (Policy Runner: controller 'Policy server')", flush=True)
-    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    web.run_app(app, host=host, port=port, print=None, access_log=None)

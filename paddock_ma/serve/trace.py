@@ -16,10 +16,8 @@ makes that the divergent step itself). ``trace_frames`` replays a trace into vie
 
 from __future__ import annotations
 
-import argparse
 import base64
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -207,46 +205,3 @@ class TraceSource:
         divergence = replay_trace(self.trace, collect)
         return {"kind": self.kind, "name": self.name, "track": track, "frames": frames,
                 "divergence": None if divergence is None else str(divergence)}
-
-
-# -- commands --------------------------------------------------------------------------------------------
-def record_main(argv=None) -> int:
-    """``paddock-ma record``: run a catalogued env and write a trace."""
-    p = argparse.ArgumentParser(prog="paddock-ma record", description=record_main.__doc__)
-    p.add_argument("--env", default="paddock/oval-batch-v0", help="catalogued env id (paddock-ma envs)")
-    p.add_argument("--worlds", type=int, default=1)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--steps", type=int, default=200)
-    p.add_argument("--policy", default="builtin", choices=POLICIES,
-                   help="builtin: every car handed to the built-in driver; throttle: full throttle, straight; "
-                        "actor: a PaddockJS actor file (--actor)")
-    p.add_argument("--actor", help="an actor JSON or torch checkpoint for --policy actor")
-    p.add_argument("--snapshot-every", type=int, default=25, help="steps between snapshots (1: name the exact step's field)")
-    p.add_argument("--out", required=True)
-    args = p.parse_args(argv)
-    try:
-        header = record_trace(args.out, args.env, args.worlds, args.seed, args.steps, args.policy, args.actor,
-                              args.snapshot_every)
-    except PaddockError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
-    print(f"wrote {args.out}: {header['env']}, {header['num_worlds']} world(s), seed {header['seed']}, "
-          f"{header['steps']} steps")
-    return 0
-
-
-def replay_main(argv=None) -> int:
-    """``paddock-ma replay TRACE``: re-run a trace and check every step's checksums (exit 1 on divergence)."""
-    p = argparse.ArgumentParser(prog="paddock-ma replay", description=replay_main.__doc__)
-    p.add_argument("trace")
-    args = p.parse_args(argv)
-    try:
-        divergence = replay_trace(args.trace)
-    except PaddockError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
-    if divergence is not None:
-        print(str(divergence))
-        return 1
-    print(f"{args.trace}: every step reproduced (checksums of every world match)")
-    return 0

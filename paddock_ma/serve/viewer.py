@@ -12,11 +12,8 @@ reason, with a timeline to scrub.
 
 from __future__ import annotations
 
-import argparse
-import sys
 import threading
 
-from ..errors import PaddockError
 from .preview import DEFAULT_HOST, DEFAULT_PORT, PreviewServer, attach_preview
 from .recording import FrameRecording
 
@@ -51,45 +48,28 @@ def run_demo(server: PreviewServer, env_id="paddock/oval-batch-v0", steps: int |
                 time.sleep(ahead)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="paddock-ma view", description=__doc__.split("\n\n")[0])
-    p.add_argument("recordings", nargs="*", help="frame recordings (JSON lines) to open")
-    p.add_argument("--trace", action="append", default=[], help="a trace (paddock-ma record) to replay and open")
-    p.add_argument("--dataset", action="append", default=[], help="a dataset directory (paddock-ma collect) to replay and open")
-    p.add_argument("--world", type=int, default=0, help="the world of a trace or dataset to show")
-    p.add_argument("--host", default=DEFAULT_HOST, help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=DEFAULT_PORT)
-    p.add_argument("--demo", action="store_true", help="run the oval with built-in drivers and stream it live")
-    p.add_argument("--config", default=None, help="with --demo: the race of this config file (PaddockJS's "
-                   "options or ours) instead of the oval, paced to real time")
-    return p
-
-
-def main(argv=None) -> int:
-    args = parser().parse_args(argv)
-    if args.config and not args.demo:
-        print("error: --config: give it with --demo (the race to run and stream)", file=sys.stderr)
-        return 2
-    try:
-        demo = None
-        if args.config:
-            from ..env.config.root import EnvConfig
-            demo = EnvConfig.load(args.config)
-        from .dataset_replay import DatasetSource
-        from .trace import TraceSource
-        sources = ([FrameRecording(path) for path in args.recordings]
-                   + [TraceSource(path, args.world) for path in args.trace]
-                   + [DatasetSource(path, args.world) for path in args.dataset])
-    except PaddockError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
-        return 2
-    server = PreviewServer(args.host, args.port, viewer_sources=sources).start()
-    print(f"paddock-ma view: open {server.url}/ ({len(sources)} recording(s){', live demo' if args.demo else ''})",
+def run_viewer(recordings=(), traces=(), datasets=(), world: int = 0, host: str = DEFAULT_HOST,
+               port: int = DEFAULT_PORT, demo: bool = False, config=None) -> None:
+    """Serve the viewer page on http://host:port over the frame recordings ``recordings``, the traces
+    ``traces`` and the dataset directories ``datasets`` (world ``world`` of each replayed into frames) and,
+    with ``demo``, a live race with built-in drivers (the oval, or the race of the config file ``config``
+    paced to real time), until Ctrl-C. Raises PaddockError, before serving, for a source it cannot read."""
+    race = None
+    if config:
+        from ..env.config.root import EnvConfig
+        race = EnvConfig.load(config)
+    from .dataset_replay import DatasetSource
+    from .trace import TraceSource
+    sources = ([FrameRecording(path) for path in recordings]
+               + [TraceSource(path, world) for path in traces]
+               + [DatasetSource(path, world) for path in datasets])
+    server = PreviewServer(host, port, viewer_sources=sources).start()
+    print(f"paddock-ma view: open {server.url}/ ({len(sources)} recording(s){', live demo' if demo else ''})",
           flush=True)
     try:
-        if args.demo:
-            if demo is not None:
-                run_demo(server, demo, realtime=True)
+        if demo:
+            if race is not None:
+                run_demo(server, race, realtime=True)
             else:
                 run_demo(server)
         else:
@@ -98,8 +78,3 @@ def main(argv=None) -> int:
         pass
     finally:
         server.stop()
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

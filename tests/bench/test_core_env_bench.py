@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from paddock_ma.bench import core, env, format_default
-from paddock_ma.cli import main
+from paddock_ma.bench import core, default, env
+from paddock_ma.cli.main import main
 
 
 def test_core_bench_reports_the_core_and_the_tracks(tmp_path, capsys):
@@ -105,7 +105,7 @@ def test_ray_variants_are_the_workload_with_other_rays():
 
 
 def test_bench_without_a_subcommand_is_core_then_env_in_one_report():
-    from paddock_ma.cli import build_parser
+    from paddock_ma.cli.main import build_parser
     from paddock_ma.cli.bench import cmd_default
 
     args = build_parser().parse_args(["bench", "--seconds", "0.5"])
@@ -113,7 +113,7 @@ def test_bench_without_a_subcommand_is_core_then_env_in_one_report():
     core_part = {"workload": core.CORE_WORKLOAD, "core": [{"physics": "simulator", "worlds": 1, "cars_per_world": 20,
                                                            "car_ticks_per_s": 9, "memory_per_world_bytes": 2048}]}
     env_part = {"env_workload": env.ENV_WORKLOAD, "batch_env": [], "paddock_env": []}
-    text = format_default({**core_part, **env_part})
+    text = default.format_report({**core_part, **env_part})
     assert text == core.format_report(core_part) + "\n\n" + env.format_report(env_part)
     assert text.index("car-ticks/s") < text.index("Environment workload")
 

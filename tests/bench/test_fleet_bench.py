@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.ray, pytest.mark.timeout(1800)]
 
 
 def test_bench_fleet_reports_every_path(capsys):
-    from paddock_ma.cli import main
+    from paddock_ma.cli.main import main
     assert main(["bench", "fleet", "--worlds", "2", "--seconds", "0.3", "--collect-steps", "16", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["env_id"] == "paddock/gp-batch-v0"

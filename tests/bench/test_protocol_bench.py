@@ -3,7 +3,7 @@
 import json
 
 from paddock_ma.bench import protocol
-from paddock_ma.cli import main
+from paddock_ma.cli.main import main
 
 
 def test_every_path_runs_and_is_compared_with_in_process_arrays(tmp_path, capsys):

@@ -8,7 +8,7 @@ from paddock_ma.bench import sampling as bench_sampling
 
 
 def test_bench_sampling_reports_every_path_with_one_policy_network(capsys):
-    from paddock_ma.cli import main
+    from paddock_ma.cli.main import main
     assert main(["bench", "sampling", "--worlds", "1", "--seconds", "0.2", "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["env_id"] == "paddock/gp-batch-v0"
@@ -45,7 +45,7 @@ def test_format_report_names_every_path_and_goal():
 
 
 def test_paths_subset_and_unknown_paths(capsys):
-    from paddock_ma.cli import main
+    from paddock_ma.cli.main import main
     assert main(["bench", "sampling", "--worlds", "1", "--seconds", "0.05", "--rollout", "4", "--paths", "engine",
                  "--json"]) == 0
     report = json.loads(capsys.readouterr().out)

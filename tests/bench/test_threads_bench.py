@@ -4,7 +4,7 @@ import pytest
 
 from paddock_ma.bench import threads
 from paddock_ma.bench.env import bench_batch_env
-from paddock_ma.cli import build_parser, main
+from paddock_ma.cli.main import build_parser, main
 
 
 def test_threads_rows_restore_the_thread_count_and_compare_with_the_first_row():
@@ -18,19 +18,17 @@ def test_threads_rows_restore_the_thread_count_and_compare_with_the_first_row():
     assert "| driver | 2 | 2 |" in text and "| 2.00 |" in text and "| driver | 2 | 1 |" in text
 
 
-def test_thread_counts_parse_and_refuse_what_is_not_a_count():
-    assert threads.thread_counts("1,2,1,2") == (1, 2, 1, 2)
-    for bad in ("0,2", "x", ""):
-        with pytest.raises(ValueError, match=f"thread counts: got {bad!r}"):
-            threads.thread_counts(bad)
-
-
 def test_the_threads_option(capsys):
     assert build_parser().parse_args(["bench", "threads", "--threads", "1,2,1,2"]).threads == (1, 2, 1, 2)
     assert build_parser().parse_args(["bench", "threads"]).threads == threads.DEFAULT_THREADS
     with pytest.raises(SystemExit) as exit:
         build_parser().parse_args(["bench", "threads", "--threads", "0,x"])
-    assert exit.value.code == 2 and "argument --threads: thread counts: got '0,x'" in capsys.readouterr().err
+    assert exit.value.code == 2 and ("argument --threads: got '0,x'; expected comma-separated whole numbers >= 1"
+                                     in capsys.readouterr().err)
+    for bad in ("0,2", "x", ""):                       # the counts type: each count a whole number >= 1
+        with pytest.raises(SystemExit):
+            build_parser().parse_args(["bench", "threads", "--threads", bad])
+        assert f"argument --threads: got {bad!r}" in capsys.readouterr().err
 
 
 def test_more_threads_than_numba_allows_is_refused_before_anything_runs(capsys):

@@ -136,7 +136,7 @@ def test_an_interrupted_run_is_reported_incomplete_with_a_resume_line(run, tmp_p
     assert v.problems == [] and not v.complete and v.exit_code == VERIFY_INCOMPLETE
     assert v.expected == {"steps": 22, "rows": 22 * 4 * 8, "files": 6}
     assert v.present == {"steps": 8, "rows": 8 * 4 * 8, "files": 2}
-    from paddock_ma.cli import main as cli_main
+    from paddock_ma.cli.main import main as cli_main
     assert cli_main(["verify", str(out)]) == VERIFY_INCOMPLETE
     assert "collect(CollectConfig(...)" in v.resume      # env_overrides: not expressible on the command line
 

@@ -8,9 +8,9 @@ pytestmark = pytest.mark.ray
 
 
 def test_demo_collects_verifies_replays_and_draws(ray_local, tmp_path, capsys):
-    from paddock_ma.distributed.demo import main
+    from paddock_ma.cli.main import main
     png = tmp_path / "t.png"
-    code = main(["--env", ENV_ID, "--shards", "2", "--worlds-per-shard", "1", "--steps", "40",
+    code = main(["demo", "--env", ENV_ID, "--shards", "2", "--worlds-per-shard", "1", "--steps", "40",
                  "--out", str(tmp_path / "ds"), "--png", str(png), "--replay-worlds", "1"])
     out = capsys.readouterr().out
     assert code == 0, out

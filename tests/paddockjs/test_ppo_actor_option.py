@@ -1,5 +1,5 @@
 """examples/ppo_vector.py --actor paddockjs trains PaddockJS's checkpoint network and exports it: the JSON
-file and the torch checkpoint (through ``paddock-ma export-paddockjs``'s entry) are the same actor."""
+file and the torch checkpoint (through ``paddock-ma export-paddockjs``) are the same actor."""
 
 import json
 import subprocess
@@ -8,7 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from paddock_ma.paddockjs.checkpoint import FORMAT, evaluate_actor, load_actor, main as export_main
+from paddock_ma.cli.main import main
+from paddock_ma.paddockjs.checkpoint import FORMAT, evaluate_actor, load_actor
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +24,7 @@ def test_ppo_vector_trains_and_exports_the_paddockjs_actor(tmp_path):
     doc = load_actor(exported)
     assert doc["format"] == FORMAT and doc["metadata"]["agent_steps"] == 256
     assert [len(l["bias"]) for l in doc["layers"]] == [16, 16, 16, 2]
-    assert export_main([str(saved), "--out", str(again)]) == 0
+    assert main(["export-paddockjs", str(saved), "--out", str(again)]) == 0
     inputs = np.random.default_rng(0).normal(size=(64, doc["obsDim"]))
     assert np.array_equal(evaluate_actor(json.loads(again.read_text()), inputs), evaluate_actor(doc, inputs))
 

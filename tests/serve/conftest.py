@@ -65,7 +65,7 @@ def stop_process(proc):
 @pytest.fixture(scope="module")
 def policy_server():
     port = free_port()
-    proc = start_process(["-m", "paddock_ma.serve.policy_server", "--checkpoint", str(ACTOR), "--port", str(port)],
+    proc = start_process(["-m", "paddock_ma.cli", "policy-server", "--checkpoint", str(ACTOR), "--port", str(port)],
                          port)
     yield f"http://127.0.0.1:{port}"
     stop_process(proc)

@@ -8,20 +8,21 @@ import json
 import numpy as np
 import pytest
 
+from paddock_ma.cli.main import main
 from paddock_ma.errors import PaddockError
-from paddock_ma.serve.trace import TraceSource, load_trace, record_main, replay_main, replay_trace
+from paddock_ma.serve.trace import TraceSource, load_trace, replay_trace
 
 
 @pytest.fixture(scope="module")
 def trace_path(tmp_path_factory):
     path = tmp_path_factory.mktemp("trace") / "oval.trace.json"
-    assert record_main(["--env", "paddock/oval-batch-v0", "--worlds", "2", "--seed", "5", "--steps", "30",
-                        "--policy", "throttle", "--snapshot-every", "10", "--out", str(path)]) == 0
+    assert main(["record", "--env", "paddock/oval-batch-v0", "--worlds", "2", "--seed", "5", "--steps", "30",
+                 "--policy", "throttle", "--snapshot-every", "10", "--out", str(path)]) == 0
     return path
 
 
 def test_a_trace_replays_every_step(trace_path, capsys):
-    assert replay_main([str(trace_path)]) == 0
+    assert main(["replay", str(trace_path)]) == 0
     assert "every step reproduced" in capsys.readouterr().out
     trace = load_trace(trace_path)
     assert trace.actions.shape == (30, 2, 8, 3) and trace.checksums.shape == (31, 2)
@@ -38,7 +39,7 @@ def test_a_changed_action_is_caught_at_its_step_naming_world_car_and_field(trace
     divergence = replay_trace(bad)
     assert (divergence.step, divergence.world) == (13, 1)
     assert "next snapshot, step 20" in divergence.detail and "car 'car-03'" in divergence.detail
-    assert replay_main([str(bad)]) == 1
+    assert main(["replay", str(bad)]) == 1
 
 
 def test_a_trace_of_other_versions_is_refused_naming_them(trace_path, tmp_path):
@@ -50,7 +51,7 @@ def test_a_trace_of_other_versions_is_refused_naming_them(trace_path, tmp_path):
         replay_trace(old)
     assert err.value.field == "versions" and "0123456789abcdef" in err.value.message
     assert load_trace(trace_path).header["versions"]["sim"] in err.value.message
-    assert replay_main([str(old)]) == 2
+    assert main(["replay", str(old)]) == 2
 
 
 def test_the_viewer_opens_a_trace_as_frames(trace_path):

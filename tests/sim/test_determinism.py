@@ -13,16 +13,7 @@ from paddock_ma.sim.race.start import new_race
 from paddock_ma.sim.core.state import WorldState
 from paddock_ma.sim.step import step_state
 from paddock_ma.sim.track.load import load_track
-
-RACE = dict(standing_start=0, pit_stops=1, pit_variability=1, tire_degradation=1, total_laps=20)
-
-
-def seeded_race(track, num_worlds, seed, cars=20):
-    """A race whose course depends on the world RNG: worn tyres send the built-in drivers to the pits
-    early, and pit crew variability draws service times from each world's generator."""
-    state = new_race(track, num_worlds, cars, seed=seed, **RACE)
-    state.cars_f[:, :, L.F_TIRE_ENERGY] = np.linspace(26.0, 60.0, cars)
-    return state
+from tests.helpers.determinism import RACE, seeded_race
 
 
 def run_checksums(state, steps, ticks=1):
@@ -66,7 +57,7 @@ _THREADS_SCRIPT = """
 import json, sys
 import numpy as np
 sys.path.insert(0, {root!r})
-from tests.sim.test_determinism import seeded_race
+from tests.helpers.determinism import seeded_race
 from paddock_ma.sim.step import step_state
 from paddock_ma.sim.track.load import load_track
 state = seeded_race(load_track("grand-prix"), 16, seed=99, cars=10)

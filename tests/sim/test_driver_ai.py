@@ -186,6 +186,16 @@ def test_pit_intent_from_tyre_energy(energy, expected):
     assert state.cars_i[0, 0, L.I_PIT_INTENT] == 0
 
 
+def _follow_speed_by_definition(ds, dl, vj, gap):
+    """The speed (m/s) from which a car decelerating at FOLLOW_DECEL stops ``gap`` m behind a car ``ds`` m
+    ahead and ``dl`` m across moving at ``vj`` m/s; at least CREEP_SPEED unless about to touch it."""
+    from paddock_ma.sim.driver import traffic as T
+    follow_v = math.sqrt(vj * vj + 2.0 * T.FOLLOW_DECEL * max(ds - gap, 0.0))
+    if ds > T.CREEP_GAP or abs(dl) > L.CAR_WIDTH:
+        follow_v = max(follow_v, T.CREEP_SPEED)
+    return follow_v
+
+
 def _plain_scan(cars_f, cars_i, car_flags, c, length):
     """The built-in driver's traffic scan by its definition: every traffic car in slot order, the
     first nearest car in the way wins. (pass_lane, follow_v, block_l, block_r) as ``scan_traffic``."""
@@ -218,7 +228,7 @@ def _plain_scan(cars_f, cars_i, car_flags, c, length):
             best_ds = ds
             pass_lane = oj - T.PASS_GAP if oj >= off else oj + T.PASS_GAP
             if abs(dl) < T.FOLLOW_LANE:
-                follow_v = T._follow_speed(ds, dl, vj, gap)
+                follow_v = _follow_speed_by_definition(ds, dl, vj, gap)
     return pass_lane, follow_v, block_l, block_r
 
 

@@ -17,7 +17,7 @@ from paddock_ma.sim.sensing.geometry import G_EDGE_AT, pit_view, sensor_geometry
 from paddock_ma.sim.sensing.march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
 from paddock_ma.sim.track.geometry import locate, nearest_sample
 from paddock_ma.sim.track.load import load_track
-from tests.sim.test_sensors import pose_at
+from tests.helpers.sensing import pose_at
 
 TRACKS = ["grand-prix", "technical", "paddockjs:2601"]
 CHANNELS = [(True, False, False), (False, True, False), (False, False, True), (True, True, True)]

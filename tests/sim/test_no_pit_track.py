@@ -21,8 +21,7 @@ from paddock_ma.sim.track.paddockjs_track import paddockjs_track, paddockjs_trac
 from paddock_ma.sim.track.pit_lane import track_has_pit_lane
 from paddock_ma.sim.track.point_surface import surface_at
 from paddock_ma.sim.track.surface import pit_bbox, pit_surface
-from tests.helpers.kinematic import kinematic_tick
-from tests.sim.test_pit import make, place
+from tests.helpers.kinematic import kinematic_tick, pit_world, place_before_pit
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks"
 RECORDS = sorted(FIXTURES.glob("training-*-seed-*.json"))
@@ -95,8 +94,8 @@ def test_exact_surfaces_beside_the_start_straight_are_the_bands(no_pit):
 def _entries_after(track, ticks=600):
     """One car with pit stops on and a committed intent, 100 m before the (would-be) pit entry on lap
     2, driven kinematically: its pit entries and status afterwards."""
-    s = make(1)
-    place(track, s, 0, 100.0, box=0 if track_has_pit_lane(track) else -1)
+    s = pit_world(1)
+    place_before_pit(track, s, 0, 100.0, box=0 if track_has_pit_lane(track) else -1)
     for _ in range(ticks):
         kinematic_tick(track, s)
     return int(s["ci"][0, 0, L.I_CNT_PIT_ENTRY]), int(s["ci"][0, 0, L.I_PIT_STATUS])
@@ -107,14 +106,14 @@ def test_a_car_cannot_enter_a_pit_without_a_pit_lane(no_pit, with_pit):
     assert entries == 1                              # the same setup stops where there is a pit lane
     entries, status = _entries_after(no_pit)
     assert entries == 0 and status == L.PIT_PENDING
-    s = make(1)
-    place(no_pit, s, 0, 0.0, box=-1)
+    s = pit_world(1)
+    place_before_pit(no_pit, s, 0, 0.0, box=-1)
     assert not try_start_pit(no_pit, s["cf"], s["ci"], s["fl"], s["wi"], s["ru"], 0, 0, 1)
 
 
 def test_a_route_found_active_without_a_pit_lane_is_cancelled(no_pit):
-    s = make(1)
-    place(no_pit, s, 0, 50.0, box=-1)
+    s = pit_world(1)
+    place_before_pit(no_pit, s, 0, 50.0, box=-1)
     s["ci"][0, 0, L.I_PIT_STATUS] = L.PIT_ENTERING
     s["ci"][0, 0, L.I_IN_PIT_LANE] = 1
     before = s["cf"][0, 0, [L.F_X, L.F_Y]].copy()

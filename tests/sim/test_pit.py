@@ -8,53 +8,18 @@ import pytest
 
 from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.race import pit_service as P
-from paddock_ma.sim.race.placement import place_car
-from paddock_ma.sim.race.control import init_world
-from paddock_ma.sim.core.rng import rng_uniform, world_keys
+from paddock_ma.sim.core.rng import rng_uniform
 from paddock_ma.sim.track.load import oval_track
 from paddock_ma.sim.track.geometry import point_at
-from tests.helpers.kinematic import kinematic_tick
+from tests.helpers.kinematic import kinematic_tick, pit_world, place_before_pit
 
 DT = L.DT
-FLAGS = (L.FLAG_COLLIDES | L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
-         | L.FLAG_PIT_OCCUPIES)
 ACTIVE = (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING)
 
 
 @pytest.fixture(scope="module")
 def tr():
     return oval_track()
-
-
-def make(n=1, seed=1, **overrides):
-    """One world, ``n`` active cars, PaddockJS pit defaults (spec 4.4) with pit stops on."""
-    s = dict(
-        cf=np.zeros((1, n, L.NF)), ci=np.zeros((1, n, L.NI), np.int32),
-        wf=np.zeros((1, L.NWF)), wi=np.zeros((1, L.NWI), np.int64),
-        cp=np.full((1, n, L.NP), 0.5), fl=np.full((1, n), FLAGS, np.int32), ru=np.zeros((1, L.NR)),
-    )
-    rules = dict(total_laps=5, standing_start=0, pit_stops=1, pit_speed_limit=80 * L.MPS_PER_KPH,
-                 pit_stop_seconds=2.8, pit_max_concurrent=3, pit_min_gap=20, pit_issue_chance=0.12,
-                 pit_issue_max_delay=4.0)
-    rules.update(overrides)
-    for k, v in rules.items():
-        s["ru"][0, getattr(L, "R_" + k.upper())] = v
-    s["ci"][0, :, L.I_ACTIVE] = 1
-    s["wi"][0, L.WI_RNG_KEY] = world_keys(seed, 1)[0]
-    init_world(s["wf"], s["wi"], s["ru"], 0)
-    return s
-
-
-def place(tr, s, c, before_entry, offset=0.0, speed=60.0, box=0, intent=2):
-    """Car ``c`` ``before_entry`` m before the pit entry on lap 2, on S tyres at 20 %, target H."""
-    cf, ci = s["cf"], s["ci"]
-    place_car(tr, cf, ci, 0, c, tr.length + tr.pit_entry_s - before_entry, offset, speed, 0.0)
-    ci[0, c, L.I_COMPOUND] = L.COMPOUND_S
-    ci[0, c, L.I_USED_COMPOUNDS] = 1 << L.COMPOUND_S
-    ci[0, c, L.I_PIT_TARGET] = L.COMPOUND_H
-    ci[0, c, L.I_PIT_BOX] = box
-    ci[0, c, L.I_PIT_INTENT] = intent
-    cf[0, c, L.F_TIRE_ENERGY] = 20.0
 
 
 def run_stop(tr, s, max_ticks=4000):
@@ -70,9 +35,9 @@ def run_stop(tr, s, max_ticks=4000):
 
 
 def test_committed_stop_full_cycle(tr):
-    s = make(1)
+    s = pit_world(1)
     cf, ci = s["cf"], s["ci"]
-    place(tr, s, 0, 400.0)
+    place_before_pit(tr, s, 0, 400.0)
     rd, hist = [], []
     off_track = 0
     for _ in range(4000):
@@ -128,9 +93,9 @@ def test_the_route_runs_on_pit_surfaces(tr, box):
     than 35 m from the pit entry or exit: the outer wheels read gravel); never destroyed."""
     from paddock_ma.sim.track.surface import PIT_WORK_GAP, pit_lane_frame
 
-    s = make(1)
+    s = pit_world(1)
     cf, ci = s["cf"], s["ci"]
-    place(tr, s, 0, 300.0, box=box)
+    place_before_pit(tr, s, 0, 300.0, box=box)
     pit = {L.SURF_PIT_ENTRY, L.SURF_PIT_LANE, L.SURF_PIT_EXIT, L.SURF_PIT_BOX}
     legal = pit | {L.SURF_TRACK, L.SURF_KERB}
     sx, sy, dx, dy, nx, ny, _ = pit_lane_frame(tr.px, tr.py, tr.pit_side)
@@ -158,9 +123,9 @@ def test_the_route_runs_on_pit_surfaces(tr, box):
 
 
 def test_route_speeds_respect_the_pit_limit(tr):
-    s = make(1)
+    s = pit_world(1)
     cf, ci = s["cf"], s["ci"]
-    place(tr, s, 0, 240.0, speed=80.0)
+    place_before_pit(tr, s, 0, 240.0, speed=80.0)
     limit = 80.0 * L.MPS_PER_KPH
     prev = cf[0, 0, L.F_SPEED]
     for _ in range(4000):
@@ -179,9 +144,9 @@ def test_route_speeds_respect_the_pit_limit(tr):
 
 
 def test_perfect_stop_lasts_exactly_the_stop_time(tr):
-    s = make(1, pit_variability=1, pit_perfect=1, pit_stop_seconds=3.5)
+    s = pit_world(1, pit_variability=1, pit_perfect=1, pit_stop_seconds=3.5)
     s["cp"][0, 0, L.P_PIT_CREW_SPEED] = 0.0         # a slow crew would add 0.6 s if it counted
-    place(tr, s, 0, 200.0)
+    place_before_pit(tr, s, 0, 200.0)
     counter0 = s["wi"][0, L.WI_RNG_COUNTER]
     hist = run_stop(tr, s)
     assert (hist[:, 0] == L.PIT_SERVICING).sum() == round(3.5 / DT)
@@ -189,11 +154,11 @@ def test_perfect_stop_lasts_exactly_the_stop_time(tr):
 
 
 def _service_ticks(tr, seed, speed=0.5, consistency=0.5, reliability=0.5):
-    s = make(1, seed=seed, pit_variability=1)
+    s = pit_world(1, seed=seed, pit_variability=1)
     s["cp"][0, 0, L.P_PIT_CREW_SPEED] = speed
     s["cp"][0, 0, L.P_PIT_CREW_CONSISTENCY] = consistency
     s["cp"][0, 0, L.P_PIT_CREW_RELIABILITY] = reliability
-    place(tr, s, 0, 200.0)
+    place_before_pit(tr, s, 0, 200.0)
     wi0 = s["wi"].copy()
     hist = run_stop(tr, s)
     # Replay the formula (spec 4.6) with the world's RNG stream from the same state.
@@ -230,10 +195,10 @@ def test_service_seconds_floor():
 
 
 def test_queue_when_the_team_box_is_busy(tr):
-    s = make(2)
+    s = pit_world(2)
     ci = s["ci"]
-    place(tr, s, 0, 230.0, box=3)
-    place(tr, s, 1, 260.0, box=3)          # same team, 30 m behind
+    place_before_pit(tr, s, 0, 230.0, box=3)
+    place_before_pit(tr, s, 1, 260.0, box=3)          # same team, 30 m behind
     hist = run_stop(tr, s, 6000)
     a, b = hist[:, 0], hist[:, 1]
     assert (b == L.PIT_QUEUED).any() and not (a == L.PIT_QUEUED).any()
@@ -247,9 +212,9 @@ def test_queue_when_the_team_box_is_busy(tr):
 
 @pytest.mark.parametrize("case", ["other_box", "not_occupying"])
 def test_no_queue_without_a_shared_occupied_box(tr, case):
-    s = make(2)
-    place(tr, s, 0, 230.0, box=3)
-    place(tr, s, 1, 260.0, box=4 if case == "other_box" else 3)
+    s = pit_world(2)
+    place_before_pit(tr, s, 0, 230.0, box=3)
+    place_before_pit(tr, s, 1, 260.0, box=4 if case == "other_box" else 3)
     if case == "not_occupying":
         s["fl"][0, 1] &= ~L.FLAG_PIT_OCCUPIES    # batch-training profile: no pit capacity
     hist = run_stop(tr, s, 6000)
@@ -258,19 +223,19 @@ def test_no_queue_without_a_shared_occupied_box(tr, case):
 
 
 def test_intent_one_respects_capacity_and_gap_intent_two_does_not(tr):
-    s = make(3, pit_max_concurrent=1)
+    s = pit_world(3, pit_max_concurrent=1)
     ci = s["ci"]
-    place(tr, s, 0, 230.0, box=0, intent=2)
-    place(tr, s, 1, 240.0, box=1, intent=1)     # 10 m behind car 0: within the 20 m gap, capacity 1
-    place(tr, s, 2, 245.0, box=2, intent=2)     # committed: always goes in
+    place_before_pit(tr, s, 0, 230.0, box=0, intent=2)
+    place_before_pit(tr, s, 1, 240.0, box=1, intent=1)     # 10 m behind car 0: within the 20 m gap, capacity 1
+    place_before_pit(tr, s, 2, 245.0, box=2, intent=2)     # committed: always goes in
     for _ in range(30):
         kinematic_tick(tr, s)
     assert ci[0, 0, L.I_PIT_STATUS] == L.PIT_ENTERING
     assert ci[0, 2, L.I_PIT_STATUS] == L.PIT_ENTERING
     assert ci[0, 1, L.I_PIT_STATUS] == L.PIT_PENDING and ci[0, 1, L.I_CNT_PIT_ENTRY] == 0
     # Alone on track with free capacity, intent 1 enters.
-    s = make(1)
-    place(tr, s, 0, 230.0, intent=1)
+    s = pit_world(1)
+    place_before_pit(tr, s, 0, 230.0, intent=1)
     kinematic_tick(tr, s)
     assert s["ci"][0, 0, L.I_PIT_STATUS] == L.PIT_ENTERING
 
@@ -278,8 +243,8 @@ def test_intent_one_respects_capacity_and_gap_intent_two_does_not(tr):
 @pytest.mark.parametrize("case", ["disabled", "one_lap", "lane_closed", "red_flag", "too_early",
                                   "no_intent"])
 def test_no_entry_when_not_allowed(tr, case):
-    s = make(1, pit_stops=0 if case == "disabled" else 1, total_laps=1 if case == "one_lap" else 5)
-    place(tr, s, 0, 300.0 if case == "too_early" else 200.0, intent=0 if case == "no_intent" else 2)
+    s = pit_world(1, pit_stops=0 if case == "disabled" else 1, total_laps=1 if case == "one_lap" else 5)
+    place_before_pit(tr, s, 0, 300.0 if case == "too_early" else 200.0, intent=0 if case == "no_intent" else 2)
     if case == "lane_closed":
         s["wi"][0, L.WI_PIT_LANE_OPEN] = 0
     if case == "red_flag":
@@ -290,9 +255,9 @@ def test_no_entry_when_not_allowed(tr, case):
 
 
 def test_red_flag_freezes_a_car_in_the_pit(tr):
-    s = make(1)
+    s = pit_world(1)
     cf, ci, wi = s["cf"], s["ci"], s["wi"]
-    place(tr, s, 0, 240.0)
+    place_before_pit(tr, s, 0, 240.0)
     for _ in range(200):
         kinematic_tick(tr, s)
     assert ci[0, 0, L.I_PIT_STATUS] == L.PIT_ENTERING

@@ -18,7 +18,7 @@ from paddock_ma.sim.core import layout as L
 from paddock_ma.sim.sensing import march as M
 from paddock_ma.sim.track.geometry import locate
 from paddock_ma.sim.track.load import list_tracks, load_track
-from tests.sim.test_sensors import make_world, place, pose_at, random_poses, sense
+from tests.helpers.sensing import make_world, place, pose_at, random_poses, sense
 
 FIXTURE = pathlib.Path(__file__).resolve().parents[1] / "fixtures" / "sensing" / "ray_march_reference.npz"
 TRACKS = list_tracks() + ["paddockjs:2601"]

@@ -16,7 +16,7 @@ from paddock_ma.sim.track.geometry import locate, point_at
 from paddock_ma.sim.track.load import list_tracks, load_track
 from paddock_ma.sim.track.surface import pit_point_at
 from tests.helpers import road_edge_oracle as O
-from tests.sim.test_sensors import make_world, place, pose_at, sense
+from tests.helpers.sensing import make_world, place, pose_at, sense
 
 TRACKS = list_tracks() + ["paddockjs:2601"]
 

@@ -443,7 +443,7 @@ def test_pit_placement_probes_the_whole_complex(name):
     from paddock_ma.sim.track.surface import PIT_CONN_STEPS, PITG_N_QUAD, PITG_QUAD0, QUAD_GARAGE, QUAD_SIZE
     t = load_track(name)
     lay = next(lay for off in PL.LANE_OFFSETS
-               for lay in [PL._layout(t.cx, t.cy, t.cs, t.ch, t.ccurv, t.pit_side, off, t.kerb_edge)]
+               for lay in [PL.pit_layout(t.cx, t.cy, t.cs, t.ch, t.ccurv, t.pit_side, off, t.kerb_edge)]
                if np.array_equal(lay["path"][:, 0], t.px))
     a = lay["path"][PIT_CONN_STEPS]
     b = lay["path"][len(lay["path"]) - 1 - PIT_CONN_STEPS]

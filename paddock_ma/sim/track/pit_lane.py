@@ -249,8 +249,9 @@ def _min_dist_to_centreline(cx, cy, qx, qy):
     return out
 
 
-def _layout(cx, cy, cs, ch, ccurv, side, lane_offset, kerb_edge):
-    """Pit geometry for one side and lane offset, plus the clearance sample points."""
+def pit_layout(cx, cy, cs, ch, ccurv, side, lane_offset, kerb_edge):
+    """Pit geometry for one side and lane offset, plus the clearance sample points (``probe``) whose
+    distance from the centreline decides whether ``build_pit`` may place it there."""
     L = cs[-1]
     h0 = ch[0]
     d = np.array([math.cos(h0), math.sin(h0)])
@@ -313,7 +314,7 @@ def build_pit(cx, cy, cs, ch, ccurv, kerb_edge):
     chosen = None
     for side in (outside, -outside):
         for off in LANE_OFFSETS:
-            lay = _layout(cx, cy, cs, ch, ccurv, side, off, kerb_edge)
+            lay = pit_layout(cx, cy, cs, ch, ccurv, side, off, kerb_edge)
             probe = lay["probe"]
             if _min_dist_to_centreline(cx, cy, probe[:, 0], probe[:, 1]).min() >= kerb_edge + 2.0:
                 chosen = (side, lay)
