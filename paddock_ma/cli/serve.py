@@ -14,7 +14,7 @@ from .arguments import host_port, whole_number
 def add_parsers(sub) -> None:
     serve = sub.add_parser("serve", help="serve the JSON worker protocol as NDJSON on stdin/stdout",
                            description="Answer one JSON request per stdin line with one reply line on stdout "
-                                       "(DESIGN section 6); stdout carries replies only, logs go to stderr.")
+                                       "(docs/design.md section 6); stdout carries replies only, logs go to stderr.")
     which = serve.add_mutually_exclusive_group(required=True)
     which.add_argument("--env", metavar="ENV_ID", help="a catalogued environment id (see `paddock-ma envs`)")
     which.add_argument("--config", metavar="FILE",
