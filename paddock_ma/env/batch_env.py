@@ -149,6 +149,13 @@ class BatchEnv:
         self._scenario = None
         self.observers: tuple = ()       # called after reset, step and reset_drivers (add_observer)
 
+    @property
+    def engine(self) -> "BatchEnv":
+        """This BatchEnv: every front end (PaddockEnv, the adapters, the vector envs, the protocol's
+        Dispatcher) names the BatchEnv it drives ``engine``, and a BatchEnv is its own, so whoever needs the
+        engine of any of them (a live preview, a test) reads ``.engine``."""
+        return self
+
     # -- observers -----------------------------------------------------------------------------------
     def add_observer(self, observer) -> None:
         """Call ``observer(call, engine)`` after every ``reset``, ``step`` and ``reset_drivers`` of this

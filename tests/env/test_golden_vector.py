@@ -146,8 +146,8 @@ def test_track_curvature_is_paddockjs_per_sample_measure():
     o = env.reset(seed=1)["observation"]["car-00"]
     names = [e["name"] for e in o["schema"]]
     length = o["object"]["track"]["length_meters"]
-    tr = env.batch.track
-    f = env.batch.state.cars_f[env.w, env.batch.driver_ids.index("car-00")]
+    tr = env.engine.track
+    f = env.engine.state.cars_f[env.w, env.engine.driver_ids.index("car-00")]
     k = sample_curvature(tr, nearest_sample_index(tr, f[L.F_X], f[L.F_Y]))
     assert k != 0.0
     got = float(o["vector"][names.index("track.curvature")])

@@ -98,8 +98,8 @@ def test_websocket_pushes_newest_frames_and_a_stalled_client_blocks_nothing(serv
     thread = threading.Thread(target=lambda: asyncio.run(reader()), daemon=True)
     thread.start()
     ready.wait(30)
-    pe = make("paddock/gp-v0")                             # a PaddockEnv: its engine is .batch
-    attach_preview(pe.batch, server, every=1)
+    pe = make("paddock/gp-v0")                             # a PaddockEnv: its engine is .engine
+    attach_preview(pe.engine, server, every=1)
     pe.reset(seed=1)
     for _ in range(300):
         pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
@@ -208,16 +208,16 @@ def test_a_paddockenv_keeps_publishing_after_a_reset_that_rebuilds_its_engine(se
     pe = make("paddock/gp-v0")
     tap = attach_preview(pe, server, every=1)             # a PaddockEnv: its engine is observed
     pe.reset(seed=1)
-    first_engine = pe.batch
+    first_engine = pe.engine
     pe.reset(seed=1, options={"track": "oval", "frame_skip": 2})
-    assert pe.batch is not first_engine and pe.batch.observers == (tap,)
+    assert pe.engine is not first_engine and pe.engine.observers == (tap,)
     pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
     frame = http("GET", f"{server.url}/preview/frame")[2]
     assert frame["meta"]["track"] == "oval" and frame["snapshot"]["tick"] == 2 and frame["snapshot"]["step"] == 1
     assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
     published = server.hub.published
     tap.detach()
-    assert pe.batch.observers == ()
+    assert pe.engine.observers == ()
     pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
     assert server.hub.published == published               # detached: nothing more
     pe.close()
