@@ -369,3 +369,21 @@ def test_every_entry_point_publishes_frames_a_websocket_client_receives(server, 
     drive(server)
     thread.join(60)
     assert not thread.is_alive() and steps[-1] == 3 and steps == sorted(steps)
+
+
+def test_engine_of_reads_the_engine_of_a_front_end_or_of_what_a_wrapper_unwraps_to():
+    """``attach_preview`` observes ``.engine``: a BatchEnv's own, a front end's, or (through ``unwrapped``)
+    that of a gymnasium or PettingZoo wrapper's env; anything else is a TypeError naming the type."""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from paddock_ma.adapters.pettingzoo_env import parallel_env
+    from paddock_ma.serve.preview import engine_of
+
+    vector = CarVectorEnv("paddock/oval-batch-v0", 1)
+    assert engine_of(vector.engine) is vector.engine and engine_of(vector) is vector.engine
+    assert engine_of(RecordEpisodeStatistics(vector)) is vector.engine
+    pz = parallel_env("paddock/oval-batch-v0")
+    assert engine_of(parallel_to_aec(pz)) is pz.engine
+    with pytest.raises(TypeError, match="list has no engine"):
+        engine_of([])
