@@ -29,7 +29,7 @@ from .config.root import EnvConfig
 from .episodes import episode_dicts, metrics_dicts
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
 from .views.events import race_flags, world_events
-from .observations import object_view
+from .views.observation_object import object_view
 from .rewards import VectorReward
 from .reset.scenarios import parse_placements
 from .views.state_view import paddockjs_state

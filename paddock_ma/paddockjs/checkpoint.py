@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
-from ..env.observations import BASE_FIELDS
+from ..sim.sensing.vectors import BASE_FIELDS
 
 FORMAT = "paddockjs-distilled-actor-v1"
 NUM_LAYERS = 4                 # checkpointPolicy.js refuses any other count

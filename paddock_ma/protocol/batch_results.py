@@ -29,7 +29,7 @@ import numpy as np
 from ..env.actions import paddockjs_action_error
 from ..env.batch_env import BatchEnv
 from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
-from ..env.observations import object_view
+from ..env.views.observation_object import object_view
 from ..env.views.events import race_flags, race_flags_changed, world_events, world_flags, worlds_with_events
 from .codec import F32_ENCODING, pack_f32
 from .wire_names import array_to_wire, to_wire, wire_name

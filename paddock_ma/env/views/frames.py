@@ -21,7 +21,7 @@ import numpy as np
 
 from ...paddockjs.naming import wire_name
 from ..episodes import END_REASON_NAMES, metrics_dicts
-from ..observations import object_view
+from .observation_object import object_view
 from .state_view import minimal_state
 from .timing_view import race_order, timing_fields
 from .world_copy import WorldCopy, copy_world
