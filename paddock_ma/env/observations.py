@@ -35,6 +35,8 @@ RAY_LAYOUTS = {
     "lidar-lite": (LIDAR_LITE_ANGLES_DEG, LIDAR_LITE_LENGTHS),
 }
 WHEEL_NAMES = ("front_left", "front_right", "rear_left", "rear_right")          # object keys (Python names)
+# the names of the block every vector starts with, whatever the profile: entry i of a vector is named here
+BASE_FIELD_NAMES = tuple(name for name, _, _ in BASE_FIELDS)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
-from ..sim.sensing.vectors import BASE_FIELDS
+from ..env.observations import BASE_FIELD_NAMES
 
 FORMAT = "paddockjs-distilled-actor-v1"
 NUM_LAYERS = 4                 # checkpointPolicy.js refuses any other count
@@ -40,10 +40,9 @@ NUM_OUTPUTS = 2                # steering, accel
 HISTORY_SIZE = 4               # previous steering, previous accel, speed change / 100, offset change / 20
 SPEED_CHANGE_SCALE = 100.0     # km/h
 OFFSET_CHANGE_SCALE = 20.0     # m
-_NAMES = [name for name, _, _ in BASE_FIELDS]
-SPEED_INDEX = _NAMES.index("self.speedKph")             # scaled km/h / 400 in the vector
+SPEED_INDEX = BASE_FIELD_NAMES.index("self.speedKph")             # scaled km/h / 400 in the vector
 SPEED_VECTOR_SCALE = 400.0
-OFFSET_INDEX = _NAMES.index("self.trackOffsetMeters")   # raw metres in the vector
+OFFSET_INDEX = BASE_FIELD_NAMES.index("self.trackOffsetMeters")   # raw metres in the vector
 
 
 def vector_speed_offset(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
