@@ -22,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.core import layout as L
-from .actions import action_spec, member_of, paddockjs_action_error, validate_actions
+from .actions import action_spec, paddockjs_action_error, validate_actions
 from .batch_env import BatchEnv
-from .reset.start import COMPOUND_INDEX
 from .config.root import EnvConfig
 from .episodes import episode_dicts, metrics_dicts
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
@@ -35,7 +34,6 @@ from .reset.scenarios import parse_placements
 from .views.state_view import paddockjs_state
 
 STATE_OUTPUTS = ("full", "minimal", "none")
-_ACTIVE_STOP = (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING)
 
 
 class RewardCallbackError(PaddockError):
@@ -121,7 +119,7 @@ class PaddockEnv:
             actions, controlled=engine.controlled_index, running=engine.running_mask()[w],
             num_slots=len(self.controlled), compounds=engine.compounds,
             pit_stops_enabled=engine.pit_stops_enabled,
-            in_active_stop=self._active_stops,
+            in_active_stop=lambda: engine.active_pit_stops(w),
             policy=self.config.action_policy, all_drivers=self.config_driver_ids)
         intents = compounds = None
         if (validated.pit_intent >= 0).any() or (validated.pit_compound >= 0).any():
@@ -139,11 +137,6 @@ class PaddockEnv:
             result["reward"] = self._rewards(result, actions)
         self._last = result
         return result
-
-    def _active_stops(self) -> np.ndarray:
-        """bool[K]: the controlled cars of this world that are in an active pit stop."""
-        ci = self.engine.state.cars_i[self.w]
-        return member_of(ci[self.engine.slots, L.I_PIT_STATUS], _ACTIVE_STOP)
 
     def _world_selection(self) -> np.ndarray:
         """bool[W]: this world alone."""
@@ -343,4 +336,4 @@ def result_end_reason(reported: list) -> str | None:
     return "mixed"
 
 
-__all__ = ["PaddockEnv", "RewardCallbackError", "COMPOUND_INDEX", "result_end_reason"]
+__all__ = ["PaddockEnv", "RewardCallbackError", "paddockjs_track_seed", "result_end_reason"]

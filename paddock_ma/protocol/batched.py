@@ -58,7 +58,7 @@ def batched_actions(worker, actions, envs: list, encoding: str):
             validated = validate_actions(
                 from_wire(entry, "actions"), controlled=engine.controlled_index, running=running[w],
                 num_slots=k, compounds=engine.compounds, pit_stops_enabled=pit_enabled,
-                in_active_stop=lambda w=w: worker.worlds[w]._active_stops(),
+                in_active_stop=lambda w=w: engine.active_pit_stops(w),
                 policy=worker.config.action_policy, all_drivers=worker.worlds[w].config_driver_ids)
         except PaddockError as exc:
             raise PaddockError(exc.code, exc.message.replace("actions.", f"actions[{i}].", 1),
