@@ -36,6 +36,7 @@ from ..errors import (
 )
 from ..env.reset.scenarios import parse_placements
 from ..env.seeding import SEED_LIMIT
+from ..paddockjs.naming import wire_name
 from ..value_rules import integer_problem
 from ..env.views.events import race_flags
 from .batch_results import batch_result
@@ -45,8 +46,7 @@ from .codec import (
 from .batched import batched_actions
 from .replies import error_reply, json_kind, short, wire_message
 from .snapshots import pack_worker_snapshot, unpack_worker_snapshot, world_steps
-from .wire_names import from_request as from_wire
-from .wire_names import to_wire, wire_field, wire_name
+from .wire_names import from_request, to_wire, wire_field
 
 PROTOCOL = "paddock-ma-worker"
 PROTOCOL_VERSION = "1.0"          # major.minor: a client of another major is refused at hello
@@ -268,7 +268,7 @@ class Dispatcher:
         encoding = self._encoding(message)
         envs = self._worlds_of(message)
         world = self._world(message) if envs is None else None      # checked before anything changes
-        options = from_wire(self._object(message, "options") or {})
+        options = from_request(self._object(message, "options") or {})
         seed = options.pop("seed", None)
         if seed is not None and integer_problem(seed, 0, SEED_LIMIT) is not None:
             raise PaddockError(INVALID_REQUEST, f"options.seed: got {short(seed)}; expected an integer in "
@@ -304,7 +304,7 @@ class Dispatcher:
             world = self._world(message)
             actions = message["actions"]
             self.check_driver_count(actions, "actions")
-            return self._one_world_result(world.step(from_wire(actions, "actions")
+            return self._one_world_result(world.step(from_request(actions, "actions")
                                                      if isinstance(actions, dict) else actions), encoding)
         acts, intents, compounds, release, errors = batched_actions(self, message["actions"], envs, encoding)
         picked = np.zeros(self.num_worlds, bool)
@@ -324,7 +324,7 @@ class Dispatcher:
         self._require_reset()
         encoding = self._encoding(message)
         envs = self._worlds_of(message)
-        options = from_wire(self._object(message, "resultOptions") or {})
+        options = from_request(self._object(message, "resultOptions") or {})
         unknown = set(options) - {"observation_scope", "state_output"}
         if unknown:
             key = sorted(unknown)[0]
@@ -341,7 +341,7 @@ class Dispatcher:
         if envs is None:
             self.check_driver_count(placements, "placements")
             return self._one_world_result(self._world(message).reset_drivers(
-                from_wire(placements, "placements") if isinstance(placements, dict) else placements,
+                from_request(placements, "placements") if isinstance(placements, dict) else placements,
                 options.get("observation_scope"), options.get("state_output")), encoding)
         scope = options.get("observation_scope", self.config.result.reset_drivers_observation_scope)
         if scope not in ("all", "reset"):
@@ -362,7 +362,7 @@ class Dispatcher:
                 continue
             self.check_driver_count(entry, f"placements[{i}]")
             try:
-                parsed = parse_placements(from_wire(entry, "placements") if isinstance(entry, dict) else entry,
+                parsed = parse_placements(from_request(entry, "placements") if isinstance(entry, dict) else entry,
                                           engine.controlled_index)
             except PaddockError as exc:
                 raise PaddockError(exc.code, exc.message.replace("placements", f"placements[{i}]", 1),
@@ -401,8 +401,8 @@ class Dispatcher:
     def _get_state(self, message) -> dict | None:
         self._require_reset()
         output = "full"
-        state_options = from_wire(self._object(message, "stateOptions") or {})
-        result_options = from_wire(self._object(message, "resultOptions") or {})
+        state_options = from_request(self._object(message, "stateOptions") or {})
+        result_options = from_request(self._object(message, "resultOptions") or {})
         for name, options, key in (("stateOptions", state_options, "output"),
                                    ("resultOptions", result_options, "state_output")):
             extra = set(options) - {key}
