@@ -30,7 +30,7 @@ import numpy as np
 from .. import __version__
 from ..env.batch_env import BatchEnv
 from ..env.config.root import EnvConfig, ignored_key_warnings
-from ..env.environment import PaddockEnv
+from ..env.environment import STATE_OUTPUTS, PaddockEnv
 from ..errors import (
     INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
 )
@@ -68,7 +68,6 @@ _FIELDS = {
     "restore": {"snapshot"},
     "destroy": set(),
 }
-_STATE_OUTPUTS = ("full", "minimal", "none")
 _VERSION = re.compile(r"([0-9]{1,6})\.([0-9]{1,6})")
 
 
@@ -335,9 +334,9 @@ class Dispatcher:
         if scope is not None and scope not in ("all", "reset"):
             raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {short(scope)}; expected "
                                "'all' or 'reset'", "resultOptions.observationScope")
-        if state_output is not None and state_output not in _STATE_OUTPUTS:
+        if state_output is not None and state_output not in STATE_OUTPUTS:
             raise PaddockError(INVALID_REQUEST, f"resultOptions.stateOutput: got {short(state_output)}; expected "
-                               f"one of {', '.join(_STATE_OUTPUTS)}", "resultOptions.stateOutput")
+                               f"one of {', '.join(STATE_OUTPUTS)}", "resultOptions.stateOutput")
         if envs is None:
             self.check_driver_count(placements, "placements")
             return self._one_world_result(self._world(message).reset_drivers(
@@ -415,9 +414,9 @@ class Dispatcher:
             output, field = result_options["state_output"], "resultOptions.stateOutput"
         if "output" in state_options:
             output, field = state_options["output"], "stateOptions.output"
-        if output not in _STATE_OUTPUTS:
+        if output not in STATE_OUTPUTS:
             raise PaddockError(INVALID_REQUEST, f"{field}: got {short(output)}; expected one of "
-                               f"{', '.join(_STATE_OUTPUTS)}", field)
+                               f"{', '.join(STATE_OUTPUTS)}", field)
         return to_wire(self._world(message).get_state(output))
 
     def _snapshot(self, message) -> dict:
