@@ -25,17 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..env.episodes import (
-    END_DESTROYED, END_REASON_NAMES, M_LEGAL_PROGRESS, METRIC_NAMES, EpisodeArrays, episode_dict, metrics_dict,
+    END_DESTROYED, END_REASON_NAMES, M_LEGAL_PROGRESS, EpisodeArrays, episode_dict, metrics_dict,
 )
 from ..errors import (
     EPISODE_ENDED, INVALID_ACTION, NOT_RESET, SNAPSHOT_REJECTED, UNKNOWN_DRIVER, ConfigError, PaddockError,
 )
 from ..value_rules import check_integer, check_placement
 from .tally import EpisodeTally
-
-
-# The example rewards live in paddock_ma.env.rewards (the one reward module); kept importable from here.
-from ..env.rewards import EXAMPLE_REWARDS, legal_progress_reward, progress_crash_reward  # noqa: E402, F401
 
 
 def check_options(max_lives, reset_placement, max_world_steps):
@@ -366,5 +362,4 @@ def info_for(lives: Lives, result, w: int, k: int, *, record: LivesStep | None =
     return info
 
 
-__all__ = ["Lives", "LivesStep", "EXAMPLE_REWARDS", "legal_progress_reward", "progress_crash_reward", "info_for",
-           "METRIC_NAMES"]
+__all__ = ["Lives", "LivesStep", "info_for"]

@@ -132,10 +132,10 @@ class CarVectorEnv(VectorEnv):
         return dict(self.tally.totals)
 
     def render(self):
-        """rgb_array of world 0, top-down (``paddock_ma.adapters.render``)."""
+        """rgb_array of world 0, top-down (``env.views.render``)."""
         if self.render_mode != "rgb_array":
             return None
-        from .render import render_world
+        from ..env.views.render import render_world
         return render_world(self.engine, 0)
 
     def close(self, **kwargs):

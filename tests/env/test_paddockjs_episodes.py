@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tests.helpers.env import act, make_env
-from paddock_ma.env.config.root import PROFILES, EnvConfig
+from paddock_ma.env.config.participants import PROFILES
+from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import result_end_reason
 from paddock_ma.env.episodes import DESTROY_REASON_NAMES, METRIC_NAMES, metrics_dicts, metrics_row
 from paddock_ma.env.reset.interactions import FLAG_BY_NAME, driver_flags

@@ -1,7 +1,7 @@
 """Config sections of who races and how: drivers (ratings, tyre, pit box and crew), the scenario
 (participants, presets, placements, traffic) and participant interaction profiles.
 
-Re-exported by ``env.config.root``; see ``env.config.base`` for how a dict becomes these sections.
+``EnvConfig`` (``env.config.root``) holds them; ``env.config.base`` turns a dict into these sections.
 """
 
 from __future__ import annotations
