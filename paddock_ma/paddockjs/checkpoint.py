@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
+from ..value_rules import integer_problem
 from ..env.observations import BASE_FIELD_NAMES
 
 FORMAT = "paddockjs-distilled-actor-v1"
@@ -122,8 +123,9 @@ def validate_actor(doc: dict) -> dict:
     if doc.get("format") != FORMAT:
         bad("format", f"got {doc.get('format')!r}; expected {FORMAT!r}")
     obs_dim = doc.get("obsDim")
-    if isinstance(obs_dim, bool) or not isinstance(obs_dim, int) or obs_dim <= 0:
-        bad("obsDim", f"got {obs_dim!r}; expected a positive integer (the actor's input width)")
+    problem = integer_problem(obs_dim, low=1)
+    if problem is not None:
+        bad("obsDim", f"{problem} (the actor's input width)")
     layers = doc.get("layers")
     if not isinstance(layers, list) or len(layers) != NUM_LAYERS:
         bad("layers", f"expected a list of {NUM_LAYERS} layers, got "

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..value_rules import check_integer
 from .codec import F32_ENCODING, encode, pack_f32
 from .compliance_refusals import bad_requests
 
@@ -129,8 +130,7 @@ def compliance_script(action_spec: dict, num_worlds: int, seed: int = 0, *,
     if not drivers or not all(isinstance(d, str) for d in drivers):
         raise ValueError("action_spec: expected a getActionSpec reply (or its result) with a non-empty "
                          "controlledDrivers list of driver ids")
-    if type(num_worlds) is not int or num_worlds < 1:
-        raise ValueError(f"num_worlds: got {num_worlds!r}; expected a whole number >= 1")
+    check_integer(num_worlds, "num_worlds", low=1, error=ValueError)
     s = _Script(drivers, num_worlds, np.random.default_rng(seed))
     w = num_worlds
     d0 = drivers[0]

@@ -194,7 +194,7 @@ class Dispatcher:
             raise PaddockError(INVALID_REQUEST, f"envs: got {short(envs)}; expected \"all\" or a non-empty list of "
                                f"world indices in [0, {self.num_worlds})", "envs")
         for i, w in enumerate(envs):
-            if type(w) is not int or not 0 <= w < self.num_worlds:
+            if integer_problem(w, 0, self.num_worlds) is not None:
                 raise PaddockError(INVALID_REQUEST, f"envs[{i}]: got {short(w)}; expected a world index in "
                                    f"[0, {self.num_worlds})", f"envs[{i}]")
         if len(set(envs)) != len(envs):
@@ -203,7 +203,7 @@ class Dispatcher:
 
     def _world(self, message) -> PaddockEnv:
         w = message.get("env", 0)
-        if type(w) is not int or not 0 <= w < self.num_worlds:
+        if integer_problem(w, 0, self.num_worlds) is not None:
             raise PaddockError(INVALID_REQUEST, f"env: got {short(w)}; expected a world index in "
                                f"[0, {self.num_worlds})", "env")
         return self.worlds[w]
