@@ -117,6 +117,12 @@ def vector_schema(s: DriverSenses) -> list[dict]:
     return e
 
 
+def vector_sizes(config: EnvConfig) -> dict:
+    """``{driver: D}``: the length of each controlled driver's observation vector (of its ``vector_schema``),
+    known from the config alone (what ``BatchEnv.obs_sizes`` will be)."""
+    return {d: len(vector_schema(resolve_senses(config, d))) for d in config.controlled_drivers}
+
+
 def spec_version(config: EnvConfig) -> int:
     """The observation spec's version: 4 for the physical-driver profile, else 2 (as PaddockJS 2.0.0)."""
     return PHYSICAL_OBSERVATION_SPEC_VERSION if config.observation.profile == "physical-driver" \
