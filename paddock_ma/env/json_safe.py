@@ -65,7 +65,7 @@ def json_safe(value):
 def wire_converter(data_keyed=REPLY_DATA_KEYED, packed: tuple = ()):
     """The function ``convert(value, parent=None)`` turning ``value`` (a result, spec, state, event list, a
     preview frame's parts) into PaddockJS's wire form: the one rule the worker protocol's replies
-    (``protocol.wire_names.to_wire``) and the live preview's frames (``serve.frames``) follow.
+    (``protocol.wire_names.to_wire``) and the live preview's frames (``env.views.frames``) follow.
 
     Keys are renamed by the naming rule (``naming.wire_name``: ``lap_completed`` -> ``completedLap``,
     ``frame_skip`` -> ``frameSkip``), except the keys of a dict under a ``data_keyed`` parent, which are data
