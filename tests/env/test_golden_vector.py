@@ -188,7 +188,8 @@ def test_contact_patch_surface_codes_are_paddockjs_codes():
     gravel 4, barrier 5) and its legal surfaces (track, kerb, pit), by surface name; and a car with its
     right wheels in the gravel reads code 4 / 5 and not legal there."""
     from paddock_ma.sim.core import layout as L
-    from paddock_ma.sim.sensing.vectors import SURFACE_CODE, SURFACE_LEGAL
+    from paddock_ma.sim.sensing.vectors import SURFACE_CODE
+    from paddock_ma.sim.vehicle.surface_table import SURFACE_LEGAL
 
     want = {"track": 0, "kerb": 1, "grass": 3, "gravel": 4, "barrier": 5}
     for code, name in enumerate(L.SURFACE_NAMES):
