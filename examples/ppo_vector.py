@@ -150,8 +150,9 @@ def train(args: Args) -> list[dict]:
     torch.manual_seed(args.seed)
     torch.set_num_threads(1)
     source = EnvConfig.load(args.config) if args.config else args.env_id
-    env = CarVectorEnv(source, args.num_worlds, reward=user_reward, reset_placement=args.reset_placement,
-                       start_placement=args.reset_placement, episode={"max_steps": args.life_steps})
+    env = CarVectorEnv(source, args.num_worlds, autoreset_mode="next_step", reward=user_reward,
+                       reset_placement=args.reset_placement, start_placement=args.reset_placement,
+                       episode={"max_steps": args.life_steps})
     if args.actor not in ("default", "paddockjs"):
         raise SystemExit(f"--actor: got {args.actor!r}; expected default or paddockjs")
     paddockjs = args.actor == "paddockjs"

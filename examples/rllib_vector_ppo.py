@@ -4,7 +4,7 @@ Every controlled car of every world is one sub-environment of ``paddock_ma.CarVe
 ``SingleAgentEnvRunner`` gets the whole vector env from the env creator (``gym_env_vectorize_mode=
 "vector_entry_point"``), so one numba call steps every world of a runner. The creator receives
 ``num_envs`` in its config and returns exactly that many sub-environments (a multiple of the env's
-controlled cars a world). The vector env's next-step autoreset is what ``SingleAgentEnvRunner`` assumes.
+controlled cars a world), with next-step autoreset, what ``SingleAgentEnvRunner`` assumes.
 Actions go to the env unnormalised (``normalize_actions=False``): the contract clamps out-of-range
 steering, throttle and brake, so the policy's raw outputs are valid actions.
 
@@ -45,10 +45,11 @@ def car_vector_env(config: dict):
     """RLlib's env creator: a CarVectorEnv of ``config["num_envs"]`` cars (``num_worlds`` = that / K);
     the other keys go to CarVectorEnv (placements, config overrides). ``paddockjs_actor``: wrapped in
     ``PaddockActorVectorEnv(squash=True)`` (PaddockJS's actor input; actions before its tanh)."""
-    from paddock_ma.adapters.vector_env import make_car_vector_env
+    from paddock_ma.distributed.vector import make_vector_env
     cfg = dict(config)
     paddockjs = cfg.pop("paddockjs_actor", False)
-    env = make_car_vector_env(cfg.pop("env_id", ENV_ID), num_envs=cfg.pop("num_envs"), reward=user_reward, **cfg)
+    env = make_vector_env(cfg.pop("env_id", ENV_ID), num_envs=cfg.pop("num_envs"), autoreset_mode="next_step",
+                          reward=user_reward, **cfg)
     if paddockjs:
         from paddock_ma.adapters.paddockjs_actor import PaddockActorVectorEnv
         env = PaddockActorVectorEnv(env, squash=True)

@@ -19,7 +19,7 @@ _EXPORTS = {
     "list_envs": ("paddock_ma.catalog", "list_envs"),
     "parallel_env": ("paddock_ma.adapters.pettingzoo_env", "parallel_env"),
     "CarVectorEnv": ("paddock_ma.adapters.vector_env", "CarVectorEnv"),
-    "make_vec": ("paddock_ma.adapters.vector_env", "make_car_vector_env"),
+    "make_vec": ("paddock_ma.distributed.vector", "make_vector_env"),
 }
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
@@ -34,8 +34,8 @@ def __getattr__(name):
 
 
 def _register_with_gymnasium():
-    """``gymnasium.make_vec("paddock/<name>-v<N>", num_envs=N)`` for every catalogued env (the catalogue is
-    JSON; nothing heavy is imported until an env is made)."""
+    """``gymnasium.make_vec("paddock/<name>-v<N>", num_envs=N)`` (``num_shards=S``: over a Ray fleet) for every
+    catalogued env (the catalogue is JSON; nothing heavy is imported until an env is made)."""
     try:
         import gymnasium
     except ImportError:      # pragma: no cover - gymnasium is a dependency
@@ -43,7 +43,7 @@ def _register_with_gymnasium():
     from .catalog import list_envs
     for env in list_envs():
         if env["id"] not in gymnasium.registry:
-            gymnasium.register(id=env["id"], vector_entry_point="paddock_ma.adapters.vector_env:make_car_vector_env",
+            gymnasium.register(id=env["id"], vector_entry_point="paddock_ma.distributed.vector:make_vector_env",
                                kwargs={"env_id": env["id"]})
 
 

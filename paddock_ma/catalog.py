@@ -71,7 +71,8 @@ def resolve_config_dict(source, overrides: dict | None = None) -> dict:
     """``resolve_config``'s config as the plain dict it was written as (a catalogue id's manifest config or
     the given dict, ``overrides`` deep-merged over it), after checking it is a valid config: what a fleet
     ships to its shards and a dataset's manifest records and hashes. ``source``: an id or a dict."""
-    from .env.config.root import EnvConfig, deep_merge
+    from .env.config.base import deep_merge
+    from .env.config.root import EnvConfig
 
     if isinstance(source, str):
         base = manifest_config(source)

@@ -29,7 +29,7 @@ def test_reward_fn_and_parallel_reach_the_one_world_engine():
     assert result["reward"] == {"car-00": 3.5}
     serial = paddock_ma.make("paddock/oval-batch-v0", **SMALL)
     parallel = paddock_ma.make("paddock/oval-batch-v0", parallel=True, **SMALL)
-    assert parallel.batch.step_kernel is not serial.batch.step_kernel and parallel.batch.step_kernel.__name__ \
+    assert parallel.engine.step_kernel is not serial.engine.step_kernel and parallel.engine.step_kernel.__name__ \
         .endswith("parallel")
 
 

@@ -25,17 +25,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..env.episodes import (
-    END_DESTROYED, END_REASON_NAMES, M_LEGAL_PROGRESS, METRIC_NAMES, EpisodeArrays, episode_dict, metrics_dict,
+    END_DESTROYED, END_REASON_NAMES, M_LEGAL_PROGRESS, EpisodeArrays, episode_dict, metrics_dict,
 )
 from ..errors import (
     EPISODE_ENDED, INVALID_ACTION, NOT_RESET, SNAPSHOT_REJECTED, UNKNOWN_DRIVER, ConfigError, PaddockError,
 )
 from ..value_rules import check_integer, check_placement
 from .tally import EpisodeTally
-
-
-# The example rewards live in paddock_ma.env.rewards (the one reward module); kept importable from here.
-from ..env.rewards import EXAMPLE_REWARDS, legal_progress_reward, progress_crash_reward  # noqa: E402, F401
 
 
 def check_options(max_lives, reset_placement, max_world_steps):
@@ -48,32 +44,32 @@ def check_options(max_lives, reset_placement, max_world_steps):
 class Lives:
     """Agent bookkeeping of W worlds x K controlled cars x ``max_lives`` lives over one BatchEnv."""
 
-    def __init__(self, batch, id_format: str, *, max_lives: int = 8, auto_reset: bool = False,
+    def __init__(self, engine, id_format: str, *, max_lives: int = 8, auto_reset: bool = False,
                  reset_placement: str | None = None, max_world_steps: int | None = None):
-        reset_placement = batch.reset_placement if reset_placement is None else reset_placement
+        reset_placement = engine.reset_placement if reset_placement is None else reset_placement
         check_options(max_lives, reset_placement, max_world_steps)
-        if reset_placement != batch.reset_placement:
+        if reset_placement != engine.reset_placement:
             raise ConfigError("reset_placement", f"got {reset_placement!r}, but the engine re-places with "
-                              f"{batch.reset_placement!r}: new lives are the engine's auto-reset (give "
+                              f"{engine.reset_placement!r}: new lives are the engine's auto-reset (give "
                               "BatchEnv(reset_placement=...) the same policy)")
-        self.batch = batch
+        self.engine = engine
         self.auto_reset = bool(auto_reset)
         self.max_lives = int(max_lives) if auto_reset else 1
         self.reset_placement = reset_placement
         self.max_world_steps = max_world_steps
-        w, k = batch.num_worlds, len(batch.controlled)
+        w, k = engine.num_worlds, len(engine.controlled)
         self.shape = (w, k)
         self.id_format = id_format
         # ids[w][k][life] and the reverse index agent -> (w, k, life)
         self.ids = [[[id_format.format(w=wi, driver=d, life=life) for life in range(self.max_lives)]
-                     for d in batch.controlled] for wi in range(w)]
+                     for d in engine.controlled] for wi in range(w)]
         self.possible_agents = [self.ids[wi][ki][life] for wi in range(w) for ki in range(k)
                                 for life in range(self.max_lives)]
         self.index = {a: (wi, ki, life) for wi in range(w) for ki in range(k)
                       for life, a in enumerate(self.ids[wi][ki])}
         if len(self.index) != len(self.possible_agents):
             raise ConfigError("id_format", f"{id_format!r} does not give unique agent ids")
-        self.obs_sizes = [int(n) for n in batch.obs_sizes]
+        self.obs_sizes = [int(n) for n in engine.obs_sizes]
         self.alive = np.zeros(self.shape, bool)
         self.life = np.zeros(self.shape, np.int32)
         self.world_over = np.ones(w, bool)
@@ -101,7 +97,7 @@ class Lives:
     # -- reset ----------------------------------------------------------------------------------
     def reset(self, seed=None):
         """Reset every world. Returns (result, list of (w, k)) of the agents that start."""
-        result = self.batch.reset(seed)
+        result = self.engine.reset(seed)
         self.life[:] = result.life
         self.alive[:] = ~result.done
         self.world_steps[:] = 0
@@ -122,7 +118,7 @@ class Lives:
         ``split(agent, value)`` returns ``(vehicle_action, pit_intent, pit_compound)`` for Dict
         action spaces.
         """
-        if self.batch.state is None:
+        if self.engine.state is None:
             raise PaddockError(NOT_RESET, "the environment has not been reset: call reset() before step()")
         if self.world_over.all() and not self.agents:
             raise PaddockError(EPISODE_ENDED, "the episode is over (no live agents): call reset()")
@@ -200,7 +196,7 @@ class Lives:
         # and its world goes on
         may_reset = (alive_before & ~cap[:, None] & (self.life < self.max_lives - 1)) if self.auto_reset else False
         try:
-            result = self.batch.step(acts, intents, compounds, auto_reset=may_reset)
+            result = self.engine.step(acts, intents, compounds, auto_reset=may_reset)
         except PaddockError as exc:
             where = getattr(exc, "where", None)
             if where is None:
@@ -233,7 +229,7 @@ class Lives:
                          truncated=(result.truncated & done) | cap_trunc, ended_ids=ended_ids, newborn=newborn,
                          reborn=reset_result, retired=done & ~newborn, capped=cap,
                          ended_progress=ended_progress, ended_steps=ended_steps,
-                         applied_controls=self.batch.applied_controls())
+                         applied_controls=self.engine.applied_controls())
 
     # -- snapshot -----------------------------------------------------------------------------------
     _ARRAYS = (("alive", bool), ("life", np.int32), ("world_over", bool), ("world_steps", np.int64),
@@ -257,7 +253,7 @@ class Lives:
     def snapshot(self) -> dict:
         """The engine's snapshot and this bookkeeping (alive lives, life counters, world steps, the running
         lives' progress and steps, the life totals), as one JSON-safe dict; ``restore`` brings both back."""
-        return {"engine": self.batch.snapshot(), "id_format": self.id_format, "max_lives": self.max_lives,
+        return {"engine": self.engine.snapshot(), "id_format": self.id_format, "max_lives": self.max_lives,
                 "shape": list(self.shape), "totals": dict(self.life_totals),
                 "arrays": {name: getattr(self, name).tolist() for name, _ in self._ARRAYS}}
 
@@ -282,7 +278,7 @@ class Lives:
             want = self.shape[:1] if name.startswith("world") else self.shape
             if array.shape != want:
                 reject(f"arrays.{name}: shape {array.shape}, expected {want}")
-        self.batch.restore(doc["engine"])         # raises snapshot_rejected (nothing changed) on a bad engine doc
+        self.engine.restore(doc["engine"])         # raises snapshot_rejected (nothing changed) on a bad engine doc
         for name, array in arrays.items():
             getattr(self, name)[...] = array
         self.tally.totals = totals
@@ -352,7 +348,7 @@ def info_for(lives: Lives, result, w: int, k: int, *, record: LivesStep | None =
         if newborn:
             return {"newborn": True, "life": int(result.life[w, k])}
         return {"life_summary": life_summary(record, w, k)} if ended else {}
-    info = {"driver": lives.batch.controlled[k], "life": int(result.life[w, k]),
+    info = {"driver": lives.engine.controlled[k], "life": int(result.life[w, k]),
             "world_step": int(lives.world_steps[w]), "episode": lives.episode_info(result, w, k)}
     if newborn:
         info["newborn"] = True
@@ -366,5 +362,4 @@ def info_for(lives: Lives, result, w: int, k: int, *, record: LivesStep | None =
     return info
 
 
-__all__ = ["Lives", "LivesStep", "EXAMPLE_REWARDS", "legal_progress_reward", "progress_crash_reward", "info_for",
-           "METRIC_NAMES"]
+__all__ = ["Lives", "LivesStep", "info_for"]

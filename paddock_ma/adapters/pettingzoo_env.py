@@ -64,11 +64,11 @@ class PaddockParallelEnv(ParallelEnv):
             raise ConfigError("render_mode", f"got {render_mode!r}; expected None or 'rgb_array'")
         reward_fn = reward_or_default(reward_fn, config.reward)
         check_options(max_lives, reset_placement, max_world_steps)
-        self.batch = BatchEnv(config, 1, reward_fn=reward_fn, reset_placement=reset_placement)
-        if pit_actions and not self.batch.pit_stops_enabled:
+        self.engine = BatchEnv(config, 1, reward_fn=reward_fn, reset_placement=reset_placement)
+        if pit_actions and not self.engine.pit_stops_enabled:
             raise ConfigError("pit_actions", "pit actions need rules.modules.pit_stops.enabled = true "
                               "and a track with a pit lane")
-        self.lives = Lives(self.batch, "{driver}@{life}", max_lives=max_lives, auto_reset=auto_reset,
+        self.lives = Lives(self.engine, "{driver}@{life}", max_lives=max_lives, auto_reset=auto_reset,
                            reset_placement=reset_placement, max_world_steps=max_world_steps)
         self.pit_actions = bool(pit_actions)
         self.render_mode = render_mode
@@ -78,7 +78,7 @@ class PaddockParallelEnv(ParallelEnv):
         self.agents = []
         self._obs_spaces = {}
         self._act_spaces = {}
-        n_compounds = len(self.batch.compounds)
+        n_compounds = len(self.engine.compounds)
         for agent, (_, k, _) in self.lives.index.items():
             self._obs_spaces[agent] = observation_space(self.lives.obs_sizes[k])
             vehicle = vehicle_action_space()
@@ -97,7 +97,7 @@ class PaddockParallelEnv(ParallelEnv):
 
     @property
     def config(self) -> EnvConfig:
-        return self.batch.config
+        return self.engine.config
 
     # -- API --------------------------------------------------------------------------------------
     def reset(self, seed=None, options=None):
@@ -124,14 +124,14 @@ class PaddockParallelEnv(ParallelEnv):
         the live agents' ``(observations, infos)`` as ``reset`` does; the next ``step`` continues exactly as
         the snapshotted env did. A document that does not fit raises PaddockError(snapshot_rejected)."""
         self.lives.restore(doc)
-        return self._start(self.batch.current_result())
+        return self._start(self.engine.current_result())
 
     def _split(self, agent, value):
         if not isinstance(value, dict) or set(value) != {"vehicle", "pit_intent", "pit_compound"}:
             raise PaddockError(INVALID_ACTION, f"actions.{agent}: got {value!r}; expected a dict with vehicle, "
                                "pit_intent and pit_compound (pit_actions=True)", f"actions.{agent}")
         intent, compound = value["pit_intent"], value["pit_compound"]
-        for name, v, n in (("pit_intent", intent, 3), ("pit_compound", compound, len(self.batch.compounds))):
+        for name, v, n in (("pit_intent", intent, 3), ("pit_compound", compound, len(self.engine.compounds))):
             problem = integer_problem(v, 0, n)
             if problem is not None:
                 raise PaddockError(INVALID_ACTION, f"actions.{agent}.{name}: {problem} (0..{n - 1})",
@@ -172,7 +172,7 @@ class PaddockParallelEnv(ParallelEnv):
 
     def state(self) -> np.ndarray:
         """uint64[1]: the world's state checksum (a cheap global state fingerprint)."""
-        return self.batch.checksums()
+        return self.engine.checksums()
 
     def render(self):
         if self.render_mode is None:
@@ -180,9 +180,9 @@ class PaddockParallelEnv(ParallelEnv):
             warnings.warn("render() called without render_mode='rgb_array'")
             return None
         from ..env.views.render import render_world
-        if self.batch.state is None:
+        if self.engine.state is None:
             raise PaddockError(NOT_RESET, "render() before reset()")
-        return render_world(self.batch, 0, size=self.render_size, rays=self.render_rays)
+        return render_world(self.engine, 0, size=self.render_size, rays=self.render_rays)
 
     def close(self):
         pass

@@ -72,9 +72,10 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         config = resolve_config(source, dict(cfg.get("overrides") or {}))
         reward = reward_or_default(cfg.get("reward"), config.reward)
         check_options(cfg.get("max_lives", 8), cfg.get("reset_placement", "random"), cfg.get("max_world_steps"))
-        self.batch = BatchEnv(config, int(cfg.get("num_worlds", 1)), reward_fn=resolve_reward(reward, "env_config.reward"),
-                              reset_placement=cfg.get("reset_placement", "random"))
-        self.lives = Lives(self.batch, "w{w}/{driver}@{life}", max_lives=cfg.get("max_lives", 8),
+        self.engine = BatchEnv(config, int(cfg.get("num_worlds", 1)),
+                               reward_fn=resolve_reward(reward, "env_config.reward"),
+                               reset_placement=cfg.get("reset_placement", "random"))
+        self.lives = Lives(self.engine, "w{w}/{driver}@{life}", max_lives=cfg.get("max_lives", 8),
                            auto_reset=cfg.get("auto_reset", True),
                            reset_placement=cfg.get("reset_placement", "random"),
                            max_world_steps=cfg.get("max_world_steps"))
@@ -93,7 +94,7 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         self.observation_spaces = {a: observation_space(self.lives.obs_sizes[k])
                                    for a, (_, k, _) in self.lives.index.items()}
         self.action_spaces = {a: vehicle_action_space() for a in self.possible_agents}
-        self.num_worlds = self.batch.num_worlds
+        self.num_worlds = self.engine.num_worlds
 
     # -- API --------------------------------------------------------------------------------------
     def reset(self, *, seed=None, options=None):
@@ -177,7 +178,7 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
         self.lives.restore(doc["lives"])
         self._seed_root, self._episodes = doc["seed_root"], int(doc["episodes"])
         self.last_endings = {}
-        return self._start(self.batch.current_result())
+        return self._start(self.engine.current_result())
 
     def life_totals(self) -> dict:
         """Totals over every life that ended in this env so far: ``lives_ended``, ``lives_crashed``
@@ -187,10 +188,10 @@ class PaddockMultiAgentEnv(MultiAgentEnv):
 
     def render(self):
         from ..env.views.render import render_world
-        return render_world(self.batch, 0)
+        return render_world(self.engine, 0)
 
     def checksums(self) -> np.ndarray:
-        return self.batch.checksums()
+        return self.engine.checksums()
 
 
 def register(name: str = ENV_NAME) -> str:

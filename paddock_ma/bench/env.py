@@ -134,9 +134,9 @@ def bench_paddock_env(seconds: float = 3.0, actions_from: str = "constant", phys
 
     env = PaddockEnv(env_bench_config(physics=physics))
     env.reset(seed=1)
-    env.batch.reset_drivers(np.ones((1, len(env.controlled)), bool), "random")    # as bench_batch_env
+    env.engine.reset_drivers(np.ones((1, len(env.controlled)), bool), "random")    # as bench_batch_env
     constant = {d: {"steering": 0.0, "throttle": 0.6, "brake": 0.0} for d in env.controlled}
-    batch = env.batch
+    batch = env.engine
     st = batch.state
     slots = np.asarray(batch.slots, np.int64)
     controls = np.zeros((1, len(slots), 3), np.float32)

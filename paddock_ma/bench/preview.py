@@ -75,7 +75,7 @@ def run(worlds: int = 16, steps: int = 2000, fps: float = 10.0, pairs: int = 8, 
                          daemon=True)
     reader.start()
     results.get(timeout=120)
-    env = CarVectorEnv("paddock/oval-batch-v0", worlds)
+    env = CarVectorEnv("paddock/oval-batch-v0", worlds, autoreset_mode="next_step")
     actions = np.tile([0.0, 1.0, 0.0], (env.num_envs, 1)).astype(np.float32)
     env.reset(seed=0)
     tap = attach_preview(env.engine, server, world=0, fps=fps)

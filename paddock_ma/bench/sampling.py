@@ -61,11 +61,12 @@ def bench_rllib_vector(env_id: str, worlds: int, seconds: float, rollout: int = 
     from ray.rllib.env.single_agent_env_runner import SingleAgentEnvRunner
     from ray.tune.registry import register_env
 
-    from ..adapters.vector_env import make_car_vector_env
     from ..catalog import env_config
+    from ..distributed.vector import make_vector_env
 
     n = worlds * len(env_config(env_id).controlled_drivers)
-    register_env("paddock_bench_cars", lambda cfg: make_car_vector_env(env_id, num_envs=cfg["num_envs"]))
+    register_env("paddock_bench_cars", lambda cfg: make_vector_env(env_id, num_envs=cfg["num_envs"],
+                                                                   autoreset_mode="next_step"))
     config = (PPOConfig().environment("paddock_bench_cars", normalize_actions=False, clip_actions=False)
               .env_runners(num_env_runners=0, num_envs_per_env_runner=n, rollout_fragment_length=rollout,
                            gym_env_vectorize_mode="vector_entry_point")
@@ -126,7 +127,7 @@ def bench_torch(env_id: str, worlds: int, seconds: float, rollout: int = 64) -> 
     from ..adapters.vector_env import CarVectorEnv
 
     torch.manual_seed(1)
-    env = CarVectorEnv(env_id, worlds)
+    env = CarVectorEnv(env_id, worlds, autoreset_mode="next_step")
     n, d = env.num_envs, env.single_observation_space.shape[0]
     policy = torch_policy(d)
     buf_obs, buf_noise, buf_act = torch.zeros(rollout, n, d), torch.zeros(rollout, n, 3), torch.zeros(rollout, n, 3)

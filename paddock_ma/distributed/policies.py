@@ -19,10 +19,9 @@ import importlib
 
 import numpy as np
 
-from ..env.seeding import GOLDEN_GAMMA, mix64
+from ..env.seeding import counter_bits
 
 BUILTIN = "builtin"
-_WORLD_STRIDE = np.uint64(0xD1B54A32D192ED03)    # an odd 64-bit constant spreading world indices apart
 
 
 class PolicyError(ValueError):
@@ -33,9 +32,8 @@ def random_policy(obs, *, worlds, seq, seed):
     """Uniform steering in [-1, 1], throttle in [0, 1], brake in [0, 0.25): counter-based (see above)."""
     w, k = obs.shape[0], obs.shape[1]
     with np.errstate(over="ignore"):
-        base = mix64(np.uint64(seed) * GOLDEN_GAMMA + np.asarray(worlds, np.uint64) * _WORLD_STRIDE)
-        counter = (np.uint64(seq) * np.uint64(k * 3) + np.arange(k * 3, dtype=np.uint64)).reshape(1, k, 3)
-        bits = mix64(base.reshape(w, 1, 1) + (counter + np.uint64(1)) * GOLDEN_GAMMA)
+        counter = (np.uint64(seq) * np.uint64(k * 3) + np.arange(k * 3, dtype=np.uint64)).reshape(k, 3)
+    bits = counter_bits(seed, worlds, counter)            # [W, K, 3]
     u = (bits >> np.uint64(40)).astype(np.float32) * np.float32(1.0 / (1 << 24))
     out = np.empty((w, k, 3), np.float32)
     out[..., 0] = 2.0 * u[..., 0] - 1.0

@@ -1,17 +1,20 @@
-"""FleetVectorEnv: a gymnasium ``VectorEnv`` over a ShardFleet, one sub-environment per controlled car.
+"""FleetVectorEnv: a gymnasium ``VectorEnv`` over a ShardFleet, one sub-environment per controlled car; and
+``make_vector_env``, the one factory of the car vector envs (gymnasium's entry point for the catalogue's ids).
 
-The cluster twin of ``paddock_ma.adapters.vector_env.CarVectorEnv``: the same spaces, sub-environment order
-(sub-environment ``i`` is car ``i % K`` of global world ``i // K``), reward names and info keys, so a
-trainer moves from one process to a Ray cluster by changing the class (or ``make_vector_env``'s
-``num_shards``). Worlds are seeded from their global index, so with the same seed a FleetVectorEnv of
-S shards x W worlds gives the numbers of a CarVectorEnv of S x W worlds in ``same_step`` mode.
+The cluster twin of ``paddock_ma.adapters.vector_env.CarVectorEnv``: both are ``adapters.vector_base``'s
+``PaddockVectorEnv`` (the same spaces, options, sub-environment order: sub-environment ``i`` is car
+``i % K`` of global world ``i // K``, reward names, info keys and default autoreset mode), so a trainer
+moves from one process to a Ray cluster by one argument: ``num_shards`` (``gymnasium.make_vec(env_id,
+num_envs=N, num_shards=S)``). Worlds are seeded from their global index, so with the same seed a
+FleetVectorEnv of S shards x W worlds gives the numbers of a CarVectorEnv of S x W worlds.
 
 Shapes: observations float32[N, D] (N = S x W x K), actions float32[N, 3] (steering [-1, 1], throttle
 [0, 1], brake [0, 1]), rewards float32[N] (from the step's reward-neutral metrics), terminations and
 truncations bool[N]. Autoreset is ``same_step`` only (the shards reset a car inside its running world in
-the step that ends its episode): the returned observation of such a car is its new episode's first,
-``infos["final_obs"]`` (object array, mask ``infos["_final_obs"]``) holds the last one. ``infos`` also has
-``episode_id``, ``life`` and ``end_reason`` int32[N] of the episode each returned observation belongs to.
+the step that ends its episode; the default of both vector envs): the returned observation of such a car
+is its new episode's first, ``infos["final_obs"]`` (object array, mask ``infos["_final_obs"]``) holds the
+last one. ``infos`` also has ``episode_id``, ``life`` and ``end_reason`` int32[N] of the episode each
+returned observation belongs to.
 
 ``step_async`` hands each shard its slice of the actions; ``step_wait`` collects the shards as they answer
 (no shard waits for another) and recovers failed ones (``ShardFleet``): a step never comes back twice
@@ -21,20 +24,20 @@ or short. Ray must be initialised (``ray.init(address=...)``) before ``reset``.
 from __future__ import annotations
 
 import numpy as np
-from gymnasium.vector import AutoresetMode, VectorEnv
-from gymnasium.vector.utils import batch_space
+from gymnasium.vector import AutoresetMode
 
-from ..adapters.spaces import final_obs_info, observation_space, vehicle_action_space
-from ..catalog import resolve_config_dict
+from ..adapters.spaces import final_obs_info
+from ..adapters.vector_base import DEFAULT_AUTORESET_MODE, PaddockVectorEnv
+from ..catalog import resolve_config, resolve_config_dict
 from ..env.config.root import EnvConfig
+from ..env.rewards import engine_reward
+from ..env.seeding import fresh_seed
 from ..errors import ConfigError
-from ..env.rewards import DEFAULT_REWARD, resolve_reward
-from ..env.seeding import check_seed, fresh_seed
-from ..value_rules import check_integer, check_placement
+from ..value_rules import check_integer
 from .fleet import ShardFleet
 
 
-class FleetVectorEnv(VectorEnv):
+class FleetVectorEnv(PaddockVectorEnv):
     """Every controlled car of ``num_shards x worlds_per_shard`` worlds on a Ray cluster (see above).
 
     config_or_env_id: a catalogue id or an EnvConfig dict; overrides: config keys merged over it.
@@ -42,47 +45,32 @@ class FleetVectorEnv(VectorEnv):
     fleet_options: keywords for ShardFleet (``deadline_s``, ``snapshot_every``, ``max_consecutive_failures``).
     """
 
-    metadata = {"render_modes": [], "autoreset_mode": AutoresetMode.SAME_STEP}
+    AUTORESET_MODES = (AutoresetMode.SAME_STEP,)
+    metadata = {"render_modes": [], "autoreset_mode": DEFAULT_AUTORESET_MODE}
 
     def __init__(self, config_or_env_id="paddock/oval-batch-v0", num_shards: int = 1, worlds_per_shard: int = 1, *,
-                 reset_placement: str = "random", start_placement: str = "random", reward=DEFAULT_REWARD,
-                 fleet_options: dict | None = None, **overrides):
-        for name, value in (("reset_placement", reset_placement), ("start_placement", start_placement)):
-            check_placement(value, name)
+                 autoreset_mode: AutoresetMode | str = DEFAULT_AUTORESET_MODE, reset_placement: str = "random",
+                 start_placement: str = "random", reward=None, fleet_options: dict | None = None, **overrides):
         num_shards = check_integer(num_shards, "num_shards", low=1)
         worlds_per_shard = check_integer(worlds_per_shard, "worlds_per_shard", low=1)
-        self.config = resolve_config_dict(config_or_env_id, overrides)
-        spec = EnvConfig.from_dict(self.config)
-        self.reward_fn = resolve_reward(reward)
+        self.config = resolve_config_dict(config_or_env_id, overrides)      # the dict the shards are sent
+        config = EnvConfig.from_dict(self.config)
+        reward = self.configure(config, num_shards * worlds_per_shard,
+                                autoreset_mode=autoreset_mode, reset_placement=reset_placement,
+                                start_placement=start_placement, reward=reward)
+        self.reward_fn = engine_reward(config.reward, reward, "reward")    # computed here from the shards' metrics
         self.num_shards, self.worlds_per_shard = num_shards, worlds_per_shard
-        self.cars_per_world = len(spec.controlled_drivers)
-        self.num_worlds = num_shards * worlds_per_shard
-        self.num_envs = self.num_worlds * self.cars_per_world
-        self.reset_placement, self.start_placement = reset_placement, start_placement
         self.fleet_options = dict(fleet_options or {})
-        self._obs_size = None
         self.fleet: ShardFleet | None = None
         self._actions = None
         self._seq = 0
-        self.single_action_space = vehicle_action_space()
-        self.action_space = batch_space(self.single_action_space, self.num_envs)
-
-    def _set_observation_space(self, d: int) -> None:
-        if self._obs_size != d:
-            self._obs_size = d
-            self.single_observation_space = observation_space(d)
-            self.observation_space = batch_space(self.single_observation_space, self.num_envs)
 
     # -- gymnasium API ------------------------------------------------------------------------------
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start (or restart) the fleet with every world seeded from ``seed``; -> (obs[N, D], infos)."""
-        if options:
-            raise ConfigError("options", f"got {sorted(options)}; this vector env takes no reset options")
+        seed = self.begin_reset(seed, options)
         if seed is None:
-            seed = fresh_seed()
-        else:
-            seed = check_seed(seed)
-            self.action_space.seed(seed)
+            seed = fresh_seed()            # the shards need the seed: drawn here, not in each of them
         if self.fleet is not None:
             self.fleet.shutdown()
         k = self.cars_per_world
@@ -97,11 +85,9 @@ class FleetVectorEnv(VectorEnv):
             pass
         self._seq = 0
         obs = np.concatenate([sh.obs for sh in self.fleet.shards]).astype(np.float32, copy=False)
-        self._set_observation_space(obs.shape[-1])
         heads = [sh.head for sh in self.fleet.shards]
-        infos = {key: np.concatenate([h[key] for h in heads]).reshape(self.num_envs).astype(np.int32)
-                 for key in ("episode_id", "life")}
-        infos["end_reason"] = np.zeros(self.num_envs, np.int32)
+        infos = self.episode_infos(np.concatenate([h["episode_id"] for h in heads]),
+                                   np.concatenate([h["life"] for h in heads]), np.zeros(self.num_envs, np.int32))
         return obs.reshape(self.num_envs, -1).copy(), infos
 
     def step_async(self, actions) -> None:
@@ -127,9 +113,9 @@ class FleetVectorEnv(VectorEnv):
         rewards = np.asarray(self.reward_fn(metrics), np.float32).reshape(n)
         terminated, truncated = cat("terminated").reshape(n), cat("truncated").reshape(n)
         done = terminated | truncated
-        infos = {"episode_id": (cat("episode_id").reshape(n) + done).astype(np.int32),
-                 "life": (cat("life").reshape(n) + done).astype(np.int32),
-                 "end_reason": np.where(done, 0, cat("end_reason").reshape(n)).astype(np.int32)}
+        # the episode each returned observation belongs to: an ended car's is its new one (same_step)
+        infos = self.episode_infos(cat("episode_id").reshape(n) + done, cat("life").reshape(n) + done,
+                                   np.where(done, 0, cat("end_reason").reshape(n)))
         if done.any():
             last = np.concatenate([p["final_obs"] if p["final_obs"] is not None else p["obs"] for p in parts])
             infos["final_obs"], infos["_final_obs"] = final_obs_info(last.reshape(n, -1), done), done
@@ -146,15 +132,33 @@ class FleetVectorEnv(VectorEnv):
             self.fleet = None
 
 
-def make_vector_env(env_id: str, num_worlds: int, *, num_shards: int | None = None, **kwargs):
-    """``CarVectorEnv`` in this process (``num_shards`` None) or a FleetVectorEnv of ``num_shards`` shards
-    holding ``num_worlds`` worlds between them (``num_worlds`` a multiple of ``num_shards``): the one argument
-    that moves a trainer from one process to the cluster. In-process, ``autoreset_mode`` is ``same_step``
-    (the fleet's) unless given."""
+def make_vector_env(env_id, num_envs: int | None = None, *, num_worlds: int | None = None,
+                    num_shards: int | None = None, **kwargs) -> PaddockVectorEnv:
+    """The car vector env of ``env_id`` (a catalogue id, or a config dict): a ``CarVectorEnv`` in this
+    process, or with ``num_shards`` a FleetVectorEnv of that many Ray shards holding the worlds between
+    them, with the same spaces, options and default autoreset mode (``adapters.vector_base``): the one
+    argument that moves a trainer from one process to the cluster.
+
+    ``num_envs`` sub-environments (a multiple of the env's K controlled cars a world; default K) or
+    ``num_worlds`` worlds (which wins: gymnasium always passes a ``num_envs``); with ``num_shards``, the
+    worlds must be a multiple of it. Other keywords go to the vector env (``autoreset_mode``, placements,
+    ``reward``, config overrides; in process ``parallel``, ``render_mode``; the fleet's ``fleet_options``).
+    Registered with gymnasium for every catalogued id: ``gymnasium.make_vec("paddock/oval-batch-v0",
+    num_envs=64)``, ``gymnasium.make_vec(..., num_envs=512, num_shards=8)``.
+    """
+    kwargs.pop("vectorization_mode", None)
+    kwargs.pop("vector_kwargs", None)
+    if num_worlds is None:
+        k = len(resolve_config(env_id).controlled_drivers)       # the catalogue's (or the dict's) K
+        n = k if num_envs is None else num_envs
+        if not isinstance(n, int) or n < k or n % k:
+            raise ConfigError("num_envs", f"got {num_envs!r}; {env_id} has {k} controlled cars a world, so "
+                              f"num_envs must be a multiple of {k}")
+        num_worlds = n // k
     if num_shards is None:
         from ..adapters.vector_env import CarVectorEnv
-        kwargs.setdefault("autoreset_mode", "same_step")
         return CarVectorEnv(env_id, num_worlds, **kwargs)
+    num_shards = check_integer(num_shards, "num_shards", low=1)
     if num_worlds % num_shards:
         raise ConfigError("num_worlds", f"got {num_worlds}; it must be a multiple of num_shards ({num_shards})")
     return FleetVectorEnv(env_id, num_shards, num_worlds // num_shards, **kwargs)

@@ -20,7 +20,7 @@ import numpy as np
 from ..sim.core.jit import kernel
 from ..sim.core.layout import I_MANUAL, I_PIT_INTENT, I_PIT_TARGET, I_TERMINATED, I_TRUNCATED
 from ..errors import INVALID_ACTION, UNKNOWN_DRIVER, PaddockError, suggest
-from ..value_rules import integer_problem
+from ..value_rules import integer_problem, is_finite_number, number_problem
 
 VEHICLE_FIELDS = ("steering", "throttle", "brake")
 OPTIONAL_FIELDS = ("pit_intent", "pit_compound")
@@ -80,17 +80,14 @@ def member_of(arr: np.ndarray, values) -> np.ndarray:
 
 
 def _number(value, driver: str, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise PaddockError(INVALID_ACTION,
-                           f"actions.{driver}.{name}: got {value!r}; expected a finite number "
-                           f"(range {ACTION_BOUNDS[name][0]}..{ACTION_BOUNDS[name][1]}, clamped)",
-                           f"actions.{driver}.{name}")
-    value = float(value)
-    if not math.isfinite(value):
-        raise PaddockError(INVALID_ACTION, f"actions.{driver}.{name}: got {value!r}; expected a finite number",
-                           f"actions.{driver}.{name}")
+    """An action field's value clamped to its bounds, or PaddockError naming it: a non-finite float is
+    refused as such; anything else that is not a number also hears the field's range."""
     lo, hi = ACTION_BOUNDS[name]
-    return min(max(value, lo), hi)
+    if not is_finite_number(value):
+        hint = "" if isinstance(value, (float, np.floating)) else f" (range {lo}..{hi}, clamped)"
+        raise PaddockError(INVALID_ACTION, f"actions.{driver}.{name}: {number_problem(value)}{hint}",
+                           f"actions.{driver}.{name}")
+    return min(max(float(value), lo), hi)
 
 
 def _one_action(action, driver: str, compounds, pit_stops_enabled: bool, in_active_stop: bool):

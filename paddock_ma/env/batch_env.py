@@ -1,15 +1,13 @@
 """BatchEnv: W worlds of one configuration, stepped as arrays in one numba call per stage.
 
-Shapes (K = controlled drivers, D = observation size, M = len(METRIC_NAMES)):
+Shapes (K = controlled drivers, D = observation size):
 
 * ``step(actions)``: actions float32[W, K, 3] (steering [-1, 1], throttle [0, 1], brake [0, 1]), optional
   ``pit_intent`` int[W, K] (-1 = unchanged, 0/1/2) and ``pit_compound`` int[W, K] (-1, or an index into
-  the rules' compounds). Returns a ``BatchResult``.
-* ``BatchResult``: ``obs`` float32[W, K, D]; ``reward`` float32[W, K] or None; ``terminated``,
-  ``truncated`` bool[W, K]; ``end_reason``, ``episode_id``, ``episode_step``, ``life`` int32[W, K];
-  ``metrics`` float32[W, K, M]; ``reset_mask`` bool[W, K] (cars auto-reset after this step, whose
-  ``obs`` is already the new life's and whose last observation is in ``final_obs``; ``reset_result``
-  is their ``reset_drivers`` result: the new episodes' ids, lives and steps).
+  the rules' compounds). Returns a ``BatchResult`` (``batch_result.py``: obs [W, K, D], reward, flags,
+  episode arrays, metrics, the auto-reset cars).
+* The read-only queries of the worlds as they are now (running cars, episodes, clocks, seeds, positions,
+  checksums) are ``world_reads.WorldReads``, the base class.
 
 Per step: actions are validated (nothing is stepped on a bad one), scattered into the per-slot action
 buffer, then one ``step_worlds`` call runs ``frame_skip`` ticks of every world, one ``sense_worlds``
@@ -19,62 +17,37 @@ observation vectors. Only the optional reward callback runs Python per driver.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
+from ..errors import INVALID_ACTION, ConfigError, PaddockError
 from ..sim.core import layout as L
 from ..sim.core.state import WorldState
 from ..sim.step import step_worlds, step_worlds_parallel
 from ..sim.track.load import TrackFormatError, load_track, paddockjs_track_document
+from ..value_rules import check_integer, check_placement
 from .actions import (
     ARRAY_OK, action_array, apply_action_arrays, check_action_arrays, pit_array, raise_array_error,
 )
+from .batch_result import BatchResult
 from .config.root import EnvConfig
-from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics, running_slots
-from ..errors import INVALID_ACTION, NOT_RESET, ConfigError, PaddockError
-from .reset.interactions import flags_for_slots
+from .episodes import METRIC_NAMES, EpisodeArrays, compute_metrics
 from .observations import observation_spec, resolve_senses, vector_schema
+from .reset.interactions import flags_for_slots
 from .reset.placements import place, policy_placements
-from .rewards import engine_reward
 from .reset.scenarios import scenario_placements
-from .sensor_layout import SensorLayout
-from .reset.start import (  # noqa: F401  (re-exported names)
-    COMPOUND_INDEX, car_params, rules_from_config, start_state,
-)
+from .reset.start import COMPOUND_INDEX, car_params, rules_from_config, start_state
+from .rewards import engine_reward
 from .seeding import check_seed, fresh_seed
-from ..value_rules import check_integer, check_placement
+from .sensor_layout import SensorLayout
+from .world_reads import WorldReads
 
 # interaction flags through which a car enters other cars' observations (rays, radar, race order)
 _SEEN_BY_OTHERS = L.FLAG_RAY_VISIBLE | L.FLAG_RADAR_VISIBLE | L.FLAG_CLASSIFIED
 # "not given" for the optional per-step arrays of the action kernels
 _NONE_INT8 = np.zeros((0, 0), np.int8)
-_APPLIED = np.array([L.F_APPLIED_STEER, L.F_APPLIED_THROTTLE, L.F_APPLIED_BRAKE], np.int64)
 
 
-@dataclass
-class BatchResult:
-    """Arrays of one batched reset or step (see the module docstring for shapes)."""
-    obs: np.ndarray
-    reward: np.ndarray | None
-    terminated: np.ndarray
-    truncated: np.ndarray
-    end_reason: np.ndarray
-    episode_id: np.ndarray
-    episode_step: np.ndarray
-    life: np.ndarray
-    metrics: np.ndarray
-    reset_mask: np.ndarray
-    final_obs: np.ndarray | None
-    world_step: np.ndarray
-    reset_result: "BatchResult | None" = None
-
-    @property
-    def done(self) -> np.ndarray:
-        return self.terminated | self.truncated
-
-
-class BatchEnv:
+class BatchEnv(WorldReads):
     """W independent worlds of one ``EnvConfig``; the engine under PaddockEnv, the adapters and shards.
 
     auto_reset: reset a controlled car through ``reset_drivers`` as soon as its episode ends, with the
@@ -149,6 +122,13 @@ class BatchEnv:
         self._scenario = None
         self.observers: tuple = ()       # called after reset, step and reset_drivers (add_observer)
 
+    @property
+    def engine(self) -> "BatchEnv":
+        """This BatchEnv: every front end (PaddockEnv, the adapters, the vector envs, the protocol's
+        Dispatcher) names the BatchEnv it drives ``engine``, and a BatchEnv is its own, so whoever needs the
+        engine of any of them (a live preview, a test) reads ``.engine``."""
+        return self
+
     # -- observers -----------------------------------------------------------------------------------
     def add_observer(self, observer) -> None:
         """Call ``observer(call, engine)`` after every ``reset``, ``step`` and ``reset_drivers`` of this
@@ -219,17 +199,6 @@ class BatchEnv:
         return self._scenario[driver_id]
 
     # -- step ----------------------------------------------------------------------------------
-    def _require_reset(self):
-        if self.state is None:
-            raise PaddockError(NOT_RESET, "the environment has not been reset: call reset() first")
-
-    def running_mask(self) -> np.ndarray:
-        """bool[W, K]: controlled drivers whose episode is running (neither terminated nor truncated)."""
-        self._require_reset()
-        out = np.empty((self.num_worlds, len(self.controlled)), bool)
-        running_slots(self.state.cars_i, self.slots, out)
-        return out
-
     def step(self, actions, pit_intent=None, pit_compound=None, release=None, worlds=None, *,
              auto_reset=None) -> BatchResult:
         """One env step of every world (or of the worlds in ``worlds``). Raises PaddockError (nothing
@@ -390,82 +359,12 @@ class BatchEnv:
         engine's buffer, overwritten by the next call; driver k's vector is ``[:obs_sizes[k]]``)."""
         return self._obs
 
-    def applied_controls(self) -> np.ndarray:
-        """float32[W, K, 3]: steering, throttle and brake each controlled car applied in the latest
-        tick (an out-of-range action is applied clamped; a built-in or released car's own controls)."""
-        self._require_reset()
-        return self.state.cars_f[:, self.slots][:, :, _APPLIED].astype(np.float32)
-
-    def builtin_actions(self, out: np.ndarray | None = None) -> np.ndarray:
-        """float32[W, K, 3]: the built-in driver's steering, throttle and brake for every controlled car in
-        the worlds as they are now (what it would drive next step; pass them to ``step`` to let it drive).
-        ``out``: an optional float32[W, K, 3] C-contiguous buffer to write them into (returned)."""
-        from ..sim.driver.builtin import ai_actions
-
-        self._require_reset()
-        shape = (self.num_worlds, len(self.controlled), 3)
-        if out is None:
-            out = np.zeros(shape, np.float32)
-        elif out.shape != shape or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise PaddockError("invalid_request", f"out: expected a C-contiguous float32 array of shape {shape}, "
-                               f"got {out.dtype} {out.shape}", "out")
-        st = self.state
-        ai_actions(self.track, st.cars_f, st.cars_i, st.car_params, st.car_flags, st.rules, self.slots, out)
-        return out
-
-    def episodes(self, worlds=None) -> EpisodeArrays:
-        """The episode arrays ([n, K]: terminated, truncated, end reason, episode id and step, life) of the
-        controlled cars of ``worlds`` (a list of world indices, None = every world) as they are now."""
-        self._require_reset()
-        ci = self.state.cars_i if worlds is None else self.state.cars_i[self._rows(worlds)]
-        return EpisodeArrays.gather(ci, self.slots)
-
-    def world_steps(self, worlds=None) -> np.ndarray:
-        """int64[n]: env steps each world of ``worlds`` (world indices, None = every world) has taken
-        since its reset."""
-        self._require_reset()
-        return self.state.world_i[self._rows(worlds), L.WI_ENV_STEP].copy()
-
-    def elapsed_seconds(self, worlds=None) -> np.ndarray:
-        """float64[n]: simulated seconds since the reset of each world of ``worlds`` (None = every world)."""
-        self._require_reset()
-        return self.state.world_f[self._rows(worlds), L.WF_TIME].copy()
-
-    def world_seeds(self, worlds=None) -> np.ndarray:
-        """int64[n]: the seed each world of ``worlds`` (None = every world) was last reset with."""
-        self._require_reset()
-        return self.state.world_i[self._rows(worlds), L.WI_SEED].copy()
-
-    @staticmethod
-    def _rows(worlds):
-        return slice(None) if worlds is None else np.asarray(worlds, np.int64)
-
-    def car_positions(self) -> np.ndarray:
-        """float64[W, K, 2]: each controlled car's centre (x, y) in track metres."""
-        self._require_reset()
-        return self.state.cars_f[:, self.slots][:, :, [L.F_X, L.F_Y]].copy()
-
-    def track_outline(self) -> dict:
-        """The track's geometry for drawing: ``centre``, ``left`` and ``right`` (the edges of the racing
-        surface, in the direction of travel), each float64[N, 2] in metres (x, y) at the track's N
-        centreline samples."""
-        tr = self.track
-        centre = np.stack([tr.cx, tr.cy], axis=1).astype(np.float64)
-        right_normal = np.stack([tr.cnx, tr.cny], axis=1).astype(np.float64)
-        half = np.broadcast_to(np.asarray(tr.half_width, np.float64), np.shape(tr.cx))[:, None]
-        return {"centre": centre, "left": centre - half * right_normal, "right": centre + half * right_normal}
-
     @property
     def latest_metrics(self) -> np.ndarray:
         """float32[W, K, M]: the metrics (columns METRIC_NAMES) of the latest call (the engine's buffer)."""
         return self._metrics
 
     # -- state ---------------------------------------------------------------------------------
-    def checksums(self) -> np.ndarray:
-        """uint64[W] state checksum of every world."""
-        self._require_reset()
-        return self.state.checksums()
-
     def snapshot(self, key: bytes | None = None) -> dict:
         """The worlds' state as a JSON-safe, checksummed document (``WorldState.snapshot``); with ``key``
         (bytes) it carries an HMAC-SHA-256 a ``restore(doc, key=...)`` requires (for untrusted transports:

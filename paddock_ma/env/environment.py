@@ -22,20 +22,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..sim.core import layout as L
-from .actions import action_spec, member_of, paddockjs_action_error, validate_actions
+from .actions import action_spec, paddockjs_action_error, validate_actions
 from .batch_env import BatchEnv
-from .reset.start import COMPOUND_INDEX
 from .config.root import EnvConfig
 from .episodes import episode_dicts, metrics_dicts
 from ..errors import INTERNAL_ERROR, INVALID_REQUEST, NOT_RESET, PaddockError
 from .views.events import race_flags, world_events
-from .observations import object_view
+from .views.observation_object import object_view
 from .rewards import VectorReward
 from .reset.scenarios import parse_placements
 from .views.state_view import paddockjs_state
 
 STATE_OUTPUTS = ("full", "minimal", "none")
-_ACTIVE_STOP = (L.PIT_ENTERING, L.PIT_QUEUED, L.PIT_SERVICING, L.PIT_EXITING)
 
 
 class RewardCallbackError(PaddockError):
@@ -50,48 +48,48 @@ class RewardCallbackError(PaddockError):
 class PaddockEnv:
     """One race world with the PaddockJS environment contract (see the module docstring)."""
 
-    def __init__(self, config: EnvConfig | dict | None = None, **batch_options):
-        self._batch_options = batch_options
+    def __init__(self, config: EnvConfig | dict | None = None, **engine_options):
+        self._engine_options = engine_options
         self._build(config if isinstance(config, EnvConfig) else EnvConfig.from_dict(config))
 
     @classmethod
-    def world_of(cls, batch: BatchEnv, w: int) -> "PaddockEnv":
-        """The dict API over world ``w`` of an existing ``batch`` (the worker protocol's worlds).
+    def world_of(cls, engine: BatchEnv, w: int) -> "PaddockEnv":
+        """The dict API over world ``w`` of an existing ``engine`` (the worker protocol's worlds).
 
-        A view shares the batch: its ``reset`` re-seeds world ``w`` alone and its ``step`` steps world
-        ``w`` alone; a reset whose options change the config needs a new batch (rejected here).
+        A view shares the engine: its ``reset`` re-seeds world ``w`` alone and its ``step`` steps world
+        ``w`` alone; a reset whose options change the config needs a new engine (rejected here).
         """
         env = cls.__new__(cls)
-        env._batch_options = None
-        env._attach(batch, w)
+        env._engine_options = None
+        env._attach(engine, w)
         return env
 
     def _build(self, config: EnvConfig):
         # a PaddockJS reward(context) is called here, per driver; the engine computes only vectorised ones
         context_reward = config.reward is not None and not isinstance(config.reward, VectorReward)
         engine_config = config.merged({"reward": None}) if context_reward else config
-        previous = getattr(self, "batch", None)
-        batch = BatchEnv(engine_config, 1, copy_obs=False, **self._batch_options)
+        previous = getattr(self, "engine", None)
+        engine = BatchEnv(engine_config, 1, copy_obs=False, **self._engine_options)
         for observer in previous.observers if previous is not None else ():
-            batch.add_observer(observer)      # a reset with config options rebuilds the engine: keep its watchers
-        self._attach(batch, 0)
+            engine.add_observer(observer)      # a reset with config options rebuilds the engine: keep its watchers
+        self._attach(engine, 0)
         self.config = config
 
-    def _attach(self, batch: BatchEnv, w: int):
-        self.config = batch.config
-        self.batch = batch
+    def _attach(self, engine: BatchEnv, w: int):
+        self.config = engine.config
+        self.engine = engine
         self.w = w
-        self.controlled = batch.controlled
-        self._config_driver_ids = tuple(d.id for d in batch.config.drivers)
+        self.controlled = engine.controlled
+        self._config_driver_ids = tuple(d.id for d in engine.config.drivers)
         self._prev_state = None
         self._last = None
 
     # -- specs --------------------------------------------------------------------------------
     def get_action_spec(self) -> dict:
-        return action_spec(self.controlled, self.batch.compounds)
+        return action_spec(self.controlled, self.engine.compounds)
 
     def get_observation_spec(self) -> dict:
-        return self.batch.get_observation_spec()
+        return self.engine.get_observation_spec()
 
     # -- reset --------------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> dict:
@@ -100,14 +98,14 @@ class PaddockEnv:
             if not isinstance(options, dict):
                 raise PaddockError(INVALID_REQUEST, f"options: expected an object, got {type(options).__name__}",
                                    "options")
-            if self._batch_options is None:
+            if self._engine_options is None:
                 raise PaddockError(INVALID_REQUEST, "options: this world shares its engine with other worlds; "
                                    "config options apply to every world (rebuild the engine instead)", "options")
             self._build(self.config.merged(options))
-        if self.batch.num_worlds == 1 or self.batch.state is None:
-            self.batch.reset(seed)
+        if self.engine.num_worlds == 1 or self.engine.state is None:
+            self.engine.reset(seed)
         else:
-            self.batch.reset(seed, worlds=self._world_selection())
+            self.engine.reset(seed, worlds=self._world_selection())
         self._last = self._build_result(scope=None, reward=None, action_errors=[], state_output=None)
         return self._last
 
@@ -115,22 +113,22 @@ class PaddockEnv:
     def step(self, actions: dict) -> dict:
         """Validate ``{driver: action}`` (nothing is stepped on an error), step ``frame_skip`` ticks."""
         self._require_reset()
-        batch = self.batch
+        engine = self.engine
         w = self.w
         validated = validate_actions(
-            actions, controlled=batch.controlled_index, running=batch.running_mask()[w],
-            num_slots=len(self.controlled), compounds=batch.compounds,
-            pit_stops_enabled=batch.pit_stops_enabled,
-            in_active_stop=self._active_stops,
+            actions, controlled=engine.controlled_index, running=engine.running_mask()[w],
+            num_slots=len(self.controlled), compounds=engine.compounds,
+            pit_stops_enabled=engine.pit_stops_enabled,
+            in_active_stop=lambda: engine.active_pit_stops(w),
             policy=self.config.action_policy, all_drivers=self.config_driver_ids)
         intents = compounds = None
         if (validated.pit_intent >= 0).any() or (validated.pit_compound >= 0).any():
             intents, compounds = self._rows(validated.pit_intent, -1), self._rows(validated.pit_compound, -1)
         self._prev_state = self._last
-        before = race_flags(batch, w)
-        stepped = batch.step(self._rows(validated.controls, 0.0), pit_intent=intents, pit_compound=compounds,
-                             release=self._rows(validated.release, 0),
-                             worlds=None if batch.num_worlds == 1 else self._world_selection())
+        before = race_flags(engine, w)
+        stepped = engine.step(self._rows(validated.controls, 0.0), pit_intent=intents, pit_compound=compounds,
+                              release=self._rows(validated.release, 0),
+                              worlds=None if engine.num_worlds == 1 else self._world_selection())
         result = self._build_result(scope=None, reward=None, action_errors=validated.errors, state_output=None,
                                     before=before)
         if stepped.reward is not None:       # the engine's vectorised reward (the config's VectorReward)
@@ -140,22 +138,17 @@ class PaddockEnv:
         self._last = result
         return result
 
-    def _active_stops(self) -> np.ndarray:
-        """bool[K]: the controlled cars of this world that are in an active pit stop."""
-        ci = self.batch.state.cars_i[self.w]
-        return member_of(ci[self.batch.slots, L.I_PIT_STATUS], _ACTIVE_STOP)
-
     def _world_selection(self) -> np.ndarray:
         """bool[W]: this world alone."""
-        mask = np.zeros(self.batch.num_worlds, bool)
+        mask = np.zeros(self.engine.num_worlds, bool)
         mask[self.w] = True
         return mask
 
     def _rows(self, values: np.ndarray, fill) -> np.ndarray:
-        """``values`` ([K, ...], this world's) as the batch's [W, K, ...] array, ``fill`` elsewhere."""
-        if self.batch.num_worlds == 1:
+        """``values`` ([K, ...], this world's) as the engine's [W, K, ...] array, ``fill`` elsewhere."""
+        if self.engine.num_worlds == 1:
             return values[None]
-        out = np.full((self.batch.num_worlds,) + values.shape, fill, values.dtype)
+        out = np.full((self.engine.num_worlds,) + values.shape, fill, values.dtype)
         out[self.w] = values
         return out
 
@@ -200,15 +193,15 @@ class PaddockEnv:
             raise PaddockError(INVALID_REQUEST, f"state_output: got {state_output!r}; expected one of "
                                f"{', '.join(STATE_OUTPUTS)}", "state_output")
         parsed = parse_placements(placements, {d: k for k, d in enumerate(self.controlled)})
-        batch = self.batch
-        mask = np.zeros((batch.num_worlds, len(self.controlled)), bool)
+        engine = self.engine
+        mask = np.zeros((engine.num_worlds, len(self.controlled)), bool)
         resolved = []
         for k, driver in enumerate(self.controlled):
             if driver in parsed:
                 mask[self.w, k] = True
                 p = parsed[driver]
-                resolved.append(p if p is not None else batch.scenario_placement(driver))
-        batch.reset_drivers(mask, resolved)
+                resolved.append(p if p is not None else engine.scenario_placement(driver))
+        engine.reset_drivers(mask, resolved)
         reset_ids = [d for d in self.controlled if d in parsed]
         result = self._build_result(scope=reset_ids if scope == "reset" else None, reward=None, action_errors=[],
                                     state_output=state_output)
@@ -236,24 +229,24 @@ class PaddockEnv:
         return self._state(output)
 
     def snapshot(self) -> dict:
-        return self.batch.snapshot()
+        return self.engine.snapshot()
 
     def restore(self, doc: dict) -> dict:
-        self.batch.restore(doc)
+        self.engine.restore(doc)
         self._last = self._build_result(scope=None, reward=None, action_errors=[], state_output=None)
         return self._last
 
     def checksum(self) -> int:
         self._require_reset()
-        return int(self.batch.checksums()[self.w])
+        return int(self.engine.checksums()[self.w])
 
     def close(self) -> None:
-        self.batch.close()
+        self.engine.close()
         self._last = None
 
     # -- result building ----------------------------------------------------------------------
     def _require_reset(self):
-        if self.batch.state is None:
+        if self.engine.state is None:
             raise PaddockError(NOT_RESET, "the environment has not been reset: call reset() first")
 
     def _state(self, output, events=None):
@@ -261,40 +254,40 @@ class PaddockEnv:
         events, as PaddockJS's snapshot carries the latest step's."""
         if output == "none":
             return None
-        state = paddockjs_state(self.batch, self.w, output)
+        state = paddockjs_state(self.engine, self.w, output)
         if events is None:
             events = self._last["events"] if getattr(self, "_last", None) is not None else []
         state["snapshot"]["events"] = events
         return state
 
     def _build_result(self, scope, reward, action_errors, state_output, before=None) -> dict:
-        batch = self.batch
+        engine = self.engine
         cfg = self.config
         w = self.w
         if scope is None:
             ids, ks = list(self.controlled), list(range(len(self.controlled)))
         else:
             ids = list(scope)
-            ks = [batch.controlled_index[d] for d in ids]
-        events, per_driver_events = world_events(batch, w, before)
+            ks = [engine.controlled_index[d] for d in ids]
+        events, per_driver_events = world_events(engine, w, before)
         obs_cfg = cfg.observation
         with_object = obs_cfg.output in ("full", "object")
         with_vector = obs_cfg.output in ("full", "vector")
         # one copy of the step's vectors; each driver's is a row of it (its own length)
-        vectors = batch.latest_obs[w].copy() if with_vector else None
+        vectors = engine.latest_obs[w].copy() if with_vector else None
         observation = {}
         for d, k in zip(ids, ks):
             o = {}
             if with_object:
-                o["object"] = object_view(batch, w, k)
+                o["object"] = object_view(engine, w, k)
             if with_vector:
-                o["vector"] = vectors[k, :batch.obs_sizes[k]]
+                o["vector"] = vectors[k, :engine.obs_sizes[k]]
                 if obs_cfg.include_schema:
-                    o["schema"] = batch.schemas[d]
+                    o["schema"] = engine.schemas[d]
             o["events"] = per_driver_events.get(d, [])
             observation[d] = o
-        metrics = dict(zip(ids, metrics_dicts(batch.latest_metrics[w, ks])))
-        drivers_info = dict(zip(self.controlled, episode_dicts(batch.state.cars_i[w, batch.slots])))
+        metrics = dict(zip(ids, metrics_dicts(engine.latest_metrics[w, ks])))
+        drivers_info = dict(zip(self.controlled, episode_dicts(engine.state.cars_i[w, engine.slots])))
         reported = [drivers_info[d] for d in ids]
         done = all(i["terminated"] or i["truncated"] for i in reported)
         terminated = done and all(i["terminated"] for i in reported)
@@ -309,9 +302,9 @@ class PaddockEnv:
             "events": events,
             "state": self._state(output, events),
             "info": {
-                "step": int(batch.state.world_i[w, L.WI_ENV_STEP]),
-                "elapsed_seconds": float(batch.state.world_f[w, L.WF_TIME]),
-                "seed": int(batch.state.world_i[w, L.WI_SEED]), "track": cfg.track_name,
+                "step": int(engine.state.world_i[w, L.WI_ENV_STEP]),
+                "elapsed_seconds": float(engine.state.world_f[w, L.WF_TIME]),
+                "seed": int(engine.state.world_i[w, L.WI_SEED]), "track": cfg.track_name,
                 "track_seed": cfg.track_seed if cfg.track_seed is not None else paddockjs_track_seed(cfg.track_name),
                 "controlled_drivers": ids,
                 "action_errors": [paddockjs_action_error(e) for e in action_errors],
@@ -343,4 +336,4 @@ def result_end_reason(reported: list) -> str | None:
     return "mixed"
 
 
-__all__ = ["PaddockEnv", "RewardCallbackError", "COMPOUND_INDEX", "result_end_reason"]
+__all__ = ["PaddockEnv", "RewardCallbackError", "paddockjs_track_seed", "result_end_reason"]

@@ -1,8 +1,10 @@
-"""Values as plain JSON: the one rule for numbers the environment hands to JSON (recorded rollouts, the
-worker protocol's replies, which add PaddockJS's key names in ``protocol.wire_names.to_wire``).
+"""Values as plain JSON: the one rule for numbers the environment hands to JSON, and the one conversion of
+a result into PaddockJS's wire form.
 
 numpy scalars become Python numbers (``np.bool_`` a bool), arrays nested lists, and non-finite floats
-(NaN, +-inf, which strict JSON has no form for) ``None``.
+(NaN, +-inf, which strict JSON has no form for) ``None``. ``json_safe`` does that to anything, leniently,
+keeping the keys (recorded rollouts). ``wire_converter``'s function also renames the keys by PaddockJS's
+naming rule (``paddockjs.naming``): the worker protocol's replies and the live preview's frames.
 """
 
 from __future__ import annotations
@@ -10,6 +12,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from ..paddockjs.naming import REPLY_DATA_KEYED, VALUE_NAMED_KEYS, wire_name
+
+_INF = float("inf")
+# name -> wire name, memoised: a reply or a frame renames hundreds of keys of a few dozen names (a plain
+# dict is a third of an lru_cache's cost per key); cleared when full, since a document may carry any key
+_WIRE_NAMES: dict = {}
+_WIRE_NAMES_MAX = 4096
+NAMES_ONLY = frozenset()     # wire_converter's data_keyed for documents whose keys are all names
 
 
 def json_scalar(value):
@@ -49,3 +60,58 @@ def json_safe(value):
     if isinstance(value, (bool, int, float, np.bool_, np.integer, np.floating)):
         return json_scalar(value)
     return str(value)
+
+
+def wire_converter(data_keyed=REPLY_DATA_KEYED, packed: tuple = ()):
+    """The function ``convert(value, parent=None)`` turning ``value`` (a result, spec, state, event list, a
+    preview frame's parts) into PaddockJS's wire form: the one rule the worker protocol's replies
+    (``protocol.wire_names.to_wire``) and the live preview's frames (``env.views.frames``) follow.
+
+    Keys are renamed by the naming rule (``naming.wire_name``: ``lap_completed`` -> ``completedLap``,
+    ``frame_skip`` -> ``frameSkip``), except the keys of a dict under a ``data_keyed`` parent, which are data
+    (driver ids under PaddockJS's ``observation``, ``metrics``, ``reward``, ``drivers``, ``per_driver``: the
+    default); ``NAMES_ONLY`` for documents whose keys are all names. Strings in a list under a
+    ``naming.VALUE_NAMED_KEYS`` key (ray channels) are names too. Values: Python floats non-finite ->
+    None, numpy arrays -> ``json_array``, numpy scalars -> Python numbers, tuples -> lists; instances of
+    ``packed`` (the protocol's packed float32 arrays) pass unchanged; anything else is a TypeError.
+    (A closure, not a function taking the options: a reply or a frame converts thousands of values, and
+    the options passed down every call would cost half as much again.)
+    """
+    names = _WIRE_NAMES
+
+    def convert(value, parent: str | None = None):
+        kind = type(value)
+        if kind is dict:
+            if parent in data_keyed:
+                return {key: convert(item) for key, item in value.items()}
+            out = {}
+            for key, item in value.items():
+                name = names.get(key)
+                if name is None:
+                    name = _remember_wire_name(key)
+                out[name] = convert(item, key)
+            return out
+        if kind is list or kind is tuple:
+            if parent in VALUE_NAMED_KEYS:
+                return [wire_name(item) if type(item) is str else convert(item) for item in value]
+            return [convert(item) for item in value]
+        if kind is float:
+            return value if -_INF < value < _INF else None
+        if kind is bool or kind is int or kind is str or value is None:
+            return value
+        if isinstance(value, np.ndarray):
+            return json_array(value)
+        if packed and isinstance(value, packed):
+            return value
+        if isinstance(value, np.generic):
+            return convert(value.item())
+        raise TypeError(f"{kind.__name__} has no JSON form")
+
+    return convert
+
+
+def _remember_wire_name(key: str) -> str:
+    if len(_WIRE_NAMES) >= _WIRE_NAMES_MAX:
+        _WIRE_NAMES.clear()
+    name = _WIRE_NAMES[key] = wire_name(key)
+    return name

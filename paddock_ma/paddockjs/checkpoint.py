@@ -32,7 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
-from ..env.observations import BASE_FIELDS
+from ..value_rules import integer_problem
+from ..env.observations import BASE_FIELD_NAMES
 
 FORMAT = "paddockjs-distilled-actor-v1"
 NUM_LAYERS = 4                 # checkpointPolicy.js refuses any other count
@@ -40,10 +41,9 @@ NUM_OUTPUTS = 2                # steering, accel
 HISTORY_SIZE = 4               # previous steering, previous accel, speed change / 100, offset change / 20
 SPEED_CHANGE_SCALE = 100.0     # km/h
 OFFSET_CHANGE_SCALE = 20.0     # m
-_NAMES = [name for name, _, _ in BASE_FIELDS]
-SPEED_INDEX = _NAMES.index("self.speedKph")             # scaled km/h / 400 in the vector
+SPEED_INDEX = BASE_FIELD_NAMES.index("self.speedKph")             # scaled km/h / 400 in the vector
 SPEED_VECTOR_SCALE = 400.0
-OFFSET_INDEX = _NAMES.index("self.trackOffsetMeters")   # raw metres in the vector
+OFFSET_INDEX = BASE_FIELD_NAMES.index("self.trackOffsetMeters")   # raw metres in the vector
 
 
 def vector_speed_offset(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -123,8 +123,9 @@ def validate_actor(doc: dict) -> dict:
     if doc.get("format") != FORMAT:
         bad("format", f"got {doc.get('format')!r}; expected {FORMAT!r}")
     obs_dim = doc.get("obsDim")
-    if isinstance(obs_dim, bool) or not isinstance(obs_dim, int) or obs_dim <= 0:
-        bad("obsDim", f"got {obs_dim!r}; expected a positive integer (the actor's input width)")
+    problem = integer_problem(obs_dim, low=1)
+    if problem is not None:
+        bad("obsDim", f"{problem} (the actor's input width)")
     layers = doc.get("layers")
     if not isinstance(layers, list) or len(layers) != NUM_LAYERS:
         bad("layers", f"expected a list of {NUM_LAYERS} layers, got "

@@ -29,10 +29,12 @@ import numpy as np
 from ..env.actions import paddockjs_action_error
 from ..env.batch_env import BatchEnv
 from ..env.episodes import END_REASON_NAMES, METRIC_NAMES
-from ..env.observations import object_view
+from ..env.json_safe import json_array
+from ..env.views.observation_object import object_view
 from ..env.views.events import race_flags, race_flags_changed, world_events, world_flags, worlds_with_events
+from ..paddockjs.naming import wire_name
 from .codec import F32_ENCODING, pack_f32
-from .wire_names import array_to_wire, to_wire, wire_name
+from .wire_names import to_wire
 
 METRIC_WIRE_NAMES = [wire_name(n) for n in METRIC_NAMES]
 
@@ -68,7 +70,7 @@ def batch_result(engine: BatchEnv, envs: list, encoding: str, pack=pack_f32, bef
         "episodeId": ep.episode_id.tolist(),
         "episodeStep": ep.episode_step.tolist(),
         "metrics": {"names": METRIC_WIRE_NAMES,
-                    "values": pack(metrics) if encoding == F32_ENCODING else array_to_wire(metrics)},
+                    "values": pack(metrics) if encoding == F32_ENCODING else json_array(metrics)},
         "events": _batch_events(engine, envs, rows, before),
         "step": engine.world_steps(rows).tolist(),
         "elapsedSeconds": engine.elapsed_seconds(rows).tolist(),

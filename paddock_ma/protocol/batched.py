@@ -9,7 +9,7 @@ from ..env.actions import ACTION_HIGH, ACTION_LOW, validate_actions
 from ..errors import INVALID_ACTION, PaddockError
 from .codec import F32_ENCODING, unpack_f32
 from .replies import json_kind
-from .wire_names import from_request as from_wire
+from .wire_names import from_request
 
 NUMBER_TYPES = frozenset({int, float})      # JSON numbers (a boolean is not one)
 
@@ -56,9 +56,9 @@ def batched_actions(worker, actions, envs: list, encoding: str):
         worker.check_driver_count(entry, f"actions[{i}]")
         try:
             validated = validate_actions(
-                from_wire(entry, "actions"), controlled=engine.controlled_index, running=running[w],
+                from_request(entry, "actions"), controlled=engine.controlled_index, running=running[w],
                 num_slots=k, compounds=engine.compounds, pit_stops_enabled=pit_enabled,
-                in_active_stop=lambda w=w: worker.worlds[w]._active_stops(),
+                in_active_stop=lambda w=w: engine.active_pit_stops(w),
                 policy=worker.config.action_policy, all_drivers=worker.worlds[w].config_driver_ids)
         except PaddockError as exc:
             raise PaddockError(exc.code, exc.message.replace("actions.", f"actions[{i}].", 1),

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import BAD_JSON, INVALID_REQUEST, LINE_TOO_LONG, PaddockError
+from ..value_rules import integer_problem, is_finite_number
 
 F32_ENCODING = "f32-base64"
 PLAIN_ENCODING = "json"
@@ -61,7 +62,7 @@ def _parse_int(text: str) -> int:
 
 def _parse_float(text: str) -> float:
     value = float(text)
-    if not math.isfinite(value):            # 1e999 overflows to inf
+    if not is_finite_number(value):            # 1e999 overflows to inf
         raise ValueError(f"number {text[:24]} is out of the float64 range")
     return value
 
@@ -211,7 +212,7 @@ def unpack_f32(packed, field: str, shape: tuple | None = None) -> np.ndarray:
         raise PaddockError(INVALID_REQUEST, f"{field}: expected {{\"f32\": base64 text, \"shape\": [...]}} "
                            f"(the {F32_ENCODING} encoding)", field)
     dims = packed["shape"]
-    if not isinstance(dims, list) or not all(type(d) is int and d >= 0 for d in dims):
+    if not isinstance(dims, list) or not all(integer_problem(d, low=0) is None for d in dims):
         raise PaddockError(INVALID_REQUEST, f"{field}.shape: got {dims!r}; expected a list of sizes", f"{field}.shape")
     try:
         raw = pybase64.b64decode(packed["f32"], validate=True)

@@ -15,6 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..value_rules import check_integer
 from .codec import F32_ENCODING, encode, pack_f32
 from .compliance_refusals import bad_requests
 
@@ -129,17 +130,33 @@ def compliance_script(action_spec: dict, num_worlds: int, seed: int = 0, *,
     if not drivers or not all(isinstance(d, str) for d in drivers):
         raise ValueError("action_spec: expected a getActionSpec reply (or its result) with a non-empty "
                          "controlledDrivers list of driver ids")
-    if type(num_worlds) is not int or num_worlds < 1:
-        raise ValueError(f"num_worlds: got {num_worlds!r}; expected a whole number >= 1")
+    check_integer(num_worlds, "num_worlds", low=1, error=ValueError)
     s = _Script(drivers, num_worlds, np.random.default_rng(seed))
-    w = num_worlds
-    d0 = drivers[0]
     _handshake_and_unreset(s)
-    # -- first reset(s)
+    _first_resets(s, seed)
+    _main_loop(s)
+    if max_line_bytes is not None:
+        s.raw('{"id":{id},"type":"hello","client":"' + "x" * (max_line_bytes + 1) + '"}')
+        s.add("getActionSpec")
+    _ended_episodes(s, seed)
+    _the_end(s)
+    if len(s.lines) < MIN_SCRIPT_LINES:                 # a guard for later edits of the sections
+        raise AssertionError(f"the compliance script has only {len(s.lines)} lines")
+    return s.lines
+
+
+def _first_resets(s: _Script, seed: int) -> None:
+    """The first reset (and with several worlds, a batched one and one of the last world alone, packed)."""
     s.add("reset", options={"seed": seed + 1})
-    if w > 1:
+    if s.w > 1:
         s.add("reset", envs="all", options={"seed": seed + 2})
-        s.add("reset", envs=[w - 1], options={"seed": seed + 3}, encoding=F32_ENCODING)
+        s.add("reset", envs=[s.w - 1], options={"seed": seed + 3}, encoding=F32_ENCODING)
+
+
+def _main_loop(s: _Script) -> None:
+    """``_MAIN_ITERATIONS`` steps with, between them, a refusal every 3 steps (round after round, every one
+    at least once by the end), getState, getObservation, resetDrivers, and one snapshot and replay."""
+    w = s.w
     bad = bad_requests(s)
     bad_at = 0
     for i in range(_MAIN_ITERATIONS):
@@ -159,10 +176,12 @@ def compliance_script(action_spec: dict, num_worlds: int, seed: int = 0, *,
     while bad_at < len(bad):                            # every bad request at least once
         bad[bad_at]()
         bad_at += 1
-    if max_line_bytes is not None:
-        s.raw('{"id":{id},"type":"hello","client":"' + "x" * (max_line_bytes + 1) + '"}')
-        s.add("getActionSpec")
-    # -- ended episodes: a short episode limit, steps past it, drivers reset one by one
+
+
+def _ended_episodes(s: _Script, seed: int) -> None:
+    """Ended episodes: a short episode limit, steps past it, drivers reset one by one."""
+    w, drivers = s.w, s.drivers
+    d0 = drivers[0]
     reset_fields = {"envs": "all"} if w > 1 else {}
     s.add("reset", **reset_fields, options={"seed": seed + 4, "episode": {"maxSteps": _SHORT_EPISODE}})
     for _ in range(_SHORT_EPISODE):
@@ -183,17 +202,17 @@ def compliance_script(action_spec: dict, num_worlds: int, seed: int = 0, *,
     if w > 1:
         s.add("resetDrivers", envs=[w - 1], placements=[{d: s.placement() for d in drivers}])
         s.add("step", env=w - 1, actions=s.actions())
-    # -- the end: state, every driver reset, destroy (the worlds stay), a last step and handshake
+
+
+def _the_end(s: _Script) -> None:
+    """State, every driver reset, destroy (the worlds stay), a last step and a handshake."""
     s.add("getState")
-    s.add("resetDrivers", placements={d: s.placement() for d in drivers},
+    s.add("resetDrivers", placements={d: s.placement() for d in s.drivers},
           resultOptions={"observationScope": "all", "stateOutput": "full"})
     s.add("destroy")
     s.add("getObservation")
     s.add("step", actions=s.actions())
     s.add("hello")
-    if len(s.lines) < MIN_SCRIPT_LINES:                 # a guard for later edits of the sections above
-        raise AssertionError(f"the compliance script has only {len(s.lines)} lines")
-    return s.lines
 
 
 def _handshake_and_unreset(s: _Script) -> None:

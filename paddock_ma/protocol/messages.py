@@ -30,12 +30,13 @@ import numpy as np
 from .. import __version__
 from ..env.batch_env import BatchEnv
 from ..env.config.root import EnvConfig, ignored_key_warnings
-from ..env.environment import PaddockEnv
+from ..env.environment import STATE_OUTPUTS, PaddockEnv
 from ..errors import (
     INTERNAL_ERROR, INVALID_ACTION, INVALID_REQUEST, UNKNOWN_TYPE, VERSION_MISMATCH, PaddockError,
 )
 from ..env.reset.scenarios import parse_placements
 from ..env.seeding import SEED_LIMIT
+from ..paddockjs.naming import wire_name
 from ..value_rules import integer_problem
 from ..env.views.events import race_flags
 from .batch_results import batch_result
@@ -45,8 +46,7 @@ from .codec import (
 from .batched import batched_actions
 from .replies import error_reply, json_kind, short, wire_message
 from .snapshots import pack_worker_snapshot, unpack_worker_snapshot, world_steps
-from .wire_names import from_request as from_wire
-from .wire_names import to_wire, wire_field, wire_name
+from .wire_names import from_request, to_wire, wire_field
 
 PROTOCOL = "paddock-ma-worker"
 PROTOCOL_VERSION = "1.0"          # major.minor: a client of another major is refused at hello
@@ -68,7 +68,6 @@ _FIELDS = {
     "restore": {"snapshot"},
     "destroy": set(),
 }
-_STATE_OUTPUTS = ("full", "minimal", "none")
 _VERSION = re.compile(r"([0-9]{1,6})\.([0-9]{1,6})")
 
 
@@ -195,7 +194,7 @@ class Dispatcher:
             raise PaddockError(INVALID_REQUEST, f"envs: got {short(envs)}; expected \"all\" or a non-empty list of "
                                f"world indices in [0, {self.num_worlds})", "envs")
         for i, w in enumerate(envs):
-            if type(w) is not int or not 0 <= w < self.num_worlds:
+            if integer_problem(w, 0, self.num_worlds) is not None:
                 raise PaddockError(INVALID_REQUEST, f"envs[{i}]: got {short(w)}; expected a world index in "
                                    f"[0, {self.num_worlds})", f"envs[{i}]")
         if len(set(envs)) != len(envs):
@@ -204,7 +203,7 @@ class Dispatcher:
 
     def _world(self, message) -> PaddockEnv:
         w = message.get("env", 0)
-        if type(w) is not int or not 0 <= w < self.num_worlds:
+        if integer_problem(w, 0, self.num_worlds) is not None:
             raise PaddockError(INVALID_REQUEST, f"env: got {short(w)}; expected a world index in "
                                f"[0, {self.num_worlds})", "env")
         return self.worlds[w]
@@ -268,7 +267,7 @@ class Dispatcher:
         encoding = self._encoding(message)
         envs = self._worlds_of(message)
         world = self._world(message) if envs is None else None      # checked before anything changes
-        options = from_wire(self._object(message, "options") or {})
+        options = from_request(self._object(message, "options") or {})
         seed = options.pop("seed", None)
         if seed is not None and integer_problem(seed, 0, SEED_LIMIT) is not None:
             raise PaddockError(INVALID_REQUEST, f"options.seed: got {short(seed)}; expected an integer in "
@@ -304,7 +303,7 @@ class Dispatcher:
             world = self._world(message)
             actions = message["actions"]
             self.check_driver_count(actions, "actions")
-            return self._one_world_result(world.step(from_wire(actions, "actions")
+            return self._one_world_result(world.step(from_request(actions, "actions")
                                                      if isinstance(actions, dict) else actions), encoding)
         acts, intents, compounds, release, errors = batched_actions(self, message["actions"], envs, encoding)
         picked = np.zeros(self.num_worlds, bool)
@@ -324,7 +323,7 @@ class Dispatcher:
         self._require_reset()
         encoding = self._encoding(message)
         envs = self._worlds_of(message)
-        options = from_wire(self._object(message, "resultOptions") or {})
+        options = from_request(self._object(message, "resultOptions") or {})
         unknown = set(options) - {"observation_scope", "state_output"}
         if unknown:
             key = sorted(unknown)[0]
@@ -335,13 +334,13 @@ class Dispatcher:
         if scope is not None and scope not in ("all", "reset"):
             raise PaddockError(INVALID_REQUEST, f"resultOptions.observationScope: got {short(scope)}; expected "
                                "'all' or 'reset'", "resultOptions.observationScope")
-        if state_output is not None and state_output not in _STATE_OUTPUTS:
+        if state_output is not None and state_output not in STATE_OUTPUTS:
             raise PaddockError(INVALID_REQUEST, f"resultOptions.stateOutput: got {short(state_output)}; expected "
-                               f"one of {', '.join(_STATE_OUTPUTS)}", "resultOptions.stateOutput")
+                               f"one of {', '.join(STATE_OUTPUTS)}", "resultOptions.stateOutput")
         if envs is None:
             self.check_driver_count(placements, "placements")
             return self._one_world_result(self._world(message).reset_drivers(
-                from_wire(placements, "placements") if isinstance(placements, dict) else placements,
+                from_request(placements, "placements") if isinstance(placements, dict) else placements,
                 options.get("observation_scope"), options.get("state_output")), encoding)
         scope = options.get("observation_scope", self.config.result.reset_drivers_observation_scope)
         if scope not in ("all", "reset"):
@@ -362,7 +361,7 @@ class Dispatcher:
                 continue
             self.check_driver_count(entry, f"placements[{i}]")
             try:
-                parsed = parse_placements(from_wire(entry, "placements") if isinstance(entry, dict) else entry,
+                parsed = parse_placements(from_request(entry, "placements") if isinstance(entry, dict) else entry,
                                           engine.controlled_index)
             except PaddockError as exc:
                 raise PaddockError(exc.code, exc.message.replace("placements", f"placements[{i}]", 1),
@@ -401,8 +400,8 @@ class Dispatcher:
     def _get_state(self, message) -> dict | None:
         self._require_reset()
         output = "full"
-        state_options = from_wire(self._object(message, "stateOptions") or {})
-        result_options = from_wire(self._object(message, "resultOptions") or {})
+        state_options = from_request(self._object(message, "stateOptions") or {})
+        result_options = from_request(self._object(message, "resultOptions") or {})
         for name, options, key in (("stateOptions", state_options, "output"),
                                    ("resultOptions", result_options, "state_output")):
             extra = set(options) - {key}
@@ -415,9 +414,9 @@ class Dispatcher:
             output, field = result_options["state_output"], "resultOptions.stateOutput"
         if "output" in state_options:
             output, field = state_options["output"], "stateOptions.output"
-        if output not in _STATE_OUTPUTS:
+        if output not in STATE_OUTPUTS:
             raise PaddockError(INVALID_REQUEST, f"{field}: got {short(output)}; expected one of "
-                               f"{', '.join(_STATE_OUTPUTS)}", field)
+                               f"{', '.join(STATE_OUTPUTS)}", field)
         return to_wire(self._world(message).get_state(output))
 
     def _snapshot(self, message) -> dict:

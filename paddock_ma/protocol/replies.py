@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from ..errors import PaddockError
-from .wire_names import REQUEST_NAMES, wire_field, wire_name
+from ..paddockjs.naming import wire_name
+from .wire_names import REQUEST_NAMES, wire_field
 
 _SNAKE_NAME = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 

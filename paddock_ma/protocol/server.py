@@ -139,6 +139,84 @@ def _too_long_reply(dispatcher, size: int, cap: int) -> bytes:
         return _fallback_error(message)
 
 
+class LineSplitter:
+    """Splits a byte stream at ``\\n`` into request lines, keeping at most ``max_line_bytes + 1`` bytes of a
+    line (one more for a ``\\r`` before its newline): past that, a line's bytes are only counted.
+
+    ``feed(chunk)`` yields ``(line, size)`` for each line the chunk completes: ``line`` its bytes (newline
+    removed), or None for an overlong line, whose ``size`` is its length without a last ``\\r``.
+    ``rest()`` yields the last line of the stream when it has no newline.
+    """
+
+    def __init__(self, max_line_bytes: int):
+        self.cap = max_line_bytes
+        self.partial = bytearray()      # the current line's bytes so far
+        self.discarding = False         # inside an overlong line: its bytes are counted, not kept
+        self.discarded = 0              # the overlong line's size so far
+        self.ends_with_cr = False       # whether its last byte so far is '\r'
+
+    def feed(self, chunk: bytes):
+        start = 0
+        while start < len(chunk):
+            newline = chunk.find(b"\n", start)
+            end = len(chunk) if newline < 0 else newline
+            if self.discarding:
+                self.discarded += end - start
+                if end > start:
+                    self.ends_with_cr = chunk[end - 1] == 13
+            else:
+                self.partial += chunk[start:end]
+                if len(self.partial) > self.cap + 1:            # +1: room for a '\r' before the '\n'
+                    self.discarding, self.discarded = True, len(self.partial)
+                    self.ends_with_cr = self.partial[-1] == 13
+                    self.partial.clear()
+            if newline < 0:
+                break
+            start = newline + 1
+            yield self._take()
+
+    def rest(self):
+        if self.discarding or self.partial:
+            yield self._take()
+
+    def _take(self) -> tuple:
+        if self.discarding:
+            self.discarding = False
+            return None, self.discarded - self.ends_with_cr
+        line = bytes(self.partial)
+        self.partial.clear()
+        return line, len(line)
+
+
+class _Replies:
+    """Answers the lines of a ``LineSplitter`` with ``dispatcher`` on ``stdout``, one flushed frame each."""
+
+    def __init__(self, dispatcher, stdout: BinaryIO, max_line_bytes: int):
+        self.dispatcher, self.stdout, self.cap = dispatcher, stdout, max_line_bytes
+
+    def answer(self, line: bytes | None, size: int) -> bool:
+        """Reply to one line (None: an overlong one of ``size`` bytes, discarded); False to stop serving."""
+        if line is not None:
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if is_blank(line):
+                return True
+            size = len(line)
+        if line is None or size > self.cap:
+            return self.send(_too_long_reply(self.dispatcher, size, self.cap))
+        return self.send(_reply_to(self.dispatcher, line))
+
+    def send(self, reply: bytes) -> bool:
+        """Write one frame; False when the reader has gone away."""
+        try:
+            self.stdout.write(reply)        # two writes, not reply + newline: no copy of a megabyte reply
+            self.stdout.write(b"\n")
+            self.stdout.flush()
+        except (OSError, ValueError):       # BrokenPipeError, or stdout closed
+            return False
+        return True
+
+
 def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None,
           max_line_bytes: int | None = None, chunk_bytes: int = DEFAULT_CHUNK_BYTES,
           handle_signals: bool = True) -> int:
@@ -155,38 +233,10 @@ def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
     if max_line_bytes is None:
         max_line_bytes = getattr(getattr(dispatcher, "limits", None), "max_line_bytes", 1 << 20)
     read = getattr(stdin, "read1", None) or stdin.read
+    lines, replies = LineSplitter(max_line_bytes), _Replies(dispatcher, stdout, max_line_bytes)
     signals = _Signals()
     if handle_signals:
         signals.install()
-
-    def send(reply: bytes) -> bool:
-        """Write one frame; False when the reader has gone away."""
-        try:
-            stdout.write(reply)             # two writes, not reply + newline: no copy of a megabyte reply
-            stdout.write(b"\n")
-            stdout.flush()
-        except (OSError, ValueError):       # BrokenPipeError, or stdout closed
-            return False
-        return True
-
-    def answer(line: bytes) -> bool:
-        """Reply to one complete line (its newline removed); False to stop serving."""
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        if is_blank(line):
-            return True
-        if len(line) > max_line_bytes:
-            return send(_too_long_reply(dispatcher, len(line), max_line_bytes))
-        return send(_reply_to(dispatcher, line))
-
-    def answer_discarded() -> bool:
-        """Reply to the overlong line whose bytes were counted, not kept (a last '\r' not counted)."""
-        return send(_too_long_reply(dispatcher, discarded - ends_with_cr, max_line_bytes))
-
-    partial = bytearray()       # the current line's bytes so far (at most max_line_bytes + 1: a '\r')
-    discarding = False          # inside an overlong line: its bytes are counted, not kept
-    discarded = 0               # the overlong line's size so far
-    ends_with_cr = False        # whether its last byte so far is '\r'
     try:
         while True:
             signals.busy = False            # a stop signal may interrupt the read ...
@@ -199,35 +249,11 @@ def serve(dispatcher, stdin: BinaryIO | None = None, stdout: BinaryIO | None = N
             signals.busy = True             # ... but not a reply: it is finished first
             if not chunk:
                 break
-            start = 0
-            while start < len(chunk):
-                newline = chunk.find(b"\n", start)
-                end = len(chunk) if newline < 0 else newline
-                if discarding:
-                    discarded += end - start
-                    if end > start:
-                        ends_with_cr = chunk[end - 1] == 13
-                else:
-                    partial += chunk[start:end]
-                    if len(partial) > max_line_bytes + 1:       # +1: room for a '\r' before the '\n'
-                        discarding, discarded, ends_with_cr = True, len(partial), partial[-1] == 13
-                        partial.clear()
-                if newline < 0:
-                    break
-                start = newline + 1
-                if discarding:
-                    discarding = False
-                    if not answer_discarded() or signals.pending:
-                        return 0
-                    continue
-                line = bytes(partial)
-                partial.clear()
-                if not answer(line) or signals.pending:
+            for line, size in lines.feed(chunk):
+                if not replies.answer(line, size) or signals.pending:
                     return 0
-        if discarding:                      # a last line without its newline
-            answer_discarded()
-        elif partial:
-            answer(bytes(partial))
+        for line, size in lines.rest():     # a last line without its newline
+            replies.answer(line, size)
         return 0
     except _Stop:
         return 0

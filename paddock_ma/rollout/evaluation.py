@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..env.config.root import EnvConfig, deep_merge
+from ..env.config.base import deep_merge
+from ..env.config.root import EnvConfig
 from ..env.environment import PaddockEnv
 
 DEFAULT_ACTION = {"steering": 0.0, "throttle": 0.0, "brake": 1.0}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import copy
 
-from ..env.json_safe import json_safe  # noqa: F401 - recorded rows' JSON form; importable from here too
+from ..env.json_safe import json_safe
 
 TRANSITION_KEYS = ("observation", "action", "reward", "next_observation", "terminated", "truncated", "info")
 
@@ -51,4 +51,4 @@ class RolloutRecorder:
         return {"transitions": [json_safe(t) for t in self.transitions]}
 
 
-__all__ = ["RolloutRecorder", "TRANSITION_KEYS", "json_safe"]
+__all__ = ["RolloutRecorder", "TRANSITION_KEYS"]

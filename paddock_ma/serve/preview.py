@@ -26,6 +26,7 @@ import queue
 import threading
 import time
 
+from ..env.batch_env import BatchEnv
 from ..env.views.frames import copy_frame, frame_extra, track_picture
 from ..env.views.world_copy import EngineStatics, WorldCopy, copy_world
 
@@ -352,8 +353,8 @@ def attach_preview(engine, server_or_hub, world: int = 0, fps: float = 10.0, eve
                    observe=None) -> PreviewTap:
     """Publish world ``world`` of ``engine`` after each reset, step and reset_drivers, at most ``fps``
     frames a second (or every ``every`` steps); -> the tap (``detach()`` to stop). ``engine``: a BatchEnv,
-    or what drives one (a PaddockEnv's ``batch``, a vector env's or a protocol ``Dispatcher``'s ``engine``;
-    an engine rebuilt by a reset with config options hands its observers to the new one). ``observe``:
+    or what drives one, whose ``engine`` is observed (``engine_of``; an engine rebuilt by a reset with config
+    options hands its observers to the new one). ``observe``:
     whose observation objects (rays, radar) the frames carry: None the first controlled driver, True all,
     False none, or a list of driver ids (``frames.observed_drivers``)."""
     engine = engine_of(engine)
@@ -363,20 +364,14 @@ def attach_preview(engine, server_or_hub, world: int = 0, fps: float = 10.0, eve
     return tap
 
 
-def engine_of(runner):
-    """The BatchEnv behind ``runner``: itself, or its ``batch`` (PaddockEnv) or ``engine`` (vector envs,
-    a protocol Dispatcher), followed down wrappers' ``unwrapped``/``env`` chains."""
-    seen = 0
-    while not hasattr(runner, "add_observer") and seen < 16:
-        seen += 1
-        for name in ("batch", "engine", "unwrapped", "env", "par_env", "aec_env"):
-            inner = getattr(runner, name, None)
-            if inner is not None and inner is not runner:
-                runner = inner
-                break
-        else:
-            break
-    if not hasattr(runner, "add_observer"):
-        raise TypeError(f"attach_preview: {type(runner).__name__} has no BatchEnv to observe; pass a BatchEnv, "
-                        "a PaddockEnv, an adapter or a protocol Dispatcher")
-    return runner
+def engine_of(runner) -> BatchEnv:
+    """The BatchEnv ``runner`` drives: its ``engine`` (a BatchEnv is its own; PaddockEnv, the adapters, the
+    vector envs and the protocol's Dispatcher name theirs so), read through a gymnasium or PettingZoo
+    wrapper's ``unwrapped``. TypeError for anything else."""
+    for holder in (runner, getattr(runner, "unwrapped", None)):
+        engine = getattr(holder, "engine", None)
+        if isinstance(engine, BatchEnv):
+            return engine
+    raise TypeError(f"attach_preview: {type(runner).__name__} has no engine (BatchEnv) to observe; pass a "
+                    "BatchEnv or what drives one (a PaddockEnv, an adapter, a vector env, a protocol Dispatcher), "
+                    "or a gymnasium/PettingZoo wrapper of one")

@@ -175,7 +175,7 @@ def test_pit_actions_need_pit_stops_and_use_a_dict_space():
     env.reset(seed=1)
     acts = {a: {"vehicle": np.array([0, 1, 0], np.float32), "pit_intent": 1, "pit_compound": 0} for a in env.agents}
     env.step(acts)
-    ci = env.batch.state.cars_i[0, env.batch.slots]
+    ci = env.engine.state.cars_i[0, env.engine.slots]
     assert (ci[:, L.I_PIT_INTENT] == 1).all()
     with pytest.raises(PaddockError) as exc:
         env.step({a: {"vehicle": np.zeros(3, np.float32), "pit_intent": 5, "pit_compound": 0} for a in env.agents})
@@ -186,7 +186,7 @@ def test_render_rgb_array_shape_and_changes_with_state():
     env = make(2, False, render_mode="rgb_array", render_size=320, render_rays=True)
     env.reset(seed=6)
     img1 = env.render()
-    ny, nx = env.batch.track.grid_surf.shape
+    ny, nx = env.engine.track.grid_surf.shape
     assert img1.dtype == np.uint8 and img1.ndim == 3 and img1.shape[2] == 3
     assert max(img1.shape[:2]) == 320 and abs(img1.shape[0] / img1.shape[1] - ny / nx) < 0.02
     # the background shows asphalt, grass and gravel colours

@@ -97,7 +97,7 @@ class CrashyEnv(PaddockMultiAgentEnv):
 
     def step(self, action_dict):
         crashers = {self.lives.agent_of(w, k) for w in range(self.num_worlds)
-                    for k in range(0, len(self.batch.controlled), 2)}
+                    for k in range(0, len(self.engine.controlled), 2)}
         return super().step({a: into_the_barrier(self, a) if a in crashers else act
                              for a, act in action_dict.items()})
 

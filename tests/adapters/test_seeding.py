@@ -61,7 +61,7 @@ class SeedLogEnv(PaddockMultiAgentEnv):
 
     def reset(self, *, seed=None, options=None):
         out = super().reset(seed=seed, options=options)
-        self.seeds = getattr(self, "seeds", []) + [self.batch.seed]
+        self.seeds = getattr(self, "seeds", []) + [self.engine.seed]
         return out
 
 
@@ -73,7 +73,7 @@ def _envs_of_context(worker_index, n_envs=2, resets=3):
     from ray.rllib.env.env_context import EnvContext
     ctx = EnvContext(dict(RLLIB_SEEDED), worker_index=worker_index)
     envs = [PaddockMultiAgentEnv(ctx) for _ in range(n_envs)]
-    return [[(env.reset(), env.batch.seed)[1] for _ in range(resets)] for env in envs]
+    return [[(env.reset(), env.engine.seed)[1] for _ in range(resets)] for env in envs]
 
 
 def test_every_env_of_every_runner_draws_its_own_seeds_from_the_one_seed():
@@ -83,16 +83,16 @@ def test_every_env_of_every_runner_draws_its_own_seeds_from_the_one_seed():
     assert seeds[0][0][0] == 7                                # env (0, 0, 0)'s first episode: the seed itself
     assert seeds == {w: _envs_of_context(w) for w in (0, 1, 2)}     # reproducible
     other = PaddockMultiAgentEnv(dict(RLLIB_SEEDED, seed=8))
-    assert [(other.reset(), other.batch.seed)[1] for _ in range(3)][1:] != seeds[0][0][1:]
+    assert [(other.reset(), other.engine.seed)[1] for _ in range(3)][1:] != seeds[0][0][1:]
     # a seed passed to reset re-seeds the stream; later resets continue from it
     env = PaddockMultiAgentEnv(dict(RLLIB_SEEDED))
     env.reset(seed=123)
-    assert env.batch.seed == 123
+    assert env.engine.seed == 123
     env.reset()
     again = PaddockMultiAgentEnv(dict(RLLIB_SEEDED, seed=123))
     again.reset()
     again.reset()
-    assert env.batch.seed == again.batch.seed != 123
+    assert env.engine.seed == again.engine.seed != 123
 
 
 @pytest.mark.parametrize("rllib_seed", [None, 0])

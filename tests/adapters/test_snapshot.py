@@ -41,7 +41,7 @@ def _rollout(env, steps, seed):
         if not env.agents:
             obs, infos = env.reset() if isinstance(env, PaddockMultiAgentEnv) else env.reset(seed=99)
             trace.append(("reset", sorted(obs), [obs[a].tobytes() for a in sorted(obs)], infos,
-                          getattr(env.batch, "seed", None)))
+                          getattr(env.engine, "seed", None)))
             continue
         acts = {a: rng.uniform([-1, 0, 0], [1, 1, 0.2]).astype(np.float32) for a in env.agents}
         obs, rew, term, trunc, infos = env.step(acts)

@@ -8,6 +8,7 @@ import pytest
 from gymnasium.vector import AutoresetMode
 
 import paddock_ma
+from paddock_ma.adapters.vector_base import DEFAULT_AUTORESET_MODE
 from paddock_ma.adapters.vector_env import CarVectorEnv
 from paddock_ma.errors import ConfigError, PaddockError
 from paddock_ma.sim.core import layout as L
@@ -40,7 +41,8 @@ def test_spaces_shapes_and_gymnasium_registration():
     obs, rew, term, trunc, infos = env.step(env.action_space.sample())
     assert rew.shape == term.shape == trunc.shape == (2 * k,) and rew.dtype == np.float32
     assert set(infos) == {"episode_id", "life", "end_reason"} and infos["life"].shape == (2 * k,)
-    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    # the default both car vector envs share: same_step, the only mode the Ray fleet's shards can run
+    assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP == DEFAULT_AUTORESET_MODE
     with pytest.raises(ConfigError, match="multiple of"):
         gymnasium.make_vec(ENV, num_envs=k + 1)
     env.close()
@@ -63,7 +65,8 @@ def test_same_seed_same_episodes_and_other_seed_other_ones():
 
 
 def test_next_step_autoreset_resets_only_the_ended_cars_on_the_following_step():
-    env = CarVectorEnv(ENV, 2)
+    env = CarVectorEnv(ENV, 2, autoreset_mode="next_step")
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
     env.reset(seed=1)
     acts = crash_actions(env.num_envs)
     obs, rew, term, trunc, infos = run_until_an_end(env, acts)
@@ -138,7 +141,7 @@ def test_render_and_bad_options():
 def test_gymnasiums_episode_statistics_wrapper_reads_the_ended_car():
     from gymnasium.wrappers.vector import RecordEpisodeStatistics
 
-    env = RecordEpisodeStatistics(CarVectorEnv(ENV, 1))
+    env = RecordEpisodeStatistics(CarVectorEnv(ENV, 1, autoreset_mode="next_step"))
     env.reset(seed=3)
     obs, rew, term, trunc, infos = run_until_an_end(env, crash_actions(env.num_envs))
     ended = term | trunc

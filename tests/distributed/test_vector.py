@@ -3,8 +3,13 @@
 import os
 import signal
 
+import gymnasium
 import numpy as np
 import pytest
+from gymnasium.vector import AutoresetMode
+
+import paddock_ma
+from paddock_ma.errors import ConfigError
 
 from paddock_ma.adapters.vector_env import CarVectorEnv
 from paddock_ma.distributed.vector import FleetVectorEnv, make_vector_env
@@ -21,11 +26,37 @@ def _actions(rng, n):
     return a
 
 
+def test_gymnasium_make_vec_gives_the_fleet_with_num_shards_and_its_options_are_the_local_ones():
+    """One factory, registered for every catalogued id: ``num_shards`` picks the fleet (built without Ray:
+    its shards start at reset); both share spaces, shape and the default autoreset mode, and refuse the
+    same bad options; the fleet refuses next_step, which its shards cannot run."""
+    k = len(paddock_ma.catalog.env_config(ENV_ID).controlled_drivers)
+    fleet = gymnasium.make_vec(ENV_ID, num_envs=4 * k, num_shards=2, **OVERRIDES)
+    local = gymnasium.make_vec(ENV_ID, num_envs=4 * k, **OVERRIDES)
+    assert isinstance(fleet, FleetVectorEnv) and isinstance(local, CarVectorEnv) and fleet.fleet is None
+    assert (fleet.num_shards, fleet.worlds_per_shard, fleet.num_worlds, fleet.num_envs) == (2, 2, 4, 4 * k)
+    assert fleet.observation_space == local.observation_space and fleet.action_space == local.action_space
+    assert fleet.metadata["autoreset_mode"] == local.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    assert paddock_ma.make_vec is make_vector_env
+    with pytest.raises(ConfigError, match="autoreset_mode: got 'next_step'; supported: same_step"):
+        make_vector_env(ENV_ID, num_worlds=2, num_shards=2, autoreset_mode="next_step")
+    for env_cls, args in ((FleetVectorEnv, (ENV_ID, 1, 1)), (CarVectorEnv, (ENV_ID, 1))):
+        with pytest.raises(ConfigError, match="start_placement"):
+            env_cls(*args, start_placement="anywhere")
+        with pytest.raises(ConfigError, match="options"):
+            env_cls(*args).reset(options={"x": 1})
+    with pytest.raises(ConfigError, match="multiple of num_shards"):
+        make_vector_env(ENV_ID, num_worlds=3, num_shards=2)
+    with pytest.raises(ConfigError, match="multiple of"):
+        gymnasium.make_vec(ENV_ID, num_envs=k + 1, num_shards=1)
+    local.close()
+
+
 @pytest.mark.chaos
 def test_fleet_vector_env_gives_the_in_process_numbers_and_survives_a_kill(ray_local):
-    local = make_vector_env(ENV_ID, 4, **OVERRIDES)
-    fleet = make_vector_env(ENV_ID, 4, num_shards=2, fleet_options={"snapshot_every": 4, "deadline_s": 60.0},
-                            **OVERRIDES)
+    local = make_vector_env(ENV_ID, num_worlds=4, **OVERRIDES)
+    fleet = make_vector_env(ENV_ID, num_worlds=4, num_shards=2,
+                            fleet_options={"snapshot_every": 4, "deadline_s": 60.0}, **OVERRIDES)
     assert isinstance(local, CarVectorEnv) and isinstance(fleet, FleetVectorEnv)
     assert fleet.num_envs == local.num_envs == 4 * 8
     try:

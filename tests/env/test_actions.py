@@ -158,8 +158,8 @@ def test_report_policy_releases_car_to_builtin_driver():
     ra = a.step({"car-00": act(0.0, 0.6, 0.0), "car-01": act(brake=None)})
     rb = reference.step({"car-00": act(0.0, 0.6, 0.0)})
     got = ra["observation"]["car-01"]["object"]["self"]["applied_controls"]
-    s01 = reference.batch.driver_ids.index("car-01")
-    cf = reference.batch.state.cars_f[0, s01]
+    s01 = reference.engine.driver_ids.index("car-01")
+    cf = reference.engine.state.cars_f[0, s01]
     want = {"steering": float(cf[L.F_APPLIED_STEER]), "steering_radians": float(cf[L.F_APPLIED_STEER]) * L.MAX_STEER_ANGLE,
             "throttle": float(cf[L.F_APPLIED_THROTTLE]), "brake": float(cf[L.F_APPLIED_BRAKE])}
     assert got == pytest.approx(want, abs=1e-9)

@@ -229,7 +229,7 @@ def test_reset_drivers_observations_equal_a_full_sense(profile):
 
 
 def test_object_view_and_vector_agree_in_every_world():
-    from paddock_ma.env.observations import object_view
+    from paddock_ma.env.views.observation_object import object_view
     from tests.helpers.vector_oracle import expected_vector
     batch = BatchEnv(config(observation={"profile": "physical-driver"}), 3)
     batch.reset()

@@ -146,8 +146,8 @@ def test_track_curvature_is_paddockjs_per_sample_measure():
     o = env.reset(seed=1)["observation"]["car-00"]
     names = [e["name"] for e in o["schema"]]
     length = o["object"]["track"]["length_meters"]
-    tr = env.batch.track
-    f = env.batch.state.cars_f[env.w, env.batch.driver_ids.index("car-00")]
+    tr = env.engine.track
+    f = env.engine.state.cars_f[env.w, env.engine.driver_ids.index("car-00")]
     k = sample_curvature(tr, nearest_sample_index(tr, f[L.F_X], f[L.F_Y]))
     assert k != 0.0
     got = float(o["vector"][names.index("track.curvature")])
@@ -188,7 +188,8 @@ def test_contact_patch_surface_codes_are_paddockjs_codes():
     gravel 4, barrier 5) and its legal surfaces (track, kerb, pit), by surface name; and a car with its
     right wheels in the gravel reads code 4 / 5 and not legal there."""
     from paddock_ma.sim.core import layout as L
-    from paddock_ma.sim.sensing.vectors import SURFACE_CODE, SURFACE_LEGAL
+    from paddock_ma.sim.sensing.vectors import SURFACE_CODE
+    from paddock_ma.sim.vehicle.surface_table import SURFACE_LEGAL
 
     want = {"track": 0, "kerb": 1, "grass": 3, "gravel": 4, "barrier": 5}
     for code, name in enumerate(L.SURFACE_NAMES):

@@ -53,7 +53,7 @@ def assert_vector_matches_object(env, driver, o):
     schema = o["schema"]
     assert schema == spec_d["vector"]["schema"]
     assert o["vector"].dtype == np.float32 and o["vector"].shape == (spec_d["vector"]["size"],)
-    want = expected_vector(o["object"], spec_d["object"], env.batch.track.length)
+    want = expected_vector(o["object"], spec_d["object"], env.engine.track.length)
     names = [e["name"] for e in schema]
     assert len(set(names)) == len(names)
     assert set(names) == set(want), (set(names) ^ set(want))
@@ -62,7 +62,7 @@ def assert_vector_matches_object(env, driver, o):
 
 
 def assert_object_matches_oracle(env, driver, obj, tol):
-    b = env.batch
+    b = env.engine
     st = b.state
     tr = b.track
     c = slot(env, driver)

@@ -301,11 +301,11 @@ def test_contact_events_with_three_cars_in_one_step():
     from paddock_ma.env.views.events import world_events
     env = make_env(drivers=3, controlled_drivers=["car-00", "car-01", "car-02"])
     env.reset()
-    ci = env.batch.state.cars_i[0]
+    ci = env.engine.state.cars_i[0]
     ci[0, L.I_CNT_CONTACTS], ci[0, L.I_CONTACT_SLOTS_LO] = 2, 0b110   # car-00 hit car-01 and car-02
     ci[1, L.I_CNT_CONTACTS], ci[1, L.I_CONTACT_SLOTS_LO] = 1, 0b001
     ci[2, L.I_CNT_CONTACTS], ci[2, L.I_CONTACT_SLOTS_LO] = 1, 0b001
-    events, per = world_events(env.batch, 0)
+    events, per = world_events(env.engine, 0)
     pairs = sorted((tuple(sorted(e["driver_ids"])), e["count"]) for e in events if e["type"] == "collision")
     assert pairs == [(("car-00", "car-01"), 1), (("car-00", "car-02"), 1)]
     assert {d: len(v) for d, v in per.items()} == {"car-00": 2, "car-01": 1, "car-02": 1}

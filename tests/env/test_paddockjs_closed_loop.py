@@ -109,15 +109,15 @@ def run(trace):
     difference at those steps)}."""
     env = PaddockEnv(EnvConfig.from_paddockjs(trace["config"]))
     result = env.reset()
-    state = env.batch.state
+    state = env.engine.state
     w = env.w
     ids = list(trace["cars"])
-    slots = [env.batch.driver_ids.index(cid) for cid in ids]
+    slots = [env.engine.driver_ids.index(cid) for cid in ids]
     col = {name: i for i, name in enumerate(trace["stepFields"])}
     stability = trace["stabilityNames"]
     skip = trace["frameSkip"]
     vec_values = dict(zip(trace["vectors"]["steps"], trace["vectors"]["values"]))
-    names = [e["name"] for e in env.batch.schemas["car-00"]]
+    names = [e["name"] for e in env.engine.schemas["car-00"]]
     known = [i for i, n in enumerate(names) if n in KNOWN_VECTOR_DIFFERENCES.get(trace_id_of(trace), ())]
     known_at = {}           # step -> indices of the entries known to differ at that step
     for n, at in KNOWN_VECTOR_STEPS.get(trace_id_of(trace), {}).items():
@@ -162,7 +162,7 @@ def run(trace):
     for step, row in enumerate(trace["actions"]):
         if all(step >= ends[cid] for cid in ids):
             break
-        running = env.batch.running_mask()[w]
+        running = env.engine.running_mask()[w]
         actions = {cid: {"steering": a[0], "throttle": a[1], "brake": a[2]}
                    for cid, a in zip(ids, row) if running[env.controlled.index(cid)]}
         if step == 0 and "pitIntent" in trace:      # the pit-entry trace: the first step asks for a stop

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tests.helpers.env import act, make_env
-from paddock_ma.env.config.root import PROFILES, EnvConfig
+from paddock_ma.env.config.participants import PROFILES
+from paddock_ma.env.config.root import EnvConfig
 from paddock_ma.env.environment import result_end_reason
 from paddock_ma.env.episodes import DESTROY_REASON_NAMES, METRIC_NAMES, metrics_dicts, metrics_row
 from paddock_ma.env.reset.interactions import FLAG_BY_NAME, driver_flags
@@ -65,7 +66,7 @@ def test_profiles_and_overrides_reach_the_cars_and_their_wire_names():
                                              "drivers": {"car-01": {"profile": "phantom-race", "blocks_pit_lane": True},
                                                          "car-02": {"collidable": True}}})
     env.reset()
-    flags = {d: int(f) for d, f in zip(env.batch.driver_ids, env.batch.state.car_flags[0])}
+    flags = {d: int(f) for d, f in zip(env.engine.driver_ids, env.engine.state.car_flags[0])}
     assert _flags_on(flags["car-00"]) == {"affects_race_order"}
     assert _flags_on(flags["car-01"]) == PADDOCKJS_PROFILES["phantom-race"] | {"blocks_pit_lane"}
     assert _flags_on(flags["car-02"]) == {"affects_race_order", "collidable"}
@@ -103,7 +104,7 @@ def test_a_destroyed_car_reports_the_barrier():
                                                        "speed_kph": 100, "heading_error_radians": 0.6}}})
     env.reset()
     for _ in range(60):
-        r = env.step({d: act() for d, run in zip(env.controlled, env.batch.running_mask()[0]) if run})
+        r = env.step({d: act() for d, run in zip(env.controlled, env.engine.running_mask()[0]) if run})
         if r["metrics"]["car-00"]["destroyed"]:
             break
     assert r["metrics"]["car-00"]["destroy_reason"] == "barrier"
@@ -131,7 +132,7 @@ def test_all_destroyed_drivers_end_with_all_drivers_terminated():
     env = make_env(scenario={"placements": {"car-00": into_wall, "car-01": dict(into_wall, distance_meters=140)}})
     r = env.reset()
     while not r["done"]:
-        r = env.step({d: act() for d, run in zip(env.controlled, env.batch.running_mask()[0]) if run})
+        r = env.step({d: act() for d, run in zip(env.controlled, env.engine.running_mask()[0]) if run})
     assert r["terminated"] and not r["truncated"]
     assert r["info"]["end_reason"] == "all-drivers-terminated"
     assert {d["end_reason"] for d in r["info"]["drivers"].values()} == {"destroyed"}

@@ -7,7 +7,8 @@ import json
 import numpy as np
 
 from paddock_ma.env.environment import PaddockEnv
-from paddock_ma.rollout.recorder import TRANSITION_KEYS, RolloutRecorder, json_safe
+from paddock_ma.env.json_safe import json_safe
+from paddock_ma.rollout.recorder import TRANSITION_KEYS, RolloutRecorder
 from paddock_ma.env.rewards import progress_reward
 
 CONFIG = {"track": "oval", "drivers": 3, "controlled_drivers": ["car-00"], "seed": 5,

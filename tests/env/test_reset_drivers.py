@@ -9,7 +9,7 @@ from paddock_ma.sim.core import layout as L
 
 
 def _world_bytes(env):
-    st = env.batch.state
+    st = env.engine.state
     return st.world_f.tobytes() + st.world_i.tobytes()
 
 
@@ -23,12 +23,12 @@ def test_new_episode_controls_cleared_rest_untouched():
     others = [c for c in range(4) if c != c0]
     before = {c: car_bytes(env, c) for c in others}
     world = _world_bytes(env)
-    flags = env.batch.state.car_flags.tobytes()
+    flags = env.engine.state.car_flags.tobytes()
     r = env.reset_drivers({"car-00": {"distance_meters": 1200, "offset_meters": 3, "speed_kph": 80,
                                       "heading_error_radians": 0.2}})
     assert {c: car_bytes(env, c) for c in others} == before          # every other car untouched
     assert _world_bytes(env) == world                                  # world clock, step, RNG untouched
-    assert env.batch.state.car_flags.tobytes() == flags
+    assert env.engine.state.car_flags.tobytes() == flags
     info = r["info"]
     assert info["step"] == 4 and info["elapsed_seconds"] == pytest.approx(4 / 60)
     assert info["drivers"]["car-00"] == {"terminated": False, "truncated": False, "end_reason": None,
@@ -39,7 +39,7 @@ def test_new_episode_controls_cleared_rest_untouched():
     # the last tick's telemetry is the old episode's: a placed car reports none of it
     assert (s["lateral_g"], s["longitudinal_g"], s["grip_usage"], s["traction_limited"]) == (0.0, 0.0, 0.0, False)
     assert s["applied_controls"] == {"steering": 0.0, "steering_radians": 0.0, "throttle": 0.0, "brake": 0.0}
-    cf = env.batch.state.cars_f[0, c0]
+    cf = env.engine.state.cars_f[0, c0]
     assert (cf[L.F_STEER_CMD], cf[L.F_THROTTLE_CMD], cf[L.F_BRAKE_CMD]) == (0.0, 0.0, 0.0)
     # placed as asked: absolute race distance, offset, speed, heading error
     assert s["race_distance_meters"] == pytest.approx(1200.0)
@@ -228,7 +228,7 @@ def test_a_wheel_on_the_barrier_destroys_the_car():
             r = env.reset_drivers({"car-00": {"distance_meters": 500, "offset_meters": offset,
                                               "heading_error_radians": heading, "speed_kph": 60}})
             destroyed = r["metrics"]["car-00"]["destroyed"]
-            c = env.batch.state.cars_i[0, slot(env, "car-00")]
+            c = env.engine.state.cars_i[0, slot(env, "car-00")]
             wheels = [L.SURFACE_NAMES[c[f]] for f in L.WHEEL_SURFACE_FIELDS]
             if "barrier" in wheels:
                 seen_barrier += 1

@@ -47,7 +47,7 @@ def test_parallel_option_reaches_the_step_sensing_and_vectors_from_every_entry_p
     cfg = env_bench_config(2)
     assert kernels(BatchEnv(cfg, 2)) == (step_worlds, sense_worlds, fill_vectors)
     threaded = [BatchEnv(cfg, 2, parallel=True), paddock_ma.make("paddock/oval-batch-v0", num_worlds=2, parallel=True),
-                paddock_ma.make("paddock/oval-batch-v0", parallel=True).batch,
+                paddock_ma.make("paddock/oval-batch-v0", parallel=True).engine,
                 gymnasium.make_vec("paddock/oval-batch-v0", num_envs=16, parallel=True).engine]
     for batch in threaded:
         assert kernels(batch) == (step_worlds_parallel, sense_worlds_parallel, fill_vectors_parallel)

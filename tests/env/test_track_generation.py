@@ -55,17 +55,17 @@ def test_no_pit_track_steps_with_pit_stops_off(physics_mode):
     """Both physics modes race on a track without a pit lane: their wheel classification's pit-entry
     window (which reads the pit geometry) finds no pit there."""
     env = PaddockEnv(config(physicsMode=physics_mode))
-    assert env.batch.config.physics_mode == physics_mode
+    assert env.engine.config.physics_mode == physics_mode
     try:
-        assert not env.batch.pit_stops_enabled            # the config turns them on; the track has no pit lane
+        assert not env.engine.pit_stops_enabled            # the config turns them on; the track has no pit lane
         result = env.reset()
         for _ in range(600):          # car-00 drives straight off the track; the built-in drivers race on
             if not result["done"]:
                 last = result = env.step({"car-00": {"steering": 0.0, "throttle": 0.6, "brake": 0.0}})
             else:
-                env.batch.step(np.zeros((1, 1, 3), np.float32))
+                env.engine.step(np.zeros((1, 1, 3), np.float32))
         result = last
-        state = env.batch.state
+        state = env.engine.state
         assert (state.cars_i[0, :, L.I_PIT_BOX] == -1).all()                       # no box assigned
         assert (state.cars_i[0, :, L.I_IN_PIT_LANE] == 0).all()
         assert (state.cars_i[0, :, L.I_CNT_PIT_ENTRY] == 0).all()

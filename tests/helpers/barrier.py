@@ -17,7 +17,7 @@ def into_the_barrier(env, agent) -> np.ndarray:
     the right of the track: steer to a heading 60 degrees right of the track's, full throttle below
     20 m/s, a little above."""
     w, k, _ = env.lives.index[agent]
-    car = env.batch.state.cars_f[w, env.batch.slots[k]]
+    car = env.engine.state.cars_f[w, env.engine.slots[k]]
     steer = min(max(1.5 * (math.radians(60.0) - car[L.F_HEADING_ERROR]), -1.0), 1.0)
     return np.array([steer, 1.0 if car[L.F_SPEED] < 20.0 else 0.3, 0.0], np.float32)
 

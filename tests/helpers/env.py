@@ -43,16 +43,16 @@ def act(steering=0.0, throttle=0.5, brake=0.0, **extra) -> dict:
 
 def all_act(env, **kw) -> dict:
     """The same action for every controlled driver whose episode is running."""
-    running = env.batch.running_mask()[env.w]
+    running = env.engine.running_mask()[env.w]
     return {d: act(**kw) for d, run in zip(env.controlled, running) if run}
 
 
 def slot(env, driver_id) -> int:
-    return env.batch.driver_ids.index(driver_id)
+    return env.engine.driver_ids.index(driver_id)
 
 
 def car_bytes(env, c, w=0) -> bytes:
-    st = env.batch.state if hasattr(env, "batch") else env.state
+    st = env.engine.state          # a PaddockEnv's engine, or a BatchEnv (its own engine)
     return st.cars_f[w, c].tobytes() + st.cars_i[w, c].tobytes()
 
 

@@ -80,7 +80,7 @@ def test_wrapper_history_features_follow_paddockjs(recorded):
     assert np.allclose(obs1[:, d + 2], (speed1 - speed0) / 100, atol=1e-6)
     assert np.allclose(obs1[:, d + 3], (offset1 - offset0) / 20, atol=1e-6)
     # the speed in the vector is the object's self.speedKph
-    from paddock_ma.env.observations import object_view
+    from paddock_ma.env.views.observation_object import object_view
     assert object_view(env.unwrapped.engine, 0, 0)["self"]["speed_kph"] == pytest.approx(speed1[0], rel=1e-5)
     env.close()
 

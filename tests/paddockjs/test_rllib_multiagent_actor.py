@@ -29,7 +29,7 @@ def test_each_life_sees_paddockjs_history_features():
     assert obs1[agent][d:d + 2] == pytest.approx(np.tanh(raw), abs=1e-6)
     assert obs1[agent][d + 2] == pytest.approx((s1 - s0) / 100, abs=1e-5)
     assert obs1[agent][d + 3] == pytest.approx((o1 - o0) / 20, abs=1e-5)
-    applied = env.batch.applied_controls()[0, 0]
+    applied = env.engine.applied_controls()[0, 0]
     assert applied[1] == pytest.approx(np.tanh(2.0), abs=1e-6) and applied[2] == 0.0
     obs, *_ = env.reset(seed=2)                       # a new episode: every history starts at zero again
     assert all(v[d:d + 2].tolist() == [0.0, 0.0] for v in obs.values())

@@ -17,8 +17,9 @@ from paddock_ma.catalog import env_config
 from paddock_ma.protocol import compliance
 from paddock_ma.protocol.client import WorkerClient
 from paddock_ma.protocol.codec import Limits
-from paddock_ma.protocol.compliance import (
-    ComplianceError, check_transport, compliance_script, dispatcher_transport, run_script,
+from paddock_ma.protocol.compliance import ComplianceError, check_transport, dispatcher_transport, run_script
+from paddock_ma.protocol.compliance_script import (
+    MIN_SCRIPT_LINES, SNAPSHOT_REF, TAMPERED_SNAPSHOT_REF, compliance_script, replay_spans,
 )
 from paddock_ma.protocol.messages import Dispatcher
 
@@ -37,13 +38,13 @@ def assert_compliant(send_lines, env_id: str, num_worlds: int, *, oversized_line
     ``oversized_line`` also sends one line over the 1 MiB cap (a transport with another cap passes False).
     """
     report = check_transport(send_lines, env_id, num_worlds, oversized_line=oversized_line)
-    assert report.requests >= compliance.MIN_SCRIPT_LINES
+    assert report.requests >= MIN_SCRIPT_LINES
     assert report.ok >= 150, report.summary()
     missing = EXPECTED_CODES - set(report.codes)
     assert not missing, f"the script never provoked {sorted(missing)}: {report.summary()}"
     assert set(report.codes) <= EXPECTED_CODES | ({"line_too_long"} if oversized_line else set()), report.summary()
     assert report.codes["line_too_long"] == (1 if oversized_line else 0), report.summary()
-    assert compliance.replay_spans(report.script), "the script has no snapshot/restore replay"
+    assert replay_spans(report.script), "the script has no snapshot/restore replay"
     return report
 
 
@@ -65,7 +66,7 @@ def test_script_is_deterministic_and_long_enough():
     one = compliance_script(spec, 2, seed=5)
     assert one == compliance_script(spec["result"], 2, seed=5)
     assert one != compliance_script(spec, 2, seed=6)
-    assert len(one) >= compliance.MIN_SCRIPT_LINES
+    assert len(one) >= MIN_SCRIPT_LINES
     assert all(b"\n" not in line for line in one)
     kinds = {json.loads(line).get("type") for line in one if _is_json_object(line)}
     assert {"hello", "reset", "step", "resetDrivers", "getActionSpec", "getObservationSpec", "getObservation",
@@ -113,8 +114,8 @@ def test_snapshot_placeholder_is_filled_from_the_transports_own_reply():
                 for line in lines]
 
     script = [b'{"id":1,"type":"snapshot"}', b'{"id":2,"type":"hello"}',
-              b'{"id":3,"type":"restore","snapshot":"' + compliance.SNAPSHOT_REF.encode() + b'"}',
-              b'{"id":4,"type":"restore","snapshot":"' + compliance.TAMPERED_SNAPSHOT_REF.encode() + b'"}']
+              b'{"id":3,"type":"restore","snapshot":"' + SNAPSHOT_REF.encode() + b'"}',
+              b'{"id":4,"type":"restore","snapshot":"' + TAMPERED_SNAPSHOT_REF.encode() + b'"}']
     assert len(run_script(fake, script)) == 4
     assert [len(batch) for batch in sent] == [2, 1, 1]
     assert sent[1][0] == b'{"id":3,"type":"restore","snapshot":"QUJD"}'

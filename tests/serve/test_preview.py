@@ -98,8 +98,8 @@ def test_websocket_pushes_newest_frames_and_a_stalled_client_blocks_nothing(serv
     thread = threading.Thread(target=lambda: asyncio.run(reader()), daemon=True)
     thread.start()
     ready.wait(30)
-    pe = make("paddock/gp-v0")                             # a PaddockEnv: its engine is .batch
-    attach_preview(pe.batch, server, every=1)
+    pe = make("paddock/gp-v0")                             # a PaddockEnv: its engine is .engine
+    attach_preview(pe.engine, server, every=1)
     pe.reset(seed=1)
     for _ in range(300):
         pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
@@ -208,16 +208,16 @@ def test_a_paddockenv_keeps_publishing_after_a_reset_that_rebuilds_its_engine(se
     pe = make("paddock/gp-v0")
     tap = attach_preview(pe, server, every=1)             # a PaddockEnv: its engine is observed
     pe.reset(seed=1)
-    first_engine = pe.batch
+    first_engine = pe.engine
     pe.reset(seed=1, options={"track": "oval", "frame_skip": 2})
-    assert pe.batch is not first_engine and pe.batch.observers == (tap,)
+    assert pe.engine is not first_engine and pe.engine.observers == (tap,)
     pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
     frame = http("GET", f"{server.url}/preview/frame")[2]
     assert frame["meta"]["track"] == "oval" and frame["snapshot"]["tick"] == 2 and frame["snapshot"]["step"] == 1
     assert http("GET", f"{server.url}/preview/track")[2]["name"] == "oval"
     published = server.hub.published
     tap.detach()
-    assert pe.batch.observers == ()
+    assert pe.engine.observers == ()
     pe.step({d: {"steering": 0.0, "throttle": 0.5, "brake": 0.0} for d in pe.controlled})
     assert server.hub.published == published               # detached: nothing more
     pe.close()
@@ -369,3 +369,21 @@ def test_every_entry_point_publishes_frames_a_websocket_client_receives(server, 
     drive(server)
     thread.join(60)
     assert not thread.is_alive() and steps[-1] == 3 and steps == sorted(steps)
+
+
+def test_engine_of_reads_the_engine_of_a_front_end_or_of_what_a_wrapper_unwraps_to():
+    """``attach_preview`` observes ``.engine``: a BatchEnv's own, a front end's, or (through ``unwrapped``)
+    that of a gymnasium or PettingZoo wrapper's env; anything else is a TypeError naming the type."""
+    from gymnasium.wrappers.vector import RecordEpisodeStatistics
+    from pettingzoo.utils.conversions import parallel_to_aec
+
+    from paddock_ma.adapters.pettingzoo_env import parallel_env
+    from paddock_ma.serve.preview import engine_of
+
+    vector = CarVectorEnv("paddock/oval-batch-v0", 1)
+    assert engine_of(vector.engine) is vector.engine and engine_of(vector) is vector.engine
+    assert engine_of(RecordEpisodeStatistics(vector)) is vector.engine
+    pz = parallel_env("paddock/oval-batch-v0")
+    assert engine_of(parallel_to_aec(pz)) is pz.engine
+    with pytest.raises(TypeError, match="list has no engine"):
+        engine_of([])

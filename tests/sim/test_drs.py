@@ -244,14 +244,14 @@ def test_state_views_report_drs():
                                           "physics_mode": "arcade", "frame_skip": 4,
                                           "rules": {"drs_detection_seconds": 1.5}}))
     env.reset(seed=3)
-    assert env.batch.state.rules[env.w, L.R_DRS_DETECTION] == 1.5
+    assert env.engine.state.rules[env.w, L.R_DRS_DETECTION] == 1.5
     seen = False
     for _ in range(150):
         env.step({"car-05": {"steering": 0.0, "throttle": 0.0, "brake": 1.0}})   # the last car stays on the grid
-        snap = paddockjs_snapshot(env.batch, env.w, "full")
+        snap = paddockjs_snapshot(env.engine, env.w, "full")
         zones = [z["id"] for z in snap["track"]["drs_zones"]]
         assert snap["rules"]["drs_detection_seconds"] == 1.5
-        for car, timing in zip(snap["cars"], timing_fields(env.batch, env.w)):
+        for car, timing in zip(snap["cars"], timing_fields(env.engine, env.w)):
             assert car["drs_eligible"] == car["drs_active"] == timing["drs_active"]
             assert car["drs_zone_id"] is None or car["drs_zone_id"] in zones
             assert not car["drs_active"] or car["drs_zone_enabled"]

@@ -19,7 +19,7 @@ CONFIG = {"drivers": [{"id": "car-00", "name": "car-00", "tire": "M"}], "seed": 
 def test_policy_car_stop_runs_paddockjs_route_to_the_end():
     env = PaddockEnv(EnvConfig.from_paddockjs(CONFIG))
     env.reset()
-    st = env.batch.state
+    st = env.engine.state
     w, c = env.w, 0
     tr = st.track
     seen = []

@@ -146,7 +146,7 @@ def _from_dict(cls, data: dict, path: str):
         kwargs[key] = _convert(value, hints[key], key_path)
     try:
         return cls(**kwargs)
-    except TypeError as exc:  # a required field is missing
+    except TypeError:  # a required field is missing
         missing = [f.name for f in dataclasses.fields(cls)
                    if f.name not in kwargs and f.default is dataclasses.MISSING
                    and f.default_factory is dataclasses.MISSING]

@@ -1,7 +1,7 @@
 """Config sections of who races and how: drivers (ratings, tyre, pit box and crew), the scenario
 (participants, presets, placements, traffic) and participant interaction profiles.
 
-Re-exported by ``env.config.root``; see ``env.config.base`` for how a dict becomes these sections.
+``EnvConfig`` (``env.config.root``) holds them; ``env.config.base`` turns a dict into these sections.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from ...sim.core.params import RATING_NAMES, UNSUPPORTED_RATINGS
 from .base import ConfigSection, require
 from ...errors import ConfigError, suggest
 from ...paddockjs.naming import wire_name
+from ...value_rules import is_finite_number
 
 PRESETS = ("cornering", "off-track-recovery", "overtaking-pack", "pit-entry")
 # PaddockJS 2.0.0's participant interaction profiles (their flags: env.reset.interactions.PROFILE_FLAGS)
@@ -185,8 +186,7 @@ def check_placement_values(path: str, distance=None, offset=0.0, speed_kph=None,
     def check(name, value, lo, hi, unit):
         if value is None:
             return
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-        require(ok and lo <= value <= hi, f"{path}.{name}",
+        require(is_finite_number(value) and lo <= value <= hi, f"{path}.{name}",
                 f"got {value!r}; expected a number in [{lo:g}, {hi:g}] {unit}")
     if distance_is_delta:
         check("delta_distance_meters", distance, -PLACEMENT_MAX_DISTANCE_M, PLACEMENT_MAX_DISTANCE_M, "m")

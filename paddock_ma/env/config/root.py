@@ -23,14 +23,11 @@ from ...sim.core.layout import COMPOUND_NAMES, KPH_PER_MPS, PHYSICS_SIMULATOR
 from .base import ConfigSection, deep_merge, race_rule, require, section_names
 from ...sim.track.paddockjs_generator.jsmath import normalize_seed
 from ...sim.track.paddockjs_generator.options import TrackGenerationError, resolve_generation_options
+from ...sim.sensing.march import RAY_CHANNELS
 from .participants import (
-    ENTRY_PERSONALITY_RATINGS, PRESETS, PROFILES, DriverConfig, EntryConfig, EntryDriver, EntryVehicle, InteractionOverride, InteractionsConfig, PitCrewConfig, Placement,
-    ScenarioConfig, TrafficEntry, default_drivers,
+    ENTRY_PERSONALITY_RATINGS, DriverConfig, EntryConfig, InteractionsConfig, ScenarioConfig, default_drivers,
 )
-from .sensing import (
-    DEFAULT_LOOKAHEAD_METERS, LEGACY_RAY_KEYS, MAX_LOOKAHEAD_METERS, RAY_CHANNELS, NearbyCarsConfig, ObservationConfig,
-    RaysConfig, RaySpec, SensorsConfig,
-)
+from .sensing import LEGACY_RAY_KEYS, ObservationConfig, SensorsConfig
 from ...errors import ConfigError, suggest
 from ..seeding import check_seed
 from ...value_rules import is_finite_number, is_integer
@@ -428,11 +425,3 @@ class EnvConfig(ConfigSection):
 # ``from_wire`` renames a key only to one of these, so an unknown key is reported as it was written.
 CONFIG_NAMES = frozenset(section_names(EnvConfig) | set(LEGACY_RAY_KEYS) | set(UNSUPPORTED_PADDOCKJS_KEYS)
                          | set(IGNORED_PADDOCKJS_KEYS) | {"track_seed"} | set(RAY_CHANNELS))
-
-__all__ = [
-    "COMPOUNDS", "CONFIG_NAMES", "DEFAULT_LOOKAHEAD_METERS", "MAX_LOOKAHEAD_METERS", "PRESETS", "PROFILES", "RAY_CHANNELS",
-    "DriverConfig", "EntryConfig", "EntryDriver", "EntryVehicle", "EnvConfig", "EpisodeConfig", "InteractionOverride", "InteractionsConfig", "ModulesConfig",
-    "NearbyCarsConfig", "ObservationConfig", "PitCrewConfig", "PitStopsConfig", "PitVariabilityConfig", "Placement",
-    "RaySpec", "RaysConfig", "ResultConfig", "RulesConfig", "ScenarioConfig", "SensorsConfig", "StalledDnfConfig",
-    "SwitchConfig", "TireStrategyConfig", "TrafficEntry", "deep_merge", "default_drivers",
-]

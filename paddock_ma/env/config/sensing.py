@@ -1,7 +1,7 @@
 """Config sections of what a controlled driver senses: rays, nearby-car radar and the observation
 (profile, output, schema, lookahead distances with PaddockJS's fallback for an invalid value).
 
-Re-exported by ``env.config.root``; see ``env.config.base`` for how a dict becomes these sections.
+``EnvConfig`` (``env.config.root``) holds them; ``env.config.base`` turns a dict into these sections.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ import numpy as np
 
 from ...sim.core import layout as L
 from ...sim.race.start import grid_placement
-from ..config.root import EnvConfig, Placement
+from ..config.participants import Placement
+from ..config.root import EnvConfig
 from ...errors import INVALID_REQUEST, ConfigError, PaddockError, suggest
 from .interactions import driver_flags
 

@@ -19,37 +19,16 @@ import base64
 
 import numpy as np
 
-from ...paddockjs.naming import wire_name
 from ..episodes import END_REASON_NAMES, metrics_dicts
-from ..observations import object_view
+from ..json_safe import NAMES_ONLY, wire_converter
+from .observation_object import object_view
 from .state_view import minimal_state
 from .timing_view import race_order, timing_fields
 from .world_copy import WorldCopy, copy_world
 
 PACKET_TYPE = "preview:snapshot"
 UNITS_PER_METER = 12.0          # PaddockJS's simulation units per metre: its snapshots' and renderer's positions
-_INF = float("inf")
-_WIRE_NAMES: dict[str, str] = {}
-
-
-def wire_keys(value):
-    """``value`` with every dict key in PaddockJS's spelling (``naming.wire_name``, memoised) and non-finite
-    floats as None: the protocol's ``to_wire`` for documents whose keys are all names (a frame's parts),
-    at a third of its cost, which is most of a frame's."""
-    kind = type(value)
-    if kind is dict:
-        out = {}
-        for key, item in value.items():
-            name = _WIRE_NAMES.get(key)
-            if name is None:
-                name = _WIRE_NAMES[key] = wire_name(key)
-            out[name] = wire_keys(item)
-        return out
-    if kind is list:
-        return [wire_keys(item) for item in value]
-    if kind is float:
-        return value if -_INF < value < _INF else None
-    return value
+names_to_wire = wire_converter(NAMES_ONLY)      # a frame's parts: every key a name, wire-spelt
 SURFACE_NAMES = ("track", "kerb", "gravel", "grass", "barrier", "pit-entry", "pit-lane", "pit-exit", "pit-box")
 
 
@@ -97,14 +76,14 @@ def copy_frame(copy: WorldCopy) -> dict:
             car["episode_running"] = bool(running[k])
             car["end_reason"] = None if ep_end is None or running[k] else END_REASON_NAMES[int(ep_end[k])]
             car["metrics"] = metrics[k]
-    observation = {d: {"object": wire_keys(object_view(copy, 0, controlled[d]))}     # keys: driver ids
+    observation = {d: {"object": names_to_wire(object_view(copy, 0, controlled[d]))}     # keys: driver ids
                    for d in copy.extra.get("observe", ())}
     paddockjs_render_fields(snap, copy)
     snap["cars"] = race_order(snap["cars"])                  # the timing tower lists them in this order
     head = {"world": copy.world, "worlds": copy.statics.num_worlds, "seed": copy.seed,
             "track": copy.config.track, "controlledDrivers": list(copy.controlled),
             "step": snap["step"], "unitsPerMeter": UNITS_PER_METER}     # the Policy Runner shows meta.step
-    return {"type": PACKET_TYPE, "snapshot": wire_keys(snap), "observation": observation,
+    return {"type": PACKET_TYPE, "snapshot": names_to_wire(snap), "observation": observation,
             "meta": {**head, **copy.extra.get("meta", {})}}
 
 
