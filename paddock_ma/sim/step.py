@@ -135,10 +135,10 @@ def _drive(cars_f, cars_i, car_params, rules, w, source, controls, pre):
     ``controls`` and ``pre`` row; the row then holds the new heading with its cos and sin."""
     for c in range(cars_f.shape[1]):
         if source[c] != CONTROL_NONE:
+            start = (pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE], pre[c, PRE_LOG_RATIO])
             h2, c2, s2 = integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[c, 0],
                                            controls[c, 1], controls[c, 2], DT, pre[c, PRE_TYRE],
-                                           pre[c, PRE_COS], pre[c, PRE_SIN], pre[c, PRE_SLIP],
-                                           pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE], pre[c, PRE_LOG_RATIO])
+                                           pre[c, PRE_COS], pre[c, PRE_SIN], start)
             pre[c, PRE_HEADING] = h2
             pre[c, PRE_COS] = c2
             pre[c, PRE_SIN] = s2

@@ -77,8 +77,9 @@ def worker(worlds: int, physics: str, reps: int) -> None:
     # newer trees share the simulator's start state between the driver and the model (``prepare_car``)
     shares_start_state = hasattr(S, "prepare_car")
     prepare_car = S.prepare_car if shares_start_state else None
-    # and newer still also the log of the speed ratio (``layout.PRE_LOG_RATIO``)
+    # and newer still also the log of the speed ratio (``layout.PRE_LOG_RATIO``), passed as one tuple later
     shares_log_ratio = hasattr(L, "PRE_LOG_RATIO")
+    start_tuple = "start" in inspect.signature(S.integrate_car_pre.py_func).parameters
     pre = np.full((worlds, n_cars, getattr(L, "N_PRE", 4)), np.nan, np.float64)
     touch = np.zeros((worlds, n_cars), np.int8)
     tidx = np.zeros((worlds, n_cars), np.int64)
@@ -136,7 +137,12 @@ def worker(worlds: int, physics: str, reps: int) -> None:
                 elif kind == 3:
                     for c in range(n_cars):
                         if source[w, c] != 0:
-                            if shares_log_ratio:
+                            if start_tuple:
+                                integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[w, c, 0],
+                                                  controls[w, c, 1], controls[w, c, 2], DT, pre[w, c, 3],
+                                                  pre[w, c, 1], pre[w, c, 2],
+                                                  (pre[w, c, 4], pre[w, c, 5], pre[w, c, 6], pre[w, c, 7]))
+                            elif shares_log_ratio:
                                 integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[w, c, 0],
                                                   controls[w, c, 1], controls[w, c, 2], DT, pre[w, c, 3],
                                                   pre[w, c, 1], pre[w, c, 2], pre[w, c, 4], pre[w, c, 5],

@@ -200,15 +200,15 @@ def _integrate(cars_f, w, c, ch, sh, long_acc, lat_acc, yaw, h, dt):
 
 
 @kernel(error_model="numpy", inline="always")
-def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh, current_slip,
-                   speed_steer, engine_curve, log_ratio):
+def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh, start):
     """One simulator tick (module docstring) of car (w, c): delta the road-wheel angle after this
     tick's rate limit (rad), throttle and brake in [0, 1], tf the tyre factor, cgrip the compound
-    grip (1 for the medium), dt (s), ch, sh the cos and sin of the current heading, current_slip,
-    speed_steer, engine_curve and log_ratio the car's ``sim_start_state`` (the same values). Writes pose,
+    grip (1 for the medium), dt (s), ch, sh the cos and sin of the current heading, start the car's
+    ``sim_start_state`` (current slip, speed steer, engine curve, log ratio; the same values). Writes pose,
     velocity, speed, yaw rate, accelerations, grip usage, slip, traction-limited and stability.
     Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin, tyre wear %/s before the
     compound's factor)."""
+    current_slip, speed_steer, engine_curve, log_ratio = start
     mass = car_params[w, c, P_MASS]
     fl, fr, rl, rr, worst, s_grip, s_drag, s_roll, s_scrub = _surface_mean(cars_i, w, c)
     surface_grip = s_grip * tf * cgrip
