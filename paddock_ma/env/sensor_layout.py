@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sim.sensing.vectors import fill_vectors, fill_vectors_parallel
+from ..sim.sensing.vectors import VectorLayout, fill_vectors, fill_vectors_parallel
 from ..sim.sensing.geometry import sensor_geometry
-from ..sim.sensing.sensors import N_RADAR_FIELDS, ray_directions, sense_worlds, sense_worlds_parallel
+from ..sim.sensing.sensors import (
+    N_RADAR_FIELDS, SenseBuffers, SenseTable, ray_directions, sense_worlds, sense_worlds_parallel,
+)
 
 DEFAULT_RADAR_RADIUS = 150.0    # m, the radius of the slots no controlled driver senses from
 
@@ -83,13 +85,13 @@ class SensorLayout:
                       ((sense_mask * self.slot_debug).astype(np.int8), 1))
         else:
             passes = ((sense_mask, self.debug_precision),)
+        table = SenseTable(self.ray_dir, self.ray_length, self.ray_count, self.channel_mask, self.radar_radius,
+                           self.lookahead)
+        buffers = SenseBuffers(self.ray_dist, self.ray_hit, self.ray_kind, self.ray_car, self.ray_rel_speed,
+                               self.radar, self.radar_slot, self.look)
         for mask, debug in passes:
-            self.sense_kernel(self.track, self.geometry, state.cars_f, state.cars_i, state.car_flags, mask,
-                              self.ray_dir, self.ray_length, self.ray_count, self.channel_mask, debug, self.radar_k,
-                              self.radar_radius, self.lookahead, self.ray_dist, self.ray_hit, self.ray_kind,
-                              self.ray_car, self.ray_rel_speed, self.radar, self.radar_slot, self.look)
-        self.fill_kernel(self.track, state.cars_f, state.cars_i, state.rules, state.world_i, self._slots32,
-                         self.k_physical, self.k_look, self.k_radar, self.k_radius, self.ray_count,
-                         self.channel_mask, self.ray_length, self.ray_dist, self.ray_hit, self.ray_kind,
-                         self.ray_rel_speed, self.radar, self.radar_slot, self.look,
+            self.sense_kernel(self.track, self.geometry, state.cars_f, state.cars_i, state.car_flags, mask, table,
+                              debug, self.radar_k, buffers)
+        drivers = VectorLayout(self._slots32, self.k_physical, self.k_look, self.k_radar, self.k_radius)
+        self.fill_kernel(self.track, state.cars_f, state.cars_i, state.rules, state.world_i, drivers, table, buffers,
                          np.asarray(world_mask, np.int8), obs)

@@ -20,6 +20,8 @@ Worlds are independent: ``step_worlds_parallel`` splits them over threads with `
 bit-identical results to ``step_worlds`` for any thread count (no reduction crosses worlds).
 """
 
+from collections import namedtuple
+
 import numpy as np
 from numba import prange
 
@@ -67,85 +69,102 @@ def begin_env_step(cars_f, cars_i, actions, apply_actions, w):
             cars_i[w, c, I_MANUAL] = 1
 
 
-@kernel
-def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-               source, controls, touch, pre, tidx, tbuf, zone, route):
-    """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
+# A tick's per-world scratch (``tick_world``), allocated once per env step by ``step_world``: old_progress
+# float64[C] (progress before the tick), source int8[C] (who moves the car: layout.CONTROL_*), controls
+# float64[C, 3], touch int8[C], pre float64[C, N_PRE] (columns layout.PRE_*: heading, cos, sin, tyre factor;
+# rows keyed by the heading, so cos and sin of an unchanged heading are computed once, not per kernel; in
+# simulator mode also layout.PRE_SLIP..PRE_LOG_RATIO), tidx int64[C] and tbuf float64[3, C] (the drivers'
+# traffic, then the poses before the contacts), route float64[ROUTE_MAX, N_COLS] (a policy car's pit route,
+# ``race.pit_route_path``).
+TickScratch = namedtuple("TickScratch", ["old_progress", "source", "controls", "touch", "pre", "tidx", "tbuf",
+                                         "route"])
 
-    Scratch buffers: old_progress float64[C] (progress before the tick), source int8[C] (who moves
-    the car: layout.CONTROL_*), controls float64[C, 3], touch int8[C], pre float64[C, N_PRE] (columns
-    layout.PRE_*: heading, cos, sin, tyre factor; rows keyed by the heading, so cos and sin of an
-    unchanged heading are computed once, not per kernel; in simulator mode also layout.PRE_SLIP..PRE_LOG_RATIO),
-    tidx
-    int64[C] and tbuf float64[3, C] (the drivers' traffic, then the poses before the contacts);
-    zone: ``vehicle.wheels.pit_zone`` of the track; route float64[ROUTE_MAX, N_COLS]: a policy car's pit
-    route (``race.pit_route_path``). Each stage runs all cars of the world in one call of its module (``ai_world``,
-    ``classify_world``, ``update_rules_world``): one call per world and stage, whose per-car bodies are
-    inlined, so the track's arrays are unpacked once per world and stage. The built-in drivers all
-    decide from the state at the start of the tick, before any car moves.
-    """
+
+@kernel(inline="always")
+def _pit_route_step(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, c, route):
+    """Car (w, c) on a pit route this tick: a policy car's stop starts here, from the state the last tick
+    left (PaddockJS's advancePitStopCar, at the beginning of the car's tick); a car on a route is moved by
+    it (a policy car's by PaddockJS's, a built-in driver's by ours). Returns whether a route moved it."""
     n_cars = cars_f.shape[1]
-    race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, DT)
+    if cars_i[w, c, I_MANUAL] != 0 and cars_i[w, c, I_PIT_INTENT] > 0 and not pit_route_active(cars_i, w, c):
+        start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars)
+    if not pit_route_active(cars_i, w, c):
+        return False
+    if cars_i[w, c, I_PIT_ROUTE] != ROUTE_NONE:       # a policy car: PaddockJS's route
+        pit_route_car_tick(tr, cars_f, cars_i, car_params, car_flags, world_i, rules, w, c, n_cars, route, DT)
+    else:
+        pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c, n_cars, DT)
+    return True
 
-    # 1-2. controls and vehicle dynamics
+
+@kernel(inline="always")
+def _control_sources(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, scratch):
+    """Who moves each car of world ``w`` this tick (``scratch.source``, layout.CONTROL_*): after keeping its
+    previous pose, a pit route moves it, a held car (grid, red flag, terminal) is frozen, else the policy
+    (I_MANUAL: its latched controls into ``scratch.controls``) or the built-in driver; a driven car's
+    ``pre`` row is filled. Returns how many built-in drivers drive."""
     n_ai = 0
-    for c in range(n_cars):
-        source[c] = CONTROL_NONE
+    for c in range(cars_f.shape[1]):
+        scratch.source[c] = CONTROL_NONE
         if cars_i[w, c, I_ACTIVE] == 0:
             continue
         cars_f[w, c, F_PREV_X] = cars_f[w, c, F_X]
         cars_f[w, c, F_PREV_Y] = cars_f[w, c, F_Y]
         cars_f[w, c, F_PREV_HEADING] = cars_f[w, c, F_HEADING]
         cars_f[w, c, F_PJS_PREV_PROGRESS] = cars_f[w, c, F_PJS_PROGRESS]
-        if cars_i[w, c, I_MANUAL] != 0 and cars_i[w, c, I_PIT_INTENT] > 0 and not pit_route_active(cars_i, w, c):
-            # a policy car's stop starts here, from the state the last tick left (PaddockJS's
-            # advancePitStopCar, at the beginning of the car's tick)
-            start_pit_route(tr, cars_f, cars_i, car_flags, world_i, rules, w, c, n_cars)
-        if pit_route_active(cars_i, w, c):
-            if cars_i[w, c, I_PIT_ROUTE] != ROUTE_NONE:       # a policy car: PaddockJS's route
-                pit_route_car_tick(tr, cars_f, cars_i, car_params, car_flags, world_i, rules, w, c, n_cars,
-                                   route, DT)
-            else:
-                pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c,
-                               n_cars, DT)
+        if _pit_route_step(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, c, scratch.route):
             continue
         if car_is_held(cars_i, world_i, w, c):
             hold_car(cars_f, w, c)
             continue
         if cars_i[w, c, I_MANUAL] != 0:
-            source[c] = CONTROL_POLICY
-            controls[c, 0] = cars_f[w, c, F_STEER_CMD]
-            controls[c, 1] = cars_f[w, c, F_THROTTLE_CMD]
-            controls[c, 2] = cars_f[w, c, F_BRAKE_CMD]
+            scratch.source[c] = CONTROL_POLICY
+            scratch.controls[c, 0] = cars_f[w, c, F_STEER_CMD]
+            scratch.controls[c, 1] = cars_f[w, c, F_THROTTLE_CMD]
+            scratch.controls[c, 2] = cars_f[w, c, F_BRAKE_CMD]
         else:
-            source[c] = CONTROL_BUILTIN
+            scratch.source[c] = CONTROL_BUILTIN
             n_ai += 1
-        prepare_car(cars_f, rules, w, c, pre)
-    if n_ai > 0:
-        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source, controls, pre,
-                 tidx, tbuf)
-    for c in range(n_cars):
+        prepare_car(cars_f, rules, w, c, scratch.pre)
+    return n_ai
+
+
+@kernel(inline="always")
+def _drive(cars_f, cars_i, car_params, rules, w, source, controls, pre):
+    """The vehicle model's tick for every driven car of world ``w`` (``source`` not CONTROL_NONE), from its
+    ``controls`` and ``pre`` row; the row then holds the new heading with its cos and sin."""
+    for c in range(cars_f.shape[1]):
         if source[c] != CONTROL_NONE:
+            start = (pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE], pre[c, PRE_LOG_RATIO])
             h2, c2, s2 = integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[c, 0],
                                            controls[c, 1], controls[c, 2], DT, pre[c, PRE_TYRE],
-                                           pre[c, PRE_COS], pre[c, PRE_SIN], pre[c, PRE_SLIP],
-                                           pre[c, PRE_STEER_GAIN], pre[c, PRE_ENGINE], pre[c, PRE_LOG_RATIO])
+                                           pre[c, PRE_COS], pre[c, PRE_SIN], start)
             pre[c, PRE_HEADING] = h2
             pre[c, PRE_COS] = c2
             pre[c, PRE_SIN] = s2
 
-    # 3. surfaces and track position; the barrier destroys
+
+@kernel(inline="always")
+def _surfaces(tr, cars_f, cars_i, w, scratch, zone):
+    """Step 3 for world ``w``: progress before the tick into ``scratch.old_progress``, wheel surfaces and
+    track position (``classify_world``); a car touching the barrier is destroyed and held."""
+    n_cars = cars_f.shape[1]
     for c in range(n_cars):
-        old_progress[c] = cars_f[w, c, F_PROGRESS]
-    classify_world(tr, cars_f, cars_i, w, n_cars, touch, pre, zone)
+        scratch.old_progress[c] = cars_f[w, c, F_PROGRESS]
+    classify_world(tr, cars_f, cars_i, w, n_cars, scratch.touch, scratch.pre, zone)
     for c in range(n_cars):
-        if touch[c] != 0 and cars_i[w, c, I_DESTROYED] == 0:
+        if scratch.touch[c] != 0 and cars_i[w, c, I_DESTROYED] == 0:
             cars_i[w, c, I_DESTROYED] = 1
             cars_i[w, c, I_CNT_DESTROYED] = 1
             hold_car(cars_f, w, c)
 
-    # 4. car-car contacts; a car the contact moved is classified again where it now is (PaddockJS
-    # reclassifies every car after its collisions: the next tick's dynamics read those surfaces)
+
+@kernel(inline="always")
+def _contacts(tr, cars_f, cars_i, car_flags, rules, w, tbuf):
+    """Step 4 for world ``w``: car-car contacts; a car the contact moved is classified again where it now
+    is (PaddockJS reclassifies every car after its collisions: the next tick's dynamics read those
+    surfaces). tbuf float64[3, C]: the poses before the contacts."""
+    n_cars = cars_f.shape[1]
     for c in range(n_cars):
         tbuf[0, c] = cars_f[w, c, F_X]
         tbuf[1, c] = cars_f[w, c, F_Y]
@@ -156,12 +175,35 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
                                             or cars_f[w, c, F_HEADING] != tbuf[2, c]):
             classify_car(tr, cars_f, cars_i, w, c)
 
+
+@kernel
+def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, scratch, zone):
+    """Advance world ``w`` by one physics tick (DT seconds) in the transition order of this module.
+
+    scratch: a TickScratch; zone: ``vehicle.wheels.pit_zone`` of the track. Each stage runs all cars of
+    the world in one call of its module (``ai_world``, ``classify_world``, ``update_rules_world``): one
+    call per world and stage, whose per-car bodies are inlined, so the track's arrays are unpacked once
+    per world and stage. The built-in drivers all decide from the state at the start of the tick, before
+    any car moves.
+    """
+    n_cars = cars_f.shape[1]
+    race_control_tick(cars_f, cars_i, world_f, world_i, rules, w, n_cars, DT)
+    # 1-2. controls and vehicle dynamics
+    n_ai = _control_sources(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, scratch)
+    if n_ai > 0:
+        ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, scratch.source, scratch.controls,
+                 scratch.pre, scratch.tidx, scratch.tbuf)
+    _drive(cars_f, cars_i, car_params, rules, w, scratch.source, scratch.controls, scratch.pre)
+    # 3. surfaces and track position; the barrier destroys
+    _surfaces(tr, cars_f, cars_i, w, scratch, zone)
+    # 4. car-car contacts, and the moved cars classified again
+    _contacts(tr, cars_f, cars_i, car_flags, rules, w, scratch.tbuf)
     # 5. race rules, then order; then DRS (PaddockJS's latch, in its race order)
     update_rules_world(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, n_cars,
-                       old_progress, DT)
-    update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, tidx)   # tidx: free again
+                       scratch.old_progress, DT)
+    update_ranks(cars_f, cars_i, car_flags, world_i, w, n_cars, scratch.tidx)   # tidx: free again
     update_drs_world(tr.drs_start, tr.drs_end, tr.length, cars_f, cars_i, car_flags, world_f, world_i, rules, w,
-                     n_cars, source, tidx)                          # source, tidx: free again
+                     n_cars, scratch.source, scratch.tidx)                 # source, tidx: free again
 
 
 @kernel
@@ -206,21 +248,16 @@ def step_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
                apply_actions, n_ticks, max_episode_steps, end_on_race_finish, w):
     """One env step of world ``w``: latch actions, ``n_ticks`` physics ticks, episode bookkeeping."""
     n_cars = cars_f.shape[1]
-    old_progress = np.empty(n_cars, np.float64)
-    source = np.empty(n_cars, np.int8)
-    controls = np.zeros((n_cars, 3), np.float64)
-    touch = np.empty(n_cars, np.int8)
-    pre = np.full((n_cars, N_PRE), np.nan, np.float64)
-    tidx = np.empty(n_cars, np.int64)
-    tbuf = np.empty((3, n_cars), np.float64)
+    scratch = TickScratch(np.empty(n_cars, np.float64), np.empty(n_cars, np.int8), np.zeros((n_cars, 3), np.float64),
+                          np.empty(n_cars, np.int8), np.full((n_cars, N_PRE), np.nan, np.float64),
+                          np.empty(n_cars, np.int64), np.empty((3, n_cars), np.float64),
+                          np.empty((ROUTE_MAX, N_COLS), np.float64))
     zone = pit_zone(tr)
-    route = np.empty((ROUTE_MAX, N_COLS), np.float64)
     was_running = np.empty(n_cars, np.int8)
     episode_running(cars_i, car_flags, w, was_running)
     begin_env_step(cars_f, cars_i, actions, apply_actions, w)
     for _ in range(n_ticks):
-        tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress,
-                   source, controls, touch, pre, tidx, tbuf, zone, route)
+        tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, scratch, zone)
     end_env_step(cars_i, world_i, w, was_running, max_episode_steps, end_on_race_finish)
 
 

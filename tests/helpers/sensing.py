@@ -56,9 +56,10 @@ def sense(tr, cars_f, cars_i, flags, angles_deg, lengths, *, mask=None, channels
         ray_rel_speed=np.full((W, C, R), v, np.float32),
         radar=np.full((W, C, K, S.N_RADAR_FIELDS), v, np.float32), radar_slot=np.full((W, C, K), v, np.int32),
         look=np.full((W, C, Q, 2), v, np.float32))
-    S.sense_worlds(tr, G.sensor_geometry(tr), cars_f, cars_i, flags, mask, S.ray_directions(ang), ln, count, ch,
-                   debug, radar_k, np.broadcast_to(np.asarray(radius, np.float64), (C,)).copy(), look_d,
-                   *out.values())
+    table = S.SenseTable(S.ray_directions(ang), ln, count, ch,
+                         np.broadcast_to(np.asarray(radius, np.float64), (C,)).copy(), look_d)
+    S.sense_worlds(tr, G.sensor_geometry(tr), cars_f, cars_i, flags, mask, table, debug, radar_k,
+                   S.SenseBuffers(*out.values()))
     return out
 
 

@@ -48,9 +48,10 @@ def _march(fn, tr, geo, pv, x, y, h, sample_mode, include_pit, channels, length,
                                  max_hint2, sample_mode, x, y)
     dist = np.zeros(4, np.float32)
     hit = np.zeros(4, np.int8)
-    kind = fn(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.grid_seg, pv, geo, int(geo[G_EDGE_AT]), i0, count, progress,
-              max_hint2, sample_mode, oseg, off, False, False, include_pit, pit_allowed, *channels, x, y, math.cos(h),
-              math.sin(h), length, 0, dist, hit)
+    rt = S.RayTrack(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.grid_seg, pv, geo, int(geo[G_EDGE_AT]), max_hint2)
+    origin = S.RayOrigin(i0, count, progress, sample_mode, oseg, off, False, False, include_pit, pit_allowed,
+                         *channels, x, y)
+    kind = fn(rt, origin, math.cos(h), math.sin(h), length, 0, dist, hit)
     return kind, dist, hit
 
 

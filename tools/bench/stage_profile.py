@@ -64,7 +64,8 @@ def worker(worlds: int, physics: str, reps: int) -> None:
     else:                                   # older trees: the pit box's bounds
         from paddock_ma.sim.track.surface import pit_bbox
         zone = pit_bbox(tr.px, tr.py, tr.box_x, tr.box_y, tr.pit_width)
-    has_route = "route" in params
+    has_scratch = "scratch" in params       # newer trees: the tick's scratch as one ``step.TickScratch``
+    has_route = "route" in params or has_scratch
     if has_route:
         from paddock_ma.sim.race.pit_route_path import N_COLS, ROUTE_MAX
         route = np.empty((ROUTE_MAX, N_COLS), np.float64)
@@ -76,8 +77,9 @@ def worker(worlds: int, physics: str, reps: int) -> None:
     # newer trees share the simulator's start state between the driver and the model (``prepare_car``)
     shares_start_state = hasattr(S, "prepare_car")
     prepare_car = S.prepare_car if shares_start_state else None
-    # and newer still also the log of the speed ratio (``layout.PRE_LOG_RATIO``)
+    # and newer still also the log of the speed ratio (``layout.PRE_LOG_RATIO``), passed as one tuple later
     shares_log_ratio = hasattr(L, "PRE_LOG_RATIO")
+    start_tuple = "start" in inspect.signature(S.integrate_car_pre.py_func).parameters
     pre = np.full((worlds, n_cars, getattr(L, "N_PRE", 4)), np.nan, np.float64)
     touch = np.zeros((worlds, n_cars), np.int8)
     tidx = np.zeros((worlds, n_cars), np.int64)
@@ -135,7 +137,12 @@ def worker(worlds: int, physics: str, reps: int) -> None:
                 elif kind == 3:
                     for c in range(n_cars):
                         if source[w, c] != 0:
-                            if shares_log_ratio:
+                            if start_tuple:
+                                integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[w, c, 0],
+                                                  controls[w, c, 1], controls[w, c, 2], DT, pre[w, c, 3],
+                                                  pre[w, c, 1], pre[w, c, 2],
+                                                  (pre[w, c, 4], pre[w, c, 5], pre[w, c, 6], pre[w, c, 7]))
+                            elif shares_log_ratio:
                                 integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, controls[w, c, 0],
                                                   controls[w, c, 1], controls[w, c, 2], DT, pre[w, c, 3],
                                                   pre[w, c, 1], pre[w, c, 2], pre[w, c, 4], pre[w, c, 5],
@@ -192,6 +199,19 @@ def worker(worlds: int, physics: str, reps: int) -> None:
                 tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w, old_progress[w],
                            source[w], controls[w], touch[w], pre[w], tidx[w], tbuf[w], zone, route)
 
+    TickScratch = getattr(S, "TickScratch", None)
+
+    @njit
+    def tick_stage_scratch(reps, a, sf, si, swf, swi, tr, car_params, car_flags, rules, source, controls, pre, touch,
+                           tidx, tbuf, old_progress, zone, route):
+        cars_f, cars_i, world_f, world_i = a
+        for _ in range(reps):
+            restore(a, sf, si, swf, swi)
+            for w in range(cars_f.shape[0]):
+                tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rules, w,
+                           TickScratch(old_progress[w], source[w], controls[w], touch[w], pre[w], tidx[w], tbuf[w],
+                                       route), zone)
+
     @njit
     def restore_only(reps, a, sf, si, swf, swi):
         for _ in range(reps):
@@ -204,7 +224,9 @@ def worker(worlds: int, physics: str, reps: int) -> None:
         if name == "restore":
             restore_only(n, a, *saved)
         elif name == "tick":
-            if has_route:
+            if has_scratch:
+                tick_stage_scratch(n, a, *saved, tr, car_params, car_flags, rules, *scratch, route)
+            elif has_route:
                 tick_stage_route(n, a, *saved, tr, car_params, car_flags, rules, *scratch, route)
             else:
                 tick_stage(n, a, *saved, tr, car_params, car_flags, rules, *scratch)

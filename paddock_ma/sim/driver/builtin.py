@@ -36,6 +36,7 @@ One decision per car per tick, from the car's own state, its parameters and the 
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -45,8 +46,7 @@ from ..core.layout import (
     F_SPEED, F_TIRE_ENERGY, F_X, F_Y, FLAG_COLLIDES, FLAG_CONTROLLED, GRAVITY, I_DRS_ACTIVE,
     I_AI_REJOIN, I_COMPOUND, I_GRID_LOCKED, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS, I_SURFACE, MAX_SPEED,
     MAX_STEER_ANGLE, MPS_PER_KPH, P_AGGRESSION, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_PACE,
-    P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, N_PRE, PRE_COS, PRE_ENGINE, PRE_SIN,
-    PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE,
+    P_TIRE_GRIP, PHYSICS_SIMULATOR, PIT_COMPLETED, PIT_PENDING, N_PRE, PRE_COS, PRE_SIN, PRE_TYRE,
     R_PHYSICS_MODE, R_PIT_STOPS, R_TIRE_COMMIT_PCT, R_TIRE_REQUEST_PCT, SURF_GRASS, SURF_GRAVEL, SURF_KERB,
     SURF_TRACK, WHEELBASE,
 )
@@ -56,11 +56,16 @@ from ..core.trig import atan_poly, lerp_at
 from .simulator_controls import (
     STABILIZE_TICKS, should_stabilize, sim_racing_controls, sim_rejoin_controls,
 )
-from .traffic import gather_traffic, scan_traffic
+from .traffic import Traffic, gather_traffic, scan_traffic
 from ..vehicle.dynamics import prepare_car
 from ..vehicle.tyres import COMPOUND_GRIP, compound_index
 
 # Preview interval boundaries (m ahead) and the per-track table: see track.preview.PREVIEW_D.
+
+# What the built-in driver reads of the track, gathered once per world (``ai_world``): the centreline
+# arrays (cx, cy, cs, cnx, cny; m), its preview table (prev, ``track.preview``), the lap length and the
+# half width (m).
+DriverTrack = namedtuple("DriverTrack", ["cx", "cy", "cs", "cnx", "cny", "prev", "length", "hw"])
 
 GRIP_MARGIN = 0.80       # fraction of the lateral grip budget used in corners
 SIM_GRIP_MARGIN = 0.50   # simulator: its share (slip grows faster the harder a car corners)
@@ -209,15 +214,14 @@ def _rejoin_speed(surf):
 
 
 @kernel(inline="always")
-def _racing_lane(cars_f, car_flags, w, c, tidx, tprog, toffs, tspd, tm, s, off, lane, lane_lim,
-                 turn_near, kappa_max_near, length):
+def _racing_lane(cars_f, car_flags, w, c, traffic, s, off, lane, lane_lim, turn_near, kappa_max_near, length):
     """The lane of a car on track: toward an inside-of-corner bias (from the heading change
-    turn_near rad over the next PREVIEW_NEAR m), or a passing lane around a car in the way, at a
-    bounded rate, slower in corners (kappa_max_near 1/m). lane, lane_lim: current lane and its
-    bound (m). Returns (new lane m, following speed cap m/s)."""
+    turn_near rad over the next PREVIEW_NEAR m), or a passing lane around a car in the way (``traffic``,
+    the world's ``Traffic``), at a bounded rate, slower in corners (kappa_max_near 1/m). lane, lane_lim:
+    current lane and its bound (m). Returns (new lane m, following speed cap m/s)."""
     target = min(max(turn_near / PREVIEW_NEAR * INSIDE_GAIN, -INSIDE_MAX), INSIDE_MAX)
     pass_lane, follow_v, block_l, block_r = scan_traffic(
-        tidx, tprog, toffs, tspd, tm, c, (car_flags[w, c] & FLAG_COLLIDES) != 0,
+        traffic.idx, traffic.prog, traffic.offs, traffic.spd, traffic.m, c, (car_flags[w, c] & FLAG_COLLIDES) != 0,
         cars_f[w, c, F_SPEED], s, off, lane, length)
     if not math.isnan(pass_lane):
         target = pass_lane
@@ -267,12 +271,13 @@ def _pedals(cars_f, car_params, w, c, v, v_target, mass, mu, aero_b, rejoin):
 
 
 @kernel(inline="always")
-def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, car_flags, rules,
-            w, c, tidx, tprog, toffs, tspd, tm, tf, cos_h, sin_h, slip, gain, engine):
-    """One built-in car's controls (steer, throttle, brake) on bare track arrays (inlined into
-    ``ai_world``): traffic from ``gather_traffic`` (tidx..tspd, tm cars), tf the tyre factor of the
-    car's F_TIRE_ENERGY, cos_h / sin_h of its F_HEADING, slip, gain, engine its simulator start state
+def _ai_one(dtrack, traffic, cars_f, cars_i, car_params, car_flags, rules, w, c, pre):
+    """One built-in car's controls (steer, throttle, brake) on the world's ``DriverTrack`` dtrack (inlined into
+    ``ai_world``): ``traffic`` the world's ``Traffic``; pre float64[C, N_PRE]: row c (layout.PRE_*) the
+    tyre factor of the car's F_TIRE_ENERGY, cos / sin of its F_HEADING and its simulator start state
     (``vehicle.simulator.sim_start_state``; simulator mode only)."""
+    cx, cy, cs, cnx, cny, prev, length, hw = dtrack
+    tf = pre[c, PRE_TYRE]
     update_pit_intent(cars_f, cars_i, car_flags, rules, w, c)
     if cars_i[w, c, I_GRID_LOCKED] != 0:
         return 0.0, 0.0, 1.0
@@ -303,8 +308,8 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         v_target = min(v_target, _rejoin_speed(cars_i[w, c, I_SURFACE]))
         look = LOOK_MIN + 0.3 * v
     else:
-        lane, follow_v = _racing_lane(cars_f, car_flags, w, c, tidx, tprog, toffs, tspd, tm, s, off,
-                                      lane, lane_lim, turn_near, kappa_max_near, length)
+        lane, follow_v = _racing_lane(cars_f, car_flags, w, c, traffic, s, off, lane, lane_lim, turn_near,
+                                      kappa_max_near, length)
         v_target = min(v_target, follow_v)
         # Lookahead grows with speed, shrinks in tight corners (R = 50 m -> x0.6).
         look = LOOK_BASE + LOOK_TIME * v
@@ -315,13 +320,12 @@ def _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params, 
         if rejoin > 0:
             return sim_rejoin_controls(cx, cy, cs, cnx, cny, length, hw, cars_f, cars_i, w, c, v_target)
         tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
-        return sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_target, turn_near, cos_h,
-                                   sin_h, tf, COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])], slip, gain,
-                                   engine)
+        return sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_target, turn_near,
+                                   COMPOUND_GRIP[compound_index(cars_i[w, c, I_COMPOUND])], pre)
 
     # Pure pursuit toward the lane point one lookahead ahead.
     tx, ty = _lane_point(cx, cy, cs, cnx, cny, length, s + look, lane)
-    steer = _pursuit_steer(tx - cars_f[w, c, F_X], ty - cars_f[w, c, F_Y], cos_h, sin_h, tf)
+    steer = _pursuit_steer(tx - cars_f[w, c, F_X], ty - cars_f[w, c, F_Y], pre[c, PRE_COS], pre[c, PRE_SIN], tf)
     throttle, brake = _pedals(cars_f, car_params, w, c, v, v_target, mass, mu, aero_b, rejoin)
     return steer, throttle, brake
 
@@ -337,26 +341,14 @@ def ai_world(tr, cars_f, cars_i, car_params, car_flags, rules, w, n_cars, source
     F_AI_LANE_OFFSET (smoothed lane), I_AI_REJOIN (rejoin ticks left), I_PIT_INTENT (tyre-driven
     pit requests). Reads the car's track position as ``vehicle.wheels.classify_car`` wrote it. Scratch:
     tidx int64[C], tbuf float64[3, C] (the gathered traffic). One call per world: the track
-    arrays are unpacked, and the traffic gathered, once, not per car."""
-    cx = tr.cx
-    cy = tr.cy
-    cs = tr.cs
-    cnx = tr.cnx
-    cny = tr.cny
-    prev = tr.ai_preview
-    length = tr.length
-    hw = tr.half_width
-    tprog = tbuf[0]
-    toffs = tbuf[1]
-    tspd = tbuf[2]
-    tm = gather_traffic(cars_f, cars_i, car_flags, w, n_cars, tidx, tprog, toffs, tspd)
+    arrays are gathered (``DriverTrack``), and the traffic (``Traffic``), once, not per car."""
+    dtrack = DriverTrack(tr.cx, tr.cy, tr.cs, tr.cnx, tr.cny, tr.ai_preview, tr.length, tr.half_width)
+    tm = gather_traffic(cars_f, cars_i, car_flags, w, n_cars, tidx, tbuf[0], tbuf[1], tbuf[2])
+    traffic = Traffic(tidx, tbuf[0], tbuf[1], tbuf[2], tm)
     for c in range(n_cars):
         if source[c] != CONTROL_BUILTIN:
             continue
-        st, th, br = _ai_one(cx, cy, cs, cnx, cny, prev, length, hw, cars_f, cars_i, car_params,
-                             car_flags, rules, w, c, tidx, tprog, toffs, tspd, tm, pre[c, PRE_TYRE],
-                             pre[c, PRE_COS], pre[c, PRE_SIN], pre[c, PRE_SLIP], pre[c, PRE_STEER_GAIN],
-                             pre[c, PRE_ENGINE])
+        st, th, br = _ai_one(dtrack, traffic, cars_f, cars_i, car_params, car_flags, rules, w, c, pre)
         controls[c, 0] = st
         controls[c, 1] = th
         controls[c, 2] = br

@@ -35,8 +35,8 @@ from ..core.layout import (
     DT, F_APPLIED_STEER, F_GRIP_USAGE, F_HEADING, F_OFFSET, F_PROGRESS, F_SLIP_FRONT, F_SPEED, F_STEER_ANGLE,
     F_VX, F_VY, F_X, F_Y, GRAVITY, I_INSTABILITY, I_ON_TRACK, I_SURFACE, I_WHEEL_SURFACE_FL,
     I_WHEEL_SURFACE_FR, I_WHEEL_SURFACE_RL, I_WHEEL_SURFACE_RR, INSTAB_SPIN_RISK, MAX_SPEED, MAX_STEER_ANGLE,
-    MPS_PER_KPH, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_POWER, P_TIRE_GRIP, SURF_BARRIER, SURF_GRASS, SURF_GRAVEL,
-    SURF_KERB, SURF_TRACK, WHEELBASE,
+    MPS_PER_KPH, P_BRAKE, P_DOWNFORCE_CL, P_MASS, P_POWER, P_TIRE_GRIP, PRE_COS, PRE_ENGINE, PRE_SIN, PRE_SLIP,
+    PRE_STEER_GAIN, PRE_TYRE, SURF_BARRIER, SURF_GRASS, SURF_GRAVEL, SURF_KERB, SURF_TRACK, WHEELBASE,
 )
 from ..core.trig import atan_poly, clamp, lerp_at, wrap_angle
 from ..track.geometry import sample_at
@@ -115,17 +115,23 @@ def _pumped_angle(cars_f, w, c, delta, amp, jump):
 
 
 @kernel(inline="always")
-def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_ahead, cos_h, sin_h, tf, cgrip, slip,
-                        gain, engine_curve):
+def sim_racing_controls(cars_f, cars_i, car_params, w, c, tx, ty, v_plan, turn_ahead, cgrip, pre):
     """(steer fraction, throttle, brake) of car (w, c) racing toward the lane point (tx, ty) m at the
     planned speed ``v_plan`` (m/s); ``turn_ahead`` (rad, + = right) the heading change of the road
-    just ahead, cos_h / sin_h of the heading, tf the tyre factor, cgrip the compound's grip; slip
-    (body slip, rad), gain (steering gain of the speed) and engine_curve: the car's
-    ``vehicle.simulator.sim_start_state``, as the model reads them this tick.
+    just ahead, cgrip the compound's grip; ``pre`` float64[C, N_PRE] the tick's shared per-car inputs
+    (layout.PRE_*): row c's cos / sin of the heading, tyre factor, and slip (body slip, rad), gain
+    (steering gain of the speed) and engine curve, the car's ``vehicle.simulator.sim_start_state``, as
+    the model reads them this tick.
 
     Pure pursuit along the velocity gives the lateral acceleration wanted; ``_road_wheel_angle``
     delivers it; the slip is regulated toward SLIP_GOAL inside the turn (module docstring); the
     pedals stay inside the friction ellipse that lateral acceleration leaves."""
+    cos_h = pre[c, PRE_COS]
+    sin_h = pre[c, PRE_SIN]
+    tf = pre[c, PRE_TYRE]
+    slip = pre[c, PRE_SLIP]
+    gain = pre[c, PRE_STEER_GAIN]
+    engine_curve = pre[c, PRE_ENGINE]
     vx = cars_f[w, c, F_VX]
     vy = cars_f[w, c, F_VY]
     v = math.sqrt(vx * vx + vy * vy)

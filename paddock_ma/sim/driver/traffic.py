@@ -10,6 +10,7 @@ was a tenth of a simulator-mode tick. Its answers are those of a scan over every
 """
 
 import math
+from collections import namedtuple
 
 from ..core.jit import kernel
 from ..core.layout import CAR_WIDTH, F_OFFSET, F_PROGRESS, F_SPEED, FLAG_COLLIDES, I_ACTIVE, I_DESTROYED, MAX_SPEED
@@ -25,6 +26,10 @@ FOLLOW_DECEL = 10.0      # m/s^2, deceleration planned when closing on a car in 
 CREEP_GAP = 5.2          # m, closer than this behind a car in our line: stop rather than creep
 CREEP_SPEED = 4.0        # m/s, slowest following speed otherwise (lets a car pull out and pass)
 WINDOW_MARGIN = 1e-6     # m, widens the visited run beyond the rounding of ds (a superset is harmless)
+
+# A world's gathered traffic (``gather_traffic``), as the built-in driver's per-car body takes it: slots
+# idx int64[C], progress prog and offset offs (m), speed spd (m/s) float64[C], the first m of each used.
+Traffic = namedtuple("Traffic", ["idx", "prog", "offs", "spd", "m"])
 
 
 @kernel(inline="always")

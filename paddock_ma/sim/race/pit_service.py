@@ -281,6 +281,61 @@ def _write_motion(cars_f, w, c, x, y, h, v, dt):
     cars_f[w, c, F_VY] = v * math.sin(h)
 
 
+@kernel(inline="always")
+def _box_place(tr, cars_i, w, c):
+    """Car (w, c)'s service box on the pit path -> (box index, its path distance m, the path's heading there
+    rad, the box's lateral offset m from the path, + right)."""
+    b = _box_of(tr, cars_i, w, c)
+    box_s = tr.box_path_s[b]
+    bx, by, bh = pit_point_at(tr, box_s)
+    box_lat = (tr.box_x[b] - bx) * -math.sin(bh) + (tr.box_y[b] - by) * math.cos(bh)
+    return b, box_s, bh, box_lat
+
+
+@kernel(inline="always")
+def _service_tick(tr, cars_f, cars_i, w, c, b, bh, dt):
+    """A servicing car's tick in box ``b`` (path heading ``bh`` rad): the service time runs down; at its end
+    the tyres are the target compound at full energy, the stop is counted and the car exits."""
+    left = cars_f[w, c, F_PIT_SERVICE_LEFT] - dt
+    if left <= SERVICE_EPS:
+        left = 0.0
+        target = cars_i[w, c, I_PIT_TARGET]
+        cars_i[w, c, I_COMPOUND] = target
+        cars_i[w, c, I_USED_COMPOUNDS] |= 1 << target
+        cars_f[w, c, F_TIRE_ENERGY] = 100.0
+        cars_i[w, c, I_CNT_PIT_STOP_DONE] += 1
+        cars_i[w, c, I_PIT_STATUS] = PIT_EXITING
+    cars_f[w, c, F_PIT_SERVICE_LEFT] = left
+    _write_motion(cars_f, w, c, tr.box_x[b], tr.box_y[b], bh, 0.0, dt)
+
+
+@kernel(inline="always")
+def _route_speed(tr, rules, w, status, s, v, queue_s, box_s, busy, dt):
+    """A route car's speed (m/s) after this tick: from ``v`` toward ``_speed_target`` at path distance ``s``,
+    at most ROUTE_ACCEL up or ROUTE_BRAKE down."""
+    limit = rules[w, R_PIT_SPEED_LIMIT]
+    target = _speed_target(tr, limit, status, s, queue_s, box_s, busy)
+    if v < target:
+        return min(target, v + ROUTE_ACCEL * dt)
+    return max(target, v - ROUTE_BRAKE * dt)
+
+
+@kernel(inline="always")
+def _hand_back(tr, cars_f, cars_i, w, c, v, dt):
+    """The end of the exit road: the car is handed back to physics on the track at the exit, along the
+    track heading, at >= EXIT_MIN_SPEED; the stop is completed and counted (I_CNT_PIT_EXIT)."""
+    x, y, _ = pit_point_at(tr, tr.pit_length)
+    _, _, h, _ = point_at(tr, tr.pit_exit_s)
+    _write_motion(cars_f, w, c, x, y, h, max(v, EXIT_MIN_SPEED), dt)
+    cars_f[w, c, F_PIT_PATH_S] = 0.0
+    cars_i[w, c, I_PIT_STATUS] = PIT_COMPLETED
+    cars_i[w, c, I_PIT_INTENT] = 0
+    cars_i[w, c, I_PIT_STOPS] += 1
+    cars_i[w, c, I_CNT_PIT_EXIT] += 1
+    cars_i[w, c, I_IN_PIT_LANE] = 0
+    cars_i[w, c, I_SEG_HINT] = _seg_of(tr, tr.pit_exit_s)
+
+
 @kernel
 def pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, rules, w, c, n_cars, dt):
     """Advance car ``c`` of world ``w`` one tick (``dt`` s) along its pit stop.
@@ -303,26 +358,11 @@ def pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, 
                       0.0, dt)
         return
     status = cars_i[w, c, I_PIT_STATUS]
-    b = _box_of(tr, cars_i, w, c)
-    box_s = tr.box_path_s[b]
+    b, box_s, bh, box_lat = _box_place(tr, cars_i, w, c)
     queue_s = box_s - QUEUE_GAP
-    bx, by, bh = pit_point_at(tr, box_s)
-    box_lat = (tr.box_x[b] - bx) * -math.sin(bh) + (tr.box_y[b] - by) * math.cos(bh)
     s = cars_f[w, c, F_PIT_PATH_S]
-    v = cars_f[w, c, F_SPEED]
-
     if status == PIT_SERVICING:
-        left = cars_f[w, c, F_PIT_SERVICE_LEFT] - dt
-        if left <= SERVICE_EPS:
-            left = 0.0
-            target = cars_i[w, c, I_PIT_TARGET]
-            cars_i[w, c, I_COMPOUND] = target
-            cars_i[w, c, I_USED_COMPOUNDS] |= 1 << target
-            cars_f[w, c, F_TIRE_ENERGY] = 100.0
-            cars_i[w, c, I_CNT_PIT_STOP_DONE] += 1
-            cars_i[w, c, I_PIT_STATUS] = PIT_EXITING
-        cars_f[w, c, F_PIT_SERVICE_LEFT] = left
-        _write_motion(cars_f, w, c, tr.box_x[b], tr.box_y[b], bh, 0.0, dt)
+        _service_tick(tr, cars_f, cars_i, w, c, b, bh, dt)
         return
     busy = box_busy(tr, cars_f, cars_i, car_flags, w, c, n_cars)
     if status == PIT_QUEUED:
@@ -333,12 +373,7 @@ def pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, 
         status = PIT_ENTERING
         cars_i[w, c, I_PIT_STATUS] = PIT_ENTERING
 
-    limit = rules[w, R_PIT_SPEED_LIMIT]
-    target = _speed_target(tr, limit, status, s, queue_s, box_s, busy)
-    if v < target:
-        v = min(target, v + ROUTE_ACCEL * dt)
-    else:
-        v = max(target, v - ROUTE_BRAKE * dt)
+    v = _route_speed(tr, rules, w, status, s, cars_f[w, c, F_SPEED], queue_s, box_s, busy, dt)
     s_new = s + max(v * dt, 1e-6)
     if status == PIT_ENTERING:
         if busy and s < queue_s <= s_new:
@@ -352,17 +387,7 @@ def pit_route_tick(tr, cars_f, cars_i, car_params, car_flags, world_f, world_i, 
             _write_motion(cars_f, w, c, tr.box_x[b], tr.box_y[b], bh, 0.0, dt)
             return
     elif s_new >= tr.pit_length:
-        # Hand back to physics on the track at the exit, along the track heading.
-        x, y, _ = pit_point_at(tr, tr.pit_length)
-        _, _, h, _ = point_at(tr, tr.pit_exit_s)
-        _write_motion(cars_f, w, c, x, y, h, max(v, EXIT_MIN_SPEED), dt)
-        cars_f[w, c, F_PIT_PATH_S] = 0.0
-        cars_i[w, c, I_PIT_STATUS] = PIT_COMPLETED
-        cars_i[w, c, I_PIT_INTENT] = 0
-        cars_i[w, c, I_PIT_STOPS] += 1
-        cars_i[w, c, I_CNT_PIT_EXIT] += 1
-        cars_i[w, c, I_IN_PIT_LANE] = 0
-        cars_i[w, c, I_SEG_HINT] = _seg_of(tr, tr.pit_exit_s)
+        _hand_back(tr, cars_f, cars_i, w, c, v, dt)
         return
     x, y, h = _route_pose(tr, cars_f, w, c, s_new, box_s, box_lat, status == PIT_ENTERING)
     _write_motion(cars_f, w, c, x, y, h, v, dt)

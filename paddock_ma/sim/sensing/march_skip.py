@@ -221,24 +221,25 @@ def pit_test_quiet(pv, geo, x, y, dx, dy):
 
 
 @kernel(inline="always")
-def next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, include_pit, pit_t, n_levels, max_hint2, x, y,
-               dx, dy, k, length):
-    """The march's next whole metre after k (at (x, y)): given the answer ``w`` of ``track_state`` there
-    (w < 0: do not skip), the first whole metre ``sample_quiet`` (sample mode) or ``projection_quiet``
-    cannot vouch for (beyond ``length`` when it vouches for the rest of the ray); k + 1 when it
-    vouches for none. A car in the pit lane (``include_pit``) also reads pit surfaces: outside their box
-    until the ray enters it, inside it for ``pit_t`` m (``pit_test_quiet`` of the sample's pit test)."""
+def next_metre(rt, o, w, include_pit, pit_t, n_levels, x, y, dx, dy, k, length):
+    """The march's next whole metre after k (at (x, y)) of a ray of the car ``o`` (``track_state.RayOrigin``)
+    on ``rt`` (``track_state.RayTrack``): given the answer ``w`` of ``track_state`` there (w < 0: do not
+    skip), the first whole metre ``sample_quiet`` (sample mode) or ``projection_quiet`` cannot vouch for
+    (beyond ``length`` when it vouches for the rest of the ray); k + 1 when it vouches for none. A car in
+    the pit lane (``include_pit``) also reads pit surfaces: outside their box until the ray enters it,
+    inside it for ``pit_t`` m (``pit_test_quiet`` of the sample's pit test)."""
     if w < 0:
         return k + 1.0
     box = math.inf
     if include_pit:
-        box = _pit_box_entry(geo, x, y, dx, dy)
+        box = _pit_box_entry(rt.geo, x, y, dx, dy)
         if box <= 0.0:                  # inside the box: while the pit test keeps its answer
             box = pit_t + PIT_BOX_MARGIN
-    if sample_mode:
-        t = sample_quiet(cx, cy, cnx, cny, geo, i0, count, w, n_levels, x, y, dx, dy)
+    if o.sample_mode:
+        t = sample_quiet(rt.cx, rt.cy, rt.cnx, rt.cny, rt.geo, o.i0, o.count, w, n_levels, x, y, dx, dy)
     else:
-        t = projection_quiet(cx, cy, cs, cnx, cny, geo, i0, count, w, n_levels, max_hint2, x, y, dx, dy)
+        t = projection_quiet(rt.cx, rt.cy, rt.cs, rt.cnx, rt.cny, rt.geo, o.i0, o.count, w, n_levels,
+                             rt.max_hint2, x, y, dx, dy)
     t = min(t, box - PIT_BOX_MARGIN)
     if t > length - k:
         return length + 1.0

@@ -50,7 +50,7 @@ from .edge_lines import NONE, edge_line_hits
 from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
 from .march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
 from .march_skip import next_metre, pit_test_quiet
-from .track_state import track_state
+from .track_state import state_at
 
 ANALYTIC_MAX_CURVATURE = 5e-5   # PaddockJS's sample curvature (heading change / 28), unitless
 CURVATURE_DIVISOR = 28.0
@@ -79,17 +79,15 @@ def origin_paths(cx, cy, ch, seg, offset, along, hw, grass_edge, has_pit, entry_
 
 
 @kernel(inline="always")
-def _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw, include_pit,
-            x, y):
-    """The march's predicate at (x, y): on the asphalt by ``track_state``'s offset, or (in the pit
-    lane) on a pit surface."""
-    _, _, offset = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
-                               x, y)
+def _inside(rt, o, x, y):
+    """The march's predicate at (x, y) of a ray of the car ``o``: on the asphalt by ``track_state``'s offset,
+    or (in the pit lane) on a pit surface."""
+    _, _, offset = state_at(rt, o, x, y)
     a = abs(offset)
-    if a <= hw:
+    if a <= rt.geo[G_HW]:
         return True
-    if include_pit:
-        return _pit_code(pv, geo, x, y, a) >= 0
+    if o.include_pit:
+        return _pit_code(rt.pv, rt.geo, x, y, a) >= 0
     return False
 
 
@@ -135,14 +133,14 @@ def _band_hit(offset, lateral, lo, hi, length):
 
 
 @kernel(inline="always")
-def _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, pit_allowed, x, y):
-    """The march's surface at (x, y): the band of ``track_state``'s |offset|, or (for a car PaddockJS's pit
-    override allows) the pit surface where it overrides the band."""
-    _, _, offset = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
-                               x, y)
+def _surface(rt, o, x, y):
+    """The march's surface at (x, y) of a ray of the car ``o``: the band of ``track_state``'s |offset|, or (for
+    a car PaddockJS's pit override allows) the pit surface where it overrides the band."""
+    _, _, offset = state_at(rt, o, x, y)
     a = abs(offset)
-    if pit_allowed:
-        p = _pit_code(pv, geo, x, y, a)
+    geo = rt.geo
+    if o.pit_allowed:
+        p = _pit_code(rt.pv, geo, x, y, a)
         if p >= 0:
             return p
     return band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
@@ -176,138 +174,165 @@ def _straight_edge_hit(offset, lateral, hw, length):
     return 1, d, KIND_EXIT if inside0 else KIND_ENTRY
 
 
-@kernel
-def track_rays(cx, cy, cs, cnx, cny, gseg, pv, geo, grid_at, i0, count, progress, max_hint2, sample_mode, seg,
-               offset, edge_lines, straight_edge, include_pit, pit_allowed, want_edge, want_kerb, want_illegal, ox, oy,
-               dx, dy,
-               length, debug, out_dist, out_hit):
-    """The track channels of one ray of a car at (ox, oy) m along the unit (dx, dy), ``length`` m, as
-    PaddockJS measures them: the road edge (``estimateTrackHit``), the kerb and the illegal surface
-    (``estimateSurfaceHits``). Writes out_dist[RAY_ROAD_EDGE .. RAY_ILLEGAL] (m; miss = length) and
-    out_hit for the wanted channels; returns the road edge's kind (KIND_*; KIND_MISS when not wanted).
-
-    (i0, count, progress, max_hint2): the car's ``hint_range``, progress and squared acceptance radius;
-    include_pit: PaddockJS's ``includePitLane`` (a sample its pit override puts in the pit lane is inside
-    the road edge); pit_allowed: its ``pitOverrideAllowedForCar`` (the kerb and illegal channels read
-    the pit override's surface);
-    (seg, offset): its ``track_state``; (edge_lines, straight_edge): ``origin_paths``; grid_at: where
-    ``geo`` holds the edge-line grid. Each channel takes the first of PaddockJS's paths that answers
-    (module docstring): the edge lines (one walk of the grid serves all three; road edge: the nearest
-    white line; kerb: the nearer of the white line and the kerb's outer line, illegal: the kerb's outer
-    line, 0 when the car is on that surface; the path fails for both surface channels when either finds
-    no line), the straight edge, the whole-metre march. Channels left to the march share it: each
-    sample is classified once for all of them, and the march ends when every one has its answer."""
+@kernel(inline="always")
+def _line_paths(rt, o, dx, dy, length, march_surface, out_dist, out_hit):
+    """PaddockJS's first two paths for a ray of the car ``o`` (``origin_paths`` allows the edge lines): the
+    edge lines (one walk of the grid serves all three channels; road edge: the nearest white line; kerb:
+    the nearer of the white line and the kerb's outer line, illegal: the kerb's outer line, 0 when the car
+    is on that surface; the path fails for both surface channels when either finds no line), else the
+    straight edge. Writes the channels they answer -> (road edge kind, whether the road edge is left to
+    the march, whether the surface channels are)."""
+    geo = rt.geo
     hw = geo[G_HW]
     ke = geo[G_KE]
     kind = KIND_MISS
-    _answer(out_dist, out_hit, RAY_ROAD_EDGE, want_edge, length, 0)
-    _answer(out_dist, out_hit, RAY_KERB, want_kerb, length, 0)
-    _answer(out_dist, out_hit, RAY_ILLEGAL, want_illegal, length, 0)
-    march_edge = want_edge
-    march_surface = want_kerb or want_illegal
-    if edge_lines:
-        track_d, kerb_d = edge_line_hits(geo, grid_at, ox, oy, dx, dy, length, march_surface)
-        lateral = dx * cnx[seg] + dy * cny[seg]
-        along_track = abs(lateral) < MIN_LATERAL
-        if want_edge:
-            if track_d < NONE:
-                _answer(out_dist, out_hit, RAY_ROAD_EDGE, True, track_d, 1)
-                kind = KIND_EXIT if abs(offset) <= hw else KIND_ENTRY
-                march_edge = False
-            elif straight_edge:
-                if not along_track:
-                    hit, d, kind = _straight_edge_hit(offset, lateral, hw, length)
-                    _answer(out_dist, out_hit, RAY_ROAD_EDGE, True, d, hit)
-                march_edge = False
-        if march_surface:
-            code0 = band_of(abs(offset), hw, ke, geo[G_GRAVEL], geo[G_GRASS])
-            d_kerb = 0.0 if code0 == SURF_KERB else min(track_d, kerb_d)
-            d_ill = 0.0 if _is_illegal(code0) else kerb_d
-            if (not want_kerb or d_kerb < NONE) and (not want_illegal or d_ill < NONE):
-                _answer(out_dist, out_hit, RAY_KERB, want_kerb, d_kerb, 1)
-                _answer(out_dist, out_hit, RAY_ILLEGAL, want_illegal, d_ill, 1)
-                march_surface = False
-            elif straight_edge:
-                if not along_track:
-                    h, d = _band_hit(offset, lateral, hw, ke, length)
-                    _answer(out_dist, out_hit, RAY_KERB, want_kerb, d, h)
-                    h, d = _band_hit(offset, lateral, ke, math.inf, length)
-                    _answer(out_dist, out_hit, RAY_ILLEGAL, want_illegal, d, h)
-                march_surface = False
+    march_edge = o.want_edge
+    track_d, kerb_d = edge_line_hits(geo, rt.grid_at, o.x, o.y, dx, dy, length, march_surface)
+    lateral = dx * rt.cnx[o.seg] + dy * rt.cny[o.seg]
+    along_track = abs(lateral) < MIN_LATERAL
+    if o.want_edge:
+        if track_d < NONE:
+            _answer(out_dist, out_hit, RAY_ROAD_EDGE, True, track_d, 1)
+            kind = KIND_EXIT if abs(o.offset) <= hw else KIND_ENTRY
+            march_edge = False
+        elif o.straight_edge:
+            if not along_track:
+                hit, d, kind = _straight_edge_hit(o.offset, lateral, hw, length)
+                _answer(out_dist, out_hit, RAY_ROAD_EDGE, True, d, hit)
+            march_edge = False
+    if march_surface:
+        code0 = band_of(abs(o.offset), hw, ke, geo[G_GRAVEL], geo[G_GRASS])
+        d_kerb = 0.0 if code0 == SURF_KERB else min(track_d, kerb_d)
+        d_ill = 0.0 if _is_illegal(code0) else kerb_d
+        if (not o.want_kerb or d_kerb < NONE) and (not o.want_illegal or d_ill < NONE):
+            _answer(out_dist, out_hit, RAY_KERB, o.want_kerb, d_kerb, 1)
+            _answer(out_dist, out_hit, RAY_ILLEGAL, o.want_illegal, d_ill, 1)
+            march_surface = False
+        elif o.straight_edge:
+            if not along_track:
+                h, d = _band_hit(o.offset, lateral, hw, ke, length)
+                _answer(out_dist, out_hit, RAY_KERB, o.want_kerb, d, h)
+                h, d = _band_hit(o.offset, lateral, ke, math.inf, length)
+                _answer(out_dist, out_hit, RAY_ILLEGAL, o.want_illegal, d, h)
+            march_surface = False
+    return kind, march_edge, march_surface
+
+
+@kernel(inline="always")
+def _march_sample(rt, o, read_pit, x, y, dx, dy):
+    """One sample of the march at (x, y), classified once for every channel still looking -> (its
+    ``track_state`` index, its surface code for the kerb and illegal channels, whether it is inside the
+    road edge, how far (m) along the ray its pit test keeps its answer: inf when none was read)."""
+    geo = rt.geo
+    w, _, offset_k = state_at(rt, o, x, y)
+    a = abs(offset_k)
+    code = band_of(a, geo[G_HW], geo[G_KE], geo[G_GRAVEL], geo[G_GRASS])
+    inside = a <= geo[G_HW]
+    pit_t = math.inf
+    if read_pit and geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
+        # PaddockJS's pit override of the sample's state: a pit box anywhere, another pit surface
+        # beyond the kerb (the state then in the pit lane: inside the road edge for a car in the pit
+        # lane; its surface for the surface channels)
+        pit_code = pit_override(rt.pv, x, y, a, geo[G_KE])
+        pit_t = pit_test_quiet(rt.pv, geo, x, y, dx, dy)
+        if pit_code >= 0:
+            inside = inside or o.include_pit
+            if o.pit_allowed:
+                code = pit_code
+    return w, code, inside, pit_t
+
+
+@kernel(inline="always")
+def _edge_crossing(rt, o, dx, dy, k, debug, prev_inside):
+    """The road edge between the march's whole metres k - 1 and k (inside at k - 1 is ``prev_inside``, not
+    at k): k at driver precision; at debug precision (``debug``) the far end of the bracket after
+    DEBUG_REFINE_STEPS bisections (m)."""
+    lo = k - 1.0
+    hi = k
+    for _ in range(DEBUG_REFINE_STEPS if debug else 0):
+        mid = 0.5 * (lo + hi)
+        if _inside(rt, o, o.x + dx * mid, o.y + dy * mid) != prev_inside:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@kernel(inline="always")
+def _surface_crossing(rt, o, channel, dx, dy, k, debug):
+    """The kerb (``channel`` RAY_KERB) or illegal surface (RAY_ILLEGAL) the march found at whole metre k:
+    k at driver precision or at the origin; at debug precision the far end of the bracket [k - 1, k]
+    after DEBUG_REFINE_STEPS bisections (m)."""
+    lo = k - 1.0
+    hi = k
+    for _ in range(DEBUG_REFINE_STEPS if (debug and k > 0.0) else 0):
+        mid = 0.5 * (lo + hi)
+        c = _surface(rt, o, o.x + dx * mid, o.y + dy * mid)
+        if (c == SURF_KERB) if channel == RAY_KERB else _is_illegal(c):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@kernel
+def track_rays(rt, o, dx, dy, length, debug, out_dist, out_hit):
+    """The track channels of one ray of the car ``o`` (``track_state.RayOrigin``: its origin, hint, state,
+    paths and wanted channels) on ``rt`` (``track_state.RayTrack``), along the unit (dx, dy), ``length`` m,
+    as PaddockJS measures them: the road edge (``estimateTrackHit``), the kerb and the illegal surface
+    (``estimateSurfaceHits``). Writes out_dist[RAY_ROAD_EDGE .. RAY_ILLEGAL] (m; miss = length) and
+    out_hit for the wanted channels; returns the road edge's kind (KIND_*; KIND_MISS when not wanted).
+    debug: 1 = debug precision (the march's hits bisected), 0 = driver precision.
+
+    Each channel takes the first of PaddockJS's paths that answers (module docstring): the edge lines and
+    the straight edge (``_line_paths``), the whole-metre march. Channels left to the march share it: each
+    sample is classified once for all of them (``_march_sample``), and the march ends when every one has
+    its answer."""
+    _answer(out_dist, out_hit, RAY_ROAD_EDGE, o.want_edge, length, 0)
+    _answer(out_dist, out_hit, RAY_KERB, o.want_kerb, length, 0)
+    _answer(out_dist, out_hit, RAY_ILLEGAL, o.want_illegal, length, 0)
+    kind = KIND_MISS
+    march_edge = o.want_edge
+    march_surface = o.want_kerb or o.want_illegal
+    if o.edge_lines:
+        kind, march_edge, march_surface = _line_paths(rt, o, dx, dy, length, march_surface, out_dist, out_hit)
     if not (march_edge or march_surface):
         return kind
     # the march: whole metres from the car (PaddockJS: 12 sim units a step, exact), each sample
     # classified once (its band, and for a car in the pit lane its pit surface) for every channel
     # still looking; the whole metres that ``sample_quiet`` or ``projection_quiet`` (and for a car in
     # the pit lane ``pit_surface_quiet``) vouches for are skipped
-    march_kerb = march_surface and want_kerb
-    march_illegal = march_surface and want_illegal
+    march_kerb = march_surface and o.want_kerb
+    march_illegal = march_surface and o.want_illegal
     k = 0.0
-    read_pit = include_pit or (pit_allowed and (march_kerb or march_illegal))
+    read_pit = o.include_pit or (o.pit_allowed and (march_kerb or march_illegal))
     prev_inside = False
     while k <= length and (march_edge or march_kerb or march_illegal):
-        x = ox + dx * k
-        y = oy + dy * k
-        w, _, offset_k = track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2, sample_mode,
-                                     x, y)
-        a = abs(offset_k)
-        code = band_of(a, hw, ke, geo[G_GRAVEL], geo[G_GRASS])
-        inside = a <= hw
-        pit_t = math.inf
-        if read_pit and geo[G_PX0] <= x <= geo[G_PX1] and geo[G_PY0] <= y <= geo[G_PY1]:
-            # PaddockJS's pit override of the sample's state: a pit box anywhere, another pit surface
-            # beyond the kerb (the state then in the pit lane: inside the road edge for a car in the pit
-            # lane; its surface for the surface channels)
-            pit_code = pit_override(pv, x, y, a, ke)
-            pit_t = pit_test_quiet(pv, geo, x, y, dx, dy)
-            if pit_code >= 0:
-                inside = inside or include_pit
-                if pit_allowed:
-                    code = pit_code
+        x = o.x + dx * k
+        y = o.y + dy * k
+        w, code, inside, pit_t = _march_sample(rt, o, read_pit, x, y, dx, dy)
         if march_edge:
             if k == 0.0:
                 prev_inside = inside
             elif inside != prev_inside:
-                lo = k - 1.0
-                hi = k
-                for _ in range(DEBUG_REFINE_STEPS if debug else 0):
-                    mid = 0.5 * (lo + hi)
-                    if _inside(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode, hw,
-                               include_pit, ox + dx * mid, oy + dy * mid) != prev_inside:
-                        hi = mid
-                    else:
-                        lo = mid
-                out_dist[RAY_ROAD_EDGE] = hi
+                out_dist[RAY_ROAD_EDGE] = _edge_crossing(rt, o, dx, dy, k, debug, prev_inside)
                 out_hit[RAY_ROAD_EDGE] = 1
                 kind = KIND_EXIT if prev_inside else KIND_ENTRY
                 march_edge = False
-        for ch in range(RAY_KERB, RAY_ILLEGAL + 1):
-            if not (march_kerb if ch == RAY_KERB else march_illegal):
-                continue
-            if (code == SURF_KERB) if ch == RAY_KERB else _is_illegal(code):
-                lo = k - 1.0
-                hi = k
-                for _ in range(DEBUG_REFINE_STEPS if (debug and k > 0.0) else 0):
-                    mid = 0.5 * (lo + hi)
-                    c = _surface(cx, cy, cs, cnx, cny, gseg, pv, geo, i0, count, progress, max_hint2, sample_mode,
-                                 pit_allowed, ox + dx * mid, oy + dy * mid)
-                    if (c == SURF_KERB) if ch == RAY_KERB else _is_illegal(c):
-                        hi = mid
-                    else:
-                        lo = mid
-                out_dist[ch] = hi
-                out_hit[ch] = 1
-                if ch == RAY_KERB:
-                    march_kerb = False
-                else:
-                    march_illegal = False
+        if march_kerb and code == SURF_KERB:
+            out_dist[RAY_KERB] = _surface_crossing(rt, o, RAY_KERB, dx, dy, k, debug)
+            out_hit[RAY_KERB] = 1
+            march_kerb = False
+        if march_illegal and _is_illegal(code):
+            out_dist[RAY_ILLEGAL] = _surface_crossing(rt, o, RAY_ILLEGAL, dx, dy, k, debug)
+            out_hit[RAY_ILLEGAL] = 1
+            march_illegal = False
         # the next whole metre whose answer may differ for a channel still looking: the illegal surface's
         # four band edges; the kerb's two (the white line and the kerb's outer edge: a runoff car's kerb
         # ray, its illegal channel answered at its origin, skips the gravel and grass edges); the road
         # edge's inside / outside alone, for a car in the pit lane with the kerb's outer edge, beyond which
         # a pit surface counts as inside
-        levels = 4 if march_illegal else 2 if (march_kerb or include_pit) else 1
-        read_pit = include_pit or (pit_allowed and (march_kerb or march_illegal))
-        k = next_metre(cx, cy, cs, cnx, cny, geo, i0, count, w, sample_mode, read_pit, pit_t, levels, max_hint2,
-                       x, y, dx, dy, k, length)
+        levels = 4 if march_illegal else 2 if (march_kerb or o.include_pit) else 1
+        read_pit = o.include_pit or (o.pit_allowed and (march_kerb or march_illegal))
+        k = next_metre(rt, o, w, read_pit, pit_t, levels, x, y, dx, dy, k, length)
     return kind

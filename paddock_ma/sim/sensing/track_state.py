@@ -1,9 +1,14 @@
 """PaddockJS 2.0.0's ``nearestTrackState`` on the main track, as its rays use it (``sensing.road_edge``):
 the candidate segments of a query hinted with a lap distance (``hint_range``: the arc buckets around
 it), and the point's nearest candidate with its lap distance and signed offset (``track_state``), in
-projection mode (segments, projections clamped) or sample mode (samples; batch-training rays)."""
+projection mode (segments, projections clamped) or sample mode (samples; batch-training rays).
+
+A car's ray queries travel as two namedtuples: ``RayTrack`` (what they read of the track, gathered once
+per sensing call by ``sensing.ray_origin.ray_track``) and ``RayOrigin`` (the car's hint and state, once
+per car, ``sensing.ray_origin.ray_origin``); ``state_at`` is ``track_state`` hinted by them."""
 
 import math
+from collections import namedtuple
 
 from ..core.jit import kernel
 from .edge_lines import NONE
@@ -14,6 +19,22 @@ ARC_BUCKETS = 512               # PaddockJS's query index: the lap in 512 bucket
 HINT_BUCKETS = 2                # ... of which the car's and 2 either side hold the candidate segments
 HINT_MARGIN = 24.0              # m beyond the runoff edge within which a candidate is accepted
 TIE_D2 = 1e-6 / 144.0           # m^2: PaddockJS's AMBIGUOUS_DISTANCE_EPSILON (1e-6 sim units^2)
+
+# What a car's ray queries read of the track: the centreline arrays (cx, cy, cs, cnx, cny; m), the
+# raster's segment grid (gseg), the pit surfaces' view (pv, ``sensing.geometry.pit_view``), the sensor
+# constants (geo, ``sensing.geometry.sensor_geometry``) with the edge-line grid at index grid_at, and the
+# squared radius (m^2) within which a hinted query accepts its nearest candidate (max_hint2).
+RayTrack = namedtuple("RayTrack", ["cx", "cy", "cs", "cnx", "cny", "gseg", "pv", "geo", "grid_at", "max_hint2"])
+
+# Where a car's rays start: the hint of their queries (``hint_range``'s i0 and count, the car's progress m,
+# sample_mode: PaddockJS's batch-training sample mode), the car's own ``track_state`` (seg, its signed
+# offset m), the paths its rays may take (edge_lines, straight_edge: ``road_edge.origin_paths``), whether
+# they read the pit surfaces (include_pit: PaddockJS's ``includePitLane``, a pit surface is inside the
+# road edge; pit_allowed: its pit override, the surface channels read pit surfaces), the wanted track
+# channels (want_edge, want_kerb, want_illegal) and the origin (x, y) m.
+RayOrigin = namedtuple("RayOrigin", ["i0", "count", "progress", "sample_mode", "seg", "offset", "edge_lines",
+                                     "straight_edge", "include_pit", "pit_allowed", "want_edge", "want_kerb",
+                                     "want_illegal", "x", "y"])
 
 
 @kernel(inline="always")
@@ -110,3 +131,11 @@ def track_state(cx, cy, cs, cnx, cny, gseg, geo, i0, count, progress, max_hint2,
         return -1, 0.0, NONE
     _, along, offset = project_segment(cx, cy, cs, cnx, cny, seg, x, y)
     return seg, along, offset
+
+
+@kernel(inline="always")
+def state_at(rt, o, x, y):
+    """``track_state`` of (x, y) m as a car's ray queries make it: on the ``RayTrack`` rt, hinted by the
+    ``RayOrigin`` o -> (index, lap distance m, signed offset m)."""
+    return track_state(rt.cx, rt.cy, rt.cs, rt.cnx, rt.cny, rt.gseg, rt.geo, o.i0, o.count, o.progress,
+                       rt.max_hint2, o.sample_mode, x, y)

@@ -30,6 +30,7 @@ own vector length (per-driver sensor configs) are zero.
 """
 
 import math
+from collections import namedtuple
 
 from numba import prange
 
@@ -39,13 +40,18 @@ from .march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, RAY_CHANNELS
 from ..vehicle.surface_table import SURFACE_LEGAL
 from ..core.trig import clamp, wrap_angle
 from ..core.layout import (
-    CAR_LENGTH, CAR_WIDTH, F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_GRIP_USAGE, F_HEADING,
-    F_HEADING_ERROR, F_LAT_ACC, F_LONG_ACC, F_PROGRESS, F_SLIP_FRONT, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY, F_VX, F_VY,
+    CAR_LENGTH, CAR_WIDTH, F_APPLIED_BRAKE, F_APPLIED_THROTTLE, F_GRIP_USAGE,
+    F_HEADING_ERROR, F_LAT_ACC, F_LONG_ACC, F_PROGRESS, F_SLIP_FRONT, F_SPEED, F_STEER_ANGLE, F_TIRE_ENERGY,
     F_WHEEL_EDGE_FL, F_X, F_Y, F_YAW_RATE, GRAVITY, I_ACTIVE, I_IN_PIT_LANE, I_ON_TRACK, I_PIT_INTENT, I_PIT_STATUS,
     I_RANK, I_SEG_HINT, I_TRACTION_LIMITED, I_WHEEL_SURFACE_FL, KPH_PER_MPS, MODE_GREEN, MODE_SAFETY_CAR, PIT_COMPLETED,
     PIT_PENDING, R_PIT_STOPS, WI_PIT_LANE_OPEN, WI_RACE_MODE,
     WI_RED_FLAG,
 )
+
+# What each controlled driver k's vector holds (``fill_vectors``): slots int32[K] its car slot, physical
+# int8[K] (1: the physical-driver blocks), n_look int32[K] lookahead samples, radar_k int32[K] radar slots,
+# radar_radius float64[K] m (its radar's radius, the scale of its slots).
+VectorLayout = namedtuple("VectorLayout", ["slots", "physical", "n_look", "radar_k", "radar_radius"])
 
 # PaddockJS's contact-patch surface codes (0 track, 1 kerb, 2 any pit surface, 3 grass, 4 gravel,
 # 5 barrier or unknown), indexed by our SURF_* code (layout.SURFACE_NAMES order: track, kerb, gravel,
@@ -188,63 +194,56 @@ def time_to_contact(distance, closing):
 
 
 @kernel
-def fill_vectors(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius,
-                 ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar,
-                 radar_slot, look, world_mask, out):
+def fill_vectors(tr, cars_f, cars_i, rules, world_i, drivers, table, senses, world_mask, out):
     """Write the observation vectors of the controlled cars.
 
-    slots int32[K] car slot of each controlled driver; physical int8[K]; n_look int32[K]; radar_k int32[K];
-    radar_radius float64[K]; ray_count int32[C]; channel_mask int32[C]; ray_length float64[C, R];
-    sensor outputs as written by ``sensing.sensors.sense_worlds``; world_mask int8[W] (1 = fill this world);
-    out float32[W, K, D]; rules float64[W, NR] (race.pitLaneOpen reads 0 while pit stops are off).
+    drivers: a VectorLayout, what each controlled driver k's vector holds (slots int32[K] its car slot;
+    physical int8[K]; n_look int32[K]; radar_k int32[K]; radar_radius float64[K]); table: the
+    ``sensing.sensors.SenseTable`` of the slots (ray_count int32[C], channel_mask int32[C], ray_length
+    float64[C, R] read); senses: the ``SenseBuffers`` as written by ``sensing.sensors.sense_worlds``;
+    world_mask int8[W] (1 = fill this world); out float32[W, K, D]; rules float64[W, NR]
+    (race.pitLaneOpen reads 0 while pit stops are off).
     """
     for w in range(cars_f.shape[0]):
         if world_mask[w] != 0:
-            _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius,
-                        ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar,
-                        radar_slot, look, w, out)
+            _fill_world(tr, cars_f, cars_i, rules, world_i, drivers, table, senses, w, out)
 
 
 @kernel(parallel=True)
-def fill_vectors_parallel(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius,
-                          ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar,
-                          radar_slot, look, world_mask, out):
+def fill_vectors_parallel(tr, cars_f, cars_i, rules, world_i, drivers, table, senses, world_mask, out):
     """``fill_vectors`` with the worlds split over numba threads (``prange``; a thread writes only its
     worlds' rows of ``out``): bit-identical to the serial kernel for any thread count."""
     for w in prange(cars_f.shape[0]):
         if world_mask[w] != 0:
-            _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius,
-                        ray_count, channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar,
-                        radar_slot, look, w, out)
+            _fill_world(tr, cars_f, cars_i, rules, world_i, drivers, table, senses, w, out)
 
 
 @kernel(inline="always")
-def _fill_world(tr, cars_f, cars_i, rules, world_i, slots, physical, n_look, radar_k, radar_radius, ray_count,
-                channel_mask, ray_length, ray_dist, ray_hit, ray_kind, ray_rel_speed, radar, radar_slot, look, w,
-                out):
+def _fill_world(tr, cars_f, cars_i, rules, world_i, drivers, table, senses, w, out):
     """The vectors of world ``w``'s controlled cars into ``out[w]`` (arguments as ``fill_vectors``)."""
     n_all = 0                                   # race.positionNormalized: N = every car in the race
     for c in range(cars_f.shape[1]):
         if cars_i[w, c, I_ACTIVE] != 0:
             n_all += 1
-    for k in range(slots.shape[0]):
-        c = slots[k]
+    for k in range(drivers.slots.shape[0]):
+        c = drivers.slots[k]
         v = out[w, k]
         offset = reported_offset(cars_f, cars_i, w, c)
         i = _fill_base(tr, cars_f, cars_i, rules, world_i, w, c, n_all, offset, v)
-        phys = physical[k] != 0
+        phys = drivers.physical[k] != 0
         if phys:
             i = _fill_physical(tr, cars_f, cars_i, w, c, offset, v, i)
-        for q in range(n_look[k]):
-            v[i] = curvature_entry(look[w, c, q, 0], tr.length)
-            v[i + 1] = look[w, c, q, 1] / math.pi
+        for q in range(drivers.n_look[k]):
+            v[i] = curvature_entry(senses.look[w, c, q, 0], tr.length)
+            v[i + 1] = senses.look[w, c, q, 1] / math.pi
             i += 2
-        mask = channel_mask[c]
-        for r in range(ray_count[c]):
-            i = _fill_ray(ray_length[c, r], ray_dist[w, c, r], ray_hit[w, c, r], ray_kind[w, c, r],
-                          ray_rel_speed[w, c, r], mask, phys, v, i)
-        for s in range(radar_k[k]):
-            i = _fill_radar_slot(radar[w, c, s], radar_slot[w, c, s] >= 0, radar_radius[k], phys, v, i)
+        mask = table.channel_mask[c]
+        for r in range(table.ray_count[c]):
+            i = _fill_ray(table.ray_length[c, r], senses.ray_dist[w, c, r], senses.ray_hit[w, c, r],
+                          senses.ray_kind[w, c, r], senses.ray_rel_speed[w, c, r], mask, phys, v, i)
+        for s in range(drivers.radar_k[k]):
+            i = _fill_radar_slot(senses.radar[w, c, s], senses.radar_slot[w, c, s] >= 0, drivers.radar_radius[k],
+                                 phys, v, i)
         for j in range(i, v.shape[0]):
             v[j] = 0.0
 

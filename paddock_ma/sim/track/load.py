@@ -31,7 +31,6 @@ sim units) loads as PaddockJS builds it (``paddockjs_track``).
 
 import functools
 import json
-import math
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +44,7 @@ from .paddockjs_generator.jsmath import SAMPLE_COUNT as PADDOCKJS_SAMPLE_COUNT
 from .paddockjs_generator.options import TrackGenerationError
 from .paddockjs_generator.controls import default_controls
 from .paddockjs_track import paddockjs_track, track_from_paddockjs_object, track_from_paddockjs_samples
+from ...value_rules import check_integer, integer_problem, is_finite_number, number_problem
 
 TRACKS_DIR = Path(__file__).resolve().parents[3] / "envs" / "tracks"
 
@@ -76,9 +76,7 @@ def oval_track() -> TrackArrays:
 @functools.lru_cache(maxsize=64)
 def procedural_track(seed: int) -> TrackArrays:
     """A valid random circuit for an integer ``seed`` (deterministic; cached per seed)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"procedural track seed must be an integer, got {type(seed).__name__}")
-    dense, _attempt = procedural_centreline(int(seed))
+    dense, _attempt = procedural_centreline(check_integer(seed, "procedural track seed", error=TypeError))
     return finish_build(dense, 2.0, HALF_WIDTH, KERB_WIDTH, GRAVEL_WIDTH, GRASS_WIDTH, True, 1.0)
 
 
@@ -132,10 +130,9 @@ def _load_text(file: str, text: str) -> TrackArrays:
 
 
 def _number(file, field, value, lo, hi):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TrackFormatError(file, field, f"must be a finite number, got {value!r}")
-    if not lo <= value <= hi:
-        raise TrackFormatError(file, field, f"must be in [{lo}, {hi}], got {value}")
+    problem = number_problem(value, lo, hi)
+    if problem is not None:
+        raise TrackFormatError(file, field, problem)
     return float(value)
 
 
@@ -148,7 +145,7 @@ def _xy_list(file, field, value, minimum):
         if not isinstance(p, list) or len(p) != 2:
             raise TrackFormatError(file, f"{field}[{i}]", f"must be an [x, y] pair, got {p!r}")
         for q in p:
-            if isinstance(q, bool) or not isinstance(q, (int, float)) or not math.isfinite(q):
+            if not is_finite_number(q):
                 raise TrackFormatError(file, f"{field}[{i}]", f"coordinates must be finite numbers, got {p!r}")
     arr = np.array(value, dtype=np.float64)
     if len(arr) > minimum and np.array_equal(arr[0], arr[-1]):
@@ -177,8 +174,9 @@ def track_from_dict(doc, file="<dict>") -> TrackArrays:
                                + (f", got {sources}" if sources else ""))
     if "seed" in doc:
         seed = doc["seed"]
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TrackFormatError(file, "seed", f"must be an integer, got {seed!r}")
+        problem = integer_problem(seed)
+        if problem is not None:
+            raise TrackFormatError(file, "seed", problem)
         return procedural_track(seed)
     kw = {}
     if "spacing" in doc:
@@ -247,8 +245,7 @@ def _paddockjs_document(doc, file) -> TrackArrays:
         samples = doc["samples"]
         pts = []
         for i, p in enumerate(samples):
-            if not (isinstance(p, dict) and all(isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool)
-                                                and math.isfinite(p.get(k)) for k in ("x", "y"))):
+            if not (isinstance(p, dict) and all(is_finite_number(p.get(k)) for k in ("x", "y"))):
                 raise TrackFormatError(file, f"samples[{i}]", f"must be an {{x, y}} sample of finite numbers, got {p!r}")
             pts.append((p["x"] / 12.0, p["y"] / 12.0))
         if len(pts) < 16:

@@ -37,6 +37,7 @@ from .geometry import TrackArrays
 from .index import read_only
 from .surface import PIT_CONN_STEPS
 from ..core.layout import MAX_DRS_ZONES
+from ...value_rules import integer_problem, is_finite_number
 
 PADDOCKJS_SAMPLES = SAMPLE_COUNT
 LANE_POINT_STEP = 8.0      # m between fast-lane points of the pit path
@@ -115,9 +116,9 @@ def _zone_list(doc: dict, field: str = "drsZones") -> list | None:
     if not isinstance(zones, list):
         raise TrackGeometryError(f"'{field}' must be a list of DRS zones, got {zones!r}")
     for k, z in enumerate(zones):
-        finite = (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
-        ok = isinstance(z, dict) and ((finite(z.get("start")) and finite(z.get("end")))
-                                      or (finite(z.get("startRatio")) and finite(z.get("endRatio"))))
+        ok = isinstance(z, dict) and ((is_finite_number(z.get("start")) and is_finite_number(z.get("end")))
+                                      or (is_finite_number(z.get("startRatio"))
+                                          and is_finite_number(z.get("endRatio"))))
         if not ok:
             raise TrackGeometryError(f"'{field}[{k}]' must give start and end (sim units) or startRatio and "
                                      f"endRatio, got {z!r}")
@@ -172,7 +173,7 @@ def _widths_from_object(doc: dict) -> tuple:
         value = doc.get(key)
         if value is None:
             return default_m
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        if not is_finite_number(value) or value < 0:
             raise TrackGeometryError(f"'{key}' must be a non-negative number of sim units (12 per metre), got {value!r}")
         return float(value) / U
     total = width("width", 2 * HALF_WIDTH)
@@ -195,8 +196,7 @@ def track_from_paddockjs_object(doc: dict) -> TrackArrays:
         raise TrackGeometryError("'centerlineControls' must be a list of at least 4 {x, y} points (sim units)")
     pts = []
     for i, p in enumerate(controls):
-        ok = isinstance(p, dict) and all(isinstance(p.get(k), (int, float)) and not isinstance(p.get(k), bool)
-                                         and math.isfinite(p.get(k)) for k in ("x", "y"))
+        ok = isinstance(p, dict) and all(is_finite_number(p.get(k)) for k in ("x", "y"))
         if not ok:
             raise TrackGeometryError(f"'centerlineControls[{i}]' must be an {{x, y}} point of finite numbers, got {p!r}")
         pts.append((float(p["x"]), float(p["y"])))
@@ -204,8 +204,9 @@ def track_from_paddockjs_object(doc: dict) -> TrackArrays:
     if interpolation not in ("uniform", "centripetal"):
         raise TrackGeometryError(f"'curveInterpolation' must be 'uniform' or 'centripetal', got {interpolation!r}")
     count = doc.get("sampleCount", PADDOCKJS_SAMPLES)
-    if isinstance(count, bool) or not isinstance(count, int) or not 64 <= count <= 100000:
-        raise TrackGeometryError(f"'sampleCount' must be an integer in [64, 100000], got {count!r}")
+    problem = integer_problem(count, 64, 100001)
+    if problem is not None:
+        raise TrackGeometryError(f"'sampleCount': {problem}")
     options = doc.get("generationOptions") or {}
     straight = dict(RACE_DEFAULTS["startStraight"])
     given = options.get("startStraight") if isinstance(options, dict) else None

@@ -17,6 +17,7 @@ track and its kerb, otherwise on the inside.
 """
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -89,9 +90,28 @@ def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping,
     entry connection's, the fast lane's start and end, the exit connection's; unwrapped), length: the
     lap's (m). Empty for no pit lane. Last comes its mask (``pit_mask``), which lets ``surface.pit_state``
     skip its search where no pit surface can be."""
-    m = len(px)
-    if m == 0:
+    if len(px) == 0:
         return np.zeros(0, np.float64)
+    frame = _lane_frame(px, py, pit_side, normal)
+    work = pit_width / 2 + PIT_WORK_GAP + PIT_WORK_WIDTH / 2        # the working lane's centre line
+    routes = _pit_routes(px, py, frame, pit_width, work)
+    quads = _pit_rects(frame, work, box_x, box_y, box_lane_u, garages, garage_lane_u)
+    bounds = _pit_bounds(routes, quads, pit_width)
+    grid = _road_grid(bounds)
+    segs = np.asarray(_route_segments(routes, grid), np.float64)
+    quads = np.asarray(quads, np.float64)
+    return _pack(segs, quads, bounds, grid, mapping, length)
+
+
+# the fast lane's frame: its start (sx, sy) and end (ex, ey) m, its length m, the unit vector along it
+# (fx, fy) and the unit normal away from the track (nx, ny)
+_LaneFrame = namedtuple("_LaneFrame", ["sx", "sy", "ex", "ey", "lane_len", "fx", "fy", "nx", "ny"])
+
+
+def _lane_frame(px, py, pit_side, normal) -> _LaneFrame:
+    """The fast lane's frame from the pit path (its points PIT_CONN_STEPS from either end) and the normal
+    (default the lane's right normal times ``pit_side``)."""
+    m = len(px)
     i0, i1 = PIT_CONN_STEPS, m - 1 - PIT_CONN_STEPS
     sx, sy = float(px[i0]), float(py[i0])
     ex, ey = float(px[i1]), float(py[i1])
@@ -101,20 +121,34 @@ def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping,
         nx, ny = -fy * pit_side, fx * pit_side
     else:
         nx, ny = float(normal[0]), float(normal[1])
-    work = pit_width / 2 + PIT_WORK_GAP + PIT_WORK_WIDTH / 2        # the working lane's centre line
-    box_lateral = work + PIT_WORK_WIDTH / 2 + PIT_WORK_GAP + GARAGE_DEPTH / 2
-    if garages is None:
-        half_pair = (GARAGE_LENGTH + BOX_PAIR_GAP) / 2
-        garage_lane_u = [u + k * half_pair for u in box_lane_u for k in (-1.0, 1.0)]
-        garages = [(sx + fx * u + nx * box_lateral, sy + fy * u + ny * box_lateral) for u in garage_lane_u]
-    garages = np.asarray(garages, np.float64).reshape(-1, 2)
-    routes = [
+    return _LaneFrame(sx, sy, ex, ey, lane_len, fx, fy, nx, ny)
+
+
+def _pit_routes(px, py, f: _LaneFrame, pit_width, work) -> list:
+    """The four routes as (ROUTE_*, [(x, y), ...] m, width m): the entry road (the pit path up to the lane),
+    the fast lane, the working lane (``work`` m beside it), the exit road."""
+    m = len(px)
+    i0, i1 = PIT_CONN_STEPS, m - 1 - PIT_CONN_STEPS
+    return [
         (ROUTE_ENTRY, [(float(px[k]), float(py[k])) for k in range(0, i0 + 1)], pit_width),
-        (ROUTE_MAIN, [(sx, sy), (ex, ey)], pit_width),
-        (ROUTE_WORKING, [(sx + nx * work, sy + ny * work),
-                         (sx + fx * lane_len + nx * work, sy + fy * lane_len + ny * work)], PIT_WORK_WIDTH),
+        (ROUTE_MAIN, [(f.sx, f.sy), (f.ex, f.ey)], pit_width),
+        (ROUTE_WORKING, [(f.sx + f.nx * work, f.sy + f.ny * work),
+                         (f.sx + f.fx * f.lane_len + f.nx * work, f.sy + f.fy * f.lane_len + f.ny * work)],
+         PIT_WORK_WIDTH),
         (ROUTE_EXIT, [(float(px[k]), float(py[k])) for k in range(i1, m)], pit_width),
     ]
+
+
+def _pit_rects(f: _LaneFrame, work, box_x, box_y, box_lane_u, garages, garage_lane_u) -> list:
+    """The rectangles as rows of QUAD_SIZE (four corners, kind QUAD_*, distance along the fast lane m):
+    per service area its rectangle and its queue area's, then the garages (default two a service area)."""
+    fx, fy, nx, ny = f.fx, f.fy, f.nx, f.ny
+    if garages is None:
+        box_lateral = work + PIT_WORK_WIDTH / 2 + PIT_WORK_GAP + GARAGE_DEPTH / 2
+        half_pair = (GARAGE_LENGTH + BOX_PAIR_GAP) / 2
+        garage_lane_u = [u + k * half_pair for u in box_lane_u for k in (-1.0, 1.0)]
+        garages = [(f.sx + fx * u + nx * box_lateral, f.sy + fy * u + ny * box_lateral) for u in garage_lane_u]
+    garages = np.asarray(garages, np.float64).reshape(-1, 2)
     quads = []
     for k in range(len(box_x)):
         u = float(box_lane_u[k])
@@ -122,20 +156,37 @@ def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping,
                      + [QUAD_SERVICE, u])
         q = max(QUEUE_GAP / 2, u - QUEUE_GAP)
         # a queue area maps by its service area's distance along the lane (PaddockJS's box state's target)
-        quads.append(_rect(sx + fx * q + nx * work, sy + fy * q + ny * work, fx, fy, nx, ny,
+        quads.append(_rect(f.sx + fx * q + nx * work, f.sy + fy * q + ny * work, fx, fy, nx, ny,
                            SERVICE_LENGTH * QUEUE_LENGTH_RATIO, SERVICE_DEPTH) + [QUAD_QUEUE, u])
     for (gx, gy), u in zip(garages, garage_lane_u):
         quads.append(_rect(gx, gy, fx, fy, nx, ny, GARAGE_LENGTH, GARAGE_DEPTH) + [QUAD_GARAGE, float(u)])
+    return quads
+
+
+def _pit_bounds(routes, quads, pit_width) -> tuple:
+    """PaddockJS's ``createPitLaneBounds``: (x0, x1, y0, y1) m around every road point and rectangle corner."""
     pts = [p for _, points, _ in routes for p in points]
     for q in quads:
         pts += [(q[2 * k], q[2 * k + 1]) for k in range(4)]
     pts = np.asarray(pts)
     pad = max(pit_width, PIT_WORK_WIDTH, GARAGE_DEPTH, SERVICE_DEPTH) / 2 + 3.0
-    bounds = (pts[:, 0].min() - pad, pts[:, 0].max() + pad, pts[:, 1].min() - pad, pts[:, 1].max() + pad)
+    return (pts[:, 0].min() - pad, pts[:, 0].max() + pad, pts[:, 1].min() - pad, pts[:, 1].max() + pad)
+
+
+def _road_grid(bounds) -> tuple:
+    """PaddockJS's ``createPitQueryIndex``: (gx0, gy0, cell, cols, rows) of the road grid over the bounds
+    widened by a cell."""
     cell = PIT_GRID_CELL
     gx0, gy0 = bounds[0] - cell, bounds[2] - cell
     cols = max(1, math.ceil((bounds[1] + cell - gx0) / cell))
     rows = max(1, math.ceil((bounds[3] + cell - gy0) / cell))
+    return gx0, gy0, cell, cols, rows
+
+
+def _route_segments(routes, grid) -> list:
+    """The routes' segments as rows of SEG_SIZE: ends, half width, route, the grid cells its box widened by
+    a cell covers (c0, r0, c1, r1), its route's length before it and the route's whole length (m)."""
+    gx0, gy0, cell, cols, rows = grid
 
     def cell_of(x, y):
         return (min(max(math.floor((x - gx0) / cell), 0), cols - 1), min(max(math.floor((y - gy0) / cell), 0), rows - 1))
@@ -149,8 +200,12 @@ def pit_geometry(px, py, pit_side, pit_width, box_x, box_y, box_lane_u, mapping,
             c1, r1 = cell_of(max(ax, bx) + cell, max(ay, by) + cell)
             segs.append([ax, ay, bx, by, width / 2, route, c0, r0, c1, r1, before, sum(lengths)])
             before += ln
-    segs = np.asarray(segs, np.float64)
-    quads = np.asarray(quads, np.float64)
+    return segs
+
+
+def _pack(segs, quads, bounds, grid, mapping, length) -> np.ndarray:
+    """The flat ``pit_geom`` (``track.surface``'s PITG_* layout): header, segments, rectangles, mask."""
+    gx0, gy0, cell, cols, rows = grid
     mask = pit_mask(segs, quads, gx0, gy0, cell, cols, rows)
     head = np.zeros(PITG_SEG0)
     head[PITG_N_SEG] = len(segs)

@@ -269,6 +269,88 @@ def _box_at(g, x, y):
 
 
 @kernel(inline="always")
+def _box_state(g, o):
+    """``pit_state`` on the rectangle at ``g[o]`` (a service or queue area, a garage) -> (SURF_PIT_BOX, its
+    centre (m), the unit service normal, its depth along it (m), the lap distance of its place along the
+    fast lane)."""
+    # corner 0 - corner 3: the rectangle's depth along the service normal
+    nx = g[o] - g[o + 6]
+    ny = g[o + 1] - g[o + 7]
+    dd = math.sqrt(nx * nx + ny * ny)
+    lane = g[PITG_SEG0 + SEG_SIZE * _first_of_route(g, ROUTE_MAIN) + 11]
+    amount = g[o + 9] / lane if lane > 0.0 else 0.0
+    return (SURF_PIT_BOX, 0.5 * (g[o] + g[o + 4]), 0.5 * (g[o + 1] + g[o + 5]), nx / dd, ny / dd, dd,
+            map_pit_distance(g, g[PITG_MAP + 1], g[PITG_MAP + 2], amount))
+
+
+@kernel(inline="always")
+def _road_mapping(g, route, last, along):
+    """A road's surface code (SURF_PIT_*) and the lap distance (m) PaddockJS maps the distance ``along`` (m)
+    its ``route`` (ROUTE_*) onto (``mapPitDistance``, between the road's ends' lap distances); ``last``:
+    the offset in ``g`` of one of the route's segments (each holds the route's length)."""
+    code = SURF_PIT_ENTRY if route == ROUTE_ENTRY else SURF_PIT_EXIT if route == ROUTE_EXIT else SURF_PIT_LANE
+    total = g[last + 11]
+    start = g[PITG_MAP + 1] if route == ROUTE_MAIN or route == ROUTE_WORKING else (
+        g[PITG_MAP] if route == ROUTE_ENTRY else g[PITG_MAP + 2])
+    end = g[PITG_MAP + 2] if route == ROUTE_MAIN or route == ROUTE_WORKING else (
+        g[PITG_MAP + 1] if route == ROUTE_ENTRY else g[PITG_MAP + 3])
+    return code, map_pit_distance(g, start, end, along / total if total > 0.0 else 0.0)
+
+
+@kernel(inline="always")
+def _nearest_road(g, x, y):
+    """``pit_state`` on the roads at (x, y): each route's nearest candidate segment (by the offset from its
+    line), within half the road's width; the nearest of those wins (the first of equals) -> as
+    ``pit_state``, code -1 for none."""
+    r, col, row = _road_radius(g, x, y)
+    n = int(g[PITG_N_SEG])
+    best_code = -1
+    best = np.inf
+    bx = 0.0
+    by = 0.0
+    bnx = 0.0
+    bny = 0.0
+    bw = 0.0
+    bd = 0.0
+    route = -1
+    route_best = np.inf
+    rx = 0.0
+    ry = 0.0
+    rnx = 0.0
+    rny = 0.0
+    rd = 0.0
+    for k in range(n + 1):
+        o = PITG_SEG0 + SEG_SIZE * k
+        this_route = int(g[o + 5]) if k < n else -2
+        if this_route != route:
+            # the previous route's nearest segment, if within its half width
+            if route >= 0 and route_best <= g[o - SEG_SIZE + 4] and route_best < best:
+                best = route_best
+                best_code, bd = _road_mapping(g, route, o - SEG_SIZE, rd)
+                bx = rx
+                by = ry
+                bnx = rnx
+                bny = rny
+                bw = 2.0 * g[o - SEG_SIZE + 4]
+            route = this_route
+            route_best = np.inf
+        if k == n:
+            break
+        if not _seg_candidate(g, o, r, col, row):
+            continue
+        off, qx, qy, nx, ny = _seg_projection(g, o, x, y)
+        if abs(off) < route_best:
+            route_best = abs(off)
+            rx = qx
+            ry = qy
+            rnx = nx
+            rny = ny
+            # the distance along the route (PaddockJS's ``distanceAlong``)
+            rd = g[o + 10] + math.sqrt((qx - g[o]) ** 2 + (qy - g[o + 1]) ** 2)
+    return best_code, bx, by, bnx, bny, bw, bd
+
+
+@kernel(inline="always")
 def pit_state(tr, x, y):
     """PaddockJS's ``nearestPitLaneState`` at (x, y) (m) -> (code, cx, cy, nx, ny, width, distance): the
     pit surface (SURF_PIT_*, -1 none), what its analytic wheel test reads: the state's point (the road's
@@ -287,69 +369,10 @@ def pit_state(tr, x, y):
         return -1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
     o = _box_at(g, x, y) if (allowed & MASK_BOX) != 0 else -1
     if o >= 0:
-        # corner 0 - corner 3: the rectangle's depth along the service normal
-        nx = g[o] - g[o + 6]
-        ny = g[o + 1] - g[o + 7]
-        dd = math.sqrt(nx * nx + ny * ny)
-        lane = g[PITG_SEG0 + SEG_SIZE * _first_of_route(g, ROUTE_MAIN) + 11]
-        amount = g[o + 9] / lane if lane > 0.0 else 0.0
-        return (SURF_PIT_BOX, 0.5 * (g[o] + g[o + 4]), 0.5 * (g[o + 1] + g[o + 5]), nx / dd, ny / dd, dd,
-                map_pit_distance(g, g[PITG_MAP + 1], g[PITG_MAP + 2], amount))
+        return _box_state(g, o)
     if (allowed & MASK_ROAD) == 0:
         return -1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
-    r, col, row = _road_radius(g, x, y)
-    n = int(g[PITG_N_SEG])
-    best_code = -1
-    best = np.inf
-    bx = 0.0
-    by = 0.0
-    bnx = 0.0
-    bny = 0.0
-    bw = 0.0
-    route = -1
-    route_best = np.inf
-    rx = 0.0
-    ry = 0.0
-    rnx = 0.0
-    rny = 0.0
-    bd = 0.0
-    rd = 0.0
-    for k in range(n + 1):
-        o = PITG_SEG0 + SEG_SIZE * k
-        this_route = int(g[o + 5]) if k < n else -2
-        if this_route != route:
-            # the previous route's nearest segment, if within its half width
-            if route >= 0 and route_best <= g[o - SEG_SIZE + 4] and route_best < best:
-                best = route_best
-                best_code = (SURF_PIT_ENTRY if route == ROUTE_ENTRY else SURF_PIT_EXIT if route == ROUTE_EXIT
-                             else SURF_PIT_LANE)
-                bx = rx
-                by = ry
-                bnx = rnx
-                bny = rny
-                bw = 2.0 * g[o - SEG_SIZE + 4]
-                total = g[o - SEG_SIZE + 11]
-                start = g[PITG_MAP + 1] if route == ROUTE_MAIN or route == ROUTE_WORKING else (
-                    g[PITG_MAP] if route == ROUTE_ENTRY else g[PITG_MAP + 2])
-                end = g[PITG_MAP + 2] if route == ROUTE_MAIN or route == ROUTE_WORKING else (
-                    g[PITG_MAP + 1] if route == ROUTE_ENTRY else g[PITG_MAP + 3])
-                bd = map_pit_distance(g, start, end, rd / total if total > 0.0 else 0.0)
-            route = this_route
-            route_best = np.inf
-        if k == n:
-            break
-        if not _seg_candidate(g, o, r, col, row):
-            continue
-        off, qx, qy, nx, ny = _seg_projection(g, o, x, y)
-        if abs(off) < route_best:
-            route_best = abs(off)
-            rx = qx
-            ry = qy
-            rnx = nx
-            rny = ny
-            # the distance along the route (PaddockJS's ``distanceAlong``)
-            rd = g[o + 10] + math.sqrt((qx - g[o]) ** 2 + (qy - g[o + 1]) ** 2)
-    return best_code, bx, by, bnx, bny, bw, bd
+    return _nearest_road(g, x, y)
 
 
 @kernel(inline="always")

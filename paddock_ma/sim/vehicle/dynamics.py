@@ -139,9 +139,8 @@ def integrate_car(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brak
     the applied inputs and (degradation on) the tyre energy. Leaves F_PREV_* alone.
     """
     sh, ch = sincos(cars_f[w, c, F_HEADING])
-    slip, gain, engine, log_ratio = sim_start_state(cars_f, w, c, ch, sh)
     integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt,
-                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), ch, sh, slip, gain, engine, log_ratio)
+                      tyre_factor(cars_f[w, c, F_TIRE_ENERGY]), ch, sh, sim_start_state(cars_f, w, c, ch, sh))
 
 
 @kernel(error_model="numpy", inline="always")
@@ -160,12 +159,11 @@ def prepare_car(cars_f, rules, w, c, pre):
 
 
 @kernel(error_model="numpy", inline="always")
-def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh, slip, gain,
-                      engine, log_ratio):
+def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, brake, dt, tf, ch, sh, start):
     """``integrate_car`` with precomputed inputs the step shares between kernels: tf, the tyre
     factor of the current F_TIRE_ENERGY (``tyre_factor``), ch, sh, the cos and sin of the
-    current F_HEADING, and (simulator mode; ignored in arcade) slip, gain, engine, log_ratio, its
-    ``sim_start_state`` (the same values the caller would compute: results are identical).
+    current F_HEADING, and (simulator mode; ignored in arcade) start, its ``sim_start_state`` (slip,
+    gain, engine, log_ratio: the same values the caller would compute: results are identical).
 
     Returns (new heading rad, its cos, its sin), so the next users of the heading need no sin/cos.
     The returned cos/sin are ``core.trig.sincos`` of the new heading, the one function the tick's users of
@@ -185,7 +183,7 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
     cgrip = COMPOUND_GRIP[compound]
     if int(rules[w, R_PHYSICS_MODE] + 0.5) == PHYSICS_SIMULATOR:
         lat, h2, ch2, sh2, wear = simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake,
-                                                 tf, cgrip, dt, ch, sh, slip, gain, engine, log_ratio)
+                                                 tf, cgrip, dt, ch, sh, start)
     else:
         lat, h2, ch2, sh2, wear = _arcade(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
                                           cgrip, dt)

@@ -94,16 +94,9 @@ def _sign_or_one(x):
 
 
 @kernel(error_model="numpy", inline="always")
-def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh, current_slip,
-                   speed_steer, engine_curve, log_ratio):
-    """One simulator tick (module docstring) of car (w, c): delta the road-wheel angle after this
-    tick's rate limit (rad), throttle and brake in [0, 1], tf the tyre factor, cgrip the compound
-    grip (1 for the medium), dt (s), ch, sh the cos and sin of the current heading, current_slip,
-    speed_steer, engine_curve and log_ratio the car's ``sim_start_state`` (the same values). Writes pose,
-    velocity, speed, yaw rate, accelerations, grip usage, slip, traction-limited and stability.
-    Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin, tyre wear %/s before the
-    compound's factor)."""
-    mass = car_params[w, c, P_MASS]
+def _surface_mean(cars_i, w, c):
+    """Car (w, c)'s wheels in the surface tables: (the four wheels' rows FL, FR, RL, RR, the worst wheel's
+    row, and the four rows' mean grip, drag, rolling and scrub)."""
     fl = table_index(cars_i[w, c, I_WHEEL_SURFACE_FL])
     fr = table_index(cars_i[w, c, I_WHEEL_SURFACE_FR])
     rl = table_index(cars_i[w, c, I_WHEEL_SURFACE_RL])
@@ -118,6 +111,106 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
               + SIM_SURFACE_ROLLING[rr]) / 4.0
     s_scrub = (SIM_SURFACE_SCRUB[fl] + SIM_SURFACE_SCRUB[fr] + SIM_SURFACE_SCRUB[rl]
                + SIM_SURFACE_SCRUB[rr]) / 4.0
+    return fl, fr, rl, rr, worst, s_grip, s_drag, s_roll, s_scrub
+
+
+@kernel(error_model="numpy", inline="always")
+def _lateral(delta, speed_steer, fwd, lat_v, surface_grip, ratio, total_grip, drive, braking):
+    """Steering and the friction ellipse (step 4): the speed-sensitive steering's kinematic yaw, the
+    desired lateral acceleration capped by the grip the longitudinal demand leaves -> (normalised steer
+    |delta| / MAX_STEER_ANGLE, lateral acceleration m/s^2, the yaw rate it steers rad/s, longitudinal
+    usage, grip usage, traction limited)."""
+    norm_steer = abs(delta) / MAX_STEER_ANGLE
+    eff_steer = delta * clamp(speed_steer, 0.16, 1.0)
+    raw_yaw = 0.0 if abs(fwd) <= STILL_SPEED else (fwd / WHEELBASE) * tan_small(eff_steer)
+    damping = 4.2 + surface_grip * 2.1 + ratio * 1.6
+    desired_lat = fwd * raw_yaw - lat_v * damping
+    long_usage = clamp(max(drive, braking) / max(total_grip * 0.52, 1.0), 0.0, 0.94)
+    lat_cap = total_grip * math.sqrt(max(0.08, 1.0 - long_usage * long_usage))
+    lat_usage = abs(desired_lat) / max(lat_cap, 0.1)
+    grip_usage = math.sqrt(lat_usage * lat_usage + long_usage * long_usage)
+    limited = grip_usage > 1.0 or long_usage > 0.9
+    lat_acc = clamp(desired_lat, -lat_cap, lat_cap)
+    steer_yaw = 0.0 if abs(fwd) <= STILL_SPEED else lat_acc / max(abs(fwd), 0.1)
+    return norm_steer, lat_acc, steer_yaw, long_usage, grip_usage, limited
+
+
+@kernel(error_model="numpy", inline="always")
+def _scrub_and_power(norm_steer, log_ratio, s_scrub, grip_usage, long_usage, limited):
+    """(steering scrub m/s^2, the drive's scale when traction is limited)."""
+    # norm_steer^1.55 r^1.05 as one exp (both bases in [0, 1]: the logs are <= 0, -inf at 0)
+    scrub = (math.exp(1.55 * math.log(norm_steer) + 1.05 * log_ratio)
+             * (42.0 + s_scrub + max(0.0, grip_usage - 0.55) * 18.0))
+    power_scale = clamp(1.0 - (grip_usage - 1.0) * 0.55 - long_usage * 0.18, 0.12, 1.0) if limited else 1.0
+    return scrub, power_scale
+
+
+@kernel(error_model="numpy", inline="always")
+def _long_acc(drive, power_scale, braking, drag, rolling, scrub, fwd, v, dt):
+    """The applied longitudinal acceleration (m/s^2): the scaled drive less braking, drag, rolling
+    resistance and scrub, each against the motion; a car coming to rest stops."""
+    brake_dir = 1.0 if fwd >= -0.2 else -1.0
+    motion = _sign_or_one(fwd)
+    long_acc = drive * power_scale - braking * brake_dir - drag * motion - rolling * motion - scrub
+    if v <= STOP_SPEED and fwd >= 0.0 and fwd + long_acc * dt < 0.0:
+        # Deliberate difference to PaddockJS 2.0.0: there a car at rest reads motion +1, so its brakes
+        # and rolling resistance push it backwards and a fully braked car creeps (2 m in 20 s from a
+        # standing start). Braking, drag, rolling resistance and scrub resist motion: a car coming to
+        # rest stops and is not reversed (drive is never negative). A sliding car is not at rest.
+        long_acc = -fwd / dt
+    return long_acc
+
+
+@kernel(error_model="numpy", inline="always")
+def _yaw_step(yaw, steer_yaw, drag_yaw, current_slip, total_grip, v, surface_grip, ratio, dt):
+    """Step 5: the yaw rate ``yaw`` (rad/s) moved toward its target (the steered yaw times the slip
+    authority, plus the wheels' drag yaw; at most the grip's |a| / v) at a bounded rate."""
+    max_yaw = 0.0 if v <= STILL_SPEED else total_grip / max(v, 0.1)
+    authority = clamp(1.0 - abs(current_slip) * 1.8, 0.35, 1.0)
+    target = clamp(steer_yaw * authority + drag_yaw, -max_yaw, max_yaw)
+    response = 1.6 + surface_grip * 0.9 + ratio * 0.5
+    yaw_acc_cap = 6.2 if ratio < 0.18 else 3.2
+    max_step = min(max(0.08, max_yaw * response), yaw_acc_cap) * dt
+    return clamp(yaw + clamp(target - yaw, -max_step, max_step), -max_yaw, max_yaw)
+
+
+@kernel(error_model="numpy", inline="always")
+def _integrate(cars_f, w, c, ch, sh, long_acc, lat_acc, yaw, h, dt):
+    """Step 6: car (w, c)'s velocity advanced by the accelerations (m/s^2) in the old body frame (ch, sh),
+    capped at MAX_SPEED; writes position, velocity, speed, yaw rate and heading ``h``; returns the body
+    slip angle (rad)."""
+    vx = cars_f[w, c, F_VX]
+    vy = cars_f[w, c, F_VY]
+    vx += (ch * long_acc + -sh * lat_acc) * dt
+    vy += (sh * long_acc + ch * lat_acc) * dt
+    speed = math.sqrt(vx * vx + vy * vy)
+    if speed > MAX_SPEED and speed > 0.0:
+        scale = MAX_SPEED / speed
+        vx *= scale
+        vy *= scale
+        speed = MAX_SPEED
+    cars_f[w, c, F_X] += vx * dt
+    cars_f[w, c, F_Y] += vy * dt
+    cars_f[w, c, F_VX] = vx
+    cars_f[w, c, F_VY] = vy
+    cars_f[w, c, F_SPEED] = speed
+    cars_f[w, c, F_YAW_RATE] = yaw
+    cars_f[w, c, F_HEADING] = h
+    return 0.0 if speed <= SLIP_MIN_SPEED else normalize_angle(atan2_poly(vy, vx) - h)
+
+
+@kernel(error_model="numpy", inline="always")
+def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf, cgrip, dt, ch, sh, start):
+    """One simulator tick (module docstring) of car (w, c): delta the road-wheel angle after this
+    tick's rate limit (rad), throttle and brake in [0, 1], tf the tyre factor, cgrip the compound
+    grip (1 for the medium), dt (s), ch, sh the cos and sin of the current heading, start the car's
+    ``sim_start_state`` (current slip, speed steer, engine curve, log ratio; the same values). Writes pose,
+    velocity, speed, yaw rate, accelerations, grip usage, slip, traction-limited and stability.
+    Returns (lateral acceleration m/s^2, new heading rad, its cos, its sin, tyre wear %/s before the
+    compound's factor)."""
+    current_slip, speed_steer, engine_curve, log_ratio = start
+    mass = car_params[w, c, P_MASS]
+    fl, fr, rl, rr, worst, s_grip, s_drag, s_roll, s_scrub = _surface_mean(cars_i, w, c)
     surface_grip = s_grip * tf * cgrip
     vx = cars_f[w, c, F_VX]
     vy = cars_f[w, c, F_VY]
@@ -138,62 +231,18 @@ def simulator_tick(cars_f, cars_i, car_params, w, c, delta, throttle, brake, tf,
     drag = (car_params[w, c, P_DRAG_CD] * (SIM_DRS_DRAG if drs else 1.0) * 0.28 + s_drag * 0.018) * v * v / mass
     rolling = s_roll * GRAVITY
 
-    norm_steer = abs(delta) / MAX_STEER_ANGLE
-    eff_steer = delta * clamp(speed_steer, 0.16, 1.0)
-    raw_yaw = 0.0 if abs(fwd) <= STILL_SPEED else (fwd / WHEELBASE) * tan_small(eff_steer)
-    damping = 4.2 + surface_grip * 2.1 + ratio * 1.6
-    desired_lat = fwd * raw_yaw - lat_v * damping
-    long_usage = clamp(max(drive, braking) / max(total_grip * 0.52, 1.0), 0.0, 0.94)
-    lat_cap = total_grip * math.sqrt(max(0.08, 1.0 - long_usage * long_usage))
-    lat_usage = abs(desired_lat) / max(lat_cap, 0.1)
-    grip_usage = math.sqrt(lat_usage * lat_usage + long_usage * long_usage)
-    limited = grip_usage > 1.0 or long_usage > 0.9
-    lat_acc = clamp(desired_lat, -lat_cap, lat_cap)
-    steer_yaw = 0.0 if abs(fwd) <= STILL_SPEED else lat_acc / max(abs(fwd), 0.1)
-    # norm_steer^1.55 r^1.05 as one exp (both bases in [0, 1]: the logs are <= 0, -inf at 0)
-    scrub = (math.exp(1.55 * math.log(norm_steer) + 1.05 * log_ratio)
-             * (42.0 + s_scrub + max(0.0, grip_usage - 0.55) * 18.0))
-    power_scale = clamp(1.0 - (grip_usage - 1.0) * 0.55 - long_usage * 0.18, 0.12, 1.0) if limited else 1.0
-    brake_dir = 1.0 if fwd >= -0.2 else -1.0
-    motion = _sign_or_one(fwd)
-    long_acc = drive * power_scale - braking * brake_dir - drag * motion - rolling * motion - scrub
-    if v <= STOP_SPEED and fwd >= 0.0 and fwd + long_acc * dt < 0.0:
-        # Deliberate difference to PaddockJS 2.0.0: there a car at rest reads motion +1, so its brakes
-        # and rolling resistance push it backwards and a fully braked car creeps (2 m in 20 s from a
-        # standing start). Braking, drag, rolling resistance and scrub resist motion: a car coming to
-        # rest stops and is not reversed (drive is never negative). A sliding car is not at rest.
-        long_acc = -fwd / dt
-
+    norm_steer, lat_acc, steer_yaw, long_usage, grip_usage, limited = _lateral(
+        delta, speed_steer, fwd, lat_v, surface_grip, ratio, total_grip, drive, braking)
+    scrub, power_scale = _scrub_and_power(norm_steer, log_ratio, s_scrub, grip_usage, long_usage, limited)
+    long_acc = _long_acc(drive, power_scale, braking, drag, rolling, scrub, fwd, v, dt)
     drag_yaw = wheel_drag_yaw_rate(SIM_SURFACE_DRAG, SIM_SURFACE_ROLLING, SIM_SURFACE_GRIP, fl, fr, rl, rr,
                                    prev_speed)
     if worst == SURF_KERB:
         drag_yaw *= 1.6
-    max_yaw = 0.0 if v <= STILL_SPEED else total_grip / max(v, 0.1)
-    authority = clamp(1.0 - abs(current_slip) * 1.8, 0.35, 1.0)
-    target = clamp(steer_yaw * authority + drag_yaw, -max_yaw, max_yaw)
-    response = 1.6 + surface_grip * 0.9 + ratio * 0.5
-    yaw_acc_cap = 6.2 if ratio < 0.18 else 3.2
-    max_step = min(max(0.08, max_yaw * response), yaw_acc_cap) * dt
-    yaw = cars_f[w, c, F_YAW_RATE]
-    yaw = clamp(yaw + clamp(target - yaw, -max_step, max_step), -max_yaw, max_yaw)
+    yaw = _yaw_step(cars_f[w, c, F_YAW_RATE], steer_yaw, drag_yaw, current_slip, total_grip, v, surface_grip,
+                    ratio, dt)
     h = normalize_angle(cars_f[w, c, F_HEADING] + yaw * dt)
-
-    vx += (ch * long_acc + -sh * lat_acc) * dt
-    vy += (sh * long_acc + ch * lat_acc) * dt
-    speed = math.sqrt(vx * vx + vy * vy)
-    if speed > MAX_SPEED and speed > 0.0:
-        scale = MAX_SPEED / speed
-        vx *= scale
-        vy *= scale
-        speed = MAX_SPEED
-    cars_f[w, c, F_X] += vx * dt
-    cars_f[w, c, F_Y] += vy * dt
-    cars_f[w, c, F_VX] = vx
-    cars_f[w, c, F_VY] = vy
-    cars_f[w, c, F_SPEED] = speed
-    cars_f[w, c, F_YAW_RATE] = yaw
-    cars_f[w, c, F_HEADING] = h
-    slip = 0.0 if speed <= SLIP_MIN_SPEED else normalize_angle(atan2_poly(vy, vx) - h)
+    slip = _integrate(cars_f, w, c, ch, sh, long_acc, lat_acc, yaw, h, dt)
     cars_f[w, c, F_LAT_ACC] = lat_acc
     cars_f[w, c, F_LONG_ACC] = long_acc
     cars_f[w, c, F_GRIP_USAGE] = grip_usage

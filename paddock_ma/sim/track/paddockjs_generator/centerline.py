@@ -12,6 +12,7 @@ import numpy as np
 from .controls import shape_statistics, shape_variation
 from .jsmath import (PIT_WORLD_PADDING, SAMPLE_COUNT, TRACK_BOUNDARY_PADDING, TRACK_WIDTH, U, WORLD_H, WORLD_W, clamp,
                      js_hypot, normalize_angle, normalize_angle_array)
+from ....value_rules import is_finite_number
 
 
 def _centripetal(p0, p1, p2, p3, t):
@@ -304,7 +305,7 @@ def normalize_drs_zone(zone: dict, total) -> tuple:
     units) when both are finite numbers, else from its ``startRatio``/``endRatio`` of the lap ``total``
     (sim units); an end before the start moves one lap on (the zone wraps the line)."""
     start, end = zone.get("start"), zone.get("end")
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in (start, end)):
+    if all(is_finite_number(v) for v in (start, end)):
         return float(start) / U, float(end) / U
     start = zone["startRatio"] * total
     raw_end = zone["endRatio"] * total

@@ -7,6 +7,7 @@ import math
 
 from .jsmath import (MASK32, PI, TRACK_BOUNDARY_PADDING, WORLD_H, WORLD_W, clamp, clamp_integer, js_hypot,
                      js_round, mulberry32, normalize_seed, random_integer, seeded_range)
+from ....value_rules import is_finite_number
 
 # PaddockJS's default track (TRACK.centerlineControls), as fractions of the world
 CENTERLINE_CONTROL_FRACTIONS = [
@@ -18,7 +19,7 @@ CENTERLINE_CONTROL_FRACTIONS = [
 
 def _region_template(seed: int, *, fallback: bool, corner_density) -> tuple:
     random = mulberry32(seed)
-    density = max(0.5, corner_density) if _finite(corner_density) else 1.0
+    density = max(0.5, corner_density) if is_finite_number(corner_density) else 1.0
     extra_columns = int(js_round((density - 1) * 4))
     extra_features = int(js_round((density - 1) * 3))
     if fallback:
@@ -98,15 +99,11 @@ def _smooth(points, amount=0.34, rounds=2):
     return points
 
 
-def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _region_controls(seed: int, shape: dict, fallback: bool) -> list:
     seed = normalize_seed(seed)
     random = mulberry32(seed)
     columns, rows, cells = _region_template(seed, fallback=fallback, corner_density=shape.get("cornerDensity"))
-    scale = max(0.05, shape["scale"]) if _finite(shape.get("scale")) else 1.0
+    scale = max(0.05, shape["scale"]) if is_finite_number(shape.get("scale")) else 1.0
     center_x = 0.5 + seeded_range(random, -0.015, 0.015)
     center_y = 0.5 + seeded_range(random, -0.015, 0.015)
     scale_x = seeded_range(random, 0.9, 0.98) * scale
@@ -184,7 +181,7 @@ def default_controls() -> list:
 
 
 def safe_fallback_centerline_controls(seed: int, shape: dict) -> list:
-    scale = (0.78 + ((seed >> 3) % 4) * 0.02) * (max(0.05, shape["scale"]) if _finite(shape.get("scale")) else 1)
+    scale = (0.78 + ((seed >> 3) % 4) * 0.02) * (max(0.05, shape["scale"]) if is_finite_number(shape.get("scale")) else 1)
     mirror_x = -1 if seed & 1 else 1
     mirror_y = -1 if seed & 2 else 1
     cx, cy = WORLD_W / 2, WORLD_H / 2

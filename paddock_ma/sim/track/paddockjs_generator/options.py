@@ -3,10 +3,10 @@
 ``resolve_generation_options(options)`` -> the resolved dict in sim units (length, startStraight,
 shape, validation, attempts, pitLane), raising ``TrackGenerationError`` with PaddockJS's message."""
 
-import math
 from typing import Optional
 
 from .jsmath import U
+from ....value_rules import is_finite_number
 
 # trackGeneration profiles (trackGenerationOptions.js), in PaddockJS's option names (metres)
 PROFILES = {
@@ -90,7 +90,7 @@ def _expand_legacy(options: dict) -> dict:
 def _number(value, fallback, label, *, positive, integer=False, metres=False):
     if value is None:
         return fallback
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = is_finite_number(value)
     if integer:
         ok = ok and float(value).is_integer() and value > 0
         if not ok:
