@@ -15,7 +15,8 @@ from paddock_ma.sim.sensing import road_edge as R
 from paddock_ma.sim.sensing import track_state as S
 from paddock_ma.sim.sensing.geometry import G_EDGE_AT, pit_view, sensor_geometry
 from paddock_ma.sim.sensing.march import RAY_ILLEGAL, RAY_KERB, RAY_ROAD_EDGE
-from paddock_ma.sim.track.geometry import locate, nearest_sample
+from paddock_ma.sim.track.geometry import locate
+from paddock_ma.sim.track.nearest_sample import nearest_sample
 from paddock_ma.sim.track.load import load_track
 from tests.helpers.sensing import pose_at
 
@@ -86,7 +87,8 @@ def test_pit_surface_keeps_its_answer_as_far_as_its_bound_says(name):
     short of the bound; and the bound is not vacuous (most rays get a whole metre or more)."""
     from numba import njit
 
-    from paddock_ma.sim.track.surface import pit_surface, pit_surface_quiet
+    from paddock_ma.sim.track.pit_quiet import pit_surface_quiet
+    from paddock_ma.sim.track.surface import pit_surface
 
     tr = load_track(name)
     surface = njit(pit_surface.py_func)

@@ -171,7 +171,7 @@ def test_patch_point_nearest_sample_is_paddockjs_window_search():
     import json
     from pathlib import Path
     from paddock_ma.sim.track.load import paddockjs_track_document
-    from paddock_ma.sim.track.geometry import nearest_sample_in_window
+    from paddock_ma.sim.track.nearest_sample import nearest_sample_in_window
     fixture = Path(__file__).resolve().parents[1] / "fixtures" / "paddockjs-2.0.0" / "tracks" / "technical.object.json"
     t = paddockjs_track_document(json.loads(fixture.read_text())["track"])
     x, y, h = 1719.10489, 1114.477662, 0.423289       # the car (m, rad) after that step
@@ -222,7 +222,7 @@ def test_pruned_window_search_equals_the_plain_scan(name):
     # Points up to 60 m from the track (inside tight corners, where the distances have local minima,
     # and beside the parts of the lap that come back near), hinted by a sample up to 40 away from
     # their nearest, plus ties: points equidistant from two samples (on a perpendicular bisector).
-    from paddock_ma.sim.track.geometry import nearest_sample_in_window
+    from paddock_ma.sim.track.nearest_sample import nearest_sample_in_window
     t = _test_track(name)
     n = len(t.cx) - 1
     rng = np.random.default_rng(61)
@@ -247,7 +247,7 @@ def test_shared_window_run_equals_the_plain_scan(name):
     # point's nearest sample in that run must be the plain scan's answer. Cars up to 60 m from the track
     # (hairpins bring other parts of the lap near: the run is then refused and the per-point search
     # used), hinted by a sample up to 40 away; points anywhere within the reach, on its rim too.
-    from paddock_ma.sim.track.geometry import nearest_sample_in_run, window_run_near
+    from paddock_ma.sim.track.nearest_sample import nearest_sample_in_run, window_run_near
     from paddock_ma.sim.vehicle.wheels import PATCH_REACH
     t = _test_track(name)
     rng = np.random.default_rng(17)

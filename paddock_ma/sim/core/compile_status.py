@@ -21,7 +21,7 @@ import time
 from numba.core import event
 
 MESSAGE = "compiling simulation kernels (first run only)"
-HINT = "`make install` (python -m paddock_ma.warm) compiles them ahead"
+HINT = "`make install` (paddock-ma warm) compiles them ahead"
 _PACKAGE_PREFIX = "paddock_ma."
 
 

@@ -28,7 +28,7 @@ from ..core.layout import (
     F_Y, ROUTE_ENTRY, ROUTE_EXIT, ROUTE_RELEASE,
 )
 from ..core.trig import clamp, wrap_angle
-from ..track.geometry import nearest_sample_in_window
+from ..track.nearest_sample import nearest_sample_in_window
 from ..track.surface import PIT_CONN_STEPS
 
 U = 12.0                        # PaddockJS sim units per metre

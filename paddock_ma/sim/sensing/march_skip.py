@@ -6,7 +6,7 @@ import math
 
 from ..core.jit import kernel
 from .geometry import G_GRASS, G_GRAVEL, G_HW, G_KE, G_PX0, G_PX1, G_PY0, G_PY1
-from ..track.surface import pit_surface_quiet
+from ..track.pit_quiet import pit_surface_quiet
 from .track_state import project_segment
 
 QUIET_D2 = 1e-3       # m^2: a sample nearer than the winner's squared distance + this may take over

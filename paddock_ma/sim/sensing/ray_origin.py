@@ -5,7 +5,7 @@ pit surfaces, and which of PaddockJS's paths they may take (``road_edge.origin_p
 
 from ..core.jit import kernel
 from ..core.layout import FLAG_MAIN_TRACK_RAYS, I_IN_PIT_LANE, I_SEG_HINT
-from ..track.geometry import nearest_sample
+from ..track.nearest_sample import nearest_sample
 from ..track.surface import pit_override
 from ..vehicle.wheels import pit_override_allowed
 from .geometry import G_EDGE_AT, G_PX0, G_PX1, G_PY0, G_PY1, nearest_segment, pit_view

@@ -39,7 +39,8 @@ from ..core.layout import (
     F_HEADING, F_OFFSET, F_SPEED, F_VX, F_VY, F_X, F_Y, FLAG_RADAR_VISIBLE, I_ACTIVE, I_DESTROYED, I_LAP, I_SEG_HINT,
 )
 from ..core.trig import wrap_angle
-from ..track.geometry import edge_distances, heading_curvature_at, nearest_sample, sample_curvature_at
+from ..track.geometry import edge_distances, heading_curvature_at, sample_curvature_at
+from ..track.nearest_sample import nearest_sample
 from .car_rays import car_channel, ray_targets
 from .march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, N_RAY_CHANNELS
 from .ray_origin import ray_origin, ray_track

@@ -12,7 +12,7 @@ from collections import namedtuple
 
 from ..core.jit import kernel
 from .edge_lines import NONE
-from ..track.geometry import clamped_projection
+from ..track.nearest_sample import clamped_projection
 from .geometry import nearest_segment
 
 ARC_BUCKETS = 512               # PaddockJS's query index: the lap in 512 buckets ...

@@ -35,7 +35,8 @@ from collections import namedtuple
 from numba import prange
 
 from ..core.jit import kernel
-from ..track.geometry import edge_distances, nearest_sample, sample_curvature
+from ..track.geometry import edge_distances, sample_curvature
+from ..track.nearest_sample import nearest_sample
 from .march import CH_CAR, CH_ILLEGAL, CH_KERB, CH_ROAD_EDGE, RAY_CHANNELS
 from ..vehicle.surface_table import SURFACE_LEGAL
 from ..core.trig import clamp, wrap_angle

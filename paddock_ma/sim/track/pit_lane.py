@@ -224,7 +224,7 @@ def _pack(segs, quads, bounds, grid, mapping, length) -> np.ndarray:
 
 def _candidates(segs, col, row):
     """bool[S]: the road segments PaddockJS's road grid offers in grid cell (col, row), as
-    ``surface._road_radius`` and ``_seg_candidate`` choose them (the cell's, else its 3 x 3 cells', else all)."""
+    ``surface.road_radius`` and ``seg_candidate`` choose them (the cell's, else its 3 x 3 cells', else all)."""
     c0, r0, c1, r1 = segs[:, 6], segs[:, 7], segs[:, 8], segs[:, 9]
     for r in (0, 1):
         hit = (c0 <= col + r) & (c1 >= col - r) & (r0 <= row + r) & (r1 >= row - r)

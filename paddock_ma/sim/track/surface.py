@@ -1,6 +1,6 @@
 """The pit complex's layout and surfaces: which pit surface lies at a point and when a pit surface
 overrides the main track's band (the exact surface at a point and the raster reads are
-``track.point_surface``'s).
+``track.point_surface``'s; how far along a ray the answer holds, ``track.pit_quiet``).
 
 Pit path layout (fixed so the kernels find the parts without extra fields): points
 ``0..PIT_CONN_STEPS`` are the entry connector (point 0 on the track, point ``PIT_CONN_STEPS`` the
@@ -28,7 +28,8 @@ import numpy as np
 
 from ..core.jit import kernel
 from ..core.layout import SURF_PIT_BOX, SURF_PIT_ENTRY, SURF_PIT_EXIT, SURF_PIT_LANE
-from .geometry import clamped_projection, seg_d2a
+from .geometry import seg_d2a
+from .nearest_sample import clamped_projection
 from ..core.trig import lerp_angle_at, lerp_at
 
 # Pit geometry constants (metres): PaddockJS 2.0.0's pit complex (``trackConstants.js``,
@@ -174,7 +175,7 @@ def pit_mask_at(g, x, y):
 
 
 @kernel(inline="always")
-def _seg_projection(g, o, x, y):
+def seg_projection(g, o, x, y):
     """PaddockJS's ``projectPointToSegment`` of (x, y) on the pit segment at g[o] -> (signed offset m,
     projected x, y, unit normal x, y). The offset is measured along the segment's normal from the
     clamped projection: the distance to the segment's line, beyond its ends too."""
@@ -192,7 +193,7 @@ def _seg_projection(g, o, x, y):
 
 
 @kernel(inline="always")
-def _road_radius(g, x, y):
+def road_radius(g, x, y):
     """Which pit road segments PaddockJS's road grid offers for (x, y) (``queryPitRoadSegmentCandidatesByRoute``):
     those covering the point's cell (radius 0), else its 3 x 3 cells (1), else every segment (-1: the
     grid found none). Returns (radius, column, row)."""
@@ -208,7 +209,7 @@ def _road_radius(g, x, y):
 
 
 @kernel(inline="always")
-def _seg_candidate(g, o, r, col, row):
+def seg_candidate(g, o, r, col, row):
     """Whether the segment at g[o] is a candidate at radius ``r`` around (col, row) (-1: all are)."""
     if r < 0:
         return True
@@ -302,7 +303,7 @@ def _nearest_road(g, x, y):
     """``pit_state`` on the roads at (x, y): each route's nearest candidate segment (by the offset from its
     line), within half the road's width; the nearest of those wins (the first of equals) -> as
     ``pit_state``, code -1 for none."""
-    r, col, row = _road_radius(g, x, y)
+    r, col, row = road_radius(g, x, y)
     n = int(g[PITG_N_SEG])
     best_code = -1
     best = np.inf
@@ -336,9 +337,9 @@ def _nearest_road(g, x, y):
             route_best = np.inf
         if k == n:
             break
-        if not _seg_candidate(g, o, r, col, row):
+        if not seg_candidate(g, o, r, col, row):
             continue
-        off, qx, qy, nx, ny = _seg_projection(g, o, x, y)
+        off, qx, qy, nx, ny = seg_projection(g, o, x, y)
         if abs(off) < route_best:
             route_best = abs(off)
             rx = qx
@@ -381,71 +382,6 @@ def pit_surface(tr, x, y):
     ``nearestPitLaneState`` (``pit_state``). -1 everywhere without a pit lane. ``tr``: any namedtuple
     with ``pit_geom``."""
     return pit_state(tr, x, y)[0]
-
-
-@kernel(inline="always")
-def _line_time(q, rate, line, best):
-    """min(best, the distance (m) along a ray, moving q by ``rate`` a metre, to the line q = ``line``)."""
-    if rate > 0.0:
-        return min(best, abs(q - line) / rate)
-    return best
-
-
-@kernel(inline="always")
-def _quad_distance(g, o, x, y):
-    """Distance (m) from (x, y) to the edges of the rectangle at g[o]."""
-    best = np.inf
-    j = 3
-    for i in range(4):
-        ax = g[o + 2 * j]
-        ay = g[o + 2 * j + 1]
-        dx = g[o + 2 * i] - ax
-        dy = g[o + 2 * i + 1] - ay
-        t = ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy)
-        t = min(max(t, 0.0), 1.0)
-        ex = x - ax - t * dx
-        ey = y - ay - t * dy
-        best = min(best, math.sqrt(ex * ex + ey * ey))
-        j = i
-    return best
-
-
-@kernel(inline="always")
-def pit_surface_quiet(tr, x, y, rdx, rdy):
-    """How far (m) along the unit ray (rdx, rdy) from (x, y) ``pit_surface`` keeps answering as it does
-    at (x, y) whether the point is on a pit surface and whether on a pit box; inf without a pit lane.
-
-    ``pit_surface``'s answer changes only where the ray crosses a line of the bounds (in or out of
-    the complex), a line of the road grid's cell (another set of candidate segments), a rectangle's
-    edge (a box) or where a candidate segment's offset from its line (which changes by |ray . normal| a
-    metre) crosses its half width. The result is shortened by 1e-9 of itself and 1e-7 m for rounding."""
-    g = tr.pit_geom
-    if g.shape[0] == 0:
-        return np.inf
-    ax = abs(rdx)
-    ay = abs(rdy)
-    t = np.inf
-    for k in range(2):
-        t = _line_time(x, ax, g[PITG_BOUNDS + k], t)
-        t = _line_time(y, ay, g[PITG_BOUNDS + 2 + k], t)
-    if in_pit_bounds(g, x, y):
-        r, col, row = _road_radius(g, x, y)
-        cell = g[PITG_GRID + 2]
-        for k in range(2):
-            t = _line_time(x, ax, g[PITG_GRID] + (col + k) * cell, t)
-            t = _line_time(y, ay, g[PITG_GRID + 1] + (row + k) * cell, t)
-        nq = int(g[PITG_N_QUAD])
-        q0 = int(g[PITG_QUAD0])
-        for k in range(nq):
-            t = min(t, _quad_distance(g, q0 + QUAD_SIZE * k, x, y))
-        n = int(g[PITG_N_SEG])
-        for k in range(n):
-            o = PITG_SEG0 + SEG_SIZE * k
-            if not _seg_candidate(g, o, r, col, row):
-                continue
-            off, _qx, _qy, nx, ny = _seg_projection(g, o, x, y)
-            t = _line_time(abs(off), abs(rdx * nx + rdy * ny), g[o + 4], t)
-    return max(0.0, t * (1.0 - 1e-9) - 1e-7)
 
 
 @kernel(inline="always")

@@ -34,10 +34,8 @@ from ..core.layout import (
     SURF_TRACK, PRE_COS, PRE_HEADING, PRE_SIN, WHEEL_X, WHEEL_Y,
 )
 from .surface_table import SURFACE_LEGAL, SURFACE_PRIORITY
-from ..track.geometry import (
-    HINT_WINDOW, band_of, finish_locate, locate_slow, nearest_sample, nearest_sample_in_run, nearest_sample_in_window,
-    walk_segments, window_run_near,
-)
+from ..track.geometry import HINT_WINDOW, band_of, finish_locate, locate_slow, walk_segments
+from ..track.nearest_sample import nearest_sample, nearest_sample_in_run, nearest_sample_in_window, window_run_near
 from ..track.surface import near_pit_connector, pit_bbox, pit_override_call, pit_overrides, pit_state_call
 from ..core.trig import sincos, wrap_angle
 
