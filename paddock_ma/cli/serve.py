@@ -20,13 +20,15 @@ def add_parsers(sub) -> None:
 
 
 def host_port(text: str) -> tuple[str, int]:
-    """argparse type of a HOST:PORT option (``--preview``): -> (host, port)."""
+    """argparse type of a HOST:PORT option (``--preview``): -> (host, port) (``serve.listen.parse_bind_address``:
+    IPv6 in brackets, ``[::1]:8787``)."""
     import argparse
 
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"got {text!r}; give HOST:PORT, e.g. 127.0.0.1:8787")
-    return host, int(port)
+    from ..serve.listen import AddressError, parse_bind_address
+    try:
+        return parse_bind_address(text, "")
+    except AddressError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def cmd_serve(args) -> int:
@@ -40,4 +42,9 @@ def cmd_serve(args) -> int:
             preview = PreviewProcess(*args.preview).start()
             attach_preview(dispatcher, preview)      # its engine's observer, kept across rebuilds
             print(f"paddock-ma serve: live preview on {preview.url}/preview/frame", file=sys.stderr, flush=True)
-    return server.run(args, on_dispatcher=on_dispatcher)
+    from ..serve.listen import AddressError
+    try:
+        return server.run(args, on_dispatcher=on_dispatcher)
+    except AddressError as exc:                  # the preview cannot listen (a port in use): before any request
+        print(f"paddock-ma serve: error: --preview: {exc}", file=sys.stderr, flush=True)
+        return 2

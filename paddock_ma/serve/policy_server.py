@@ -40,14 +40,11 @@ def main(argv=None) -> int:
     except PaddockError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
-    from aiohttp import web
-
     from .app import build_app
-    app = build_app(hub=PreviewHub(), policy=policy)
-    print(f"paddock-ma policy-server: {args.checkpoint} (obsDim {policy.obs_dim}) on http://{args.host}:{args.port}"
-          " (Policy Runner: controller 'Policy server')", flush=True)
-    web.run_app(app, host=args.host, port=args.port, print=None, access_log=None)
-    return 0
+    from .listen import serve_app
+    return serve_app(build_app(hub=PreviewHub(), policy=policy), args.host, args.port, lambda url: print(
+        f"paddock-ma policy-server: {args.checkpoint} (obsDim {policy.obs_dim}) on {url} (Policy Runner: controller "
+        "'Policy server')", flush=True))
 
 
 if __name__ == "__main__":

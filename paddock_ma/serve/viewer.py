@@ -17,6 +17,7 @@ import sys
 import threading
 
 from ..errors import PaddockError
+from .listen import AddressError
 from .preview import DEFAULT_HOST, DEFAULT_PORT, PreviewServer, attach_preview
 from .recording import FrameRecording
 
@@ -83,7 +84,11 @@ def main(argv=None) -> int:
     except PaddockError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2
-    server = PreviewServer(args.host, args.port, viewer_sources=sources).start()
+    try:
+        server = PreviewServer(args.host, args.port, viewer_sources=sources).start()
+    except AddressError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"paddock-ma view: open {server.url}/ ({len(sources)} recording(s){', live demo' if args.demo else ''})",
           flush=True)
     try:
