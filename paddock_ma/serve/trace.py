@@ -191,10 +191,13 @@ class TraceSource:
     def __init__(self, path, world: int = 0):
         self.path, self.world = Path(path), world
         self.trace = load_trace(path)
+        worlds = self.trace.header["num_worlds"]
+        if not (isinstance(world, int) and 0 <= world < worlds):
+            raise PaddockError(INVALID_CONFIG, f"world: got {world!r}; {self.path.name} has worlds 0..{worlds - 1}", "world")
         self.name = f"{self.path.name} ({self.trace.header['env']}, seed {self.trace.header['seed']}, world {world})"
 
     def describe(self) -> dict:
-        return {"kind": self.kind, "name": self.name, "path": str(self.path)}
+        return {"kind": self.kind, "name": self.name}         # no path: a reply names nothing of this machine
 
     def document(self) -> dict:
         from .frames import preview_frame, track_picture
