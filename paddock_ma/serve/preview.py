@@ -29,7 +29,7 @@ import time
 from ..env.views.world_copy import EngineStatics, WorldCopy, copy_world
 from .frames import copy_frame, frame_extra, track_picture
 from .listen import open_listener, start_serving, url_of
-from .preview_child import PreviewChild
+from .preview_child import PreviewChild, plain_json
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8787
 
@@ -98,13 +98,6 @@ class PreviewHub:
             self.clients -= 1
 
 
-def plain_json(value):
-    """JSON for numpy scalars a frame may carry."""
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
 class PreviewServer:
     """The serve app on a daemon thread. ``start()`` checks the address and binds on the caller's thread
     (``listen.AddressError``: a bad address, a port in use), then returns once it serves; ``url`` is its
@@ -165,7 +158,7 @@ class PreviewProcess(PreviewChild):
     ``published``)."""
 
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, viewer_sources=None):
-        super().__init__(host, port, viewer_sources)
+        super().__init__(PreviewServer, host, port, viewer_sources)
 
     @property
     def hub(self):

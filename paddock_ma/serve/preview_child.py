@@ -1,7 +1,8 @@
 """The preview server in a child process, supervised so that the run it shows never depends on it.
 
-``PreviewChild(host, port)`` (``preview.PreviewProcess`` is it, with a hub's interface) spawns a child
-running a ``preview.PreviewServer`` and feeds it over a pipe. The run's thread only leaves the newest
+``PreviewChild(server_class, host, port)`` (``preview.PreviewProcess`` is it, with a hub's interface)
+spawns a child running ``server_class`` (``preview.PreviewServer``, handed over by reference so that this
+module imports nothing of ``preview``) and feeds it over a pipe. The run's thread only leaves the newest
 frame (or the track picture) in a slot and wakes a sender thread; it never writes to the pipe, takes no
 lock and never waits, so a reply of the run (a protocol worker's ``reset``) is never held by the child
 and never fails because of it:
@@ -44,8 +45,14 @@ def _warn(message: str) -> None:
     print(f"paddock-ma preview: {message}", file=sys.stderr, flush=True)
 
 
+def plain_json(value):
+    """JSON for numpy scalars a frame may carry (``json.dumps``'s ``default``)."""
+    if hasattr(value, "item"):
+        return value.item()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
 def _packet_json(frame) -> bytes:
-    from .preview import plain_json
     return json.dumps(frame, allow_nan=False, default=plain_json).encode()
 
 
@@ -53,7 +60,8 @@ class PreviewChild:
     """See the module docstring. ``start()`` returns once the child listens (``AddressError`` when it
     cannot bind); ``track`` (set once per track) and ``publish_threadsafe(frame)`` return at once."""
 
-    def __init__(self, host: str, port: int, viewer_sources=None):
+    def __init__(self, server_class, host: str, port: int, viewer_sources=None):
+        self.server_class = server_class
         self.host, self.port, self.viewer_sources = host, port, viewer_sources
         self.published = 0
         self.restarts = 0
@@ -88,8 +96,8 @@ class PreviewChild:
 
     def _spawn(self) -> None:
         conn, child_conn = self._ctx.Pipe()
-        process = self._ctx.Process(target=serve_child, args=(self.host, self.port, self.viewer_sources, child_conn),
-                                    daemon=True, name="paddock-preview")
+        process = self._ctx.Process(target=serve_child, daemon=True, name="paddock-preview",
+                                    args=(self.server_class, self.host, self.port, self.viewer_sources, child_conn))
         process.start()
         child_conn.close()                # the child's end lives in the child only: its death is our EOF
         try:
@@ -218,11 +226,11 @@ class PreviewChild:
             process.join(10)
 
 
-def serve_child(host, port, viewer_sources, conn) -> None:
-    """The child: a ``PreviewServer`` fed from the pipe (see the module docstring); ends with the pipe."""
-    from .preview import PreviewServer, plain_json
+def serve_child(server_class, host, port, viewer_sources, conn) -> None:
+    """The child: a ``server_class`` (``PreviewServer``) fed from the pipe (see the module docstring); ends
+    with the pipe."""
     try:
-        server = PreviewServer(host, port, viewer_sources=viewer_sources, warn=False).start()
+        server = server_class(host, port, viewer_sources=viewer_sources, warn=False).start()
     except (AddressError, OSError) as exc:
         conn.send(("error", str(exc)))
         return

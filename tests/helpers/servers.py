@@ -71,20 +71,27 @@ def run_cli(args: list[str], timeout: float = 120) -> subprocess.CompletedProces
                           capture_output=True, text=True, timeout=timeout)
 
 
+_PENDING: dict[int, bytes] = {}         # bytes read past a line's end, by stdout file descriptor
+
+
 def read_line(proc: subprocess.Popen, timeout: float) -> bytes | None:
     """One line of ``proc``'s stdout (a pipe), or None when none came within ``timeout`` seconds."""
     fd = proc.stdout.fileno()
-    line = b""
+    data = _PENDING.pop(fd, b"")
     deadline = time.monotonic() + timeout
-    while not line.endswith(b"\n"):
+    while b"\n" not in data:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([fd], [], [], left)[0]:
+            _PENDING[fd] = data
             return None
-        chunk = os.read(fd, 1)
+        chunk = os.read(fd, 1 << 20)
         if not chunk:
             return None
-        line += chunk
-    return line
+        data += chunk
+    line, rest = data.split(b"\n", 1)
+    if rest:
+        _PENDING[fd] = rest
+    return line + b"\n"
 
 
 def ask_worker(proc: subprocess.Popen, message: dict, timeout: float) -> dict | None:

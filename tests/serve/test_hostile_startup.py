@@ -131,7 +131,7 @@ def test_a_stopped_preview_child_never_holds_a_reply(worker):
     child = preview_child(worker.proc.pid)
     os.kill(child, signal.SIGSTOP)
     try:
-        for seed, track in enumerate(("oval", "gp", "oval")):
+        for seed, track in enumerate(("oval", "grand-prix", "oval")):
             t0 = time.monotonic()
             reply = ask_worker(worker.proc, {"id": 10 + seed, "type": "reset", "options": {"seed": seed, "track": track}}, 10)
             assert reply is not None and reply["ok"] and time.monotonic() - t0 < 5, reply
