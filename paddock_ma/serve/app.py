@@ -169,7 +169,7 @@ def build_app(hub=None, policy=None, viewer_sources=None, viewer: bool = True) -
     app = web.Application(middlewares=[guard], client_max_size=MAX_BODY_BYTES)
 
     async def not_served(request):
-        return error_response(404, INVALID_REQUEST, f"{request.path}: this server has no policy loaded "
+        return error_response(404, INVALID_REQUEST, f"{request.path[:200]}: this server has no policy loaded "
                               "(start it with paddock-ma policy-server --checkpoint FILE)", "path")
     if policy is not None:
         _policy_routes(app, policy)
