@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
 from ..env.views.snapshot_diff import decode_array, first_difference
+from ..value_rules import integer_problem
 
 TRACE_FORMAT = "paddock-ma-trace"
 TRACE_VERSION = 1
@@ -191,9 +192,9 @@ class TraceSource:
     def __init__(self, path, world: int = 0):
         self.path, self.world = Path(path), world
         self.trace = load_trace(path)
-        worlds = self.trace.header["num_worlds"]
-        if not (isinstance(world, int) and 0 <= world < worlds):
-            raise PaddockError(INVALID_CONFIG, f"world: got {world!r}; {self.path.name} has worlds 0..{worlds - 1}", "world")
+        problem = integer_problem(world, 0, self.trace.header["num_worlds"])
+        if problem is not None:         # refused here, when the viewer opens it, not on every request
+            raise PaddockError(INVALID_CONFIG, f"world: {problem} (the worlds of {self.path.name})", "world")
         self.name = f"{self.path.name} ({self.trace.header['env']}, seed {self.trace.header['seed']}, world {world})"
 
     def describe(self) -> dict:
