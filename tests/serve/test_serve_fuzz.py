@@ -47,8 +47,12 @@ def first_decision(port):
 
 
 def mutate(rng: random.Random, doc):
-    """``doc`` with one random place replaced, removed or nested."""
+    """``doc`` with one random place replaced, removed or nested (a fifth of the time: a vector entry)."""
     doc = json.loads(json.dumps(doc))
+    if rng.random() < 0.2:
+        vector = rng.choice(list(doc["observations"].values()))["vector"]
+        vector[rng.randrange(len(vector))] = rng.choice(ODD_VALUES + [1e300, -1e300, 1e307])
+        return doc
     parent, key = None, None
     node = doc
     for _ in range(rng.randint(0, 6)):
