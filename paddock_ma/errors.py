@@ -23,9 +23,13 @@ BAD_JSON = "bad_json"                    # a line that is not one strict JSON ob
 LINE_TOO_LONG = "line_too_long"          # an NDJSON line over the cap
 UNKNOWN_TYPE = "unknown_type"            # a message whose "type" is missing or not a protocol message type
 VERSION_MISMATCH = "version_mismatch"    # the peer speaks an incompatible protocol major version
+# What only the HTTP servers need (paddock_ma.serve): the caller must make the request smaller (split a
+# batch, start a new session), not correct a value.
+TOO_LARGE = "too_large"                  # a body, a batch of drivers or a session's drivers over a cap
 
 ERROR_CODES = (INVALID_CONFIG, INVALID_ACTION, UNKNOWN_DRIVER, EPISODE_ENDED, NOT_RESET, INVALID_REQUEST,
-               SNAPSHOT_REJECTED, INTERNAL_ERROR, BAD_JSON, LINE_TOO_LONG, UNKNOWN_TYPE, VERSION_MISMATCH)
+               SNAPSHOT_REJECTED, INTERNAL_ERROR, BAD_JSON, LINE_TOO_LONG, UNKNOWN_TYPE, VERSION_MISMATCH,
+               TOO_LARGE)
 
 
 class PaddockError(Exception):

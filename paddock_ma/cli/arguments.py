@@ -104,8 +104,11 @@ def names(choices: tuple[str, ...]) -> Callable[[str], tuple[str, ...]]:
 
 
 def host_port(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` -> (host, port), the port from 1 to 65535."""
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise argparse.ArgumentTypeError(f"got {text!r}; give HOST:PORT, e.g. 127.0.0.1:8787")
-    return host, int(port)
+    """``HOST:PORT`` -> (host, port), the port from 1 to 65535, an IPv6 host in brackets (``[::1]:8787``),
+    judged by the servers' one address rule (``serve.listen.parse_bind_address``)."""
+    from ..serve.listen import AddressError, parse_bind_address
+
+    try:
+        return parse_bind_address(text, "")
+    except AddressError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None

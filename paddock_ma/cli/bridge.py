@@ -124,10 +124,9 @@ def cmd_policy_server(args) -> int:
     from ..serve.policy_server import serve_policy
 
     try:
-        serve_policy(args.checkpoint, **_given(args, "host", "port"))
+        return serve_policy(args.checkpoint, **_given(args, "host", "port"))
     except PaddockError as exc:
         return _error(exc)
-    return 0
 
 
 def cmd_view(args) -> int:
@@ -138,11 +137,10 @@ def cmd_view(args) -> int:
     from ..serve.viewer import run_viewer
 
     try:
-        run_viewer(args.recordings, args.trace, args.dataset, args.world, demo=args.demo, config=args.config,
-                   **_given(args, "host", "port"))
+        return run_viewer(args.recordings, args.trace, args.dataset, args.world, demo=args.demo, config=args.config,
+                          **_given(args, "host", "port"))
     except PaddockError as exc:
         return _error(exc)
-    return 0
 
 
 def cmd_record(args) -> int:

@@ -33,8 +33,14 @@ def add_parsers(sub) -> None:
 def cmd_serve(args) -> int:
     from ..protocol import server
 
-    return server.run(env=args.env, config=args.config, worlds=args.worlds, max_line_bytes=args.max_line_bytes,
-                      on_dispatcher=None if args.preview is None else _preview_on(*args.preview))
+    from ..serve.listen import AddressError
+
+    try:
+        return server.run(env=args.env, config=args.config, worlds=args.worlds, max_line_bytes=args.max_line_bytes,
+                          on_dispatcher=None if args.preview is None else _preview_on(*args.preview))
+    except AddressError as exc:                  # the preview cannot listen (a port in use): before any request
+        print(f"paddock-ma serve: error: --preview: {exc}", file=sys.stderr, flush=True)
+        return 2
 
 
 def _preview_on(host: str, port: int):

@@ -10,7 +10,12 @@
   (``dataset_replay``).
 * benchmarks of these servers: ``paddock-ma bench policy-server`` (decide-batch latency) and ``bench preview``
   (what publishing costs a run), in ``paddock_ma.bench``.
-* ``app``: the aiohttp application every server here is (routes, CORS for local origins, JSON errors).
+* ``app``: the aiohttp application every server here is (routes; policy work on a thread of its own).
+* ``guards``: what a request must be before a route sees it (target, Host, Origin, CORS for local pages,
+  JSON bodies within their cap) and the one JSON shape of every refusal; ``listen``: addresses checked
+  before binding, the socket bound with one clear message, the connection's timeouts, JSON protocol
+  errors and masked WebSocket frames; ``source_cache``: recorded sources built once, off the loop, kept
+  within a memory bound; ``preview_child``: the supervised preview child (never waited on, restarted).
 
 aiohttp is the server library: already installed with ``ray[default]`` (its dashboard uses it), maintained,
 and one library for HTTP, WebSocket and static files.

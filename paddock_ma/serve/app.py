@@ -6,15 +6,22 @@ Routes (each present when its part is given):
   {id, controlledDrivers}}``; ``POST /policy/reset-state`` ``{driverIds}`` -> ``{ok, session, resetDrivers}``;
   ``POST /policy/decide-batch`` ``{driverIds, observations, ...}`` -> ``{ok, session, actions, meta:
   {serverTsMs}}`` (PaddockJS's ``createPolicyServerController`` and ``examples/python/base_policy_server.py``).
+  A request is parsed, checked (``policies``), acted on and encoded on one worker thread of its own, in the
+  order requests arrive: a batch of a thousand drivers never holds the event loop, and the policy's
+  state is touched by one thread only.
 * ``GET /preview`` (WebSocket: ``{type: "preview:status"}`` then ``{type: "preview:snapshot", snapshot,
   observation, meta}`` frames), ``GET /preview/frame`` (the newest frame, or a waiting status),
   ``GET /preview/track`` (the track picture of ``frames.track_picture``; our addition, for the viewer).
-* ``GET /`` and ``/static/*``: the viewer; ``GET /viewer/sources`` and ``/viewer/source/{i}``: recorded
-  runs the viewer can open (``viewer.py``).
+* ``GET /`` and ``/static/*``: the viewer; ``GET /viewer/sources`` (each source's kind and name, never a
+  path of this machine) and ``/viewer/source/{i}``: recorded runs the viewer can open, each built once
+  off the event loop and cached (``source_cache``).
 
-Errors are JSON ``{ok: false, error, code, field}`` with a 4xx status (``error`` is the message
-PaddockJS's client shows). CORS: any local origin (http(s)://localhost, 127.0.0.1 or [::1], any port,
-and ``null`` for a page opened from a file) may call every route.
+Every request first passes ``guards.guard`` (its target, ``Host`` and ``Origin``; CORS for local pages
+only); the policy routes read their body with ``guards.read_json_body``. Errors are JSON ``{ok: false,
+error, code, field}`` (``error`` is the message PaddockJS's client shows) with status 400 (a bad request;
+``bad_json``, ``invalid_request``, or ``too_large`` for a batch or a session over its cap), 403 (a foreign
+Host or Origin), 404, 405, 408 (a body that did not arrive), 413 (a body over the cap, ``too_large``),
+415 (not JSON, or compressed) or 500 (``internal``: a bug, or a policy output that is not finite).
 """
 
 from __future__ import annotations
@@ -22,61 +29,58 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import orjson
 from aiohttp import WSMsgType, web
 
-from ..errors import INTERNAL_ERROR, INVALID_REQUEST, PaddockError
+from ..errors import BAD_JSON, INTERNAL_ERROR, INVALID_REQUEST, PaddockError
+from .guards import LOG, MAX_BODY_BYTES, error_response, guard, read_json_body
 from .policies import driver_id_list
+from .source_cache import SourceCache
 
 STATIC = Path(__file__).parent / "static"
-LOCAL_ORIGIN = re.compile(r"^(https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?|null)$")
-MAX_BODY = 16 * 1024 * 1024
+MAX_WS_MESSAGE_BYTES = 64 * 1024        # what a preview client may send (it needs to send nothing)
+SOURCE_INDEX = re.compile(r"[0-9]{1,6}")
 
 
-def error_response(status: int, code: str, message: str, field: str | None = None) -> web.Response:
-    return web.json_response({"ok": False, "error": message, "code": code, "field": field}, status=status)
-
-
-@web.middleware
-async def local_cors(request: web.Request, handler):
-    """CORS headers for local origins; preflights answered here."""
-    origin = request.headers.get("Origin")
-    allowed = origin is not None and LOCAL_ORIGIN.match(origin) is not None
-    if request.method == "OPTIONS" and allowed:
-        response = web.Response(status=204)
-    else:
-        response = await handler(request)
-    if allowed:
-        response.headers["Access-Control-Allow-Origin"] = origin
-        response.headers["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
-        response.headers["Access-Control-Allow-Headers"] = "Content-Type"
-        response.headers["Vary"] = "Origin"
-    return response
-
-
-async def _json_body(request: web.Request) -> dict:
+def _json_body(raw: bytes) -> dict:
     try:
-        body = orjson.loads(await request.read())       # 4x the standard library's speed on vector bodies
+        body = orjson.loads(raw)       # strict (no NaN), and 4x the standard library's speed on vector bodies
     except orjson.JSONDecodeError as exc:
-        raise PaddockError(INVALID_REQUEST, f"body: not JSON ({exc})", "body") from None
+        raise PaddockError(BAD_JSON, f"body: not JSON ({exc})"[:300], "body") from None
     if not isinstance(body, dict):
         raise PaddockError(INVALID_REQUEST, f"body: expected a JSON object, got {type(body).__name__}", "body")
     return body
 
 
+def _answer(fn, raw: bytes) -> tuple[int, bytes]:
+    """(status, JSON bytes) of a policy route's function on a raw body: on the policy's worker thread."""
+    try:
+        return 200, orjson.dumps(fn(_json_body(raw)))
+    except PaddockError as exc:
+        status = 500 if exc.code == INTERNAL_ERROR else 400
+        return status, orjson.dumps({"ok": False, "error": exc.message, "code": exc.code, "field": exc.field})
+    except Exception as exc:  # noqa: BLE001 (a bug must still answer in the contract's shape)
+        LOG.exception("error in a policy route")
+        return 500, orjson.dumps({"ok": False, "error": f"internal error ({type(exc).__name__}); the server's log "
+                                  "has the details", "code": INTERNAL_ERROR, "field": None})
+
+
 def _policy_routes(app: web.Application, policy) -> None:
     session = {"id": 0, "controlledDrivers": []}
+    worker = ThreadPoolExecutor(1, thread_name_prefix="paddock-policy")
 
-    def guarded(fn):
+    async def stop_worker(app):
+        worker.shutdown(wait=False, cancel_futures=True)
+    app.on_cleanup.append(stop_worker)
+
+    def route(fn):
         async def handler(request):
-            try:
-                return web.json_response(fn(await _json_body(request)))
-            except PaddockError as exc:
-                return error_response(400, exc.code, exc.message, exc.field)
-            except Exception as exc:  # noqa: BLE001 (a bug must still answer in the contract's shape)
-                return error_response(500, INTERNAL_ERROR, f"{type(exc).__name__}: {exc}", None)
+            raw = await read_json_body(request)
+            status, data = await asyncio.get_running_loop().run_in_executor(worker, _answer, fn, raw)
+            return web.Response(body=data, status=status, content_type="application/json")
         return handler
 
     def reset(body):
@@ -97,9 +101,9 @@ def _policy_routes(app: web.Application, policy) -> None:
         return {"ok": True, "session": {"id": session["id"]}, "actions": actions,
                 "meta": {"serverTsMs": int(time.time() * 1000)}}
 
-    app.router.add_post("/policy/reset", guarded(reset))
-    app.router.add_post("/policy/reset-state", guarded(reset_state))
-    app.router.add_post("/policy/decide-batch", guarded(decide))
+    app.router.add_post("/policy/reset", route(reset))
+    app.router.add_post("/policy/reset-state", route(reset_state))
+    app.router.add_post("/policy/decide-batch", route(decide))
 
 
 def _preview_routes(app: web.Application, hub) -> None:
@@ -114,7 +118,7 @@ def _preview_routes(app: web.Application, hub) -> None:
         return web.json_response(hub.track)
 
     async def stream(request):
-        ws = web.WebSocketResponse(heartbeat=30)
+        ws = web.WebSocketResponse(heartbeat=30, max_msg_size=MAX_WS_MESSAGE_BYTES)
         await ws.prepare(request)
         await ws.send_json({"type": "preview:status", "status": "connected", "session": hub.session})
         sender = asyncio.ensure_future(hub.stream(ws.send_str))
@@ -132,17 +136,25 @@ def _preview_routes(app: web.Application, hub) -> None:
 
 
 def _viewer_routes(app: web.Application, sources) -> None:
+    cache = SourceCache(sources)
+
+    async def close_cache(app):
+        cache.close()
+    app.on_cleanup.append(close_cache)
+
     async def index(request):
         return web.FileResponse(STATIC / "index.html")
 
     async def listing(request):
-        return web.json_response({"sources": [s.describe() for s in sources or []]})
+        return web.json_response({"sources": cache.describe()})
 
     async def source(request):
         i = request.match_info["index"]
-        if not i.isdigit() or int(i) >= len(sources or []):
-            return error_response(404, INVALID_REQUEST, f"no recorded source {i!r}", "index")
-        return web.json_response(sources[int(i)].document())
+        if not SOURCE_INDEX.fullmatch(i) or int(i) >= len(cache):
+            return error_response(404, INVALID_REQUEST, f"index: no recorded source {i[:40]!r}; this server has "
+                                  f"{len(cache)} (GET /viewer/sources lists them)", "index")
+        data, cache_status = await cache.get(int(i))
+        return web.Response(body=data, content_type="application/json", headers={"Cache-Status": cache_status})
 
     app.router.add_get("/", index)
     app.router.add_static("/static/", STATIC)
@@ -152,11 +164,12 @@ def _viewer_routes(app: web.Application, sources) -> None:
 
 def build_app(hub=None, policy=None, viewer_sources=None, viewer: bool = True) -> web.Application:
     """The application with the policy routes (``policy``: a ``ServedActor``-like object), the preview
-    routes (``hub``: a ``PreviewHub``) and the viewer (static page and ``viewer_sources``)."""
-    app = web.Application(middlewares=[local_cors], client_max_size=MAX_BODY)
+    routes (``hub``: a ``PreviewHub``) and the viewer (static page and ``viewer_sources``). Serve it with
+    ``listen.start_serving`` or ``listen.serve_app`` (the guarded protocol: timeouts, JSON protocol errors)."""
+    app = web.Application(middlewares=[guard], client_max_size=MAX_BODY_BYTES)
 
     async def not_served(request):
-        return error_response(404, INVALID_REQUEST, f"{request.path}: this server has no policy loaded "
+        return error_response(404, INVALID_REQUEST, f"{request.path[:200]}: this server has no policy loaded "
                               "(start it with paddock-ma policy-server --checkpoint FILE)", "path")
     if policy is not None:
         _policy_routes(app, policy)

@@ -23,7 +23,7 @@ class DatasetSource:
         self.name = f"{self.root.name} ({self.data.manifest['config']['env']}, world {world})"
 
     def describe(self) -> dict:
-        return {"kind": self.kind, "name": self.name, "path": str(self.root)}
+        return {"kind": self.kind, "name": self.name}         # no path: a reply names nothing of this machine
 
     def document(self) -> dict:
         from ..env.views.frames import preview_frame, track_picture

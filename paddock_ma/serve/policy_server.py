@@ -19,15 +19,15 @@ def load_policy(path) -> ServedActor:
     return ServedActor(load_actor_file(path))
 
 
-def serve_policy(checkpoint, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> None:
+def serve_policy(checkpoint, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT) -> int:
     """Serve the policy of ``checkpoint`` (``load_policy``) with the preview routes and the viewer on
-    http://host:port until interrupted. Raises PaddockError, before serving, for a checkpoint it cannot
-    read."""
+    http://host:port until SIGINT or SIGTERM (``serve.listen.serve_app``: the address checked before it
+    binds, a warning beyond loopback); 0, or 2 with one line on stderr when it cannot bind. Raises
+    PaddockError, before serving, for a checkpoint it cannot read."""
     policy = load_policy(checkpoint)
-    from aiohttp import web
-
     from .app import build_app
-    app = build_app(hub=PreviewHub(), policy=policy)
-    print(f"paddock-ma policy-server: {checkpoint} (obsDim {policy.obs_dim}) on http://{host}:{port}"
-          " (Policy Runner: controller 'Policy server')", flush=True)
-    web.run_app(app, host=host, port=port, print=None, access_log=None)
+    from .listen import serve_app
+
+    return serve_app(build_app(hub=PreviewHub(), policy=policy), host, port, lambda url: print(
+        f"paddock-ma policy-server: {checkpoint} (obsDim {policy.obs_dim}) on {url} (Policy Runner: controller "
+        "'Policy server')", flush=True))

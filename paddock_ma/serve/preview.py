@@ -7,9 +7,11 @@ never holds up the run or the other clients. ``latest`` is what ``GET /preview/f
 
 ``PreviewServer`` runs the app (``serve.app``) on a daemon thread: ``ws://HOST:PORT/preview``,
 ``GET /preview/frame``, ``GET /preview/track`` and the viewer page at ``/``, bound to 127.0.0.1 unless
-a host is given. ``PreviewProcess`` is the same server in a child process, which also builds the frames
-(the run's thread only copies the world's small arrays and offers them to a one-frame slot): the choice
-for a run that must not share its interpreter lock with the server. ``attach_preview(engine, server,
+a host is given (``listen``: the address checked, a port in use one clear ``AddressError``).
+``PreviewProcess`` is the same server in a child process, which also builds the frames (the run's thread
+only copies the world's small arrays and offers them to a one-frame slot): the choice for a run that must
+not share its interpreter lock with the server; the child is supervised (``preview_child``: never waited
+on, restarted when it dies). ``attach_preview(engine, server,
 world=0, fps=10)`` observes a ``BatchEnv`` (``BatchEnv.add_observer``; whatever drives it: PaddockEnv, the
 adapters, a vector env, a protocol Dispatcher) so that its reset, step and reset_drivers publish world
 ``world``'s frame at most ``fps`` times a second of wall clock (or every ``every`` steps); the wall clock
@@ -19,16 +21,16 @@ only paces publishing, never the simulation.
 from __future__ import annotations
 
 import asyncio
-import collections
 import json
-import pickle
-import queue
+import sys
 import threading
 import time
 
 from ..env.batch_env import BatchEnv
 from ..env.views.frames import copy_frame, frame_extra, track_picture
 from ..env.views.world_copy import EngineStatics, WorldCopy, copy_world
+from .listen import open_listener, start_serving, url_of
+from .preview_child import PreviewChild, plain_json
 
 DEFAULT_HOST, DEFAULT_PORT = "127.0.0.1", 8787
 
@@ -71,7 +73,7 @@ class PreviewHub:
         if isinstance(frame, WorldCopy):
             frame = copy_frame(frame)
         self.latest = frame if isinstance(frame, dict) else None
-        self.latest_text = frame if isinstance(frame, str) else json.dumps(frame, allow_nan=False, default=_plain)
+        self.latest_text = frame if isinstance(frame, str) else json.dumps(frame, allow_nan=False, default=plain_json)
         self.sent += 1
         asyncio.ensure_future(self._notify())
 
@@ -97,20 +99,16 @@ class PreviewHub:
             self.clients -= 1
 
 
-def _plain(value):
-    """JSON for numpy scalars a frame may carry."""
-    if hasattr(value, "item"):
-        return value.item()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
 class PreviewServer:
-    """The serve app on a daemon thread. ``start()`` returns once it listens; ``url`` is its base."""
+    """The serve app on a daemon thread. ``start()`` checks the address and binds on the caller's thread
+    (``listen.AddressError``: a bad address, a port in use), then returns once it serves; ``url`` is its
+    base. ``warn``: print the warning of an address beyond loopback."""
 
-    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, policy=None, viewer_sources=None):
+    def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, policy=None, viewer_sources=None,
+                 warn: bool = True):
         self.host, self.port = host, port
         self.hub = PreviewHub()
-        self.policy, self.viewer_sources = policy, viewer_sources
+        self.policy, self.viewer_sources, self.warn = policy, viewer_sources, warn
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
@@ -118,37 +116,33 @@ class PreviewServer:
 
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return url_of(self.host, self.port)
 
     def start(self) -> "PreviewServer":
-        self._thread = threading.Thread(target=self._run, name="paddock-preview", daemon=True)
+        self.host, sock = open_listener(self.host, self.port, warn=self.warn)
+        self.port = sock.getsockname()[1]
+        self._thread = threading.Thread(target=self._run, args=(sock,), name="paddock-preview", daemon=True)
         self._thread.start()
         self._ready.wait(30)
         if self._error is not None:
             raise self._error
         return self
 
-    def _run(self) -> None:
-        from aiohttp import web
-
+    def _run(self, sock) -> None:
         from .app import build_app
 
         async def main():
             self._stop = asyncio.Event()
-            runner = web.AppRunner(build_app(hub=self.hub, policy=self.policy, viewer_sources=self.viewer_sources))
-            await runner.setup()
-            site = web.TCPSite(runner, self.host, self.port)
             try:
-                await site.start()
-            except OSError as exc:
+                app = build_app(hub=self.hub, policy=self.policy, viewer_sources=self.viewer_sources)
+                serving = await start_serving(app, sock, self.host)
+            except Exception as exc:  # noqa: BLE001 (handed to start()'s caller)
                 self._error = exc
                 self._ready.set()
-                await runner.cleanup()
                 return
-            self.port = site._server.sockets[0].getsockname()[1] if self.port == 0 else self.port
             self._ready.set()
             await self._stop.wait()
-            await runner.cleanup()
+            await serving.close()
         asyncio.run(main())
 
     def stop(self) -> None:
@@ -158,132 +152,18 @@ class PreviewServer:
             self._thread.join(10)
 
 
-class PreviewProcess:
-    """The preview server in a child process, so that building, serialising and serving frames never
-    competes with the run for this interpreter's lock. ``publish_threadsafe`` leaves the frame (a
-    ``WorldCopy``, or a packet dict) in a one-frame slot and returns at once, taking no lock; a sender
-    thread pickles the newest slot and writes it to the child over a pipe (the write waits outside the
-    interpreter lock; a copy's ``EngineStatics`` go once per engine), and the child builds the packet;
-    frames the child is too busy to take are replaced, never queued. The same interface as a hub for ``attach_preview`` (``track``,
-    ``publish_threadsafe``, ``published``)."""
+class PreviewProcess(PreviewChild):
+    """The preview server in a child process (``preview_child.PreviewChild``: building, serialising and
+    serving frames never compete with the run for this interpreter's lock, and the run never waits on
+    the child), with a hub's interface for ``attach_preview`` (``track``, ``publish_threadsafe``,
+    ``published``)."""
 
     def __init__(self, host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, viewer_sources=None):
-        import multiprocessing
-        self.host, self.port, self.viewer_sources = host, port, viewer_sources
-        ctx = multiprocessing.get_context("spawn")
-        self._conn, child_conn = ctx.Pipe()
-        self._process = ctx.Process(target=_serve_child, args=(host, port, viewer_sources, child_conn),
-                                    daemon=True, name="paddock-preview")
-        self._track = None
-        # the run's thread takes no Python lock: the newest frame goes into a one-item deque (an atomic
-        # append), and the sender is woken through a SimpleQueue once per batch of frames
-        self._slot: collections.deque = collections.deque(maxlen=1)
-        self._wake: queue.SimpleQueue = queue.SimpleQueue()
-        self._wake_pending = False
-        self._statics_sent: EngineStatics | None = None
-        self._send_lock = threading.Lock()
-        self._closed = False
-        self.published = 0
+        super().__init__(PreviewServer, host, port, viewer_sources)
 
     @property
     def hub(self):
         return self
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-    def start(self) -> "PreviewProcess":
-        self._process.start()
-        if not self._conn.poll(120):
-            raise OSError("preview server: the child process did not start")
-        status, value = self._conn.recv()
-        if status != "ready":
-            raise OSError(f"preview server: {value}")
-        self.port = value
-        threading.Thread(target=self._send_newest, name="paddock-preview-sender", daemon=True).start()
-        return self
-
-    @property
-    def track(self):
-        return self._track
-
-    @track.setter
-    def track(self, picture: dict) -> None:
-        self._track = picture
-        with self._send_lock:                       # once, before any frame: written at once
-            self._conn.send_bytes(b"T" + json.dumps(picture).encode())
-
-    def publish_threadsafe(self, frame) -> None:
-        self.published += 1
-        self._slot.append(frame)                  # replaces a frame the sender has not taken yet
-        if not self._wake_pending:
-            self._wake_pending = True
-            self._wake.put(None)
-
-    def _send_newest(self) -> None:
-        while True:
-            self._wake.get()
-            self._wake_pending = False
-            if self._closed:
-                return
-            try:
-                frame = self._slot.pop()
-            except IndexError:                    # taken on an earlier wake-up
-                continue
-            try:
-                with self._send_lock:
-                    for message in self._messages(frame):
-                        self._conn.send_bytes(message)
-            except OSError:
-                return
-
-    def _messages(self, frame) -> list:
-        """The pipe messages of one frame: b"S" statics (when they changed) and b"C" a copy's parts, or
-        b"F" a packet's JSON."""
-        if not isinstance(frame, WorldCopy):
-            return [b"F" + json.dumps(frame, allow_nan=False, default=_plain).encode()]
-        out = []
-        if frame.statics is not self._statics_sent:
-            out.append(b"S" + pickle.dumps(frame.statics, pickle.HIGHEST_PROTOCOL))
-            self._statics_sent = frame.statics
-        out.append(b"C" + pickle.dumps(frame.parts(), pickle.HIGHEST_PROTOCOL))
-        return out
-
-    def stop(self) -> None:
-        self._closed = True
-        self._wake.put(None)
-        if self._process.is_alive():
-            self._process.terminate()
-        self._process.join(10)
-
-
-def _serve_child(host, port, viewer_sources, conn) -> None:
-    """The child of ``PreviewProcess``: a ``PreviewServer`` fed from the pipe (b"T" track, b"S" statics,
-    b"C" a copy's parts, b"F" a packet's JSON)."""
-    try:
-        server = PreviewServer(host, port, viewer_sources=viewer_sources).start()
-    except OSError as exc:
-        conn.send(("error", str(exc)))
-        return
-    conn.send(("ready", server.port))
-    statics = None
-    while True:
-        try:
-            message = conn.recv_bytes()
-        except EOFError:
-            return
-        kind, body = message[:1], message[1:]
-        if kind == b"T":
-            server.hub.track = json.loads(body)
-        elif kind == b"S":
-            statics = pickle.loads(body)
-        elif kind == b"C":
-            # built here, off the loop: the loop only sends text
-            frame = copy_frame(WorldCopy(statics, **pickle.loads(body)))
-            server.hub.publish_threadsafe(json.dumps(frame, allow_nan=False, default=_plain))
-        else:
-            server.hub.publish_threadsafe(body.decode())
 
 
 class PreviewTap:
@@ -308,6 +188,7 @@ class PreviewTap:
         self.calls = 0
         self.steps = 0
         self.seconds = 0.0           # CPU seconds the run's thread spent copying and handing in frames
+        self.failures = 0            # frames that could not be published (a warning on stderr the first time)
         self._due_ns = 0                                   # fps: the clock time of the next frame
         self._due_step = every if every is not None else 0  # every: the step count of the next frame
         self._follow(engine)
@@ -329,7 +210,14 @@ class PreviewTap:
                 return
         elif name != "reset" and (self.every is not None or time.monotonic_ns() < self._due_ns):
             return                                   # reset_drivers: published only when a frame is due by time
-        self._publish(name, engine)
+        try:
+            self._publish(name, engine)
+        except Exception as exc:  # noqa: BLE001 (watching a run must never fail the call it watches)
+            self._schedule_next()
+            if not self.failures:
+                print(f"paddock-ma preview: a frame could not be published ({type(exc).__name__}: {exc}); the run "
+                      "goes on", file=sys.stderr, flush=True)
+            self.failures += 1
 
     def _publish(self, name: str, engine) -> None:
         t0 = time.thread_time()                  # CPU time: a loaded machine's waits for a core do not count
@@ -338,11 +226,14 @@ class PreviewTap:
         if engine.state is not None:
             self.hub.publish_threadsafe(copy_world(engine, self.world, self.statics, {
                 "observe": self._extra_observe, "meta": {"call": name, "calls": self.calls}}))
+        self._schedule_next()
+        self.seconds += time.thread_time() - t0
+
+    def _schedule_next(self) -> None:
         if self.every is not None:
             self._due_step = (self.steps // self.every + 1) * self.every
         else:
             self._due_ns = time.monotonic_ns() + self.period_ns
-        self.seconds += time.thread_time() - t0
 
     def detach(self) -> None:
         """Stop publishing (from the engine it last followed)."""

@@ -70,7 +70,7 @@ class FrameRecording:
         self.name = head.get("name") or self.path.name
 
     def describe(self) -> dict:
-        return {"kind": self.kind, "name": self.name, "path": str(self.path)}
+        return {"kind": self.kind, "name": self.name}         # no path: a reply names nothing of this machine
 
     def document(self) -> dict:
         with open(self.path) as fh:

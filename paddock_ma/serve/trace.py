@@ -25,6 +25,7 @@ import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
 from ..env.views.snapshot_diff import decode_array, first_difference
+from ..value_rules import integer_problem
 
 TRACE_FORMAT = "paddock-ma-trace"
 TRACE_VERSION = 1
@@ -189,10 +190,13 @@ class TraceSource:
     def __init__(self, path, world: int = 0):
         self.path, self.world = Path(path), world
         self.trace = load_trace(path)
+        problem = integer_problem(world, 0, self.trace.header["num_worlds"])
+        if problem is not None:         # refused here, when the viewer opens it, not on every request
+            raise PaddockError(INVALID_CONFIG, f"world: {problem} (the worlds of {self.path.name})", "world")
         self.name = f"{self.path.name} ({self.trace.header['env']}, seed {self.trace.header['seed']}, world {world})"
 
     def describe(self) -> dict:
-        return {"kind": self.kind, "name": self.name, "path": str(self.path)}
+        return {"kind": self.kind, "name": self.name}         # no path: a reply names nothing of this machine
 
     def document(self) -> dict:
         from ..env.views.frames import preview_frame, track_picture

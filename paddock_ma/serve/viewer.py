@@ -12,8 +12,10 @@ reason, with a timeline to scrub.
 
 from __future__ import annotations
 
+import sys
 import threading
 
+from .listen import AddressError
 from .preview import DEFAULT_HOST, DEFAULT_PORT, PreviewServer, attach_preview
 from .recording import FrameRecording
 
@@ -49,11 +51,13 @@ def run_demo(server: PreviewServer, env_id="paddock/oval-batch-v0", steps: int |
 
 
 def run_viewer(recordings=(), traces=(), datasets=(), world: int = 0, host: str = DEFAULT_HOST,
-               port: int = DEFAULT_PORT, demo: bool = False, config=None) -> None:
+               port: int = DEFAULT_PORT, demo: bool = False, config=None) -> int:
     """Serve the viewer page on http://host:port over the frame recordings ``recordings``, the traces
     ``traces`` and the dataset directories ``datasets`` (world ``world`` of each replayed into frames) and,
     with ``demo``, a live race with built-in drivers (the oval, or the race of the config file ``config``
-    paced to real time), until Ctrl-C. Raises PaddockError, before serving, for a source it cannot read."""
+    paced to real time), until Ctrl-C; 0, or 2 with one line on stderr when it cannot bind (``AddressError``:
+    a port in use, an address not of this machine). Raises PaddockError, before serving, for a source it
+    cannot read."""
     race = None
     if config:
         from ..env.config.root import EnvConfig
@@ -63,7 +67,11 @@ def run_viewer(recordings=(), traces=(), datasets=(), world: int = 0, host: str 
     sources = ([FrameRecording(path) for path in recordings]
                + [TraceSource(path, world) for path in traces]
                + [DatasetSource(path, world) for path in datasets])
-    server = PreviewServer(host, port, viewer_sources=sources).start()
+    try:
+        server = PreviewServer(host, port, viewer_sources=sources).start()
+    except AddressError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(f"paddock-ma view: open {server.url}/ ({len(sources)} recording(s){', live demo' if demo else ''})",
           flush=True)
     try:
@@ -78,3 +86,4 @@ def run_viewer(recordings=(), traces=(), datasets=(), world: int = 0, host: str 
         pass
     finally:
         server.stop()
+    return 0

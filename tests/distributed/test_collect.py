@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from paddock_ma.cli import main as cli_main
+from paddock_ma.cli.main import main as cli_main
 from paddock_ma.dataset.format import MANIFEST, CollectError
 from paddock_ma.dataset.verify import VERIFY_INCOMPLETE, inspect, verify
 from paddock_ma.distributed.collection.run import collect

@@ -5,7 +5,7 @@ import socket
 
 import pytest
 
-from paddock_ma.cli import main as cli_main
+from paddock_ma.cli.main import main as cli_main
 from paddock_ma.dataset.format import CollectError
 from paddock_ma.distributed.collection.run import collect
 from paddock_ma.serve.preview import PreviewProcess
