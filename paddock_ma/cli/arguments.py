@@ -109,6 +109,10 @@ def host_port(text: str) -> tuple[str, int]:
     from ..serve.listen import AddressError, parse_bind_address
 
     try:
-        return parse_bind_address(text, "")
-    except AddressError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        host, port = parse_bind_address(text, "")
+    except AddressError:
+        port = 0
+    if port == 0:
+        raise argparse.ArgumentTypeError(f"got {text!r}; give HOST:PORT with a port from 1 to 65535 (an IPv6 host "
+                                         "in brackets), e.g. 127.0.0.1:8787 or [::1]:8787")
+    return host, port
