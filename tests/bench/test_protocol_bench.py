@@ -21,7 +21,5 @@ def test_every_path_runs_and_is_compared_with_in_process_arrays(tmp_path, capsys
     for row in report["rows"]:
         assert row["car_steps_per_s"] > 0 and row["ms_per_step"] > 0 and row["ratio_to_in_process"] > 0
     assert all(row["round_trip_ms_median"] > 0 for row in report["rows"] if "NDJSON" in row["path"])
-    node = report["rows"][-1]
-    assert node["car_steps_per_s"] <= 1.5 * report["rows"][3]["car_steps_per_s"]    # bounded by the engine it drives
     assert table.strip() == protocol.format_report(report)
     assert table.count("\n| ") == len(report["rows"]) + 1 and "NDJSON worker (f32-base64)" in table
