@@ -1,5 +1,5 @@
-"""A collection's out directory: whether it may take a run, decided before any work, and the folders of
-a new one.
+"""A collection's out directory (or object-store prefix): whether it may take a run, decided before any
+work, and the folders of a new one.
 
 A directory takes a run when it is new (missing, empty, or holding only what a run leaves before its
 first manifest: ``unstarted``) and writable, or when it holds an interrupted run of the same dataset
@@ -10,44 +10,65 @@ fix; nothing is ever overwritten.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
-from .format import DATA_DIR, MANIFEST, RUN_DIR, CollectError, read_manifest
+from .format import DATASET_FORMAT, MANIFEST, RUN_DIR, CollectError
+from .storage.store import Store, open_store
 
 
-def unstarted(out: Path) -> bool:
-    """Whether ``out`` holds nothing but what a run leaves before its first manifest (an empty data/, its
+def load_manifest(store: Store) -> tuple[dict | None, object]:
+    """``(manifest or None, token)`` of ``store`` (``token``: what its next commit checks); CollectError
+    when it does not read."""
+    data, token = store.read_manifest(MANIFEST)
+    if data is None:
+        return None, None
+    try:
+        doc = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CollectError(f"out: {store.where(MANIFEST)} is not a readable manifest ({exc}); pass a new directory") from None
+    if not isinstance(doc, dict) or doc.get("format") != DATASET_FORMAT:
+        raise CollectError(f"out: {store.where(MANIFEST)} is not a {DATASET_FORMAT} manifest; pass a new directory")
+    return doc, token
+
+
+def unstarted(store: Store) -> bool:
+    """Whether the store holds nothing but what a run leaves before its first manifest (files under its
     ``_run`` directory): such a directory is taken as new."""
-    out = Path(out)
-    for p in out.iterdir():
-        if p.name == RUN_DIR and p.is_dir():
-            continue
-        if p.name == DATA_DIR and p.is_dir() and not any(p.iterdir()):
-            continue
-        return False
-    return True
+    return all(rel.startswith(f"{RUN_DIR}/") for rel in store.list_files())
 
 
-def resumable_manifest(out: Path, base: dict) -> dict | None:
-    """The manifest of the run in ``out`` that a run of ``base`` (``manifest.run_base``) resumes, or None
-    when ``out`` is new or empty and its place writable; CollectError for anything else. Writes nothing."""
-    if out.exists() and not out.is_dir():
-        raise CollectError(f"out: {out} exists and is not a directory; pass a new directory")
-    if out.is_dir():
-        entries = sorted(p.name for p in out.iterdir())
-        if entries and not unstarted(out):
-            manifest = read_manifest(out)
-            if manifest is None:
-                raise CollectError(f"out: {out} is not empty and holds no {MANIFEST} ({', '.join(entries[:5])}); "
-                                   "pass a new or empty directory (nothing is overwritten)")
-            _check_resumable(out, manifest, base)
-            return manifest
-    _check_writable(out)
-    return None
+def resumable_manifest(out, base: dict) -> tuple[dict | None, object]:
+    """``(manifest, token)`` of the run in ``out`` (a path, URI or ``Store``) that a run of ``base``
+    (``manifest.run_base``) resumes, or ``(None, None)`` when ``out`` is new or empty and its place
+    writable; CollectError for anything else. Writes nothing."""
+    store = open_store(out)
+    if store.local:
+        root = store.root
+        if root.exists() and not root.is_dir():
+            raise CollectError(f"out: {root} exists and is not a directory; pass a new directory")
+        entries = sorted(p.name for p in root.iterdir()) if root.is_dir() else []
+        if not entries:
+            _check_writable(root)
+            return None, None
+    else:
+        entries = sorted({rel.split("/", 1)[0] for rel in store.list_files()})
+    if entries and not unstarted(store):
+        manifest, token = load_manifest(store)
+        if manifest is None:
+            raise CollectError(f"out: {store.uri} is not empty and holds no {MANIFEST} ({', '.join(entries[:5])}); "
+                               "pass a new or empty directory (nothing is overwritten)")
+        _check_resumable(store.uri, manifest, base)
+        return manifest, token
+    if store.local:
+        _check_writable(store.root)
+    else:
+        store.prepare()
+    return None, None
 
 
-def _check_resumable(out: Path, manifest: dict, base: dict) -> None:
+def _check_resumable(out: str, manifest: dict, base: dict) -> None:
     """CollectError unless ``manifest`` is an unfinished run of ``base``'s dataset, code and shard layout."""
     if manifest.get("config_hash") != base["config_hash"]:
         raise CollectError(f"out: {out} holds a run of another config (config_hash "
@@ -85,15 +106,3 @@ def _check_writable(out: Path) -> None:
     except OSError as exc:
         raise CollectError(f"out: cannot write to {out} ({anc}: {exc.strerror or exc}); pass a writable "
                            "directory") from None
-
-
-def create_dirs(out: Path) -> None:
-    """data/, _run/state and _run/tmp of a new dataset directory (CollectError naming the path)."""
-    try:
-        for d in (out / DATA_DIR, out / RUN_DIR / "state", out / RUN_DIR / "tmp"):
-            d.mkdir(parents=True, exist_ok=True)
-        probe = out / RUN_DIR / "tmp" / "write-probe"
-        probe.write_bytes(b"")
-        probe.unlink()
-    except OSError as exc:
-        raise CollectError(f"out: cannot write to {out} ({exc.strerror or exc}); pass a writable directory") from None

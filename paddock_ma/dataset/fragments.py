@@ -64,55 +64,94 @@ def fragment_table(steps: list, controlled: tuple, obs_size: int, lo: int = 0, h
     """A pyarrow Table of one shard's ShardSteps ``steps`` (consecutive seqs), for its local worlds
     ``lo:hi`` only (default: all), rows sorted by (world, driver index, seq). ``schema``: ``arrow_schema``'s
     (default: without the observation entries). ``last_seq``: the collection's last step; its rows whose
-    episode goes on are truncated with end_reason ``collection-end`` and final_obs the next observation."""
+    episode goes on are truncated with end_reason ``collection-end`` and final_obs the next observation.
+
+    Cost (paddock/gp-batch-v0, 298 floats an observation): about 1 microsecond a row, mostly the copies of
+    ``obs`` and ``final_obs`` into row order; strings are built from codes by Arrow (``take``), not from
+    Python objects."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     k = len(controlled)
     n_steps = len(steps)
     hi = steps[0].worlds.shape[0] if hi is None else hi
     w = hi - lo
+    n = w * k * n_steps
 
-    # stacked [S, w, K, ...] then flattened to rows in (world, driver, seq) order
-    def stack(get):
-        return np.stack([get(s)[lo:hi] for s in steps])
-    order = lambda a: np.moveaxis(a, 0, 2).reshape((w * k * n_steps,) + a.shape[3:])   # noqa: E731
-    seq = np.broadcast_to(np.array([s.seq for s in steps], np.int32)[:, None, None], (n_steps, w, k))
-    world = np.broadcast_to(steps[0].worlds[lo:hi].astype(np.int32)[None, :, None], (n_steps, w, k))
-    drv = np.broadcast_to(np.arange(k)[None, None, :], (n_steps, w, k))
-    cut = np.array([s.seq == last_seq for s in steps])            # [S]: the collection's last step
+    def rows(get, dtype=None):
+        """``get(step)[lo:hi]`` of every step, in (world, driver, seq) row order: one copy."""
+        first = np.asarray(get(steps[0]))
+        out = np.empty((w, k, n_steps) + first.shape[2:], dtype or first.dtype)
+        for i, s in enumerate(steps):
+            out[:, :, i] = get(s)[lo:hi]
+        return out.reshape((n,) + first.shape[2:])
 
     def ended(s):
         return s.arrays["terminated"] | s.arrays["truncated"]
 
     def final_of(s):
-        final = s.arrays["final_obs"] if s.arrays["final_obs"] is not None else np.zeros_like(s.obs)
+        final = s.arrays["final_obs"]
         if s.seq == last_seq:           # cars still running: the observation after the last step
-            final = np.where(ended(s)[..., None], final, s.arrays["obs"])
-        return final
-    obs = order(stack(lambda s: s.obs))
-    action = order(stack(lambda s: s.arrays["action"]))
-    metrics = order(stack(lambda s: s.arrays["metrics"]))
-    term = order(stack(lambda s: s.arrays["terminated"]))
-    done = order(stack(ended))
-    end_cut = order(np.broadcast_to(cut[:, None, None], (n_steps, w, k))) & ~done
-    reason = order(stack(lambda s: s.arrays["end_reason"]))
-    final = order(stack(final_of))
-    names = np.array([None] + list(END_REASON_NAMES[1:]) + [COLLECTION_END], dtype=object)
+            final = s.arrays["obs"] if final is None else np.where(ended(s)[..., None], final, s.arrays["obs"])
+        return final if final is not None else _zeros(s.obs.shape)
+    seqs = np.array([s.seq for s in steps], np.int32)
+    world = np.repeat(steps[0].worlds[lo:hi].astype(np.int32), k * n_steps)
+    drv = np.tile(np.repeat(np.arange(k, dtype=np.int32), n_steps), w)
+    done = rows(ended)
+    end_cut = np.tile(seqs == last_seq, w * k) & ~done
+    code = np.where(end_cut, len(END_REASON_NAMES), np.where(done, rows(lambda s: s.arrays["end_reason"], np.int32), 0))
+    names = pa.array([None] + list(END_REASON_NAMES[1:]) + [COLLECTION_END], pa.string())
+    obs, final = rows(lambda s: s.obs, np.float32), rows(final_of, np.float32)
     cols = {
-        "world": pa.array(order(world)), "driver": pa.array(np.array(controlled, dtype=object)[order(drv)]),
-        "episode_id": pa.array(order(stack(lambda s: s.arrays["episode_id"])).astype(np.int32)),
-        "life": pa.array(order(stack(lambda s: s.arrays["life"])).astype(np.int32)),
-        "episode_step": pa.array(order(stack(lambda s: s.arrays["episode_step"])).astype(np.int32)),
-        "seq": pa.array(order(seq)),
-        "obs": pa.FixedSizeListArray.from_arrays(pa.array(obs.astype(np.float32).reshape(-1)), obs_size),
-        "action": pa.FixedSizeListArray.from_arrays(pa.array(action.astype(np.float32).reshape(-1)), 3),
+        "world": pa.array(world), "driver": pc.take(pa.array(list(controlled), pa.string()), pa.array(drv)),
+        "episode_id": pa.array(rows(lambda s: s.arrays["episode_id"], np.int32)),
+        "life": pa.array(rows(lambda s: s.arrays["life"], np.int32)),
+        "episode_step": pa.array(rows(lambda s: s.arrays["episode_step"], np.int32)),
+        "seq": pa.array(np.tile(seqs, w * k)),
+        "obs": pa.FixedSizeListArray.from_arrays(pa.array(obs.reshape(-1)), obs_size),
+        "action": pa.FixedSizeListArray.from_arrays(pa.array(rows(lambda s: s.arrays["action"], np.float32).reshape(-1)), 3),
     }
+    metrics = rows(lambda s: s.arrays["metrics"], np.float32)
     for j, m in enumerate(METRIC_NAMES):
-        col = metrics[:, j].astype(np.float32)
+        col = np.ascontiguousarray(metrics[:, j])
         cols[m] = pa.array(col, mask=np.isnan(col) if m in NULLABLE_METRICS else None)
-    cols["terminated"] = pa.array(term)
-    cols["truncated"] = pa.array(order(stack(lambda s: s.arrays["truncated"])) | end_cut)
-    cols["end_reason"] = pa.array(names[np.where(end_cut, len(names) - 1, np.where(done, reason, 0))], pa.string())
-    cols["final_obs"] = pa.FixedSizeListArray.from_arrays(pa.array(final.astype(np.float32).reshape(-1)), obs_size,
+    cols["terminated"] = pa.array(rows(lambda s: s.arrays["terminated"]))
+    cols["truncated"] = pa.array(rows(lambda s: s.arrays["truncated"]) | end_cut)
+    cols["end_reason"] = pc.take(names, pa.array(code.astype(np.int32)))
+    cols["final_obs"] = pa.FixedSizeListArray.from_arrays(pa.array(final.reshape(-1)), obs_size,
                                                           mask=pa.array(~(done | end_cut)))
     return pa.table(cols, schema=schema if schema is not None else arrow_schema(obs_size))
+
+
+_ZEROS: dict = {}
+
+
+def _zeros(shape) -> np.ndarray:
+    """A shared read-only zero array of ``shape`` (the final_obs of a step where no car ended)."""
+    z = _ZEROS.get(shape)
+    if z is None:
+        z = _ZEROS[shape] = np.zeros(shape, np.float32)
+        z.flags.writeable = False
+    return z
+
+
+# Parquet encoding of a dataset file (DATASET_VERSION 6), chosen by measuring where a row's time goes
+# (BENCHMARKS.md, "Collection: shards write their own files"): zstd level 1 (level 3 cost 50 % more CPU
+# for 8 % fewer bytes), BYTE_STREAM_SPLIT for the float observations (zstd then finds the shared exponent
+# bytes: 247 instead of 282 bytes a row), dictionaries only for the small string columns, and statistics
+# only for the scalar columns (min/max of every observation entry cost CPU and no reader uses them).
+DICTIONARY_COLUMNS = ["driver", "end_reason"]
+SPLIT_COLUMNS = ["obs.list.element", "final_obs.list.element"]
+
+
+def encode_parquet(table) -> bytes:
+    """``table`` (``fragment_table``'s, one chunk) as the bytes of a dataset file: the same table gives the
+    same bytes, whichever process encodes it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = pa.BufferOutputStream()
+    stats = [c for c in table.column_names if c not in ("obs", "final_obs", "action")]
+    pq.write_table(table, buf, compression="zstd", compression_level=1, row_group_size=1 << 20,
+                   use_dictionary=DICTIONARY_COLUMNS, use_byte_stream_split=SPLIT_COLUMNS, write_statistics=stats)
+    return buf.getvalue().to_pybytes()

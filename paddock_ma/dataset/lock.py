@@ -71,6 +71,9 @@ class OutLock:
         self.fd = fd
         return self
 
+    def renew(self, force: bool = False) -> None:
+        """Nothing: the kernel holds an flock for as long as its process lives (a lease's heartbeat)."""
+
     def release(self) -> None:
         if self.fd is not None:
             os.close(self.fd)        # closing the descriptor drops the flock
@@ -81,3 +84,12 @@ class OutLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def lock_for(store):
+    """The lock of a dataset's ``store``: an ``OutLock`` (flock) for a directory, a ``storage.lease.LeaseLock``
+    for an object store. Both have ``acquire``, ``release`` and ``renew`` (a lease's heartbeat)."""
+    if store.local:
+        return OutLock(store.root)
+    from .storage.lease import LeaseLock
+    return LeaseLock(store)

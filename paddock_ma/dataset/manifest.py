@@ -50,10 +50,11 @@ def new_manifest(base: dict, identity: dict, env_config: dict) -> dict:
     return manifest
 
 
-def run_record(layout: dict, seconds: float, new_rows: int, events: list) -> dict:
+def run_record(layout: dict, seconds: float, new_rows: int, events: list, writes: str = "driver") -> dict:
     """The manifest's ``run`` section: the shard ``layout``, the run's ``seconds`` and ``new_rows``, and its
-    fleet's failures and moves (``events`` without their wall-clock times), and when it finished (UTC)."""
+    fleet's failures and moves (``events`` without their wall-clock times), who wrote the files
+    (``writes``: ``shards`` or ``driver``) and when it finished (UTC)."""
     def untimed(kind):
         return [{k: v for k, v in e.items() if k != "time"} for e in events if e["kind"] == kind]
     return {"layout": layout, "seconds": round(seconds, 3), "new_rows": new_rows, "failures": untimed("failure"),
-            "moves": untimed("move"), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "moves": untimed("move"), "writes": writes, "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}

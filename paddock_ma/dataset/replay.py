@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
-
 import numpy as np
 
 from ..errors import INVALID_CONFIG, PaddockError
 from ..value_rules import integer_problem
 from .format import DATA_DIR, MANIFEST
+from .storage.store import open_store
 from .worlds import collection_engine, start_worlds
 
 
@@ -33,20 +32,24 @@ class DatasetWorld:
 
 
 def load_dataset_world(root, world: int) -> DatasetWorld:
-    """World ``world`` (global index) of the dataset in ``root``; PaddockError naming a manifest that does
+    """World ``world`` (global index) of the dataset in ``root`` (a directory or an object store URI); PaddockError naming a manifest that does
     not read or a world the dataset does not have."""
     import pyarrow.parquet as pq
-    root = Path(root)
+    store = open_store(root)
     try:
-        manifest = json.loads((root / MANIFEST).read_text())
+        data, _ = store.read_manifest(MANIFEST)
+        if data is None:
+            raise FileNotFoundError("no such file")
+        manifest = json.loads(data)
     except (OSError, ValueError) as exc:
-        raise PaddockError(INVALID_CONFIG, f"dataset: cannot read {root / MANIFEST}: {exc}", "dataset") from None
+        raise PaddockError(INVALID_CONFIG, f"dataset: cannot read {store.where(MANIFEST)}: {exc}", "dataset") from None
     total = manifest["layout"]["total_worlds"]
     if integer_problem(world, 0, total) is not None:
         raise PaddockError(INVALID_CONFIG, f"world: got {world}; the dataset has worlds 0..{total - 1}", "world")
     controlled = manifest["layout"]["controlled"]
     steps = manifest["config"]["steps"]
-    table = pq.read_table(root / DATA_DIR, columns=["world", "seq", "driver", "obs", "action"],
+    fs, base = store.arrow_filesystem()
+    table = pq.read_table(f"{base}/{DATA_DIR}", filesystem=fs, columns=["world", "seq", "driver", "obs", "action"],
                           filters=[("world", "=", world)])
     seq = table["seq"].to_numpy() - 1
     k = np.array([controlled.index(d) for d in table["driver"].to_pylist()])

@@ -4,17 +4,19 @@ against its manifest: provenance hash, listed files and their SHA-256, no unlist
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from ..value_rules import integer_problem, is_integer
 from .format import (
     COLLECTION_END, DATA_DIR, DATASET_FORMAT, DATASET_VERSION, MANIFEST, PROVENANCE_KEYS, RUN_DIR, config_hash,
-    provenance_sha256, sha256_file,
+    provenance_sha256,
 )
+from .storage.local import TMP_DIR
+from .storage.store import Store, open_store
 
 VERIFY_OK, VERIFY_PROBLEM, VERIFY_INCOMPLETE = 0, 1, 3
 # the columns the row checks read
@@ -27,13 +29,15 @@ class Verdict:
     problem first; empty when untouched); ``complete``: every file of the config is there; ``expected`` /
     ``present``: ``{"steps", "rows", "files"}`` (steps: every world's); ``resume``: how to finish an
     incomplete run; ``uncommitted``: data files an interrupted run wrote before its manifest listed them
-    (a resume keeps them if it regenerates the same bytes)."""
+    (a resume keeps them if it regenerates the same bytes); ``temporaries``: files under ``_run/tmp`` a
+    writer killed midway left (not data: a resume removes them)."""
     problems: list = field(default_factory=list)
     complete: bool = False
     expected: dict = field(default_factory=dict)
     present: dict = field(default_factory=dict)
     resume: str | None = None
     uncommitted: list = field(default_factory=list)
+    temporaries: list = field(default_factory=list)
 
     @property
     def exit_code(self) -> int:
@@ -45,6 +49,8 @@ class Verdict:
         return (f"incomplete: an interrupted run ({p.get('steps')} of {e.get('steps')} steps, {p.get('rows'):,} of "
                 f"{e.get('rows'):,} rows, {p.get('files')} of {e.get('files')} files"
                 + (f"; {len(self.uncommitted)} more written but not yet committed" if self.uncommitted else "")
+                + (f"; {len(self.temporaries)} temporaries of a write cut short under {TMP_DIR}" if self.temporaries
+                   else "")
                 + f"), consistent as far as it goes; to finish it: {self.resume}")
 
 
@@ -111,7 +117,7 @@ def inspect(path) -> Verdict:
     ends its episode, and there are steps x worlds x drivers rows.
     """
     try:
-        return _inspect(Path(path))
+        return _inspect(open_store(path))
     except Exception as exc:  # noqa: BLE001 - a verdict, never a traceback: any surprise is a problem
         return Verdict([f"{path}: cannot be checked ({type(exc).__name__}: {exc})"])
 
@@ -143,7 +149,7 @@ class _Plan:
                 for fr in range(self.fragments)}
 
 
-def _inspect(root: Path) -> Verdict:
+def _inspect(root: Store) -> Verdict:
     """``inspect``'s steps, in order; each step adds its problems, and a step whose inputs are already
     wrong is not taken (the first problem is the one to fix)."""
     import pyarrow as pa
@@ -153,7 +159,7 @@ def _inspect(root: Path) -> Verdict:
         return m
     c, plan = m["config"], _Plan.of(m)
     v = Verdict(expected={"steps": c["steps"], "rows": c["steps"] * c["total_worlds"] * plan.k,
-                          "files": plan.blocks * plan.fragments}, resume=resume_command(m, root))
+                          "files": plan.blocks * plan.fragments}, resume=resume_command(m, root.uri))
     _check_provenance(m, v.problems)
     _check_entries(root, m, plan, v)
     parts, reach = _check_files(root, m, plan, v.problems)
@@ -171,21 +177,25 @@ def _inspect(root: Path) -> Verdict:
     return v
 
 
-def _read_manifest(root: Path) -> dict | Verdict:
+def _read_manifest(root: Store) -> dict | Verdict:
     """The manifest of ``root`` when it reads and has its shape, else the Verdict saying why not."""
-    mpath = root / MANIFEST
-    if not root.is_dir():
-        return Verdict([f"{root}: not a directory"])
-    if not mpath.is_file():
-        return Verdict([f"{mpath}: missing (not a dataset directory"
-                        + ("; it holds a manifest.json of an older paddock_ma format)" if (root / "manifest.json")
-                           .exists() else ")")])
+    if root.local and not root.root.is_dir():
+        return Verdict([f"{root.uri}: not a directory"])
     try:
-        m = json.loads(mpath.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return Verdict([f"{mpath}: unreadable ({exc})"])
+        data, _ = root.read_manifest(MANIFEST)
+    except OSError as exc:
+        return Verdict([f"{root.where(MANIFEST)}: unreadable ({exc})"])
+    if data is None:
+        return Verdict([f"{root.where(MANIFEST)}: missing (not a dataset directory"
+                        + ("; it holds a manifest.json of an older paddock_ma format)" if root.exists("manifest.json")
+                           else ")")])
+    try:
+        m = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return Verdict([f"{root.where(MANIFEST)}: unreadable ({exc})"])
     if not isinstance(m, dict) or m.get("format") != DATASET_FORMAT:
-        return Verdict([f"{mpath}: format {m.get('format') if isinstance(m, dict) else m!r}, expected {DATASET_FORMAT!r}"])
+        return Verdict([f"{root.where(MANIFEST)}: format {m.get('format') if isinstance(m, dict) else m!r}, expected "
+                        f"{DATASET_FORMAT!r}"])
     try:
         _check_shape(m)
     except _Bad as exc:
@@ -209,42 +219,48 @@ def _check_provenance(m: dict, problems: list) -> None:
             problems.append(f"manifest: {what} is {got!r} but the config says {want!r} (the manifest was edited)")
 
 
-def _check_entries(root: Path, m: dict, plan: _Plan, v: Verdict) -> None:
-    """The directory holds the listed files and nothing else (an interrupted run's files of its next
-    fragments are ``uncommitted``), and the shard snapshots the manifest lists are under ``_run``."""
+def _check_entries(root: Store, m: dict, plan: _Plan, v: Verdict) -> None:
+    """The dataset holds the listed files and nothing else (an interrupted run's files of its next
+    fragments are ``uncommitted``, a killed writer's temporaries ``temporaries``), and the shard
+    snapshots the manifest lists are under ``_run``."""
     problems, files = v.problems, m["files"]
     listed = {f["path"] for f in files}
     if len(listed) != len(files):
         problems.append("manifest: files lists a path twice")
-    for p in sorted(root.iterdir()):
-        if p.name not in (MANIFEST, RUN_DIR, DATA_DIR):
-            problems.append(f"{p.name}: not part of the dataset (readers of the directory would take it for data); "
-                            "remove it")
+    present = root.list_files()
+    top = {rel.split("/", 1)[0] for rel in present}
+    if root.local:
+        top |= {p.name for p in root.root.iterdir()}
+        folders = {p.relative_to(root.root).as_posix() for p in (root.root / DATA_DIR).rglob("*") if p.is_dir()} \
+            if (root.root / DATA_DIR).is_dir() else set()
+    else:
+        folders = set()
+    for name in sorted(top - {MANIFEST, RUN_DIR, DATA_DIR}):
+        problems.append(f"{name}: not part of the dataset (readers of the directory would take it for data); remove it")
+    folders |= {rel.rsplit("/", 1)[0] for rel in present if rel.startswith(f"{DATA_DIR}/") and rel.count("/") > 1}
+    for rel in sorted(folders):
+        problems.append(f"{rel}/: a folder in {DATA_DIR}/ (readers would take its files for data); remove it")
     names = plan.file_names()
-    for p in sorted((root / DATA_DIR).rglob("*")) if (root / DATA_DIR).is_dir() else ():
-        rel = p.relative_to(root).as_posix()
-        if p.is_dir():
-            problems.append(f"{rel}/: a folder in {DATA_DIR}/ (readers would take its files for data); remove it")
-        elif rel in names - listed and m["status"] == "running":
+    for rel in sorted(r for r in present if r.startswith(f"{DATA_DIR}/") and r.count("/") == 1):
+        if rel in names - listed and m["status"] == "running":
             v.uncommitted.append(rel)       # written by an interrupted run before its manifest listed it
         elif rel not in listed:
             problems.append(f"{rel}: a file in {DATA_DIR}/ the manifest does not list (readers would take it for "
                             "data); remove it")
+    v.temporaries = sorted(r for r in present if r.startswith(f"{TMP_DIR}/"))
     state = m.get("state", {})
-    run_files = {p.relative_to(root).as_posix() for p in (root / RUN_DIR).rglob("*") if p.is_file()} \
-        if (root / RUN_DIR).is_dir() else set()
     if m["status"] == "complete" and state:      # (unlisted files under _run/ are bookkeeping a kill right after
         problems.append("manifest: complete but still lists shard snapshots (state)")   # completion left: not data)
     for s, entry in sorted(state.items()):
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or entry["path"] not in run_files:
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str) or entry["path"] not in present:
             problems.append(f"manifest: state of shard {s} names {entry!r}, which is not in {RUN_DIR}/state "
                             "(the run cannot resume)")
 
 
-
-def _check_files(root: Path, m: dict, plan: _Plan, problems: list) -> tuple[list, dict]:
+def _check_files(root: Store, m: dict, plan: _Plan, problems: list) -> tuple[list, dict]:
     """Each listed file: its name, worlds and steps, then its bytes and rows. Returns the tables of the
     files that pass (their ``ROW_COLUMNS``) and ``{block: fragments present}``."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     c = m["config"]
@@ -260,19 +276,23 @@ def _check_files(root: Path, m: dict, plan: _Plan, problems: list) -> tuple[list
         if b >= plan.blocks or fr >= plan.fragments or bad:
             problems.append(f"manifest: {f['path']}: {', '.join(f'{key} {f.get(key)!r} (expected {want[key]!r})' for key in bad) or 'block or fragment out of range'}")
             continue
-        p = root / f["path"]
-        if not p.is_file():
+        try:
+            data = root.read_bytes(f["path"])
+        except FileNotFoundError:
             problems.append(f"{f['path']}: listed in the manifest but missing")
             continue
-        digest = sha256_file(p)
+        digest = hashlib.sha256(data).hexdigest()
         if digest != f["sha256"]:
             problems.append(f"{f['path']}: SHA-256 {digest[:16]}..., manifest says {f['sha256'][:16]}...")
             continue
-        meta = pq.ParquetFile(p).metadata
+        if f.get("bytes", len(data)) != len(data):
+            problems.append(f"{f['path']}: {len(data)} bytes, manifest says {f['bytes']}")
+            continue
+        meta = pq.ParquetFile(pa.BufferReader(data)).metadata
         if meta.num_rows != f["rows"]:
             problems.append(f"{f['path']}: {meta.num_rows} rows, manifest says {f['rows']}")
             continue
-        parts.append(pq.read_table(p, columns=ROW_COLUMNS))
+        parts.append(pq.read_table(pa.BufferReader(data), columns=ROW_COLUMNS))
         reach.setdefault(b, set()).add(fr)
     return parts, reach
 

@@ -174,7 +174,7 @@ class ShardFleet(ShardLifecycle):
         if seq != sh.seq + 1:
             raise FleetError(f"shard {sh.index}: answered step {seq}, expected {sh.seq + 1}", self.events)
         out = ShardStep(sh.index, seq, self.worlds_of(sh.index), sh.obs, arrays)
-        sh.seq, sh.obs = seq, arrays["obs"]
+        sh.seq, sh.obs = seq, arrays.get("obs")      # none when the shard writes its own files
         sh.resets.pop(seq, None)
         # a copy: a view would pin the whole returned object (observations included) in the object store
         sh.history[seq] = (actions, np.array(arrays["checksum"], copy=True))

@@ -49,9 +49,11 @@ import os
 
 import numpy as np
 
+from ..dataset.shard_files import ShardFiles
 from ..dataset.worlds import collection_engine, start_worlds
 from ..env.seeding import check_seed
 from ..value_rules import check_integer, check_placement, integer_problem
+from .policies import resolve_policy
 from .shard_protocol import ShardProtocol
 
 SINGLE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -122,7 +124,8 @@ class ShardCore:
     """
 
     def __init__(self, config: dict, world_offset: int, num_worlds: int, *, reset_placement: str = "random",
-                 start_placement: str | None = "random", env_id: str | None = None):
+                 start_placement: str | None = "random", env_id: str | None = None, policy: str = "builtin",
+                 files: dict | None = None):
         _pin_threads()
         self.code = code_fingerprint()       # at import time of this process: what its kernels run
         self.world_offset = check_integer(world_offset, "world_offset", low=0, error=ShardError)
@@ -134,6 +137,10 @@ class ShardCore:
         self.env_id = env_id
         self.protocol = ShardProtocol(config, self.num_worlds, env_id)
         self._builtin = np.zeros((self.num_worlds, len(self.engine.controlled), 3), np.float32)
+        self.policy = resolve_policy(policy)      # None: the built-in driver (both computed here, not by the caller)
+        self._obs = None                          # float32[W, K, D]: what the next step acts on
+        self.files = None if files is None else ShardFiles(files, config, self.world_offset, self.num_worlds,
+                                                           tuple(self.engine.controlled), int(self.engine.obs_size))
 
     # -- identity ----------------------------------------------------------------------------------
     def info(self) -> dict:
@@ -159,7 +166,10 @@ class ShardCore:
         return self._head(result)
 
     def _head(self, result) -> dict:
-        return {"seq": self.seq, "obs": np.array(result.obs, np.float32, copy=True),
+        self._obs = np.array(result.obs, np.float32, copy=True)
+        if self.files is not None:
+            self.files.restart()
+        return {"seq": self.seq, "obs": self._obs,
                 "episode_id": result.episode_id, "life": result.life, "episode_step": result.episode_step,
                 "checksum": self.engine.checksums()}
 
@@ -176,6 +186,9 @@ class ShardCore:
             reset_mask = self._checked_reset_mask(reset_mask, reset_placement)
         self._check_next_seq(seq)
         engine = self.engine
+        if actions is None and self.policy is not None:
+            actions = self.policy(self._obs, worlds=np.arange(self.world_offset, self.world_offset + self.num_worlds),
+                                  seq=int(seq), seed=self.seed)
         actions = engine.builtin_actions(self._builtin) if actions is None else np.asarray(actions)
         result = engine.step(actions)
         self.seq = int(seq)
@@ -186,9 +199,22 @@ class ShardCore:
         if reset_mask is not None:
             self._reset_requested(result, out, reset_mask, reset_placement)
         out["checksum"] = engine.checksums()
-        if snapshot:
+        if snapshot or (self.files is not None and self.files.is_fragment_end(self.seq)):
             out["snapshot"] = self.snapshot()
+        acted_on, self._obs = self._obs, out["obs"]
+        if self.files is not None:
+            return self.seq, self._written(acted_on, out)
         return self.seq, out
+
+    def _written(self, acted_on: np.ndarray, out: dict) -> dict:
+        """The step handed to this shard's own files (``dataset.shard_files``); what goes back to the caller
+        is only ``checksum``, ``snapshot`` when one was taken, and ``written`` (the manifest entries of the
+        files a fragment's end wrote, else None): no rows."""
+        written = self.files.add(self.seq, acted_on, out, out.get("snapshot"))
+        slim = {"checksum": out["checksum"], "written": written}
+        if "snapshot" in out:
+            slim["snapshot"] = out["snapshot"]
+        return slim
 
     def _checked_reset_mask(self, reset_mask, reset_placement: str) -> np.ndarray:
         """``reset_mask`` as a bool[W, K] array, with its placement checked; ShardError otherwise."""

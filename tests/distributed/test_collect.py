@@ -223,6 +223,7 @@ def test_verify_names_the_first_problem(clean, tmp_path):
         for f in m["files"]:
             if f["path"] == f"data/{path.name}":
                 f["sha256"] = hashlib.sha256(path.read_bytes()).hexdigest()
+                f["bytes"] = path.stat().st_size
         (bad / MANIFEST).write_text(json.dumps(m))
     rewrite(pa.concat_tables([t.slice(0, 5), t.slice(4, 1), t.slice(6)]))
     problems = verify(bad)

@@ -2,7 +2,7 @@
 
 Imported by test_dataset_writer.py (which makes the steps with ShardCore and resumes in-process) and run
 as a script in a subprocess: ``python writer_double.py RUN.pickle OUT K``: the writer's K-th filesystem
-step kills the process (a ``create`` / ``write_table`` K leaves half its bytes first, as a torn write).
+step kills the process (a ``create`` K leaves half its bytes first, as a torn write).
 """
 
 import copy
@@ -12,10 +12,12 @@ import signal
 import sys
 from pathlib import Path
 
-from paddock_ma.dataset.directory import create_dirs
-from paddock_ma.dataset.format import MANIFEST, provenance_sha256, read_manifest
+from paddock_ma.dataset.directory import load_manifest
+from paddock_ma.dataset.format import MANIFEST, provenance_sha256
 from paddock_ma.dataset.lock import OutLock
-from paddock_ma.dataset.writer import BlockWriter, Disk, write_json_atomic
+from paddock_ma.dataset.storage.local import Disk
+from paddock_ma.dataset.storage.store import open_store
+from paddock_ma.dataset.writer import BlockWriter, manifest_bytes
 
 
 class CountingDisk(Disk):
@@ -31,13 +33,13 @@ class CountingDisk(Disk):
         self.step(path, data)
         super().create(path, data)
 
-    def write_table(self, table, path):
-        self.step(path)
-        super().write_table(table, path)
-
     def replace(self, src, dst):
         self.step()
         super().replace(src, dst)
+
+    def link_new(self, src, dst):
+        self.step()
+        super().link_new(src, dst)
 
     def unlink(self, path):
         self.step()
@@ -64,16 +66,17 @@ def run_writer(out: Path, cfg, manifest0: dict, steps: list, disk: Disk | None =
     """What ``collect`` does with a directory, minus Ray: lock it, start or resume its run, hand the steps
     a shard would (re)produce from its listed snapshot to a BlockWriter."""
     out = Path(out)
+    store = open_store(out, disk)
     with OutLock(out):
-        manifest = read_manifest(out)
+        manifest, token = load_manifest(store)
         if manifest is None:
-            create_dirs(out)
+            store.prepare()
             manifest = copy.deepcopy(manifest0)
             manifest["provenance_sha256"] = provenance_sha256(manifest)
-            write_json_atomic(out / MANIFEST, manifest)
-        if manifest["status"] == "complete":
+            token = open_store(out).commit_manifest(MANIFEST, manifest_bytes(manifest), None)   # as collect() does
+        elif manifest["status"] == "complete":
             return
-        writer = BlockWriter(out, manifest, cfg, disk)
+        writer = BlockWriter(store, manifest, cfg, token)
         docs = writer.resume_docs()
         for st in steps:
             if st.seq > docs.get(st.shard, {}).get("seq", 0):

@@ -12,7 +12,7 @@ from ...catalog import resolve_config_dict
 from ...dataset.format import CollectError
 from ...env.seeding import check_seed
 from ...errors import ConfigError
-from ...value_rules import check_integer, check_placement, is_finite_number, seconds_problem
+from ...value_rules import check_choice, check_integer, check_placement, is_finite_number, seconds_problem
 from ..policies import PolicyError, resolve_policy
 from ..shard import ShardCore
 
@@ -98,6 +98,9 @@ class CollectOptions:
     preview: an unstarted live preview server (the command line's ``PreviewProcess(host, port)``, or
     anything whose ``start()`` returns a hub, see ``preview_feed``): the run starts it and publishes
     global world ``preview_world`` to it at most ``preview_fps`` frames a second, then stops it.
+    writes: who writes the dataset's files: ``auto`` (the shards when every world block lies inside one
+    shard, else the driver), ``shards`` (refused, naming a layout that works, when a block spans shards)
+    or ``driver`` (every row travels to the driver, which writes it). The files' bytes are the same.
     """
     address: str = "local"
     deadline_s: float = 30.0
@@ -112,6 +115,7 @@ class CollectOptions:
     preview: object = None
     preview_world: int = 0
     preview_fps: float = 10.0
+    writes: str = "auto"
 
     def validate(self, total_worlds: int) -> None:
         """CollectError naming the first option that is wrong (a run of ``total_worlds`` worlds)."""
@@ -119,6 +123,7 @@ class CollectOptions:
             check_integer(self.preview_world, "preview_world", low=0, high=total_worlds, error=CollectError)
             if not is_finite_number(self.preview_fps) or not self.preview_fps > 0:
                 raise CollectError(f"preview_fps: got {self.preview_fps!r}; expected frames a second > 0 (e.g. 10)")
+        check_choice(self.writes, "writes", ("auto", "shards", "driver"), error=CollectError)
         for name in ("deadline_s", "start_timeout_s", "capacity_wait_s"):
             value = getattr(self, name)
             if seconds_problem(value) is not None:

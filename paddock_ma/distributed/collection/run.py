@@ -57,11 +57,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ...dataset.directory import create_dirs, resumable_manifest
+from ...dataset.directory import resumable_manifest
 from ...dataset.format import MANIFEST, CollectError
-from ...dataset.lock import OutLock
+from ...dataset.lock import lock_for
 from ...dataset.manifest import new_manifest, run_base, run_record
-from ...dataset.writer import BlockWriter, write_json_atomic
+from ...dataset.shard_files import FilesSpec
+from ...dataset.storage.store import Store, StoreConflict, open_store
+from ...dataset.writer import Blocks, BlockWriter
 from ..fleet import ShardFleet
 from ..fleet_types import FleetOptions
 from ..shard import code_fingerprint
@@ -76,7 +78,7 @@ from .signals import StopSignals
 class CollectResult:
     """What ``collect`` returns: the directory, its manifest, its rows, this run's rates (transitions and
     shard-steps a second), seconds and the shard failures it recovered from."""
-    out: Path
+    out: Path | str
     manifest: dict
     rows: int
     transitions_per_s: float
@@ -86,45 +88,71 @@ class CollectResult:
 
 
 def collect(cfg: CollectConfig, out, *, stop_on_sigterm: bool = False, **options) -> CollectResult:
-    """Collect ``cfg`` into ``out`` (see the module docstring). Every input is checked before any work.
+    """Collect ``cfg`` into ``out`` (a directory, or an object store URI such as ``s3://BUCKET/PREFIX``; see
+    the module docstring). Every input is checked before any work.
 
     options: ``CollectOptions``' fields (``address``, ``deadline_s``, ``progress``, ``console``,
-    ``preview``...). stop_on_sigterm: once Ray is up, SIGTERM raises ``signals.Terminated`` (a
+    ``preview``, ``writes``...). stop_on_sigterm: once Ray is up, SIGTERM raises ``signals.Terminated`` (a
     KeyboardInterrupt) and SIGINT a KeyboardInterrupt, each also re-raised after the next step if Ray
     dropped it (``signals.StopSignals``), so a stopped run ends like Ctrl-C, its manifest at its last
-    commit (the command line's choice). The run owns ``out`` (``OutLock``) until it returns.
+    commit (the command line's choice). The run owns ``out`` (``OutLock``, or a lease on an object store)
+    until it returns.
     """
     opts = CollectOptions(**options)
-    lock = OutLock(Path(out))
+    store = open_store(out)
+    lock = lock_for(store)
     stops = StopSignals() if stop_on_sigterm else None
     try:
-        return _collect(cfg, Path(out), lock, stops, opts)
+        return _collect(cfg, store, lock, stops, opts)
     finally:
         if stops is not None:
             stops.restore()
         lock.release()
 
 
-def _collect(cfg: CollectConfig, out: Path, lock: OutLock, stops: StopSignals | None,
-             opts: CollectOptions) -> CollectResult:
+def _collect(cfg: CollectConfig, store: Store, lock, stops: StopSignals | None, opts: CollectOptions) -> CollectResult:
     """The run's steps: check every input, reach Ray, take the directory (new, or the run to resume),
     then step the fleet into the dataset writer (``_run``)."""
     env_config = _checked_inputs(cfg, opts)
+    shard_writes = writes_of(cfg, opts.writes)
     import ray
 
     ray_address = None if ray.is_initialized() else check_address(opts.address)
     base = run_base(cfg.identity(), cfg.layout(), env_config, code_fingerprint())
-    if (out / MANIFEST).is_file():
+    if store.exists(MANIFEST):
         lock.acquire()          # before reading the run it would resume (a second collector is refused here)
-    manifest = resumable_manifest(out, base)
+    manifest, token = resumable_manifest(store, base)
     if ray_address is not None:
         connect(ray_address, opts.address, cfg.num_shards, opts.ray_init_kwargs)
     if stops is not None:       # after ray.init, which installs its own SIGTERM handler (exit at once)
         stops.install()
     check_cpus(cfg.num_shards)
     if manifest is None:
-        manifest = _start_out(out, lock, base, cfg, env_config)
-    return _run(cfg, out, opts, stops, BlockWriter(out, manifest, cfg), env_config)
+        store.prepare()
+        lock.acquire()
+        if store.exists(MANIFEST):
+            raise CollectError(f"out: another collector started a run in {store.uri} meanwhile; run the same command "
+                               "again to resume it, or pass another out directory")
+        manifest = new_manifest(base, cfg.identity(), env_config)
+    return _run(cfg, opts, stops, BlockWriter(store, manifest, cfg, token), env_config, lock, shard_writes)
+
+
+def writes_of(cfg: CollectConfig, writes: str) -> bool:
+    """Whether the shards write their own files: ``auto`` when every world block lies inside one shard
+    (``worlds_per_shard`` a multiple of ``file_worlds``, or one shard), ``shards`` (CollectError naming a
+    layout that works when a block would span shards), ``driver`` never."""
+    can = Blocks(cfg).shards_can_write()
+    if writes == "shards" and not can:
+        raise CollectError(f"writes: shards cannot write their own files when a file's world block spans shards "
+                           f"(file_worlds {cfg.file_worlds}, worlds_per_shard {cfg.worlds_per_shard}); pass "
+                           f"file_worlds={_divisor(cfg.worlds_per_shard, cfg.file_worlds)} (a divisor of "
+                           f"worlds_per_shard), or worlds_per_shard a multiple of {cfg.file_worlds}, or writes=driver")
+    return writes != "driver" and can
+
+
+def _divisor(w: int, fw: int) -> int:
+    """The largest divisor of ``w`` not above ``fw``."""
+    return max(d for d in range(1, min(w, fw) + 1) if w % d == 0)
 
 
 def _checked_inputs(cfg: CollectConfig, opts: CollectOptions) -> dict:
@@ -136,39 +164,27 @@ def _checked_inputs(cfg: CollectConfig, opts: CollectOptions) -> dict:
     return env_config
 
 
-def _start_out(out: Path, lock: OutLock, base: dict, cfg: CollectConfig, env_config: dict) -> dict:
-    """A new run's directory: its folders, its lock, then its first manifest, committed."""
-    create_dirs(out)
-    lock.acquire()
-    if (out / MANIFEST).exists():
-        raise CollectError(f"out: another collector started a run in {out} meanwhile; run the same command "
-                           "again to resume it, or pass another out directory")
-    manifest = new_manifest(base, cfg.identity(), env_config)
-    write_json_atomic(out / MANIFEST, manifest)
-    return manifest
-
-
-def _run(cfg: CollectConfig, out: Path, opts: CollectOptions, stops: StopSignals | None, blocks: BlockWriter,
-         env_config: dict) -> CollectResult:
+def _run(cfg: CollectConfig, opts: CollectOptions, stops: StopSignals | None, blocks: BlockWriter,
+         env_config: dict, lock, shard_writes: bool) -> CollectResult:
     """Step the fleet to ``cfg.steps`` and hand every step to the writer (``_record``); whatever ends the
-    run, the fleet is shut down and the manifest gets the run's record."""
+    run, the fleet is shut down and the manifest gets the run's record (unless another collector took
+    the dataset over: then nothing more is written)."""
     resume_docs = blocks.resume_docs()
     total_steps = cfg.num_shards * cfg.steps
     already = sum(doc["seq"] for doc in resume_docs.values())
     progress = CollectProgress(opts.progress, opts.console, total_steps, already,
                                cfg.worlds_per_shard * len(blocks.controlled), opts.on_event)
-    fleet = ShardFleet(env_config, cfg.num_shards, cfg.worlds_per_shard, cfg.seed, policy=cfg.policy,
-                       resume=resume_docs, on_event=progress.on_fleet_event, options=FleetOptions(
-                           deadline_s=opts.deadline_s, start_timeout_s=opts.start_timeout_s,
-                           capacity_wait_s=opts.capacity_wait_s, snapshot_every=cfg.snapshot_every,
-                           shard_cls=opts.shard_cls, shard_options={"reset_placement": cfg.reset_placement,
-                                                                    "start_placement": cfg.start_placement}))
+    fleet = ShardFleet(env_config, cfg.num_shards, cfg.worlds_per_shard, cfg.seed,
+                       policy="builtin" if shard_writes else cfg.policy, resume=resume_docs,
+                       on_event=progress.on_fleet_event, options=_fleet_options(cfg, opts, blocks, shard_writes))
     feed = _start_preview(fleet, opts)
     t0 = time.perf_counter()
+    owned = True
     try:
         with progress:
             for st in fleet.run(cfg.steps):
                 _record(st, blocks)
+                lock.renew()
                 if stops is not None:
                     stops.check()           # a stop whose exception Ray dropped (StopSignals)
                 if feed is not None:
@@ -177,21 +193,46 @@ def _run(cfg: CollectConfig, out: Path, opts: CollectOptions, stops: StopSignals
                     opts.on_step(fleet, st)
                 progress.step_done(st.shard)
         blocks.manifest["status"] = "complete"
+    except StoreConflict:
+        owned = False
+        raise
     finally:
         fleet.shutdown()
         if feed is not None:
             feed.hub.stop()
         seconds = time.perf_counter() - t0
-        blocks.manifest["run"] = run_record(cfg.layout(), seconds, blocks.new_rows, fleet.events)
-        write_json_atomic(out / MANIFEST, blocks.manifest)
+        if owned:
+            blocks.manifest["run"] = run_record(cfg.layout(), seconds, blocks.new_rows, fleet.events,
+                                                "shards" if shard_writes else "driver")
+            blocks.commit()
     rows = sum(f["rows"] for f in blocks.manifest["files"])
-    return CollectResult(out, blocks.manifest, rows, blocks.new_rows / seconds if seconds else 0.0,
+    return CollectResult(blocks.store.root if blocks.store.local else blocks.store.uri, blocks.manifest, rows, blocks.new_rows / seconds if seconds else 0.0,
                          (total_steps - already) / seconds if seconds else 0.0, seconds, len(fleet.failures))
 
 
+def _fleet_options(cfg: CollectConfig, opts: CollectOptions, blocks: BlockWriter, shard_writes: bool) -> FleetOptions:
+    """How the run's fleet goes. When the shards write their own files they also run the policy (so no
+    observation travels to the driver), snapshot at fragment ends (a replacement restores one and
+    replays into its fragment's buffer) and keep two steps in flight (they never wait for the driver)."""
+    shard_options = {"reset_placement": cfg.reset_placement, "start_placement": cfg.start_placement}
+    if shard_writes:
+        shard_options.update(policy=cfg.policy, files=FilesSpec(
+            blocks.store.uri, cfg.fragment_steps, cfg.file_worlds, cfg.steps, cfg.total_worlds).to_dict())
+    return FleetOptions(deadline_s=opts.deadline_s, start_timeout_s=opts.start_timeout_s,
+                        capacity_wait_s=opts.capacity_wait_s, shard_cls=opts.shard_cls, shard_options=shard_options,
+                        snapshot_every=cfg.fragment_steps if shard_writes else cfg.snapshot_every,
+                        pipeline_depth=2 if shard_writes else 1)
+
+
 def _record(st, blocks: BlockWriter) -> None:
-    """The run's one data path: a step handed out by the fleet goes to the dataset writer, which cuts the
-    steps into block files and commits them with the manifest (``dataset.writer.BlockWriter``)."""
+    """The run's one data path: a step handed out by the fleet goes to the dataset writer. A shard that
+    writes its own files sends only what it wrote at a fragment's end (``written``: manifest entries),
+    which the writer lists and commits; otherwise the step's rows go to the writer, which cuts them into
+    block files and commits them with the manifest (``dataset.writer.BlockWriter``)."""
+    if "written" in st.arrays:
+        if st.arrays["written"] is not None:
+            blocks.add_written(st.shard, st.arrays["written"])
+        return
     # own copies: the arrays Ray returns are views that pin their object in the object store
     st.arrays = {k: (np.array(v, copy=True) if isinstance(v, np.ndarray) else v) for k, v in st.arrays.items()}
     st.obs = np.array(st.obs, copy=True)
