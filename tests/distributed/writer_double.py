@@ -1,8 +1,10 @@
-"""A BlockWriter run without Ray, and a filesystem test double that SIGKILLs its own process at write step k.
+"""A BlockWriter run without Ray (the driver writing, ``run_writer``, or the shards writing their own
+files, ``run_shard_writes``), and a filesystem test double that SIGKILLs its own process at write step k.
 
-Imported by test_dataset_writer.py (which makes the steps with ShardCore and resumes in-process) and run
-as a script in a subprocess: ``python writer_double.py RUN.pickle OUT K``: the writer's K-th filesystem
-step kills the process (a ``create`` K leaves half its bytes first, as a torn write).
+Imported by test_dataset_writer.py and test_shard_writes.py (which make the steps with ShardCore and resume
+in-process) and run as a script in a subprocess: ``python writer_double.py RUN.pickle OUT K [shards]``:
+the writer's (or the shards') K-th filesystem step kills the process (a ``create`` K leaves half its
+bytes first, as a torn write).
 """
 
 import copy
@@ -83,7 +85,52 @@ def run_writer(out: Path, cfg, manifest0: dict, steps: list, disk: Disk | None =
                 writer.add(st)
 
 
+def run_shard_writes(out, cfg, env_config: dict, manifest0: dict, disk: Disk | None = None, until: int | None = None,
+                     commit: bool = True) -> None:
+    """What ``collect`` does when the shards write their own files, minus Ray: lock ``out`` (a path or an
+    object store URI), start or resume its run, step in-process ShardCores that write their files
+    (``disk``: their local filesystem steps) up to step ``until`` (default: the end), shard 0 first at
+    each step, and hand what they wrote to the BlockWriter. ``commit=False``: the last fragment's entries
+    are not listed (what a kill at the commit point leaves)."""
+    from paddock_ma.dataset.lock import lock_for
+    from paddock_ma.dataset.shard_files import FilesSpec
+    from paddock_ma.distributed.shard import ShardCore
+
+    store = open_store(out)
+    lock = lock_for(store).acquire()
+    try:
+        manifest, token = load_manifest(store)
+        if manifest is None:
+            store.prepare()
+            manifest = copy.deepcopy(manifest0)
+            manifest["provenance_sha256"] = provenance_sha256(manifest)
+        elif manifest["status"] == "complete":
+            return
+        writer = BlockWriter(store, manifest, cfg, token)
+        docs = writer.resume_docs()
+        spec = FilesSpec(str(out), cfg.fragment_steps, cfg.file_worlds, cfg.steps, cfg.total_worlds).to_dict()
+        cores, w = [], cfg.worlds_per_shard
+        for s in range(cfg.num_shards):
+            core = ShardCore(env_config, s * w, w, policy=cfg.policy, files=spec)
+            if disk is not None:
+                core.files.store = open_store(out, disk)
+            core.restore(docs[s]) if s in docs else core.reset(cfg.seed)
+            cores.append(core)
+        last = cfg.steps if until is None else until
+        for seq in range(1, last + 1):
+            for s, core in enumerate(cores):
+                if core.seq < seq:
+                    _, arrays = core.step(seq, None)
+                    if arrays["written"] is not None and (commit or seq < last):
+                        writer.add_written(s, arrays["written"])
+    finally:
+        lock.release()
+
+
 if __name__ == "__main__":
     with open(sys.argv[1], "rb") as fh:
         cfg, manifest0, steps = pickle.load(fh)
-    run_writer(Path(sys.argv[2]), cfg, manifest0, steps, DieAt(int(sys.argv[3])))
+    if sys.argv[4:] == ["shards"]:
+        run_shard_writes(Path(sys.argv[2]), cfg, steps, manifest0, DieAt(int(sys.argv[3])))   # steps: the env config
+    else:
+        run_writer(Path(sys.argv[2]), cfg, manifest0, steps, DieAt(int(sys.argv[3])))
