@@ -26,7 +26,9 @@ def add_parsers(sub) -> None:
     c.add_argument("--shards", type=int, required=True, help="number of EnvShard actors (one CPU each)")
     c.add_argument("--worlds-per-shard", type=int, required=True, help="worlds each shard steps per call")
     c.add_argument("--steps", type=int, required=True, help="steps per world")
-    c.add_argument("--out", required=True, help="dataset directory: new, empty, or a resumable run of this config")
+    c.add_argument("--out", required=True, help="dataset directory (local, or a path every node mounts) or object store "
+                   "URI (s3://BUCKET/PREFIX, gs://..., abfs://...): new, empty, or a resumable run of this config; "
+                   "credentials come from the store's usual environment variables and profiles")
     c.add_argument("--address", default="local", help="local (a private Ray), auto, or HOST:PORT of a Ray head")
     c.add_argument("--policy", default="builtin", help="builtin, random, or MODULE:FN (see distributed.policies)")
     c.add_argument("--seed", type=int, default=0)
@@ -44,6 +46,10 @@ def add_parsers(sub) -> None:
                    help="also publish one world live on ws://HOST:PORT/preview and GET /preview/frame, "
                         "PaddockJS's preview stream (paddock-ma view shows it), e.g. 127.0.0.1:8787")
     c.add_argument("--preview-world", type=int, default=0, help="the world --preview publishes (global index)")
+    c.add_argument("--writes", choices=("auto", "shards", "driver"), default="auto",
+                   help="who writes the Parquet files: the shards (each writes its own blocks straight to --out; needs "
+                        "--worlds-per-shard a multiple of --file-worlds), the driver (every row travels to it), or auto "
+                        "(the shards when the layout allows); the bytes are the same")
     c.add_argument("--no-progress", action="store_true")
     c.set_defaults(func=cmd_collect)
 
@@ -104,7 +110,7 @@ def cmd_collect(args) -> int:
         res = collect(cfg, args.out, address=args.address, deadline_s=args.deadline, progress=not args.no_progress,
                       console=console, stop_on_sigterm=True, capacity_wait_s=args.capacity_wait,
                       preview=None if args.preview is None else PreviewProcess(*args.preview),
-                      preview_world=args.preview_world)
+                      preview_world=args.preview_world, writes=args.writes)
     except CollectError as exc:
         print(f"paddock-ma collect: error: {_as_flags(str(exc))}", file=sys.stderr)
         return 2
