@@ -173,6 +173,25 @@ def add_parsers(sub) -> None:
     fleet.add_argument("--collect-steps", type=_count, metavar="N", default=128,
                        help="steps per world of the collection row (default 128)")
 
+    coll = _subparser(benches, "collect", "collection: rows/s and CPU a row, the driver or the shards writing",
+                      "Rows/s of the fleet without writing, of a collection whose driver writes every row and of one "
+                      "whose shards write their own files, interleaved, with the driver's and the shards' CPU a row "
+                      "(shards on this machine) and bytes a row; --upload-uri: one file put by each S3 client.",
+                      0.0, cmd_collect_bench)
+    coll.add_argument("--env", metavar="ENV_ID", default="paddock/gp-batch-v0")
+    coll.add_argument("--worlds", type=_count, metavar="W", default=256, help="worlds per shard (default 256)")
+    coll.add_argument("--steps", type=_count, metavar="N", default=512, help="steps per world (default 512)")
+    coll.add_argument("--shards", type=_counts, default=(1, 2), metavar="N,N,...", help="shard counts (default 1,2)")
+    coll.add_argument("--writes", default="fleet,driver,shards", metavar="HOW,...",
+                      help="fleet (no writing), driver, shards (default all three, interleaved)")
+    coll.add_argument("--repeats", type=_count, metavar="N", default=2, help="rounds, order reversed each (default 2)")
+    coll.add_argument("--file-worlds", type=_count, metavar="N", default=64)
+    coll.add_argument("--fragment-steps", type=_count, metavar="N", default=64)
+    coll.add_argument("--out-uri", default=None, help="collect under this object store prefix (default a temporary "
+                      "local directory)")
+    coll.add_argument("--upload-uri", default=None, help="also time one file's upload there by pyarrow, fsspec, boto3")
+    coll.add_argument("--address", default="local", help="local (a private Ray) or HOST:PORT (e.g. cluster/local_cluster.py)")
+
     # the servers' benchmarks own their options (their own report: latency percentiles, slowdown)
     for name, (_, help_text) in SERVER_BENCHES.items():
         server = benches.add_parser(name, add_help=False, help=f"{help_text} (bench {name} --help)")
@@ -253,6 +272,16 @@ def cmd_sampling(args) -> int:
     report = sampling.run(env_id=args.env, worlds=args.worlds, seconds=_seconds_of(args), rollout=args.rollout,
                           paths=args.paths)
     return _emit(args, report, sampling.format_report)
+
+
+def cmd_collect_bench(args) -> int:
+    from ..bench import collection
+
+    report = collection.run(env=args.env, worlds=args.worlds, steps=args.steps, shards=args.shards,
+                            writes=tuple(args.writes.split(",")), repeats=args.repeats, file_worlds=args.file_worlds,
+                            fragment_steps=args.fragment_steps, out_uri=args.out_uri, upload_uri=args.upload_uri,
+                            address=args.address)
+    return _emit(args, report, collection.format_report)
 
 
 def cmd_fleet(args) -> int:

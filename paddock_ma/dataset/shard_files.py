@@ -39,7 +39,7 @@ class FilesSpec:
 
 
 @dataclass
-class _Step:
+class FragmentStep:
     """One step as ``fragment_table`` reads it: ``seq``, ``worlds`` (global), ``obs`` acted on, ``arrays``."""
     seq: int
     worlds: np.ndarray
@@ -57,7 +57,8 @@ class ShardFiles:
         self.offset, self.num_worlds = world_offset, num_worlds
         self.worlds = np.arange(world_offset, world_offset + num_worlds, dtype=np.int64)
         self.schema = arrow_schema(obs_size, observation_entries(config))
-        self.steps: list[_Step] = []
+        import pyarrow.parquet  # noqa: F401 - loaded now, not inside the first fragment's step
+        self.steps: list[FragmentStep] = []
         self.shard = world_offset // num_worlds
 
     def restart(self) -> None:
@@ -74,7 +75,7 @@ class ShardFiles:
         if self.steps and self.steps[-1].seq != seq - 1:
             raise RuntimeError(f"shard {self.shard}: step {seq} follows {self.steps[-1].seq}: a fragment's steps "
                                "must be consecutive")
-        self.steps.append(_Step(seq, self.worlds, obs, arrays))
+        self.steps.append(FragmentStep(seq, self.worlds, obs, arrays))
         if not self.is_fragment_end(seq):
             return None
         if snapshot is None:

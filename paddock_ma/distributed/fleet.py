@@ -101,19 +101,32 @@ class ShardFleet(ShardLifecycle):
         if sh.kind != "step" or sh.pending is None:
             sh.pending, sh.inflight_actions, sh.kind = [], [], "step"
         was_empty = not sh.pending
-        while len(sh.pending) < self.options.pipeline_depth and sh.seq + len(sh.pending) < self._target:
-            seq = sh.seq + len(sh.pending) + 1
+        while len(sh.pending) < self.options.pipeline_depth and self._submitted(sh) < self._target:
+            seq = self._submitted(sh) + 1
+            n = min(self.options.steps_per_call, self._target - seq + 1) if self.policy is None and not sh.resets else 1
+            if n > 1:                   # several steps in one call: the driver's per-call cost is shared
+                snaps = [t for t in range(seq, seq + n) if self._snapshot_due(t)]
+                sh.pending.append(sh.actor.steps.remote(seq, n, snaps))
+                sh.inflight_actions.append([(None, {})] * n)
+                continue
             actions = None if self.policy is None else np.ascontiguousarray(
                 self.policy(sh.obs, worlds=self.worlds_of(sh.index), seq=seq, seed=self.seed), np.float32)
-            snap = seq % self.options.snapshot_every == 0 or (seq == self._target and self._snapshot_at_end)
             resets = sh.resets.get(seq, {})        # kept until the step is handed out (a lost call resends it)
-            sh.pending.append(sh.actor.step.remote(seq, actions, snap, *self._reset_args(resets)))
-            sh.inflight_actions.append((actions, resets))
+            sh.pending.append(sh.actor.step.remote(seq, actions, self._snapshot_due(seq), *self._reset_args(resets)))
+            sh.inflight_actions.append([(actions, resets)])
         if was_empty and sh.pending:
             sh.budget = self.options.deadline_s
             sh.deadline = time.monotonic() + self.options.deadline_s
         if not sh.pending:
             sh.pending = None
+
+    def _snapshot_due(self, seq: int) -> bool:
+        return seq % self.options.snapshot_every == 0 or (seq == self._target and self._snapshot_at_end)
+
+    @staticmethod
+    def _submitted(sh: ShardRecord) -> int:
+        """The last step shard ``sh`` has been asked for (handed out or in flight)."""
+        return sh.seq + sum(len(call) for call in sh.inflight_actions)
 
     @staticmethod
     def _reset_args(resets: dict) -> tuple:
@@ -143,7 +156,7 @@ class ShardFleet(ShardLifecycle):
             if integer_problem(k, 0, len(controlled)) is not None:
                 raise ValueError(f"drivers: got {d!r}; expected one of {controlled} or an index below {len(controlled)}")
             sh = self.shards[g // self.worlds_per_shard]
-            submitted = sh.seq + (len(sh.pending) if sh.kind == "step" and sh.pending else 0)
+            submitted = self._submitted(sh) if sh.kind == "step" and sh.pending else sh.seq
             seq = submitted + 1 if at_seq is None else at_seq
             if integer_problem(seq, submitted + 1) is not None:
                 raise ValueError(f"at_seq: got {at_seq!r}; shard {sh.index} (world {g}) has submitted up to step "
@@ -254,14 +267,12 @@ class ShardFleet(ShardLifecycle):
         if ready:
             ready, _ = ray.wait(list(by_ref), num_returns=len(by_ref), timeout=0)
         for ref in ready:
-            out = self._take(by_ref[ref], ref)
-            if out is not None:
-                yield out
+            yield from self._take(by_ref[ref], ref)
 
-    def _take(self, sh: ShardRecord, ref) -> ShardStep | None:
+    def _take(self, sh: ShardRecord, ref) -> list[ShardStep]:
         """Shard ``sh``'s finished call ``ref``: a placement's start calls are submitted, a start is checked
-        and its steps submitted, a step is returned (with the next one already on its way); a lost actor is
-        failed (``_fail``) and an exception of the shard's own code is a ``FleetError``."""
+        and its steps submitted, a step call's steps are returned (with the next call already on its way);
+        a lost actor is failed (``_fail``) and an exception of the shard's own code is a ``FleetError``."""
         import ray
         from ray.exceptions import RayTaskError
         try:
@@ -271,10 +282,10 @@ class ShardFleet(ShardLifecycle):
                     self._event("placed", sh.index, incarnation=sh.incarnation,
                                 waited_s=round(time.monotonic() - sh.placing_since, 1))
                 self._submit_start(sh)
-                return None
+                return []
         except failure_types() as exc:
             self._fail(sh, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
-            return None
+            return []
         except RayTaskError as exc:
             raise FleetError(f"shard {sh.index}: its call raised {type(exc.cause).__name__}: "
                              f"{exc.cause}", self.events) from exc.cause
@@ -285,9 +296,10 @@ class ShardFleet(ShardLifecycle):
                                                    for s in self.shards):
                 self._last_progress = time.monotonic()
             self._fill(sh)
-            return None
+            return []
         sh.pending.pop(0)
-        out = self._finish_step(sh, results, sh.inflight_actions.pop(0))
+        calls = sh.inflight_actions.pop(0)
+        out = [self._finish_step(sh, r, a) for r, a in zip(results if len(calls) > 1 else [results], calls)]
         self._last_progress = time.monotonic()
         if sh.pending:                 # the next call in flight is the head now: its deadline starts
             sh.deadline = time.monotonic() + self.options.deadline_s

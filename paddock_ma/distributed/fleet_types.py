@@ -34,6 +34,10 @@ class FleetOptions:
     (``shard_lifecycle``); max_consecutive_failures: failures in a row that end the run (with
     ``capacity_wait_s``). snapshot_every: K, steps between snapshots. pipeline_depth: step calls kept in
     flight per shard; 2 (builtin policy only) overlaps a step's transfer with the next step's simulation.
+    steps_per_call: steps a shard takes in one call when its actions are computed in the shard (the
+    built-in driver, or a shard running its policy) and no reset is pending; more than 1 shares the
+    driver's per-call cost (a Ray round trip, ~0.5-1 ms of its CPU) over that many steps (``deadline_s``
+    is then per call).
     rebalance_every_s: how often the fleet looks for nodes that joined the cluster and moves a shard onto
     one (``_maybe_rebalance``); None turns it off. shard_cls: the shard class, ``ShardCore`` or a subclass
     (made a Ray actor by ``shard.actor_class``); shard_options: its extra constructor keywords
@@ -45,12 +49,13 @@ class FleetOptions:
     max_consecutive_failures: int = 3
     snapshot_every: int = 16
     pipeline_depth: int = 1
+    steps_per_call: int = 1
     rebalance_every_s: float | None = 5.0
     shard_cls: type = ShardCore
     shard_options: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        for name in ("snapshot_every", "max_consecutive_failures"):
+        for name in ("snapshot_every", "max_consecutive_failures", "steps_per_call"):
             check_integer(getattr(self, name), name, low=1)
         if (seconds_problem(self.deadline_s, allow_inf=True) or seconds_problem(self.start_timeout_s, allow_inf=True)
                 or seconds_problem(self.capacity_wait_s)):
@@ -95,7 +100,7 @@ class ShardRecord:
     history: dict = field(default_factory=dict)     # seq -> ((actions, resets), checksum uint64[W]) since snap
     pending: list | None = None        # "start": the chain's refs; "step": the step calls in flight, in order
     kind: str = ""                     # "place" (the actor's creation), "start" (reset/restore + replays), "step"
-    inflight_actions: list = field(default_factory=list)     # (actions, resets) of the step calls in ``pending``
+    inflight_actions: list = field(default_factory=list)     # per step call in ``pending``: its steps' (actions, resets)
     resets: dict = field(default_factory=dict)   # seq -> {placement: bool[W, K]}: per-driver resets after that step
     deadline: float = 0.0              # time.monotonic() by which the call in flight must be done
     budget: float = 0.0                # seconds the calls in flight were given (for messages)

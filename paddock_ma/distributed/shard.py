@@ -206,6 +206,12 @@ class ShardCore:
             return self.seq, self._written(acted_on, out)
         return self.seq, out
 
+    def steps(self, seq: int, count: int, snapshots=()) -> list:
+        """``count`` steps from ``seq`` in one call, each as ``step(seq, None, seq in snapshots)`` (actions
+        computed here: the built-in driver or this shard's policy) -> their ``(seq, arrays)``."""
+        count = check_integer(count, "count", low=1, error=ShardError)
+        return [self.step(t, None, t in snapshots) for t in range(seq, seq + count)]
+
     def _written(self, acted_on: np.ndarray, out: dict) -> dict:
         """The step handed to this shard's own files (``dataset.shard_files``); what goes back to the caller
         is only ``checksum``, ``snapshot`` when one was taken, and ``written`` (the manifest entries of the

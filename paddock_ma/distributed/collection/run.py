@@ -74,6 +74,9 @@ from .ray_connect import check_address, check_cpus, connect
 from .signals import StopSignals
 
 
+STEPS_PER_CALL = 16       # steps a shard takes a call when it writes its own files
+
+
 @dataclass
 class CollectResult:
     """What ``collect`` returns: the directory, its manifest, its rows, this run's rates (transitions and
@@ -213,7 +216,8 @@ def _run(cfg: CollectConfig, opts: CollectOptions, stops: StopSignals | None, bl
 def _fleet_options(cfg: CollectConfig, opts: CollectOptions, blocks: BlockWriter, shard_writes: bool) -> FleetOptions:
     """How the run's fleet goes. When the shards write their own files they also run the policy (so no
     observation travels to the driver), snapshot at fragment ends (a replacement restores one and
-    replays into its fragment's buffer) and keep two steps in flight (they never wait for the driver)."""
+    replays into its fragment's buffer), take up to ``STEPS_PER_CALL`` steps a call (the driver's cost
+    a call is shared by that many steps) and keep two calls in flight (they never wait for the driver)."""
     shard_options = {"reset_placement": cfg.reset_placement, "start_placement": cfg.start_placement}
     if shard_writes:
         shard_options.update(policy=cfg.policy, files=FilesSpec(
@@ -221,7 +225,8 @@ def _fleet_options(cfg: CollectConfig, opts: CollectOptions, blocks: BlockWriter
     return FleetOptions(deadline_s=opts.deadline_s, start_timeout_s=opts.start_timeout_s,
                         capacity_wait_s=opts.capacity_wait_s, shard_cls=opts.shard_cls, shard_options=shard_options,
                         snapshot_every=cfg.fragment_steps if shard_writes else cfg.snapshot_every,
-                        pipeline_depth=2 if shard_writes else 1)
+                        pipeline_depth=2 if shard_writes else 1,
+                        steps_per_call=min(STEPS_PER_CALL, cfg.fragment_steps) if shard_writes else 1)
 
 
 def _record(st, blocks: BlockWriter) -> None:
