@@ -1,8 +1,10 @@
-"""``paddock-ma export-paddockjs | policy-server | view | record | replay``: the bridge to PaddockJS and the
+"""``paddock-ma export-paddockjs | export-minari | policy-server | view | record | replay``: the bridge to PaddockJS and the
 viewer. Each command's module owns its options (``paddock-ma COMMAND --help``); this module only routes:
 
 * ``export-paddockjs``  a trained actor as PaddockJS's ``paddockjs-distilled-actor-v1`` JSON
   (``paddock_ma.paddockjs.checkpoint``)
+* ``export-minari``     a collected dataset as a Minari dataset in Minari's local store
+  (``paddock_ma.dataset.minari_export``)
 * ``policy-server``     PaddockJS's Policy Runner HTTP contract for a policy trained here
   (``paddock_ma.serve.policy_server``)
 * ``view``              the web viewer of a live run, a recording, a trace or a dataset (``paddock_ma.serve.viewer``)
@@ -18,6 +20,8 @@ import importlib
 COMMANDS = {
     "export-paddockjs": ("paddock_ma.paddockjs.checkpoint", "main",
                          "write a trained actor as PaddockJS's checkpoint JSON (paddockjs-distilled-actor-v1)"),
+    "export-minari": ("paddock_ma.dataset.minari_export", "main",
+                      "write a collected dataset (a directory or s3:// URI) as a Minari dataset for minari.load_dataset"),
     "policy-server": ("paddock_ma.serve.policy_server", "main",
                       "serve a policy on PaddockJS's Policy Runner HTTP contract (127.0.0.1:8787)"),
     "view": ("paddock_ma.serve.viewer", "main",
