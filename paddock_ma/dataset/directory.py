@@ -15,7 +15,8 @@ import os
 from pathlib import Path
 
 from .format import DATASET_FORMAT, MANIFEST, RUN_DIR, CollectError
-from .storage.store import Store, open_store
+from .storage.opening import open_store
+from .storage.store import Store
 
 
 def load_manifest(store: Store) -> tuple[dict | None, object]:

@@ -25,7 +25,7 @@ from ..env.actions import ACTION_HIGH, ACTION_LOW
 from ..env.episodes import METRIC_NAMES
 from ..env.rewards import DEFAULT_REWARD, EXAMPLE_REWARDS
 from .format import DATA_DIR, MANIFEST, CollectError
-from .storage.store import open_store
+from .storage.opening import open_store
 
 COLUMNS = ["world", "driver", "episode_id", "episode_step", "obs", "action", "terminated", "truncated", "final_obs",
            *METRIC_NAMES]

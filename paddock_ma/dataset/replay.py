@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import INVALID_CONFIG, PaddockError
 from ..value_rules import integer_problem
 from .format import DATA_DIR, MANIFEST
-from .storage.store import open_store
+from .storage.opening import open_store
 from .worlds import collection_engine, start_worlds
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .fragments import arrow_schema, fragment_table, observation_entries
-from .storage.store import open_store
+from .storage.opening import open_store
 from .writer import state_entry, state_file, write_block_file
 
 

@@ -16,7 +16,8 @@ from .format import (
     provenance_sha256,
 )
 from .storage.local import TMP_DIR
-from .storage.store import Store, open_store
+from .storage.opening import open_store
+from .storage.store import Store
 
 VERIFY_OK, VERIFY_PROBLEM, VERIFY_INCOMPLETE = 0, 1, 3
 # the columns the row checks read

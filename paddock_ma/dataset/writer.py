@@ -25,7 +25,8 @@ import json
 from ..value_rules import is_integer
 from .format import DATA_DIR, MANIFEST, RUN_DIR, CollectError, canonical_json, provenance_sha256
 from .fragments import arrow_schema, encode_parquet, fragment_table, observation_entries
-from .storage.store import StoreConflict, open_store
+from .storage.opening import open_store
+from .storage.store import StoreConflict
 
 
 def manifest_bytes(doc: dict) -> bytes:

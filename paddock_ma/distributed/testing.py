@@ -9,7 +9,9 @@ first actor to a node. Production classes carry no fault hooks; tests pass these
   ``{"hang_at_seq": n}`` (it sleeps for ever when asked to step to ``n``: only the fleet's deadline
   notices), ``{"fail_on_start": True}`` (its constructor raises) or ``{"hold_at_seq": n}`` (when asked to
   step to ``n`` it waits until the file ``release-<i>`` exists in ``once_dir``, which the test writes on
-  an event: a shard held back until the test has seen what it waits for). Without ``once_dir`` a fault
+  an event: a shard held back until the test has seen what it waits for) or ``{"die_writing_at_seq": n}``
+  (a shard writing its own files SIGKILLs itself halfway through writing the first file of the fragment
+  ending at step ``n``: a torn temporary, as a node's power cut leaves). Without ``once_dir`` a fault
   fires in every incarnation of the shard; with it (a directory every shard process can write: one
   machine's local cluster), in the first incarnation that reaches it only: a token file ``shard-<i>``
   marks it fired.
@@ -21,13 +23,27 @@ first actor to a node. Production classes carry no fault hooks; tests pass these
 from __future__ import annotations
 
 import os
+import signal
 import time
 from pathlib import Path
 
+from ..dataset.storage.local import Disk
+from ..dataset.storage.opening import open_store
 from .fleet import ShardFleet
 from .shard import ShardCore, ShardError
 
-FAULTS = ("crash_at_seq", "hang_at_seq", "fail_on_start", "hold_at_seq")
+FAULTS = ("crash_at_seq", "hang_at_seq", "fail_on_start", "hold_at_seq", "die_writing_at_seq")
+
+
+class _DyingDisk(Disk):
+    """Local filesystem steps whose first ``create`` writes half its bytes and SIGKILLs the process."""
+
+    def create(self, path, data: bytes) -> None:
+        with open(path, "wb") as fh:
+            fh.write(data[: len(data) // 2])
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 class FaultyShardCore(ShardCore):
@@ -77,6 +93,8 @@ class FaultyShardCore(ShardCore):
         if seq == self.fault.get("hang_at_seq") and self._fire():
             while True:
                 time.sleep(3600)
+        if seq == self.fault.get("die_writing_at_seq") and self.files is not None and self._fire():
+            self.files.store = open_store(self.files.spec.uri, _DyingDisk())
         if seq == self.fault.get("hold_at_seq") and self._fire():
             while not self.release_file(self.once_dir, self.shard_index).exists():
                 time.sleep(0.05)

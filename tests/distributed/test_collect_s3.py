@@ -8,7 +8,7 @@ import pytest
 
 from paddock_ma.cli import main as cli_main
 from paddock_ma.dataset.format import MANIFEST
-from paddock_ma.dataset.storage.store import open_store
+from paddock_ma.dataset.storage.opening import open_store
 from paddock_ma.dataset.verify import VERIFY_INCOMPLETE, inspect, verify
 from paddock_ma.distributed.collection.run import collect
 

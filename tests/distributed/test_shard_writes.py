@@ -17,7 +17,8 @@ import pytest
 
 from paddock_ma.dataset.format import MANIFEST, CollectError
 from paddock_ma.dataset.manifest import new_manifest, run_base
-from paddock_ma.dataset.storage.store import StoreConflict, open_store
+from paddock_ma.dataset.storage.opening import open_store
+from paddock_ma.dataset.storage.store import StoreConflict
 from paddock_ma.dataset.verify import VERIFY_INCOMPLETE, inspect, verify
 from paddock_ma.distributed.collection.config import CollectConfig
 

@@ -18,7 +18,7 @@ from paddock_ma.dataset.directory import load_manifest
 from paddock_ma.dataset.format import MANIFEST, provenance_sha256
 from paddock_ma.dataset.lock import OutLock
 from paddock_ma.dataset.storage.local import Disk
-from paddock_ma.dataset.storage.store import open_store
+from paddock_ma.dataset.storage.opening import open_store
 from paddock_ma.dataset.writer import BlockWriter, manifest_bytes
 
 

@@ -1,5 +1,5 @@
 """The one interface a dataset is written and read through, whatever holds it (``Store``), and the choice
-of backend from what ``--out`` names (``open_store``): a local path (or one on a filesystem every node
+of backend from what ``--out`` names (``opening.open_store``): a local path (or one on a filesystem every node
 mounts, such as NFS), or an object store URI, ``s3://BUCKET/PREFIX``, ``gs://BUCKET/PREFIX`` or
 ``abfs://CONTAINER@ACCOUNT.dfs.core.windows.net/PREFIX``.
 
@@ -113,17 +113,3 @@ class Store:
                 raise CollectError(f"{self.where(rel)} exists with other bytes than this run regenerates; it was not "
                                    "written by this config and code: move it away or pass a new out directory") from None
         return digest
-
-
-def open_store(out, disk=None) -> Store:
-    """The store ``out`` names: a local path (``str``, ``Path`` or ``file://``) or an object store URI.
-    ``disk``: the local filesystem steps (``local.Disk``; tests pass doubles that die at a chosen step)."""
-    if isinstance(out, Store):
-        return out
-    scheme = scheme_of(out)
-    if scheme is None:
-        from .local import LocalStore
-        text = str(out)
-        return LocalStore(Path(text[len("file://"):] if text.startswith("file://") else text), disk)
-    from .objects import ObjectStore
-    return ObjectStore(str(out), scheme)

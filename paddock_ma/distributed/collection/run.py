@@ -62,7 +62,8 @@ from ...dataset.format import MANIFEST, CollectError
 from ...dataset.lock import lock_for
 from ...dataset.manifest import new_manifest, run_base, run_record
 from ...dataset.shard_files import FilesSpec
-from ...dataset.storage.store import Store, StoreConflict, open_store
+from ...dataset.storage.opening import open_store
+from ...dataset.storage.store import Store, StoreConflict
 from ...dataset.writer import Blocks, BlockWriter
 from ..fleet import ShardFleet
 from ..fleet_types import FleetOptions
