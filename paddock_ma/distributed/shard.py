@@ -24,6 +24,8 @@ Array fast path (numpy in, numpy out; shapes with K controlled drivers, D = obs 
   uint64[W] after the step, and ``snapshot`` (a ``snapshot()`` document) when asked for.
 * ``step(..., reset_mask=bool[W, K], reset_placement=...)``: those cars start a new episode right after
   the step (per-driver ``reset_drivers``); their transition is truncated, ``reset_requested`` marks it.
+* ``steps(seq, count, snapshots) -> [(seq, arrays)]``: ``count`` steps in one call, actions computed in
+  the shard (the fleet's ``steps_per_call``: one round trip for many steps).
 * ``snapshot() -> doc`` / ``restore(doc, seq=None) -> arrays``: the worlds' whole state and the sequence number,
   JSON-safe and checksummed; ``restore`` takes only a document of these same worlds.
 * ``checksums() -> uint64[W]``.
@@ -116,7 +118,11 @@ class ShardCore:
     ``grid``, ``scenario``). start_placement: after ``reset``, every controlled car is placed once with
     this policy from its world's own draws (so worlds are not copies of one another; its episode ids
     then start at 1), or None to keep the scenario's grid.
-    env_id: the catalogue id the JSON path's ``hello`` names (optional).
+    env_id: the catalogue id the JSON path's ``hello`` names (optional). policy: ``builtin``, ``random``
+    or ``MODULE:FN`` (``policies``): the actions of a ``step`` given none (``steps`` always), computed here
+    from the shard's own observations. files: a ``dataset.shard_files.FilesSpec`` dict: the shard keeps
+    its steps and writes its world blocks' files and its snapshot at each fragment's end, and a step
+    returns only ``checksum``, ``written`` (the files' manifest entries, or None) and ``snapshot``.
 
     ``engine`` is the array path's ``BatchEnv``. The same actor also answers the JSON protocol
     (``protocol``: ``shard_protocol.ShardProtocol``, its own engine) and the live preview (frames built

@@ -1,5 +1,8 @@
 """A collection's run: ``collect(cfg, out, **options)`` writes a ShardFleet's transitions into a dataset
-directory, Parquet fragments plus a manifest, resumable and verifiable.
+(a directory, a filesystem every node mounts, or an object store URI: ``dataset.storage``), Parquet
+fragments plus a manifest, resumable and verifiable. When every world block lies inside one shard the
+shards write their own files and run the policy, and the driver only lists and commits what they wrote
+(``dataset.shard_files``; ``writes``); otherwise the rows travel to the driver, which writes them.
 
 The run's steps (``_collect``): every input is checked before any work (``config``: ``CollectConfig``,
 ``CollectOptions``), Ray is reached (``ray_connect``), the directory is taken (``dataset.directory``: new,
