@@ -207,3 +207,22 @@ def test_s3_one_collector_per_dataset_by_lease_and_conditional_commit(s3):
     with pytest.raises(StoreConflict, match="changed under this run"):
         store.commit_manifest(MANIFEST, b'{"v": 3}', token)        # a writer holding the old version loses
     assert store.read_manifest(MANIFEST) == (b'{"v": 2}', new)
+
+
+def test_the_readers_example_agrees_on_a_local_and_an_s3_dataset(clean, s3, capsys):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("dataset_readers", ROOT / "examples" / "dataset_readers.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    t = pq.read_table(clean / "data", columns=["world", "driver", "episode_id", "legal_progress_delta_meters"])
+    progress = float(t["legal_progress_delta_meters"].to_numpy().astype(np.float64).sum())
+    want_lives = len(set(zip(t["world"].to_pylist(), t["driver"].to_pylist(), t["episode_id"].to_pylist())))
+    got = example.summaries(str(clean))
+    assert set(got) == {"pyarrow", "polars", "duckdb"} and len(set(got.values())) == 1
+    rows, lives, total = got["pyarrow"]
+    assert rows == 16 * 8 * K and lives == want_lives >= 8 * K and abs(total - progress) < 1e-2
+    uri = f"s3://{BUCKET}/runs/readers"
+    cfg = CollectConfig(**CFG)
+    run_shard_writes(uri, cfg, cfg.env_config(), _manifest0(cfg))
+    assert example.main([uri, "--duckdb-fsspec"]) == 0
+    assert json.loads(capsys.readouterr().out)["duckdb"] == list(got["duckdb"])
