@@ -5,6 +5,7 @@ fragment 1 (``die_writing_at_seq`` 32) and the run stops at step 36; prints the 
 (JSON). ``resume``: the same command, to the end."""
 
 import json
+import re
 import sys
 
 from paddock_ma.distributed.collection.run import collect
@@ -20,7 +21,8 @@ class Stop(Exception):
 def main(address: str, out: str, mode: str, once_dir: str) -> None:
     import ray
     ray.init(address=address, log_to_driver=False)
-    node_of = {n["NodeID"]: next((k for k in n["Resources"] if k.startswith("node")), "head") for n in ray.nodes()}
+    node_of = {n["NodeID"]: next((k for k in n["Resources"] if re.fullmatch(r"node\d+", k)), "head")
+               for n in ray.nodes()}
     cfg, nodes = collect_config(file_worlds=2), {}
 
     def watch(fleet, st):
