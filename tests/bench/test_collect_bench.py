@@ -20,7 +20,8 @@ def test_bench_collect_reports_rates_cpu_and_bytes_per_row(capsys):
                          "collect, 1 shard(s), shards writes, local disk"}
     for r in rows.values():
         assert r["rows"] == 2 * 8 * 16 and r["rows_per_s"] > 0 and r["repeat"] == 1
-        assert r["driver_us_per_row"] >= 0 and r["shard_us_per_row"] > 0 and r["driver_share"] >= 0
+        # (a tiny run: a shard's /proc CPU moves in 10 ms ticks, so it may read 0 here)
+        assert r["driver_us_per_row"] >= 0 and r["shard_us_per_row"] >= 0 and (r["driver_share"] or 0) >= 0
     written = [r for r in rows.values() if "bytes_per_row" in r]
     assert len(written) == 2 and written[0]["bytes_per_row"] == written[1]["bytes_per_row"] > 0   # the same files
     assert "| collect, 1 shard(s), shards writes, local disk | 1 | 2 | 16 |" in collection.format_report(report)
