@@ -49,7 +49,7 @@ def policy_placements(placement, *, track, state, driver_ids, scenario, standing
     n = worlds.size
     if isinstance(placement, str):
         if placement == "grid":
-            grid = grid_placements(driver_ids, standing_start)
+            grid = grid_placements(driver_ids, standing_start, state.car_params[0, :, L.P_PACE])
             return [grid[driver_ids[s]] for s in slots]
         if placement == "scenario":
             return [scenario[driver_ids[s]] for s in slots]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...sim.core import layout as L
+from ...sim.core.params import car_params_from_ratings
 from ...sim.race.start import grid_placement
 from ..config.root import EnvConfig, Placement
 from ...errors import INVALID_REQUEST, ConfigError, PaddockError, suggest
@@ -25,9 +26,16 @@ def placement_tuple(p: Placement):
     return (max(0.0, p.distance_meters), p.offset_meters, speed, p.heading_error_radians)
 
 
-def grid_placements(participants, standing: bool) -> dict:
-    """Each participant on its grid slot (slot order = participant order), at rest or rolling."""
-    return {driver: grid_placement(i, standing) for i, driver in enumerate(participants)}
+def grid_placements(participants, standing: bool, paces=None) -> dict:
+    """Each participant on its grid slot (slot order = participant order), at rest or rolling (at a
+    speed that grows with the driver's pace, ``paces[i]``, 1 when not given)."""
+    return {driver: grid_placement(i, standing, 1.0 if paces is None else paces[i])
+            for i, driver in enumerate(participants)}
+
+
+def driver_paces(config: EnvConfig, participants) -> list:
+    """Each participant's pace (``P_PACE`` of its ratings: PaddockJS's driver pace, 1 neutral)."""
+    return [float(car_params_from_ratings(config.driver_ratings(d))[L.P_PACE]) for d in participants]
 
 
 def start_race_order(config: EnvConfig, participants) -> list:
@@ -67,7 +75,7 @@ def preset_placements(preset: str, track, config: EnvConfig, participants) -> di
 def scenario_placements(config: EnvConfig, track, participants) -> dict:
     """Every participant's start: grid, then the preset, then explicit placements, then traffic."""
     standing = config.rules.standing_start
-    out = grid_placements(participants, standing)
+    out = grid_placements(participants, standing, driver_paces(config, participants))
     if config.scenario.preset:
         out.update(preset_placements(config.scenario.preset, track, config, participants))
     for driver, p in config.scenario.placements.items():

@@ -69,15 +69,20 @@ def rules_vector(**overrides) -> np.ndarray:
 
 ROLLING_START_KPH = 84.0             # km/h of grid slot 0 at a rolling start, ...
 ROLLING_START_KPH_PER_SLOT = 0.55    # ... less this per slot behind it, ...
+ROLLING_START_KPH_PER_PACE = 4.0     # ... plus this times the driver's pace (1 neutral; PaddockJS's createCar), ...
+ROLLING_START_PACE_RANGE = (0.88, 1.12)  # ... its pace clamped to this, ...
 ROLLING_START_MIN_KPH = 70.0         # ... but never below this
 DEFAULT_COMPOUNDS = (L.COMPOUND_M, L.COMPOUND_H, L.COMPOUND_S)   # by slot, when a driver names none
 
 
-def grid_placement(i: int, standing: bool) -> tuple:
+def grid_placement(i: int, standing: bool, pace: float = 1.0) -> tuple:
     """(race distance m, offset m, speed m/s, heading error rad) of grid slot ``i``: at rest for a
-    standing start, at the rolling start's speed otherwise."""
+    standing start, at the rolling start's speed otherwise (PaddockJS: max(70, 84 - 0.55 i + 4 pace) km/h,
+    ``pace`` the driver's ``P_PACE``)."""
     dist, off = grid_slot(int(i), standing)
-    kph = max(ROLLING_START_MIN_KPH, ROLLING_START_KPH - ROLLING_START_KPH_PER_SLOT * i)
+    pace = min(max(float(pace), ROLLING_START_PACE_RANGE[0]), ROLLING_START_PACE_RANGE[1])
+    kph = max(ROLLING_START_MIN_KPH,
+              ROLLING_START_KPH - ROLLING_START_KPH_PER_SLOT * i + ROLLING_START_KPH_PER_PACE * pace)
     return dist, off, 0.0 if standing else kph * L.MPS_PER_KPH, 0.0
 
 
@@ -171,11 +176,13 @@ def new_race(track, num_worlds: int, num_cars: int, seed: int, *, num_active: in
     for c in controlled:
         car_flags[c] |= L.FLAG_CONTROLLED
     slots = range(num_cars)
+    p = neutral_car_params() if params is None else np.asarray(params, np.float64)
+    paces = np.broadcast_to(p, (num_cars, L.NP))[:, L.P_PACE]
     return start_worlds(track, num_worlds, seed, rules=rules,
-                        car_params=neutral_car_params() if params is None else params, car_flags=car_flags,
+                        car_params=p, car_flags=car_flags,
                         active=np.arange(num_cars) < n_active, compounds=[default_compound(c) for c in slots],
                         pit_boxes=[default_pit_box(c, len(track.box_x)) for c in slots],
-                        placements=[grid_placement(c, standing) for c in slots],
+                        placements=[grid_placement(c, standing, paces[c]) for c in slots],
                         grid_locked=np.full(num_cars, standing))
 
 
