@@ -171,6 +171,9 @@ def compare_vectors(cmp: Comparison, step, ours: dict, theirs: dict, agree: bool
             continue
         diff = np.abs(mine - ref)
         diff[np.isnan(ref) & np.isnan(mine)] = 0.0
+        if names:       # the lap progress wraps at the line: PaddockJS's nearest sample reads 0 a little before
+            for k in (i for i, n in enumerate(names[cid]) if n.endswith("lapProgressRatio")):  # our projection does
+                diff[k] = min(diff[k], 1.0 - diff[k])
         diff[np.isnan(diff)] = np.inf
         k = int(diff.argmax())
         if diff[k] > VECTOR_TOL:

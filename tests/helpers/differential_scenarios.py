@@ -50,6 +50,9 @@ def draw_scenario(seed: int, dims=DIMENSIONS, steps: int = DEFAULT_STEPS) -> dic
         n_cars = r["cars"].choice((1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 6, 8, 12, 20))
         n_ctl = n_cars if r["cars"].random() < 0.6 else r["cars"].randint(1, n_cars)
     ids = [f"car-{i:02d}" for i in range(n_cars)]
+    rays = "sensors" in on and r["sensors"].random() >= 0.35
+    if rays:        # PaddockJS senses every controlled car's rays in JavaScript: at most 4 keep a run short
+        n_ctl = min(n_ctl, 4)
     controlled = sorted(r["cars"].sample(ids, n_ctl)) if "cars" in on else ids
     config = {
         "drivers": [{"id": d, "name": d, "tire": "M"} for d in ids],
@@ -67,7 +70,7 @@ def draw_scenario(seed: int, dims=DIMENSIONS, steps: int = DEFAULT_STEPS) -> dic
     if "profile" in on:
         _draw_profile(config, r["profile"], ids)
     if "sensors" in on:
-        _draw_sensors(config, r["sensors"])
+        _draw_sensors(config, r["sensors"], rays)
     if "pit" in on:
         _draw_pit(config, r["pit"])
     if "drs" in on:
@@ -110,8 +113,8 @@ def _draw_profile(config, rng, ids):
     config["participantInteractions"] = pi
 
 
-def _draw_sensors(config, rng):
-    if rng.random() < 0.35:
+def _draw_sensors(config, rng, rays: bool):
+    if not rays:
         config["sensors"] = {"rays": {"enabled": False}}
     else:
         rays = {"enabled": True}
@@ -139,8 +142,9 @@ def _draw_pit(config, rng):
     if rng.random() < 0.4:
         config["rules"]["modules"]["tireStrategy"] = {"enabled": True, "compounds": ["S", "M", "H"]}
     config["totalLaps"] = rng.choice((2, 3, 5))
-    for d in config["drivers"]:
-        d["tire"] = rng.choice(("S", "M", "H"))
+    if rng.random() < 0.25:     # compounds other than M scale grip here, not in PaddockJS (documented)
+        for d in config["drivers"]:
+            d["tire"] = rng.choice(("S", "M", "H"))
 
 
 def _draw_placements(rng, controlled, pack: bool) -> dict:
