@@ -29,10 +29,10 @@ from .core.jit import allocating_kernel, kernel
 from .core.layout import (
     CONTROL_BUILTIN, CONTROL_NONE, CONTROL_POLICY, DT, END_DESTROYED, END_MAX_STEPS, END_RACE_FINISH,
     END_STALLED, F_BRAKE_CMD, F_HEADING, F_PREV_HEADING, F_PREV_X, F_PREV_Y, F_PROGRESS,
-    F_PJS_PREV_PROGRESS, F_PJS_PROGRESS, F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD,
+    F_PJS_PREV_PROGRESS, F_PJS_PROGRESS, F_STEER_ANGLE, F_STEER_CMD, F_STEP_LEGAL_PROGRESS, F_STEP_PROGRESS, F_THROTTLE_CMD,
     F_X, F_Y, FIRST_COUNTER,
     FLAG_CONTROLLED, I_ACTIVE, I_CNT_DESTROYED, I_DESTROYED, I_END_REASON, I_EPISODE_STEP, I_MANUAL,
-    I_PIT_INTENT, I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRUNCATED, LAST_COUNTER, N_PRE, ROUTE_NONE, PRE_COS,
+    I_PIT_INTENT, I_PIT_ROUTE, I_RETIRED, I_TERMINATED, I_TRACTION_LIMITED, I_TRUNCATED, LAST_COUNTER, N_PRE, ROUTE_NONE, PRE_COS,
     PRE_ENGINE, PRE_HEADING, PRE_LOG_RATIO, PRE_SIN, PRE_SLIP, PRE_STEER_GAIN, PRE_TYRE, WI_ENV_STEP,
     WI_RACE_FINISHED,
 )
@@ -143,6 +143,9 @@ def tick_world(tr, cars_f, cars_i, world_f, world_i, car_params, car_flags, rule
             cars_i[w, c, I_DESTROYED] = 1
             cars_i[w, c, I_CNT_DESTROYED] = 1
             hold_car(cars_f, w, c)
+            # PaddockJS's destroyCarOnBarrier also straightens the wheels and clears the traction flag
+            cars_f[w, c, F_STEER_ANGLE] = 0.0
+            cars_i[w, c, I_TRACTION_LIMITED] = 0
 
     # 4. car-car contacts; a car the contact moved is classified again where it now is (PaddockJS
     # reclassifies every car after its collisions: the next tick's dynamics read those surfaces)

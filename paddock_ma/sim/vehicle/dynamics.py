@@ -197,13 +197,13 @@ def integrate_car_pre(cars_f, cars_i, car_params, rules, w, c, steer, throttle, 
 @kernel(error_model="numpy")
 def hold_car(cars_f, w, c):
     """Freeze a held or terminal car: zero speed, velocity, yaw rate and accelerations; the applied
-    controls read throttle 0, brake 1. cars_f: float64[W, C, NF]; w, c: int indices."""
+    controls read throttle 0, brake 1; its grip usage stays the last tick's, as PaddockJS's does.
+    cars_f: float64[W, C, NF]; w, c: int indices."""
     cars_f[w, c, F_SPEED] = 0.0
     cars_f[w, c, F_VX] = 0.0
     cars_f[w, c, F_VY] = 0.0
     cars_f[w, c, F_YAW_RATE] = 0.0
     cars_f[w, c, F_LAT_ACC] = 0.0
     cars_f[w, c, F_LONG_ACC] = 0.0
-    cars_f[w, c, F_GRIP_USAGE] = 0.0
     cars_f[w, c, F_APPLIED_THROTTLE] = 0.0
     cars_f[w, c, F_APPLIED_BRAKE] = 1.0
