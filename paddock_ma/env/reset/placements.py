@@ -41,6 +41,20 @@ def place(track, state, worlds, slots, placements) -> None:
     place_and_classify(track, state, worlds, slots, dist, off, speed, head)
 
 
+def release_unlocked_starts(state, worlds) -> None:
+    """Turn green the standing starts of ``worlds`` (int[n]) in which no car is held on the grid at reset
+    (every car placed by the scenario): PaddockJS releases the start (``releaseRaceStart``) as its scenario
+    placements unlock the last grid-locked car, so the reset's observation already reads a green race (the
+    sim's race control would only turn it green at the first tick). Not applied to ``resetDrivers``:
+    PaddockJS keeps its race in pre-start then (a difference the differential tester shows, seed 28)."""
+    for w in np.asarray(worlds, np.int64):
+        if state.world_i[w, L.WI_RACE_MODE] != L.MODE_PRE_START:
+            continue
+        active = state.cars_i[w, :, L.I_ACTIVE] != 0
+        if not (state.cars_i[w, active, L.I_GRID_LOCKED] != 0).any():
+            state.world_i[w, L.WI_RACE_MODE] = L.MODE_GREEN
+
+
 def policy_placements(placement, *, track, state, driver_ids, scenario, standing_start, shape, worlds, ks,
                       slots) -> list:
     """The placement of each reset car (worlds[n], ks[n], slots[n]) under ``placement`` (module

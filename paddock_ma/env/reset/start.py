@@ -14,6 +14,7 @@ from ...sim.track.pit_lane import track_has_pit_lane
 from ..config.grid import resolved_entry
 from ..config.root import EnvConfig
 from ...errors import ConfigError
+from .placements import release_unlocked_starts
 from .scenarios import preset_placements, scenario_placements
 
 COMPOUND_INDEX = {"S": L.COMPOUND_S, "M": L.COMPOUND_M, "H": L.COMPOUND_H}
@@ -108,4 +109,5 @@ def start_state(config: EnvConfig, track, driver_ids, num_worlds: int, seed: int
     state = start_worlds(track, num_worlds, seed, rules=rules, car_params=car_params, car_flags=car_flags,
                          active=np.ones(len(driver_ids), bool), compounds=compounds, pit_boxes=boxes,
                          placements=placements, grid_locked=grid_locked, first_world=first_world)
+    release_unlocked_starts(state, np.arange(num_worlds))
     return state, scenario
