@@ -7,8 +7,9 @@ Routes (each present when its part is given):
   ``POST /policy/decide-batch`` ``{driverIds, observations, ...}`` -> ``{ok, session, actions, meta:
   {serverTsMs}}`` (PaddockJS's ``createPolicyServerController`` and ``examples/python/base_policy_server.py``).
   A request is parsed, checked (``policies``), acted on and encoded on one worker thread of its own, in the
-  order requests arrive: a batch of a thousand drivers never holds the event loop, and the policy's
-  state is touched by one thread only.
+  order requests arrive (a small one, ``INLINE_BODY_BYTES``, on the loop itself when the worker is idle):
+  a batch of a thousand drivers never holds the event loop, and the policy's state is touched by one
+  request at a time, in order.
 * ``GET /preview`` (WebSocket: ``{type: "preview:status"}`` then ``{type: "preview:snapshot", snapshot,
   observation, meta}`` frames), ``GET /preview/frame`` (the newest frame, or a waiting status),
   ``GET /preview/track`` (the track picture of ``frames.track_picture``; our addition, for the viewer).
@@ -42,6 +43,9 @@ from .source_cache import SourceCache
 
 STATIC = Path(__file__).parent / "static"
 MAX_WS_MESSAGE_BYTES = 64 * 1024        # what a preview client may send (it needs to send nothing)
+# A policy body up to this size (~100 drivers' 300-entry vectors, ~2 ms of work) is answered on the loop
+# when the worker is idle: no thread hand-off, whose wake-ups would stretch a loaded machine's tail latency.
+INLINE_BODY_BYTES = 256 * 1024
 SOURCE_INDEX = re.compile(r"[0-9]{1,6}")
 
 
@@ -76,10 +80,19 @@ def _policy_routes(app: web.Application, policy) -> None:
         worker.shutdown(wait=False, cancel_futures=True)
     app.on_cleanup.append(stop_worker)
 
+    handed = [0]                # requests on the worker thread, not answered yet
+
     def route(fn):
         async def handler(request):
             raw = await read_json_body(request)
-            status, data = await asyncio.get_running_loop().run_in_executor(worker, _answer, fn, raw)
+            if not handed[0] and len(raw) <= INLINE_BODY_BYTES:
+                status, data = _answer(fn, raw)      # the worker is idle: order and exclusivity hold
+            else:
+                handed[0] += 1
+                try:
+                    status, data = await asyncio.get_running_loop().run_in_executor(worker, _answer, fn, raw)
+                finally:
+                    handed[0] -= 1
             return web.Response(body=data, status=status, content_type="application/json")
         return handler
 
