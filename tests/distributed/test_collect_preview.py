@@ -12,7 +12,7 @@ from paddock_ma.serve.preview import PreviewProcess
 
 from tests.helpers.preview_client import WebSocketReader
 
-from ..serve.conftest import http
+from tests.helpers.raw_http import http
 from .conftest import collect_config, parquet_bytes      # and the fixture clean: the fault-free dataset
 
 pytestmark = pytest.mark.ray

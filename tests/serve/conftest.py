@@ -1,40 +1,16 @@
 """Real server processes for the serve tests: started on a free port, waited for, stopped by pid."""
 
-import json
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.raw_http import free_port, http
+
 ROOT = Path(__file__).resolve().parents[2]
 ACTOR = ROOT / "tests" / "paddockjs" / "fixtures" / "checkpoint-actor.json"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http(method, url, body=None, headers=None, raw=None):
-    """(status, headers, parsed JSON or text) of one request."""
-    data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-    req = urllib.request.Request(url, data=data, method=method,
-                                 headers={"Content-Type": "application/json", **(headers or {})})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            status, hdrs, text = r.status, dict(r.headers), r.read().decode()
-    except urllib.error.HTTPError as e:
-        status, hdrs, text = e.code, dict(e.headers), e.read().decode()
-    try:
-        return status, hdrs, json.loads(text)
-    except ValueError:
-        return status, hdrs, text
 
 
 def start_process(args, port, timeout=120):

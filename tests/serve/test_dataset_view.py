@@ -48,7 +48,7 @@ def test_the_viewer_opens_a_dataset_world(dataset):
 
     from paddock_ma.serve.preview import PreviewServer
 
-    from .conftest import free_port
+    from tests.helpers.raw_http import free_port
     from tests.helpers.viewer_page import CHROMIUM, assert_cars_drawn_at
     source = DatasetSource(dataset, world=1)
     doc = source.document()

@@ -9,7 +9,9 @@ import pytest
 
 from paddock_ma.paddockjs.checkpoint import ActorPolicy, load_actor
 
-from .conftest import ACTOR, http
+from tests.helpers.raw_http import http
+
+from .conftest import ACTOR
 
 FIXTURES = Path(__file__).resolve().parents[1] / "paddockjs" / "fixtures"
 STEPS = json.loads((FIXTURES / "checkpoint-steps.json").read_text())["steps"]

@@ -17,7 +17,7 @@ from paddock_ma.serve.preview import PreviewServer, attach_preview
 
 from tests.helpers.preview_client import WebSocketReader
 
-from .conftest import free_port, http
+from tests.helpers.raw_http import free_port, http
 
 
 @pytest.fixture

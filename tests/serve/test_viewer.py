@@ -14,7 +14,7 @@ from paddock_ma.serve.recording import FrameRecorder, FrameRecording
 
 from tests.helpers.viewer_page import CHROMIUM, assert_cars_drawn_at, drawn_pixels, rgb, yellowest_near
 
-from .conftest import free_port
+from tests.helpers.raw_http import free_port
 
 
 @pytest.fixture(scope="module")
