@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .raw_http import LOOPBACK, http
+from .raw_http import LOOPBACK, free_port, http
 
 ROOT = Path(__file__).resolve().parents[2]
 ACTOR = ROOT / "tests" / "paddockjs" / "fixtures" / "checkpoint-actor.json"
@@ -121,3 +121,9 @@ def cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def start_policy_server(checkpoint=ACTOR) -> ServerProcess:
+    """``paddock-ma policy-server --checkpoint CHECKPOINT`` on a free loopback port, listening."""
+    port = free_port()
+    return ServerProcess(["policy-server", "--checkpoint", str(checkpoint), "--port", str(port)], port).wait_listening()

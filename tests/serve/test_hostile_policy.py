@@ -16,7 +16,7 @@ import pytest
 from paddock_ma.errors import ERROR_CODES
 
 from ..helpers.raw_http import LOOPBACK, exchange, free_port, read_answer, request_bytes
-from ..helpers.servers import ACTOR, ServerProcess
+from ..helpers.servers import ACTOR, ServerProcess, start_policy_server
 
 STEPS = json.loads((ACTOR.parent / "checkpoint-steps.json").read_text())["steps"]
 OBS = STEPS[0]["observations"]
@@ -66,8 +66,7 @@ def with_vector_entry(driver, index, value):
 
 @pytest.fixture(scope="module")
 def server():
-    port = free_port()
-    s = ServerProcess(["policy-server", "--checkpoint", str(ACTOR), "--port", str(port)], port).wait_listening()
+    s = start_policy_server()
     yield s
     s.stop()
 

@@ -11,8 +11,8 @@ import pytest
 
 from paddock_ma.errors import ERROR_CODES
 
-from ..helpers.raw_http import LOOPBACK, closed_within, exchange, free_port, request_bytes, ws_frame, ws_open
-from ..helpers.servers import ACTOR, ServerProcess
+from ..helpers.raw_http import LOOPBACK, closed_within, exchange, request_bytes, ws_frame, ws_open
+from ..helpers.servers import ACTOR, start_policy_server
 
 STEPS = json.loads((ACTOR.parent / "checkpoint-steps.json").read_text())["steps"]
 OBS = STEPS[0]["observations"]
@@ -29,8 +29,7 @@ def strict_json(body: bytes):
 
 @pytest.fixture(scope="module")
 def server():
-    port = free_port()
-    s = ServerProcess(["policy-server", "--checkpoint", str(ACTOR), "--port", str(port)], port).wait_listening()
+    s = start_policy_server()
     yield s
     s.stop()
 
